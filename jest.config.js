@@ -1,0 +1,22 @@
+/** @type {import('jest').Config} */
+const shared = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }] },
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  testTimeout: 120000,
+  maxWorkers: 2,
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // One Temporal dev server for the whole run, started only when an integration test is selected.
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+  ],
+};

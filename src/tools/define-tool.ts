@@ -1,0 +1,185 @@
+import { z } from 'zod';
+import type { Duration } from '@temporalio/common';
+import { msToNumber } from '@temporalio/common/lib/time';
+import type { JitterStrategy, ToolApproval, ToolCatalogEntry, ToolEffect } from './tool-catalog-entry';
+import type { ToolContext } from './tool-context';
+import { DEFAULT_TOOL_RETRY, DEFAULT_TOOL_TIMEOUT_MS, RESERVED_ACTIVITY_NAMES, TOOL_NAME_PATTERN } from './tool-defaults';
+import { ToolDefinitionError } from './tool-definition-error';
+
+/** Retry settings a tool may override; durations as Temporal durations (`'2s'`, `500`). */
+export interface ToolRetryOptions {
+  maximumAttempts?: number;
+  initialDelay?: Duration;
+  maxDelay?: Duration;
+  jitter?: JitterStrategy;
+  totalDeadline?: Duration;
+}
+
+/**
+ * The contract of a tool: pure data plus zod schemas. It says what the tool does, what it takes and
+ * returns, and how it may be retried, undone or approved. The implementation is attached separately
+ * with {@link ToolContract.implement}, so the contract can be shared without the code that runs it.
+ */
+export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  /** Unique name; also the Temporal activity type. Letters, digits, `_` and `-`, at most 64. */
+  name: string;
+  /** When to use the tool and when not to: the model reads this. */
+  description: string;
+  input: I;
+  output: O;
+  effect: ToolEffect;
+  /** True when the downstream deduplicates by the idempotency key (or the tool has no effect). */
+  idempotent: boolean;
+  /** Name of the tool that undoes this one. Required when `effect` is `compensable`. */
+  undo?: string;
+  approval?: ToolApproval;
+  retry?: ToolRetryOptions;
+  /** Start-to-close timeout of one attempt. */
+  timeout?: Duration;
+}
+
+/** The function that performs a tool call. It receives validated input and must return the output. */
+export type ToolImplementation<I extends z.ZodType, O extends z.ZodType> = (
+  input: z.output<I>,
+  ctx: ToolContext,
+) => Promise<z.input<O>>;
+
+/** What a reconcile hook says about a call whose outcome is unknown. */
+export type ReconcileResult<O> = { done: true; output: O } | { done: false };
+
+/** Hooks an implementation may add next to its main function. */
+export interface ToolImplementationHooks<O extends z.ZodType> {
+  /**
+   * Asks the downstream whether the call with this key took effect, after a crash left the outcome
+   * unknown. Return `{ done: true, output }` to adopt that result, `{ done: false }` to run again.
+   */
+  reconcile?: (idempotencyKey: string, ctx: ToolContext) => Promise<ReconcileResult<z.input<O>>>;
+}
+
+/** A tool contract together with its implementation: what the worker registers. */
+export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  readonly contract: ToolContract<I, O>;
+  readonly execute: ToolImplementation<I, O>;
+  readonly hooks: ToolImplementationHooks<O>;
+}
+
+/** A validated {@link ToolSpec}, able to produce its catalog entry and to take an implementation. */
+export interface ToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  readonly spec: Readonly<ToolSpec<I, O>>;
+  readonly name: string;
+  /** The JSON entry the workflow and the model see. */
+  readonly catalogEntry: ToolCatalogEntry;
+  implement(execute: ToolImplementation<I, O>, hooks?: ToolImplementationHooks<O>): Tool<I, O>;
+}
+
+/**
+ * Declares a tool. Checks the declaration at once and throws a {@link ToolDefinitionError} when it is
+ * inconsistent (bad name, compensable without undo, schemas that cannot become JSON Schema, ...).
+ *
+ * @example
+ * ```ts
+ * const bookFlight = defineTool({
+ *   name: 'book_flight',
+ *   description: 'Books a seat on a flight returned by search_flights. Do not use to look up prices.',
+ *   input: z.object({ flightId: z.string(), passengers: z.number().int().min(1) }),
+ *   output: z.object({ bookingId: z.string() }),
+ *   effect: 'compensable',
+ *   undo: 'cancel_flight',
+ *   idempotent: true,
+ * }).implement(async ({ flightId, passengers }, ctx) => airline.book(flightId, passengers, ctx.idempotencyKey));
+ * ```
+ */
+export function defineTool<I extends z.ZodType, O extends z.ZodType>(spec: ToolSpec<I, O>): ToolContract<I, O> {
+  const catalogEntry = toCatalogEntry(spec);
+  const contract: ToolContract<I, O> = {
+    spec: Object.freeze({ ...spec }),
+    name: spec.name,
+    catalogEntry,
+    implement(execute, hooks = {}) {
+      if (typeof execute !== 'function') {
+        throw new ToolDefinitionError(`Tool "${spec.name}": implement() needs a function.`, 'MISSING_IMPLEMENTATION');
+      }
+      return Object.freeze({ contract, execute, hooks: Object.freeze({ ...hooks }) });
+    },
+  };
+  return Object.freeze(contract);
+}
+
+function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
+  const name = spec.name;
+  if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
+    throw new ToolDefinitionError(
+      `Tool name ${JSON.stringify(name)} is invalid: use 1-64 letters, digits, "_" or "-".`,
+      'INVALID_NAME',
+    );
+  }
+  if ((RESERVED_ACTIVITY_NAMES as readonly string[]).includes(name)) {
+    throw new ToolDefinitionError(`Tool name "${name}" is reserved by the engine.`, 'INVALID_NAME');
+  }
+  if (!spec.description || spec.description.trim().length === 0) {
+    throw new ToolDefinitionError(`Tool "${name}" needs a description the model can read.`, 'MISSING_DESCRIPTION');
+  }
+  if (!(spec.input instanceof z.ZodType) || !(spec.output instanceof z.ZodType)) {
+    throw new ToolDefinitionError(`Tool "${name}": input and output must be zod schemas.`, 'INVALID_SCHEMA');
+  }
+  if (!['read-only', 'compensable', 'irreversible'].includes(spec.effect)) {
+    throw new ToolDefinitionError(
+      `Tool "${name}": effect must be "read-only", "compensable" or "irreversible".`,
+      'INVALID_EFFECT',
+    );
+  }
+  if (spec.effect === 'compensable' && !spec.undo) {
+    throw new ToolDefinitionError(`Tool "${name}" is compensable but names no undo tool.`, 'MISSING_UNDO');
+  }
+  if (spec.effect !== 'compensable' && spec.undo) {
+    throw new ToolDefinitionError(`Tool "${name}" names an undo tool but its effect is "${spec.effect}".`, 'INVALID_EFFECT');
+  }
+  const retry = {
+    maximumAttempts: spec.retry?.maximumAttempts ?? DEFAULT_TOOL_RETRY.maximumAttempts,
+    initialDelayMs: optionalMs(spec.retry?.initialDelay) ?? DEFAULT_TOOL_RETRY.initialDelayMs,
+    maxDelayMs: optionalMs(spec.retry?.maxDelay) ?? DEFAULT_TOOL_RETRY.maxDelayMs,
+    jitter: spec.retry?.jitter ?? DEFAULT_TOOL_RETRY.jitter,
+    totalDeadlineMs: optionalMs(spec.retry?.totalDeadline) ?? DEFAULT_TOOL_RETRY.totalDeadlineMs,
+  };
+  if (!Number.isInteger(retry.maximumAttempts) || retry.maximumAttempts < 1) {
+    throw new ToolDefinitionError(`Tool "${name}": retry.maximumAttempts must be an integer >= 1.`, 'INVALID_RETRY');
+  }
+  if (retry.initialDelayMs <= 0 || retry.maxDelayMs < retry.initialDelayMs || retry.totalDeadlineMs <= 0) {
+    throw new ToolDefinitionError(
+      `Tool "${name}": retry delays must be positive and maxDelay >= initialDelay.`,
+      'INVALID_RETRY',
+    );
+  }
+  const timeoutMs = optionalMs(spec.timeout) ?? DEFAULT_TOOL_TIMEOUT_MS;
+  if (timeoutMs <= 0) {
+    throw new ToolDefinitionError(`Tool "${name}": timeout must be positive.`, 'INVALID_RETRY');
+  }
+  return {
+    name,
+    description: spec.description,
+    inputSchema: toJsonSchema(name, spec.input, 'input'),
+    outputSchema: toJsonSchema(name, spec.output, 'output'),
+    effect: spec.effect,
+    idempotent: spec.idempotent === true,
+    ...(spec.undo ? { undo: spec.undo } : {}),
+    approval: spec.approval ?? 'never',
+    retry,
+    timeoutMs,
+  };
+}
+
+function optionalMs(duration: Duration | undefined): number | undefined {
+  return duration === undefined ? undefined : msToNumber(duration);
+}
+
+function toJsonSchema(name: string, schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  try {
+    return z.toJSONSchema(schema, { io, unrepresentable: 'throw' }) as Record<string, unknown>;
+  } catch (cause) {
+    throw new ToolDefinitionError(
+      `Tool "${name}": the ${io} schema cannot be expressed as JSON Schema (${(cause as Error).message}).`,
+      'INVALID_SCHEMA',
+      { cause },
+    );
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * The JSON shape of one tool as the workflow and the model see it. Pure data: no zod, no functions,
+ * so workflow code can import this type without pulling any implementation into its bundle.
+ */
+
+/** How much a tool changes the world. */
+export type ToolEffect = 'read-only' | 'compensable' | 'irreversible';
+
+/** How a tool wants a human to sign off before it runs. */
+export type ToolApproval = 'never' | 'always';
+
+/** Backoff shapes the engine supports. */
+export type JitterStrategy = 'full' | 'decorrelated';
+
+/** Retry settings of one tool, fully resolved (every field set). */
+export interface ToolRetrySettings {
+  /** Total attempts, the first one included. Always finite. */
+  maximumAttempts: number;
+  /** Base delay of the exponential backoff, in milliseconds. */
+  initialDelayMs: number;
+  /** Upper bound of one backoff delay, in milliseconds. */
+  maxDelayMs: number;
+  /** Jitter strategy; full jitter unless the tool asks otherwise. */
+  jitter: JitterStrategy;
+  /** Time budget for all attempts together, in milliseconds. */
+  totalDeadlineMs: number;
+}
+
+/** One entry of the tool catalog. */
+export interface ToolCatalogEntry {
+  name: string;
+  description: string;
+  /** JSON Schema (draft 2020-12) of the arguments. */
+  inputSchema: Record<string, unknown>;
+  /** JSON Schema (draft 2020-12) of the result. */
+  outputSchema: Record<string, unknown>;
+  effect: ToolEffect;
+  /** True when calling twice with the same idempotency key has the effect of calling once. */
+  idempotent: boolean;
+  /** Name of the compensating tool, when the tool can be undone. */
+  undo?: string;
+  approval: ToolApproval;
+  retry: ToolRetrySettings;
+  /** Start-to-close timeout of one attempt, in milliseconds. */
+  timeoutMs: number;
+}

@@ -1,0 +1,25 @@
+/** Codes of {@link ToolDefinitionError}. */
+export type ToolDefinitionErrorCode =
+  | 'INVALID_NAME'
+  | 'MISSING_DESCRIPTION'
+  | 'INVALID_SCHEMA'
+  | 'INVALID_EFFECT'
+  | 'MISSING_UNDO'
+  | 'UNKNOWN_UNDO'
+  | 'INVALID_RETRY'
+  | 'MISSING_IMPLEMENTATION'
+  | 'DUPLICATE_TOOL';
+
+/**
+ * A tool was declared or registered inconsistently. Raised at start-up, never during a run.
+ */
+export class ToolDefinitionError extends Error {
+  override readonly name = 'ToolDefinitionError';
+  constructor(
+    message: string,
+    readonly code: ToolDefinitionErrorCode,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
