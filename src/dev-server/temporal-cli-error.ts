@@ -1,0 +1,17 @@
+/** Codes of {@link TemporalCliError}. */
+export type TemporalCliErrorCode = 'NOT_FOUND' | 'BUILD_FAILED' | 'NOT_EXECUTABLE' | 'SERVER_FAILED';
+
+/**
+ * The Temporal CLI (which embeds the dev server) could not be found, built or started.
+ * The message always says what to do next.
+ */
+export class TemporalCliError extends Error {
+  override readonly name = 'TemporalCliError';
+  constructor(
+    message: string,
+    readonly code: TemporalCliErrorCode,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
