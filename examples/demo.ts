@@ -1,0 +1,98 @@
+/**
+ * `npm start`: a whole agent run on a real Temporal server, offline. Starts (or reuses) a dev server,
+ * runs a worker in this process, runs the trip-booking agent, prints each step as it happens and the
+ * URL of the run in the Temporal UI, then stops what it started and exits 0.
+ */
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { agentRunUrl, connectClient, startAgentRun } from '../src/client';
+import { connectionSettingsFromEnv } from '../src/connection-settings';
+import { ensureLocalTemporal } from '../src/dev-server/local-temporal';
+import { createWorker } from '../src/worker';
+import { getRunStateQuery } from '../src/workflows/agent-run-messages';
+import type { AgentRunState, StepRecord } from '../src/workflows/agent-run-types';
+import { tripScript } from './trip-script';
+import { tools } from './trip-tools';
+
+/** How often the demo polls the run's state. */
+const DEMO_TIMING = { pollIntervalMs: 150 } as const;
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const settings = connectionSettingsFromEnv();
+  console.log('durable-tools demo: an agent books a trip Lisbon → Berlin, every tool call a durable Temporal activity.');
+  const temporal = await ensureLocalTemporal(settings);
+  console.log(`Temporal server: ${temporal.address}${temporal.uiUrl ? `   Web UI: ${temporal.uiUrl}` : ''}`);
+  const taskQueue = `${settings.taskQueue}-demo`;
+  const started = Date.now();
+  try {
+    const client = await connectClient({ ...settings, address: temporal.address });
+    const { worker, close } = await createWorker({ tools, settings: { ...settings, address: temporal.address, taskQueue } });
+    const state = await worker.runUntil(async () => {
+      const handle = await startAgentRun(
+        client,
+        { goal: 'Book me a trip from Lisbon to Berlin on 18 December for two, 3 nights, and pay for it.', model: { provider: 'scripted', script: tripScript } },
+        { taskQueue },
+      );
+      console.log(`Run ${handle.workflowId} started.\n`);
+      const printer = new StepPrinter();
+      let done = false;
+      const result = handle.result().finally(() => (done = true));
+      while (!done) {
+        printer.print(await handle.query(getRunStateQuery).catch(() => undefined));
+        await new Promise((r) => setTimeout(r, DEMO_TIMING.pollIntervalMs));
+      }
+      const final = (await result) as AgentRunState;
+      printer.print(final);
+      const description = await handle.describe();
+      const url = temporal.uiUrl ? agentRunUrl(temporal.uiUrl, temporal.namespace, handle.workflowId, description.runId) : undefined;
+      return { final, url };
+    });
+    await close();
+    await client.connection.close();
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    console.log(`\nRun ${state.final.status} in ${seconds} s after ${state.final.turns} model turns and ${state.final.steps.length} tool calls.`);
+    if (state.final.answer) console.log(`Answer: ${state.final.answer}`);
+    if (state.url) console.log(`Open the run in the Temporal UI: ${state.url}`);
+    console.log(`History on the command line: temporal workflow show --address ${temporal.address} -w ${state.final.runId}`);
+    if (state.final.status !== 'completed') process.exitCode = 1;
+  } finally {
+    await temporal.stop();
+  }
+}
+
+/** Prints each step once when it starts and once when it ends. */
+class StepPrinter {
+  private readonly printed = new Map<number, string>();
+
+  print(state: AgentRunState | undefined): void {
+    for (const step of state?.steps ?? []) {
+      const previous = this.printed.get(step.stepId);
+      if (previous === step.status) continue;
+      if (step.status === 'running' || step.status === 'pending') {
+        if (previous === undefined) console.log(`  step ${step.stepId}  → ${step.tool} ${preview(step.arguments, 80)}`);
+      } else {
+        if (previous === undefined) console.log(`  step ${step.stepId}  → ${step.tool} ${preview(step.arguments, 80)}`);
+        console.log(`          ${outcome(step)}`);
+      }
+      this.printed.set(step.stepId, step.status);
+    }
+  }
+}
+
+function outcome(step: StepRecord): string {
+  const attempts = step.attempts && step.attempts > 1 ? ` after ${step.attempts} attempts` : '';
+  const observation = step.observation;
+  if (observation?.status === 'ok') return `✓ ok${attempts}: ${preview(observation.output, 100)}`;
+  if (observation?.status === 'error') return `✗ ${observation.code}${attempts}: ${observation.message} Hint: ${observation.hint}`;
+  return step.status;
+}
+
+function preview(value: unknown, max: number): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+main().catch((error: unknown) => {
+  console.error(`demo failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

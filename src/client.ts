@@ -1,0 +1,100 @@
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
+import { SEARCH_ATTRIBUTES } from './search-attributes';
+import { getRunStateQuery } from './workflows/agent-run-messages';
+import type { AgentRunInput, AgentRunResult, AgentRunState } from './workflows/agent-run-types';
+
+/** The workflow type of an agent run. */
+export const AGENT_RUN_WORKFLOW = 'agentRun';
+
+/**
+ * Connects a Temporal client with the given settings (by default from the environment).
+ *
+ * @example
+ * ```ts
+ * const client = await connectClient();
+ * ```
+ */
+export async function connectClient(settings: ConnectionSettings = connectionSettingsFromEnv()): Promise<Client> {
+  const connection = await Connection.connect({
+    address: settings.address,
+    ...(settings.tls ? { tls: true } : {}),
+    ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
+  });
+  return new Client({ connection, namespace: settings.namespace });
+}
+
+/** Options of {@link startAgentRun}. */
+export interface StartAgentRunOptions {
+  /** Task queue the workers poll (default: from the environment, `durable-tools`). */
+  taskQueue?: string;
+  /** Workflow id of the run (default: `agent-run-<uuid>`). Starting twice with one id is refused. */
+  runId?: string;
+}
+
+const searchAttributeSupport = new WeakMap<Client, Promise<boolean>>();
+
+/**
+ * Starts an agent run and returns its handle. The run id is the workflow id.
+ *
+ * @example
+ * ```ts
+ * const handle = await startAgentRun(client, {
+ *   goal: 'Book a trip to Berlin',
+ *   model: { provider: 'scripted', script },
+ * });
+ * const result = await waitForAgentRun(handle);
+ * ```
+ */
+export async function startAgentRun(
+  client: Client,
+  input: AgentRunInput,
+  options: StartAgentRunOptions = {},
+): Promise<WorkflowHandle> {
+  const runId = options.runId ?? `agent-run-${randomUUID()}`;
+  const track = await statusAttributeRegistered(client);
+  return client.workflow.start(AGENT_RUN_WORKFLOW, {
+    taskQueue: options.taskQueue ?? connectionSettingsFromEnv().taskQueue,
+    workflowId: runId,
+    args: [{ ...input, trackStatusSearchAttribute: input.trackStatusSearchAttribute ?? track }],
+    staticSummary: `Agent run: ${input.goal}`.slice(0, 200),
+    ...(track ? { typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.runStatus, value: 'running' }] } : {}),
+  });
+}
+
+/** Waits for an agent run to end and returns its result. */
+export async function waitForAgentRun(handle: WorkflowHandle): Promise<AgentRunResult> {
+  return (await handle.result()) as AgentRunResult;
+}
+
+/** Reads the state of a live (or finished, while its worker can answer queries) agent run. */
+export async function getAgentRunState(client: Client, runId: string): Promise<AgentRunState> {
+  return client.workflow.getHandle(runId).query(getRunStateQuery);
+}
+
+/**
+ * URL of a run in the Temporal web UI.
+ *
+ * @example
+ * ```ts
+ * agentRunUrl('http://127.0.0.1:8233', 'default', 'agent-run-1'); // http://127.0.0.1:8233/namespaces/default/workflows/agent-run-1
+ * ```
+ */
+export function agentRunUrl(uiBaseUrl: string, namespace: string, workflowId: string, runId?: string): string {
+  const base = `${uiBaseUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+  return runId ? `${base}/${encodeURIComponent(runId)}/history` : base;
+}
+
+/** Whether the server knows the `DurableRunStatus` search attribute; asked once per client. */
+function statusAttributeRegistered(client: Client): Promise<boolean> {
+  let known = searchAttributeSupport.get(client);
+  if (!known) {
+    known = client.connection.operatorService
+      .listSearchAttributes({ namespace: client.options.namespace })
+      .then((response) => SEARCH_ATTRIBUTES.runStatus.name in (response.customAttributes ?? {}))
+      .catch(() => false);
+    searchAttributeSupport.set(client, known);
+  }
+  return known;
+}

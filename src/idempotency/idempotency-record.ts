@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import { strictJsonStringify } from './canonical-json';
+import { IDEMPOTENCY_DEFAULTS } from './idempotency-defaults';
+import type { BeginOptions, BeginOutcome, StoredFailure } from './idempotency-store';
+import { IdempotencyStoreError, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-store-error';
+
+/** Longest owner, fingerprint or token a store accepts. */
+const MAX_LABEL_LENGTH = 1024;
+
+/** Options every store takes. */
+export interface IdempotencyStoreBaseOptions {
+  /** How long records are kept after they finish or their last lease runs out. Default 24 h. */
+  retentionMs?: number;
+  /** The store's clock, ms since the epoch. Default `Date.now`. Tests inject a fake one. */
+  clock?: () => number;
+}
+
+/** Where a record is in its life. */
+export type RecordState = 'in_progress' | 'completed' | 'failed';
+
+/** One row of the store, as the memory and SQLite stores keep it (JSON as text). */
+export interface IdempotencyRecord {
+  key: string;
+  fingerprint: string;
+  state: RecordState;
+  /** The current fencing token; after completion, the token that completed it. */
+  token: string;
+  owner: string;
+  /** Owner whose lease was taken over most recently, if any. */
+  previousOwner: string | null;
+  /** End of the lease of an in-progress record; null once finished. */
+  leaseExpiresAt: number | null;
+  /** JSON of the result; null when completed with `undefined` or not completed. */
+  resultJson: string | null;
+  /** JSON of the stored failure when failed. */
+  errorJson: string | null;
+  takeovers: number;
+  createdAt: number;
+  updatedAt: number;
+  /** The record counts as absent from this instant on, and `reap` deletes it. */
+  expiresAt: number;
+}
+
+/** What `begin` decided: the outcome to return and, when ownership changes hands, the record to write. */
+export interface BeginDecision {
+  outcome: BeginOutcome;
+  write?: IdempotencyRecord;
+}
+
+/** Normalised arguments of `begin`. */
+export interface BeginRequest {
+  key: string;
+  fingerprint: string;
+  owner: string;
+  leaseMs: number;
+}
+
+/**
+ * The begin state machine shared by the stores that read and write inside one transaction (memory, SQLite).
+ * Postgres expresses the same rules in one `INSERT … ON CONFLICT DO UPDATE`.
+ */
+export function decideBegin(
+  existing: IdempotencyRecord | undefined,
+  request: BeginRequest,
+  now: number,
+  retentionMs: number,
+): BeginDecision {
+  const leaseExpiresAt = now + request.leaseMs;
+  const token = randomUUID();
+  if (existing === undefined || existing.expiresAt <= now) {
+    return {
+      outcome: { state: 'started', token, leaseExpiresAt },
+      write: {
+        key: request.key,
+        fingerprint: request.fingerprint,
+        state: 'in_progress',
+        token,
+        owner: request.owner,
+        previousOwner: null,
+        leaseExpiresAt,
+        resultJson: null,
+        errorJson: null,
+        takeovers: 0,
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: leaseExpiresAt + retentionMs,
+      },
+    };
+  }
+  if (existing.fingerprint !== request.fingerprint) {
+    return { outcome: { state: 'conflict', storedFingerprint: existing.fingerprint } };
+  }
+  if (existing.state === 'completed') {
+    return { outcome: { state: 'completed', result: parseResult(existing.resultJson) } };
+  }
+  if (existing.state === 'failed') {
+    return { outcome: { state: 'failed', error: parseFailure(existing.errorJson) } };
+  }
+  const currentLease = existing.leaseExpiresAt ?? 0;
+  if (currentLease > now) {
+    return { outcome: { state: 'in_flight', leaseExpiresAt: currentLease, owner: existing.owner } };
+  }
+  const takeovers = existing.takeovers + 1;
+  return {
+    outcome: { state: 'outcome_unknown', token, leaseExpiresAt, previousOwner: existing.owner, takeovers },
+    write: {
+      ...existing,
+      token,
+      owner: request.owner,
+      previousOwner: existing.owner,
+      leaseExpiresAt,
+      takeovers,
+      updatedAt: now,
+      expiresAt: leaseExpiresAt + retentionMs,
+    },
+  };
+}
+
+/** Why a write with `token` was refused, for the `LEASE_LOST` message. */
+export function leaseLostMessage(
+  key: string,
+  current: { state: RecordState; token: string; owner: string } | undefined,
+  token: string,
+): string {
+  if (current === undefined) {
+    return `Idempotency key "${key}" is no longer held by this token: the record was released or reaped.`;
+  }
+  if (current.token !== token) {
+    return `Idempotency key "${key}" is no longer held by this token: it was taken over by "${current.owner}".`;
+  }
+  return `Idempotency key "${key}" is already ${current.state} by this token with another outcome.`;
+}
+
+/** Throws `LEASE_LOST` unless the record was already finished in `wanted` state by this very token. */
+export function acceptRepeatedFinish(
+  key: string,
+  current: { state: RecordState; token: string; owner: string } | undefined,
+  token: string,
+  wanted: RecordState,
+): void {
+  if (current !== undefined && current.token === token && current.state === wanted) return;
+  throw new IdempotencyStoreError(leaseLostMessage(key, current, token), 'LEASE_LOST');
+}
+
+/** Checks a key. */
+export function checkKey(key: unknown): string {
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw new IdempotencyStoreError(
+      `Idempotency key must be a non-empty string of at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`,
+      'INVALID_KEY',
+    );
+  }
+  return key;
+}
+
+function checkLabel(value: unknown, what: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_LABEL_LENGTH) {
+    throw new IdempotencyStoreError(
+      `${what} must be a non-empty string of at most ${MAX_LABEL_LENGTH} characters.`,
+      'INVALID_ARGUMENT',
+    );
+  }
+  return value;
+}
+
+/** Checks a fencing token. */
+export function checkToken(token: unknown): string {
+  return checkLabel(token, 'Token');
+}
+
+/** Checks a positive duration in ms. */
+export function checkDuration(ms: unknown, what: string): number {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
+    throw new IdempotencyStoreError(`${what} must be a positive number of milliseconds.`, 'INVALID_ARGUMENT');
+  }
+  return Math.ceil(ms);
+}
+
+/** Checks and normalises the arguments of `begin`. */
+export function checkBegin(key: unknown, fingerprint: unknown, options: BeginOptions | undefined): BeginRequest {
+  return {
+    key: checkKey(key),
+    fingerprint: checkLabel(fingerprint, 'Fingerprint'),
+    owner: checkLabel(options?.owner, 'Owner'),
+    leaseMs: checkDuration(options?.leaseMs ?? IDEMPOTENCY_DEFAULTS.leaseMs, 'leaseMs'),
+  };
+}
+
+/** Retention from options, checked. */
+export function retentionFrom(options: IdempotencyStoreBaseOptions): number {
+  return checkDuration(options.retentionMs ?? IDEMPOTENCY_DEFAULTS.retentionMs, 'retentionMs');
+}
+
+/** JSON text of a result; null for `undefined` (replayed as `undefined`). */
+export function serializeResult(result: unknown): string | null {
+  return result === undefined ? null : strictJsonStringify(result);
+}
+
+/** JSON text of a permanent failure, after checking its shape. */
+export function serializeFailure(error: StoredFailure): string {
+  if (
+    typeof error !== 'object' ||
+    error === null ||
+    typeof error.code !== 'string' ||
+    typeof error.message !== 'string'
+  ) {
+    throw new IdempotencyStoreError('A stored failure needs a string `code` and `message`.', 'INVALID_ARGUMENT');
+  }
+  return strictJsonStringify(error);
+}
+
+/** The result back from its JSON text. */
+export function parseResult(json: string | null): unknown {
+  return json === null ? undefined : JSON.parse(json);
+}
+
+/** The failure back from its JSON text. */
+export function parseFailure(json: string | null): StoredFailure {
+  return (json === null ? { code: 'UNKNOWN', message: 'The stored failure is missing.' } : JSON.parse(json)) as StoredFailure;
+}

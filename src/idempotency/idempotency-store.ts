@@ -1,0 +1,153 @@
+/**
+ * A permanent failure stored under a key and replayed to every later `begin` with the same arguments.
+ * Must be JSON; fields beyond `code` and `message` are kept as they are (e.g. a whole tool error observation).
+ */
+export interface StoredFailure {
+  /** Machine-readable code, e.g. `PERMISSION_DENIED`. */
+  code: string;
+  message: string;
+  /** The next step for the caller or the model. */
+  hint?: string;
+  /** Anything else worth replaying (JSON). */
+  details?: unknown;
+}
+
+/** Options of {@link IdempotencyStore.begin}. */
+export interface BeginOptions {
+  /** Who takes the key (worker, workflow, attempt); shown to competing callers and after a takeover. */
+  owner: string;
+  /** How long the new lease lasts before another caller may take the key over. Default 30 s. */
+  leaseMs?: number;
+}
+
+/** `begin` found no live record (new key, released, or past retention): the caller owns the key and executes. */
+export interface BeginStarted {
+  state: 'started';
+  /** Fencing token: pass it to `heartbeat`, `complete`, `fail` and `release`. */
+  token: string;
+  /** When the lease runs out unless extended (ms since the epoch). */
+  leaseExpiresAt: number;
+}
+
+/** The key completed earlier with the same fingerprint: replay `result`, do not execute again. */
+export interface BeginCompleted {
+  state: 'completed';
+  /** The stored result, as `JSON.parse` returns it (`undefined` when the call returned `undefined`). */
+  result: unknown;
+}
+
+/** The key failed permanently earlier with the same fingerprint: replay `error`, do not execute again. */
+export interface BeginFailed {
+  state: 'failed';
+  error: StoredFailure;
+}
+
+/**
+ * The key is stored with another fingerprint: it was used with different arguments (IDEMPOTENCY_CONFLICT,
+ * HTTP 422 in the IETF draft). Checked before any other state, so it wins over in-flight and replay.
+ */
+export interface BeginConflict {
+  state: 'conflict';
+  storedFingerprint: string;
+}
+
+/** Another caller holds a live lease on the key (HTTP 409 in the IETF draft): transient, try again later. */
+export interface BeginInFlight {
+  state: 'in_flight';
+  leaseExpiresAt: number;
+  owner: string;
+}
+
+/**
+ * The previous holder's lease ran out without a `complete`, `fail` or `release`: it crashed or hung, and its
+ * effect may or may not have happened. THIS caller now owns the key with a fresh lease and token (the old
+ * token is fenced off) and must reconcile with the downstream, re-run an idempotent call, or give up with
+ * `fail`.
+ */
+export interface BeginOutcomeUnknown {
+  state: 'outcome_unknown';
+  token: string;
+  leaseExpiresAt: number;
+  previousOwner: string;
+  /** How many times this key has been taken over so far (1 on the first takeover): a crash-loop signal. */
+  takeovers: number;
+}
+
+/** What {@link IdempotencyStore.begin} found, discriminated by `state`. */
+export type BeginOutcome =
+  | BeginStarted
+  | BeginCompleted
+  | BeginFailed
+  | BeginConflict
+  | BeginInFlight
+  | BeginOutcomeUnknown;
+
+/**
+ * A durable store of idempotency keys, after Stripe, the IETF Idempotency-Key draft and AWS Powertools.
+ *
+ * A record is in progress (owned by a token under a lease), completed (with a JSON result) or failed (with a
+ * permanent {@link StoredFailure}). Records are kept at least `retentionMs` (24 h by default) after they
+ * finished or after their last lease ran out; past that they are treated as absent and `reap` deletes them.
+ *
+ * Fencing: every `begin` that hands out ownership creates a new random token. Writes name the token and
+ * succeed only while it is the current token of an in-progress record. A holder whose lease ran out keeps
+ * ownership until someone else actually takes the key over; after that its `heartbeat` returns false and its
+ * `complete` / `fail` throw `LEASE_LOST`, so a late writer can never overwrite the new owner's outcome.
+ *
+ * All timestamps are milliseconds since the epoch, from the store's clock.
+ *
+ * @example
+ * ```ts
+ * const outcome = await store.begin(key, fingerprint(args), { owner: 'worker-1', leaseMs: 30_000 });
+ * if (outcome.state === 'started') {
+ *   const result = await callTool(args);
+ *   await store.complete(key, outcome.token, result);
+ * }
+ * ```
+ */
+export interface IdempotencyStore {
+  /**
+   * Claims `key` for a call whose arguments have `fingerprint`, atomically: of any number of concurrent
+   * begins of one new key exactly one gets `started`. Decision order: a record past retention counts as
+   * absent; otherwise a different fingerprint gives `conflict`; then `completed` / `failed` replay; then an
+   * in-progress record gives `in_flight` while its lease is live and `outcome_unknown` (a takeover) after.
+   *
+   * @throws {@link IdempotencyStoreError} `INVALID_KEY`, `INVALID_ARGUMENT`, `STORE_UNAVAILABLE`, `STORE_CLOSED`.
+   */
+  begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome>;
+
+  /**
+   * Extends the lease of `token` to now + `leaseMs` (default 30 s). Returns false, changing nothing, when the
+   * token no longer owns an in-progress record (taken over, released, finished, reaped): stop working then.
+   */
+  heartbeat(key: string, token: string, leaseMs?: number): Promise<boolean>;
+
+  /**
+   * Stores the result (JSON, or `undefined`) and ends the lease; later begins replay it. Repeating it with the
+   * same token after success is a no-op (the first result stays).
+   *
+   * @throws {@link IdempotencyStoreError} `LEASE_LOST` when the token no longer owns the key; `NOT_JSON`.
+   */
+  complete(key: string, token: string, result: unknown): Promise<void>;
+
+  /**
+   * Stores a PERMANENT failure and ends the lease; later begins replay it. Repeating it with the same token
+   * after success is a no-op.
+   *
+   * @throws {@link IdempotencyStoreError} `LEASE_LOST` when the token no longer owns the key; `NOT_JSON`.
+   */
+  fail(key: string, token: string, error: StoredFailure): Promise<void>;
+
+  /**
+   * After a TRANSIENT failure: forgets the in-progress record so that the next begin starts fresh. Returns
+   * false, deleting nothing, when the token no longer owns the key (it never throws `LEASE_LOST`, so it cannot
+   * mask the failure being handled).
+   */
+  release(key: string, token: string): Promise<boolean>;
+
+  /** Deletes records past retention at `now` (default: the store's clock) and returns how many. */
+  reap(now?: number): Promise<number>;
+
+  /** Releases connections and file handles. Further calls throw `STORE_CLOSED`. Idempotent. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,65 @@
+import type { ModelProvider, ModelRequest, ModelTurn } from './model-types';
+
+/**
+ * One turn of a scripted model: the tool calls it makes, or its final answer. With `ifPreviousFailed`,
+ * the model takes that turn instead when any observation of the previous turn was an error — enough to
+ * show a model correcting itself, offline and deterministically.
+ */
+export interface ScriptedTurn {
+  text?: string;
+  toolCalls?: ReadonlyArray<{ name: string; arguments: unknown }>;
+  /** Ends the run with `text` as the answer. */
+  final?: boolean;
+  ifPreviousFailed?: ScriptedTurn;
+}
+
+/** Settings of the scripted provider: `{ provider: 'scripted', script: [...] }`. */
+export interface ScriptedModelSettings {
+  provider: 'scripted';
+  script: ScriptedTurn[];
+}
+
+/**
+ * A deterministic model that plays a script: turn N of the run plays `script[N]`. When the script is
+ * exhausted it finishes with the text of its last turn. Runs offline; used by the demo and the tests.
+ *
+ * @example
+ * ```ts
+ * const settings: ScriptedModelSettings = {
+ *   provider: 'scripted',
+ *   script: [
+ *     { toolCalls: [{ name: 'search_flights', arguments: '{"from":"LIS","to":"BER"}' }] },
+ *     { text: 'Booked.', final: true },
+ *   ],
+ * };
+ * ```
+ */
+export const scriptedModel: ModelProvider = async (request: ModelRequest): Promise<ModelTurn> => {
+  const script = Array.isArray(request.settings.script) ? (request.settings.script as ScriptedTurn[]) : [];
+  const assistantTurns = request.transcript.filter((m) => m.role === 'assistant').length;
+  let turn = script[assistantTurns];
+  if (!turn) return { text: 'The script has no more turns.', toolCalls: [], done: true };
+  if (turn.ifPreviousFailed && previousTurnFailed(request)) turn = turn.ifPreviousFailed;
+  const toolCalls = (turn.toolCalls ?? []).map((call, index) => ({
+    id: `call_${assistantTurns + 1}_${index + 1}`,
+    name: call.name,
+    arguments: call.arguments,
+  }));
+  return {
+    ...(turn.text !== undefined ? { text: turn.text } : {}),
+    toolCalls: turn.final ? [] : toolCalls,
+    done: turn.final === true || toolCalls.length === 0,
+  };
+};
+
+function previousTurnFailed(request: ModelRequest): boolean {
+  const messages = request.transcript;
+  let i = messages.length - 1;
+  let failed = false;
+  while (i >= 0 && messages[i]?.role === 'tool') {
+    const message = messages[i];
+    if (message?.role === 'tool' && message.observation.status === 'error') failed = true;
+    i -= 1;
+  }
+  return failed;
+}

@@ -1,0 +1,99 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createModelActivities } from './activities/model-activities';
+import { createToolActivities } from './activities/tool-activities';
+import { connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
+import type { ModelProvider } from './model/model-types';
+import type { Tool } from './tools/define-tool';
+import { createToolRegistry, type ToolRegistry } from './tools/tool-registry';
+
+/** Options of {@link createWorker}. */
+export interface CreateWorkerOptions {
+  /** The tools this worker runs: a list or a registry. */
+  tools: readonly Tool[] | ToolRegistry;
+  /** Extra model providers by name (`scripted` is built in). */
+  modelProviders?: Record<string, ModelProvider>;
+  /** Connection settings (default: from the environment). */
+  settings?: Partial<ConnectionSettings>;
+  /** An existing connection; the caller closes it. */
+  connection?: NativeConnection;
+  /** A pre-built workflow bundle (tests and benchmarks build it once). */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Anything else Temporal's Worker accepts (concurrency, shutdown grace, interceptors, ...). */
+  workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'activities' | 'workflowsPath' | 'workflowBundle'>>;
+}
+
+/** A created worker and the connection it owns. */
+export interface DurableToolsWorker {
+  worker: Worker;
+  /** Closes the connection if this function opened it. Call after `worker.run()` resolves. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates a Temporal worker that runs agent-run workflows and one activity per tool (activity type =
+ * tool name), plus the engine's `describeTools` and `callModel` activities.
+ *
+ * @example
+ * ```ts
+ * const { worker, close } = await createWorker({ tools: [searchFlights, bookFlight, cancelFlight] });
+ * await worker.run(); // until SIGINT / SIGTERM
+ * await close();
+ * ```
+ */
+export async function createWorker(options: CreateWorkerOptions): Promise<DurableToolsWorker> {
+  const settings = { ...connectionSettingsFromEnv(), ...options.settings };
+  const registry = 'catalog' in options.tools ? options.tools : createToolRegistry(options.tools as readonly Tool[]);
+  const ownConnection = options.connection
+    ? undefined
+    : await NativeConnection.connect({
+        address: settings.address,
+        ...(settings.tls ? { tls: true } : {}),
+        ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
+      });
+  const connection = options.connection ?? ownConnection!;
+  const worker = await Worker.create({
+    ...options.workerOptions,
+    connection,
+    namespace: settings.namespace,
+    taskQueue: settings.taskQueue,
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: require.resolve('./workflows') }),
+    activities: {
+      ...createToolActivities({ registry }),
+      ...createModelActivities({ providers: options.modelProviders ?? {} }),
+    },
+  });
+  return {
+    worker,
+    close: async () => {
+      await ownConnection?.close();
+    },
+  };
+}
+
+/**
+ * Runs a worker as a process. The tools come from the module named by `DURABLE_TOOLS_TOOLS_MODULE`
+ * (a module exporting `tools: Tool[]`), by default the demo's trip-booking tools.
+ */
+async function main(): Promise<void> {
+  const modulePath = process.env.DURABLE_TOOLS_TOOLS_MODULE ?? '../examples/trip-tools';
+  const loaded = (await import(modulePath)) as { tools?: Tool[] };
+  if (!Array.isArray(loaded.tools)) {
+    throw new Error(`${modulePath} must export "tools", an array of implemented tools.`);
+  }
+  const settings = connectionSettingsFromEnv();
+  const { worker, close } = await createWorker({ tools: loaded.tools });
+  console.log(
+    `durable-tools worker: ${loaded.tools.length} tools on task queue "${settings.taskQueue}" at ${settings.address} (namespace ${settings.namespace})`,
+  );
+  await worker.run();
+  await close();
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

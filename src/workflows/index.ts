@@ -1,0 +1,2 @@
+/** Workflow entry point for the worker bundle. Deterministic code only. */
+export { agentRun } from './agent-run';
