@@ -1,7 +1,7 @@
 /** @type {import('jest').Config} */
 const shared = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
 };
 
 /** @type {import('jest').Config} */

@@ -1,0 +1,99 @@
+import { createRecordingTools } from '../support/test-tools';
+import { connectTestTemporal, createTestWorker, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { startAgentRun, waitForAgentRun } from '../../src/client';
+import type { ScriptedTurn } from '../../src/model/scripted-model';
+import type { ToolErrorObservation } from '../../src/tools/tool-error-code';
+
+let temporal: TestTemporal;
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+});
+afterAll(async () => {
+  await temporal.close();
+});
+
+/** Runs one bad call followed by a final answer; returns the step's observation and the calls that ran. */
+async function runOneCall(name: string, call: { name: string; arguments: unknown }, allowedTools?: string[]) {
+  const { tools, calls } = createRecordingTools();
+  const taskQueue = uniqueTaskQueue(name);
+  const worker = await createTestWorker(temporal, { tools, taskQueue });
+  const script: ScriptedTurn[] = [{ toolCalls: [call] }, { text: 'giving up', final: true }];
+  const result = await worker.runUntil(async () =>
+    waitForAgentRun(
+      await startAgentRun(
+        temporal.client,
+        { goal: name, model: { provider: 'scripted', script }, ...(allowedTools ? { allowedTools } : {}) },
+        { taskQueue },
+      ),
+    ),
+  );
+  expect(result.status).toBe('completed');
+  expect(result.steps).toHaveLength(1);
+  return { observation: result.steps[0]?.observation as ToolErrorObservation, step: result.steps[0], calls };
+}
+
+describe('malformed tool calls from the model', () => {
+  test('a broken JSON string becomes INVALID_ARGUMENTS and the implementation never runs', async () => {
+    const { observation, calls } = await runOneCall('broken-json', { name: 'add', arguments: '{"a": 2, "b": 40,' });
+    expect(observation).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS', retryable: false });
+    expect(observation.message).toMatch(/not valid JSON/);
+    expect(observation.hint).toMatch(/JSON object/);
+    expect(calls).toEqual([]);
+  });
+
+  test('type drift ("10" for 10) becomes INVALID_ARGUMENTS with a hint and the implementation never runs', async () => {
+    const { observation, calls } = await runOneCall('type-drift', { name: 'add', arguments: '{"a":"10","b":5}' });
+    expect(observation).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' });
+    expect(observation.hint).toContain('`a` must be a number, not a string: write 10 without quotes');
+    expect(calls).toEqual([]);
+  });
+
+  test('an enum value that does not exist becomes INVALID_ARGUMENTS listing the allowed values', async () => {
+    const { observation, calls } = await runOneCall('enum', { name: 'set_mode', arguments: { mode: 'turbo' } });
+    expect(observation).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' });
+    expect(observation.hint).toContain('`mode` must be one of "fast", "safe"; got "turbo"');
+    expect(calls).toEqual([]);
+  });
+
+  test('an invented field becomes INVALID_ARGUMENTS naming the field and the implementation never runs', async () => {
+    const { observation, calls } = await runOneCall('invented', { name: 'add', arguments: { a: 1, b: 2, c: 3 } });
+    expect(observation).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' });
+    expect(observation.hint).toContain('remove the unknown field `c`');
+    expect(calls).toEqual([]);
+  });
+
+  test('an unknown tool name is refused without scheduling any tool activity', async () => {
+    const { tools, calls } = createRecordingTools();
+    const taskQueue = uniqueTaskQueue('unknown-tool');
+    const worker = await createTestWorker(temporal, { tools, taskQueue });
+    const script: ScriptedTurn[] = [
+      { toolCalls: [{ name: 'delete_everything', arguments: '{}' }] },
+      { text: 'ok', final: true },
+    ];
+    const { result, history } = await worker.runUntil(async () => {
+      const handle = await startAgentRun(temporal.client, { goal: 'x', model: { provider: 'scripted', script } }, { taskQueue });
+      return { result: await waitForAgentRun(handle), history: await handle.fetchHistory() };
+    });
+    expect(result.steps[0]?.observation).toMatchObject({ status: 'error', code: 'UNKNOWN_TOOL', attempts: 0 });
+    expect((result.steps[0]?.observation as ToolErrorObservation).hint).toContain('add, set_mode');
+    const scheduled = (history.events ?? [])
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter(Boolean);
+    expect(scheduled).not.toContain('delete_everything');
+    expect(calls).toEqual([]);
+  });
+
+  test('a tool outside the run\'s allowed tools is refused like an unknown tool', async () => {
+    const { observation, calls } = await runOneCall('not-allowed', { name: 'set_mode', arguments: { mode: 'fast' } }, [
+      'add',
+    ]);
+    expect(observation).toMatchObject({ code: 'UNKNOWN_TOOL' });
+    expect(calls).toEqual([]);
+  });
+
+  test('a tool name that is not a string is refused and the run still completes', async () => {
+    const { observation, calls } = await runOneCall('non-string-name', { name: 42 as unknown as string, arguments: {} });
+    expect(observation).toMatchObject({ code: 'UNKNOWN_TOOL' });
+    expect(calls).toEqual([]);
+  });
+});

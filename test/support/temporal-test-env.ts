@@ -1,0 +1,80 @@
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ModelProvider } from '../../src/model/model-types';
+import type { Tool } from '../../src/tools/define-tool';
+import { createWorker } from '../../src/worker';
+
+let runtimeInstalled = false;
+
+/** Settings of the dev server the global setup started. */
+export function testServer(): { address: string; namespace: string; bundlePath: string } {
+  const address = process.env.DT_TEST_TEMPORAL_ADDRESS;
+  const bundlePath = process.env.DT_TEST_WORKFLOW_BUNDLE;
+  if (!address || !bundlePath) throw new Error('The integration global setup did not run (no dev server address).');
+  return { address, namespace: process.env.DT_TEST_NAMESPACE ?? 'default', bundlePath };
+}
+
+/** A task queue no other test uses. */
+export function uniqueTaskQueue(name: string): string {
+  return `test-${name}-${randomUUID().slice(0, 8)}`;
+}
+
+/** Connections of one test file to the dev server. */
+export interface TestTemporal {
+  client: Client;
+  nativeConnection: NativeConnection;
+  close(): Promise<void>;
+}
+
+/** Connects a client and a worker connection to the test dev server. */
+export async function connectTestTemporal(): Promise<TestTemporal> {
+  if (!runtimeInstalled) {
+    // Worker logs go to a file next to the dev server's log, not into the test output.
+    const logFile = join(process.env.DT_TEST_DIR ?? tmpdir(), 'worker.log');
+    Runtime.install({
+      logger: new DefaultLogger('WARN', (entry) =>
+        appendFileSync(logFile, `${entry.level} ${entry.message} ${safeJson(entry.meta)}\n`),
+      ),
+    });
+    runtimeInstalled = true;
+  }
+  const { address, namespace } = testServer();
+  const connection = await Connection.connect({ address });
+  const nativeConnection = await NativeConnection.connect({ address });
+  return {
+    client: new Client({ connection, namespace }),
+    nativeConnection,
+    close: async () => {
+      await connection.close();
+      await nativeConnection.close();
+    },
+  };
+}
+
+/** Creates a worker for the given tools on a task queue, using the pre-built workflow bundle. */
+export async function createTestWorker(
+  temporal: TestTemporal,
+  options: { tools: readonly Tool[]; taskQueue: string; modelProviders?: Record<string, ModelProvider> },
+): Promise<Worker> {
+  const { namespace, bundlePath } = testServer();
+  const { worker } = await createWorker({
+    tools: options.tools,
+    connection: temporal.nativeConnection,
+    settings: { namespace, taskQueue: options.taskQueue },
+    workflowBundle: { codePath: bundlePath },
+    ...(options.modelProviders ? { modelProviders: options.modelProviders } : {}),
+  });
+  return worker;
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return String(value);
+  }
+}

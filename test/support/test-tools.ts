@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { defineTool, type Tool } from '../../src/tools/define-tool';
+
+/** One call that reached an implementation. */
+export interface RecordedCall {
+  tool: string;
+  input: unknown;
+  idempotencyKey: string;
+  attempt: number;
+}
+
+/**
+ * Test tools that record every call that reaches their implementation:
+ * - `add` (read-only): `{ a: number, b: number }` → `{ sum }`
+ * - `set_mode` (irreversible): `{ mode: 'fast' | 'safe' }` → `{ mode }`
+ * - `create_order` (compensable): `{ item: string, quantity: int }` → `{ orderId }`, undone by `cancel_order`
+ */
+export function createRecordingTools(): { tools: Tool[]; calls: RecordedCall[] } {
+  const calls: RecordedCall[] = [];
+  const record = (tool: string, input: unknown, ctx: { idempotencyKey: string; attempt: number }) =>
+    calls.push({ tool, input, idempotencyKey: ctx.idempotencyKey, attempt: ctx.attempt });
+  const tools = [
+    defineTool({
+      name: 'add',
+      description: 'Adds two numbers.',
+      input: z.object({ a: z.number(), b: z.number() }),
+      output: z.object({ sum: z.number() }),
+      effect: 'read-only',
+      idempotent: true,
+    }).implement(async (input, ctx) => {
+      record('add', input, ctx);
+      return { sum: input.a + input.b };
+    }),
+    defineTool({
+      name: 'set_mode',
+      description: 'Sets the processing mode.',
+      input: z.object({ mode: z.enum(['fast', 'safe']) }),
+      output: z.object({ mode: z.string() }),
+      effect: 'irreversible',
+      idempotent: true,
+    }).implement(async (input, ctx) => {
+      record('set_mode', input, ctx);
+      return { mode: input.mode };
+    }),
+    defineTool({
+      name: 'create_order',
+      description: 'Creates an order.',
+      input: z.object({ item: z.string(), quantity: z.number().int().min(1) }),
+      output: z.object({ orderId: z.string() }),
+      effect: 'compensable',
+      undo: 'cancel_order',
+      idempotent: true,
+    }).implement(async (input, ctx) => {
+      record('create_order', input, ctx);
+      return { orderId: `order-${ctx.idempotencyKey}` };
+    }),
+    defineTool({
+      name: 'cancel_order',
+      description: 'Cancels an order.',
+      input: z.object({ bookingKey: z.string() }),
+      output: z.object({ cancelled: z.boolean() }),
+      effect: 'irreversible',
+      idempotent: true,
+    }).implement(async (input, ctx) => {
+      record('cancel_order', input, ctx);
+      return { cancelled: true };
+    }),
+  ];
+  return { tools, calls };
+}
