@@ -88,8 +88,7 @@ export const HINTS = {
   notAuthorized:
     'Do not retry: the tool is not authorised to do this. Tell the user which permission or credential is missing.',
   lookUp: 'Check the identifier; look it up with a search or list tool before calling again.',
-  reportBug:
-    'Do not retry with the same arguments. Tell the user the tool failed; an operator has to look at it.',
+  reportBug: 'Do not retry with the same arguments. Tell the user the tool failed; an operator has to look at it.',
   conflict:
     'The target changed or is in a state that does not allow this. Read its current state, then decide whether to call again.',
   slowDown: 'The service is rate limiting. Wait before calling again and make fewer calls.',
@@ -146,9 +145,21 @@ const permanent = (code: ToolErrorCode, summary: string, hint: string): Classifi
 
 /** HTTP statuses with their own row. Every other status falls to {@link HTTP_STATUS_CLASS_RULES}. */
 export const HTTP_STATUS_RULES: Readonly<Record<number, ClassificationRule>> = {
-  400: permanent(C.INVALID_ARGUMENTS, 'The service rejected the request as malformed (400 Bad Request).', HINTS.fixArguments),
-  401: permanent(C.PERMISSION_DENIED, 'The service did not accept the credentials (401 Unauthorized).', HINTS.notAuthorized),
-  402: permanent(C.PERMISSION_DENIED, 'The service requires payment for this (402 Payment Required).', HINTS.notAuthorized),
+  400: permanent(
+    C.INVALID_ARGUMENTS,
+    'The service rejected the request as malformed (400 Bad Request).',
+    HINTS.fixArguments,
+  ),
+  401: permanent(
+    C.PERMISSION_DENIED,
+    'The service did not accept the credentials (401 Unauthorized).',
+    HINTS.notAuthorized,
+  ),
+  402: permanent(
+    C.PERMISSION_DENIED,
+    'The service requires payment for this (402 Payment Required).',
+    HINTS.notAuthorized,
+  ),
   403: permanent(C.PERMISSION_DENIED, 'The service refused the request (403 Forbidden).', HINTS.notAuthorized),
   404: permanent(C.NOT_FOUND, 'The requested resource does not exist (404 Not Found).', HINTS.lookUp),
   405: permanent(C.INTERNAL, 'The service does not allow this method here (405 Method Not Allowed).', HINTS.reportBug),
@@ -161,10 +172,18 @@ export const HTTP_STATUS_RULES: Readonly<Record<number, ClassificationRule>> = {
     summary: 'The service timed out waiting for the request and did not process it (408 Request Timeout).',
     hint: HINTS.retryLater,
   },
-  409: permanent(C.CONFLICT, 'The request conflicts with the current state of the target (409 Conflict).', HINTS.conflict),
+  409: permanent(
+    C.CONFLICT,
+    'The request conflicts with the current state of the target (409 Conflict).',
+    HINTS.conflict,
+  ),
   410: permanent(C.NOT_FOUND, 'The resource existed but is gone for good (410 Gone).', HINTS.lookUp),
   411: permanent(C.INTERNAL, 'The service requires a Content-Length (411).', HINTS.reportBug),
-  412: permanent(C.CONFLICT, 'A precondition of the request no longer holds (412 Precondition Failed).', HINTS.conflict),
+  412: permanent(
+    C.CONFLICT,
+    'A precondition of the request no longer holds (412 Precondition Failed).',
+    HINTS.conflict,
+  ),
   413: permanent(
     C.INVALID_ARGUMENTS,
     'The request is too large for the service (413 Content Too Large).',
@@ -181,7 +200,11 @@ export const HTTP_STATUS_RULES: Readonly<Record<number, ClassificationRule>> = {
     HINTS.fixArguments,
   ),
   423: permanent(C.CONFLICT, 'The target is locked (423 Locked).', HINTS.conflict),
-  424: permanent(C.CONFLICT, 'The request depended on another one that failed (424 Failed Dependency).', HINTS.conflict),
+  424: permanent(
+    C.CONFLICT,
+    'The request depended on another one that failed (424 Failed Dependency).',
+    HINTS.conflict,
+  ),
   425: {
     kind: 'transient',
     code: C.UNAVAILABLE,
@@ -218,7 +241,8 @@ export const HTTP_STATUS_RULES: Readonly<Record<number, ClassificationRule>> = {
     kind: 'transient',
     code: C.TIMEOUT,
     mayHaveHadEffect: true,
-    summary: 'A gateway timed out waiting for the service (504 Gateway Timeout); it may still have processed the request.',
+    summary:
+      'A gateway timed out waiting for the service (504 Gateway Timeout); it may still have processed the request.',
     hint: HINTS.checkEffect,
   },
   505: permanent(C.INTERNAL, 'The service does not support this HTTP version (505).', HINTS.reportBug),
@@ -381,11 +405,19 @@ export function classify(error: unknown, nowMs: number = Date.now()): FailureCla
     if (found) return found;
   }
   const description = describeUnknown(error);
-  return fromRule(UNKNOWN_ERROR_RULE, 'unknown', description ? `${UNKNOWN_ERROR_RULE.summary} ${description}` : undefined);
+  return fromRule(
+    UNKNOWN_ERROR_RULE,
+    'unknown',
+    description ? `${UNKNOWN_ERROR_RULE.summary} ${description}` : undefined,
+  );
 }
 
 function classifyOne(node: unknown, nowMs: number): FailureClassification | undefined {
-  if (node instanceof TransientToolError || node instanceof PermanentToolError || node instanceof RateLimitedToolError) {
+  if (
+    node instanceof TransientToolError ||
+    node instanceof PermanentToolError ||
+    node instanceof RateLimitedToolError
+  ) {
     const rule = TOOL_ERROR_CLASS_RULES[node.name];
     const classification: FailureClassification = {
       kind: rule.kind,
@@ -421,7 +453,11 @@ function classifyOne(node: unknown, nowMs: number): FailureClassification | unde
     const rule = NETWORK_ERROR_CODE_RULES[code];
     if (rule) return fromRule(rule, `network:${code}`, `Network error ${code}: ${rule.summary}`);
     if (code.startsWith(UNDICI_ERROR_CODE_PREFIX)) {
-      return fromRule(UNDICI_ERROR_DEFAULT_RULE, `network:${UNDICI_ERROR_CODE_PREFIX}*`, `Network error ${code}: ${UNDICI_ERROR_DEFAULT_RULE.summary}`);
+      return fromRule(
+        UNDICI_ERROR_DEFAULT_RULE,
+        `network:${UNDICI_ERROR_CODE_PREFIX}*`,
+        `Network error ${code}: ${UNDICI_ERROR_DEFAULT_RULE.summary}`,
+      );
     }
   }
   return undefined;
@@ -434,7 +470,11 @@ function classifyHttp(node: Record<string, unknown>, status: number, nowMs: numb
 
   let rule: ClassificationRule;
   let ruleName: string;
-  if (status === 409 && (headers(IN_FLIGHT_CONFLICT_MARKERS.header) !== undefined || IN_FLIGHT_CONFLICT_MARKERS.bodyPattern.test(`${body} ${messageOf(node)}`))) {
+  if (
+    status === 409 &&
+    (headers(IN_FLIGHT_CONFLICT_MARKERS.header) !== undefined ||
+      IN_FLIGHT_CONFLICT_MARKERS.bodyPattern.test(`${body} ${messageOf(node)}`))
+  ) {
     rule = HTTP_CONDITIONAL_RULES[409];
     ruleName = 'http:409-in-flight';
   } else if (status === 413 && retryAfterMs !== undefined) {

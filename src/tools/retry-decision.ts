@@ -10,12 +10,12 @@ import type { ToolRetrySettings } from './tool-catalog-entry';
 import { TOOL_ERROR_CODES, type ToolErrorCode } from './tool-error-code';
 
 /** Why a failed attempt is not retried. */
-export type NoRetryReason = 'permanent' | 'attempts-exhausted' | 'deadline' | 'budget-exhausted' | 'may-have-had-effect';
+export type NoRetryReason =
+  'permanent' | 'attempts-exhausted' | 'deadline' | 'budget-exhausted' | 'may-have-had-effect';
 
 /** The result of {@link decideRetry}. */
 export type RetryDecision =
-  | { retry: true; delayMs: number }
-  | { retry: false; reason: NoRetryReason; code: ToolErrorCode };
+  { retry: true; delayMs: number } | { retry: false; reason: NoRetryReason; code: ToolErrorCode };
 
 /** What the model is told when a call stops with `OUTCOME_UNKNOWN` (reason `may-have-had-effect`). */
 export const OUTCOME_UNKNOWN_EXPLANATION = {
@@ -25,7 +25,8 @@ export const OUTCOME_UNKNOWN_EXPLANATION = {
 } as const;
 
 /** The budget arguments of {@link RetryDecisionInput}: both or neither. */
-export type RetryBudgetInput = { budget: RetryBudget; budgetKey: string } | { budget?: undefined; budgetKey?: undefined };
+export type RetryBudgetInput =
+  { budget: RetryBudget; budgetKey: string } | { budget?: undefined; budgetKey?: undefined };
 
 /** The inputs of {@link decideRetry}. */
 export type RetryDecisionInput = {
@@ -72,7 +73,8 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
   const { classification, attempt, retry, elapsedMs, idempotent } = input;
 
   if (classification.kind === 'permanent') return stop('permanent', classification.code);
-  if (classification.mayHaveHadEffect && !idempotent) return stop('may-have-had-effect', TOOL_ERROR_CODES.OUTCOME_UNKNOWN);
+  if (classification.mayHaveHadEffect && !idempotent)
+    return stop('may-have-had-effect', TOOL_ERROR_CODES.OUTCOME_UNKNOWN);
   if (attempt >= retry.maximumAttempts) return stop('attempts-exhausted', classification.code);
 
   const remainingMs = retry.totalDeadlineMs - elapsedMs;

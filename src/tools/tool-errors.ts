@@ -92,7 +92,8 @@ export class RateLimitedToolError extends Error {
   constructor(message: string, options: ToolErrorOptions & { retryAfterMs?: number } = {}) {
     super(message, { cause: options.cause });
     const { retryAfterMs } = options;
-    this.retryAfterMs = retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : undefined;
+    this.retryAfterMs =
+      retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : undefined;
     this.hint = options.hint;
     this.mayHaveHadEffect = options.mayHaveHadEffect ?? false;
   }
