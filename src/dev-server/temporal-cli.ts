@@ -82,7 +82,7 @@ export async function resolveTemporalCli(options: ResolveTemporalCliOptions = {}
 
 function notFound(): TemporalCliError {
   return new TemporalCliError(
-    'The Temporal CLI was not found. Install Go (https://go.dev/dl) and run `npx durable-tools install-cli`, ' +
+    'The Temporal CLI was not found. Install Go (https://go.dev/dl) and run `npm run install-cli`, ' +
       `or build it yourself with \`go install ${TEMPORAL_CLI.module}@v${TEMPORAL_CLI.version}\` and put it on PATH, ` +
       'or set TEMPORAL_CLI_PATH to a temporal executable, or set TEMPORAL_ADDRESS to use a running server.',
     'NOT_FOUND',
