@@ -9,10 +9,20 @@ import type { ToolRegistry } from '../tools/tool-registry';
 import type { ToolActivityInput, ToolActivityResult } from './tool-activity-types';
 import { toolFailure } from './tool-failure';
 import { failureForThrownError } from './tool-error-handling';
+import { RetryBudget } from '../tools/retry-budget';
 
 /** Dependencies of {@link createToolActivities}. */
 export interface ToolActivityDeps {
   registry: ToolRegistry;
+  /** Retry budget of this worker process (default: one per set of activities, 10% of calls once empty). */
+  retryBudget?: RetryBudget;
+  /** Uniform random source for jitter (tests inject a seeded one). */
+  random?: () => number;
+}
+
+/** Heartbeat detail the wrapper leaves so the next attempt knows the previous delay. */
+interface RetryHeartbeat {
+  retryDelayMs?: number;
 }
 
 /** An activity implementing one tool call. */
@@ -42,15 +52,20 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
   const activities: ToolActivities = {
     describeTools: async (names?: readonly string[]) => deps.registry.catalog(names),
   };
+  const resolved = { ...deps, retryBudget: deps.retryBudget ?? new RetryBudget() };
   for (const tool of deps.registry.list()) {
-    activities[tool.contract.name] = (input: ToolActivityInput) => runToolCall(tool, input);
+    activities[tool.contract.name] = (input: ToolActivityInput) => runToolCall(tool, input, resolved);
   }
   return activities;
 }
 
-async function runToolCall(tool: Tool, input: ToolActivityInput): Promise<ToolActivityResult> {
+async function runToolCall(
+  tool: Tool,
+  input: ToolActivityInput,
+  deps: ToolActivityDeps & { retryBudget: RetryBudget },
+): Promise<ToolActivityResult> {
   const activity = Context.current();
-  const { attempt, workflowExecution } = activity.info;
+  const { attempt, workflowExecution, scheduledTimestampMs, heartbeatDetails } = activity.info;
   const entry = tool.contract.catalogEntry;
 
   if (!input || typeof input !== 'object' || typeof input.idempotencyKey !== 'string') {
@@ -74,11 +89,23 @@ async function runToolCall(tool: Tool, input: ToolActivityInput): Promise<ToolAc
     log: activity.log,
   };
 
+  if (attempt === 1) deps.retryBudget.recordFirstAttempt(entry.name);
   let rawOutput: unknown;
   try {
     rawOutput = await tool.execute(parsed.value, ctx);
   } catch (error) {
-    throw failureForThrownError(error, { tool: entry, attempt });
+    if (activity.cancellationSignal.aborted) throw activity.cancellationSignal.reason ?? error;
+    const previousDelayMs = (heartbeatDetails as RetryHeartbeat | undefined)?.retryDelayMs;
+    const { failure, retryDelayMs } = failureForThrownError(error, {
+      tool: entry,
+      attempt,
+      elapsedMs: Date.now() - scheduledTimestampMs,
+      budget: deps.retryBudget,
+      ...(previousDelayMs !== undefined ? { previousDelayMs } : {}),
+      ...(deps.random ? { random: deps.random } : {}),
+    });
+    if (retryDelayMs !== undefined) activity.heartbeat({ retryDelayMs } satisfies RetryHeartbeat);
+    throw failure;
   }
 
   const output = tool.contract.spec.output.safeParse(rawOutput);

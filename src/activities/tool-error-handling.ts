@@ -1,30 +1,86 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { classify } from '../tools/classify';
+import { decideRetry, OUTCOME_UNKNOWN_EXPLANATION, type RetryBudgetInput } from '../tools/retry-decision';
+import type { RetryBudget } from '../tools/retry-budget';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import { TOOL_ERROR_CODES } from '../tools/tool-error-code';
+import type { ToolErrorObservation } from "../tools/tool-error-code";
 import { toolFailure } from './tool-failure';
 
 /** What the wrapper knows when a tool implementation throws. */
 export interface ThrownErrorContext {
   tool: ToolCatalogEntry;
+  /** The attempt that failed, from 1. */
   attempt: number;
+  /** Milliseconds since the first attempt was scheduled. */
+  elapsedMs: number;
+  /** The delay chosen before this attempt, when known (decorrelated jitter grows from it). */
+  previousDelayMs?: number;
+  /** Retry budget of this worker process, keyed by tool name. */
+  budget?: RetryBudget;
+  random?: () => number;
 }
 
 /**
- * Decides what a thrown error becomes: a retryable failure with an engine-chosen delay, or a permanent one.
+ * Decides what a thrown error becomes. The error is classified (transient, permanent, rate-limited;
+ * may it have had an effect?), then {@link decideRetry} picks either a retry with an engine-chosen
+ * delay (full jitter, or exactly the server's Retry-After) or a final, structured failure the model
+ * will read. An `ApplicationFailure` thrown by the tool itself is passed through untouched.
+ *
+ * @returns the failure to throw, and the delay when it is a retry.
  */
-export function failureForThrownError(error: unknown, context: ThrownErrorContext): ApplicationFailure {
-  if (error instanceof ApplicationFailure) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  const lastAttempt = context.attempt >= context.tool.retry.maximumAttempts;
-  return toolFailure(
-    {
+export function failureForThrownError(
+  error: unknown,
+  context: ThrownErrorContext,
+): { failure: ApplicationFailure; retryDelayMs?: number } {
+  if (error instanceof ApplicationFailure) return { failure: error };
+  const { tool, attempt } = context;
+  const classification = classify(error);
+  const budget: RetryBudgetInput = context.budget ? { budget: context.budget, budgetKey: tool.name } : {};
+  const decision = decideRetry({
+    classification,
+    attempt,
+    retry: tool.retry,
+    elapsedMs: context.elapsedMs,
+    idempotent: tool.idempotent || tool.effect === 'read-only',
+    ...(context.previousDelayMs !== undefined ? { previousDelayMs: context.previousDelayMs } : {}),
+    ...(context.random ? { random: context.random } : {}),
+    ...budget,
+  });
+  if (decision.retry) {
+    const observation: ToolErrorObservation = {
       status: 'error',
-      code: TOOL_ERROR_CODES.INTERNAL,
-      message: `Tool "${context.tool.name}" failed: ${message}`,
-      hint: 'Try again later or use another tool.',
+      code: classification.code,
+      message: classification.message,
+      hint: classification.hint,
       retryable: true,
-      attempts: context.attempt,
-    },
-    lastAttempt ? undefined : context.tool.retry.initialDelayMs,
-  );
+      attempts: attempt,
+    };
+    return { failure: toolFailure(observation, decision.delayMs), retryDelayMs: decision.delayMs };
+  }
+  const outcomeUnknown = decision.reason === 'may-have-had-effect';
+  const observation: ToolErrorObservation = {
+    status: 'error',
+    code: decision.code,
+    message: outcomeUnknown
+      ? `${OUTCOME_UNKNOWN_EXPLANATION.message} (${classification.message})`
+      : withReason(classification.message, decision.reason, attempt),
+    hint: outcomeUnknown ? OUTCOME_UNKNOWN_EXPLANATION.hint : classification.hint,
+    retryable: !outcomeUnknown && classification.kind !== 'permanent',
+    attempts: attempt,
+  };
+  return { failure: toolFailure(observation) };
 }
+
+function withReason(message: string, reason: string, attempt: number): string {
+  switch (reason) {
+    case 'attempts-exhausted':
+      return `${message} (gave up after ${attempt} attempt${attempt === 1 ? '' : 's'})`;
+    case 'deadline':
+      return `${message} (gave up: the tool's time budget is spent)`;
+    case 'budget-exhausted':
+      return `${message} (not retried: this tool is failing too often right now)`;
+    default:
+      return message;
+  }
+}
+
