@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __durableToolsDevServer: DevServer | undefined;
 }
 

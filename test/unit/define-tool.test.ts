@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { defineTool } from '../../src/tools/define-tool';
+import { ToolDefinitionError } from '../../src/tools/tool-definition-error';
+import { createToolRegistry } from '../../src/tools/tool-registry';
+
+const base = {
+  description: 'Does a thing.',
+  input: z.object({ n: z.number() }),
+  output: z.object({ ok: z.boolean() }),
+  effect: 'read-only' as const,
+  idempotent: true,
+};
+
+function definitionError(fn: () => unknown): ToolDefinitionError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ToolDefinitionError) return error;
+    throw error;
+  }
+  throw new Error('expected a ToolDefinitionError');
+}
+
+describe('defineTool', () => {
+  test('produces a catalog entry with JSON Schemas and resolved retry defaults', () => {
+    const tool = defineTool({ name: 'count', ...base });
+    expect(tool.catalogEntry).toMatchObject({
+      name: 'count',
+      description: 'Does a thing.',
+      effect: 'read-only',
+      idempotent: true,
+      approval: 'never',
+      inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+      retry: { maximumAttempts: 3, jitter: 'full' },
+      timeoutMs: 30_000,
+    });
+  });
+
+  test('takes retry and timeout overrides as Temporal durations', () => {
+    const tool = defineTool({ name: 'slow', ...base, retry: { maximumAttempts: 7, initialDelay: '2s' }, timeout: '1m' });
+    expect(tool.catalogEntry.retry).toMatchObject({ maximumAttempts: 7, initialDelayMs: 2000 });
+    expect(tool.catalogEntry.timeoutMs).toBe(60_000);
+  });
+
+  test('refuses a name the model APIs would not accept', () => {
+    expect(definitionError(() => defineTool({ name: 'has space', ...base })).code).toBe('INVALID_NAME');
+  });
+
+  test('refuses the names of the engine activities', () => {
+    expect(definitionError(() => defineTool({ name: 'callModel', ...base })).code).toBe('INVALID_NAME');
+  });
+
+  test('refuses a compensable tool without an undo tool', () => {
+    expect(definitionError(() => defineTool({ name: 'book', ...base, effect: 'compensable' })).code).toBe('MISSING_UNDO');
+  });
+
+  test('refuses an unlimited number of attempts', () => {
+    expect(definitionError(() => defineTool({ name: 'x', ...base, retry: { maximumAttempts: 0 } })).code).toBe(
+      'INVALID_RETRY',
+    );
+  });
+
+  test('refuses a schema that JSON Schema cannot express', () => {
+    const error = definitionError(() => defineTool({ name: 'x', ...base, input: z.object({ when: z.date() }) }));
+    expect(error.code).toBe('INVALID_SCHEMA');
+  });
+
+  test('keeps the contract apart from the implementation', () => {
+    const contract = defineTool({ name: 'count', ...base });
+    const implemented = contract.implement(async () => ({ ok: true }));
+    expect(implemented.contract).toBe(contract);
+    expect(JSON.parse(JSON.stringify(contract.catalogEntry))).toEqual(contract.catalogEntry);
+  });
+});
+
+describe('createToolRegistry', () => {
+  const undo = defineTool({ name: 'unbook', ...base, effect: 'irreversible' }).implement(async () => ({ ok: true }));
+  const book = defineTool({ name: 'book', ...base, effect: 'compensable', undo: 'unbook' }).implement(async () => ({
+    ok: true,
+  }));
+
+  test('produces the catalog of all tools in registration order', () => {
+    expect(createToolRegistry([book, undo]).catalog().map((e) => e.name)).toEqual(['book', 'unbook']);
+  });
+
+  test('produces the catalog of the named tools only, skipping unknown names', () => {
+    expect(createToolRegistry([book, undo]).catalog(['unbook', 'nope']).map((e) => e.name)).toEqual(['unbook']);
+  });
+
+  test('refuses two tools with one name', () => {
+    expect(definitionError(() => createToolRegistry([undo, undo])).code).toBe('DUPLICATE_TOOL');
+  });
+
+  test('refuses an undo tool that is not registered', () => {
+    expect(definitionError(() => createToolRegistry([book])).code).toBe('UNKNOWN_UNDO');
+  });
+});
