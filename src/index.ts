@@ -1,0 +1,97 @@
+/**
+ * durable-tools: durable tool calls for AI agents on Temporal.
+ *
+ * The one public entry. Every export here is a decision: add to it deliberately.
+ *
+ * @packageDocumentation
+ */
+
+// Tool contract and registry
+export {
+  defineTool,
+  type ToolSpec,
+  type ToolContract,
+  type Tool,
+  type ToolImplementation,
+  type ToolImplementationHooks,
+  type ToolRetryOptions,
+  type ReconcileResult,
+} from './tools/define-tool';
+export { createToolRegistry, type ToolRegistry } from './tools/tool-registry';
+export type {
+  ToolCatalogEntry,
+  ToolEffect,
+  ToolApproval,
+  ToolRetrySettings,
+  JitterStrategy,
+} from './tools/tool-catalog-entry';
+export type { ToolContext, ToolLogger } from './tools/tool-context';
+export { ToolDefinitionError, type ToolDefinitionErrorCode } from './tools/tool-definition-error';
+export {
+  TOOL_ERROR_CODES,
+  type ToolErrorCode,
+  type ToolObservation,
+  type ToolErrorObservation,
+  type ToolSuccessObservation,
+} from './tools/tool-error-code';
+export { parseToolArguments, type ParsedToolArguments } from './tools/parse-tool-arguments';
+
+// Failure semantics
+export {
+  TransientToolError,
+  PermanentToolError,
+  RateLimitedToolError,
+  HttpStatusError,
+  httpErrorFromResponse,
+  throwForHttpStatus,
+  type ToolErrorOptions,
+  type ToolError,
+} from './tools/tool-errors';
+export { classify, type FailureClassification, type FailureKind } from './tools/classify';
+export { computeBackoffDelay, type BackoffInput } from './tools/backoff';
+export { parseRetryAfter } from './tools/retry-after';
+export { RetryBudget, type RetryBudgetOptions } from './tools/retry-budget';
+export { decideRetry, type RetryDecision, type RetryDecisionInput } from './tools/retry-decision';
+
+// Models
+export type {
+  ModelProvider,
+  ModelRequest,
+  ModelTurn,
+  ModelToolCall,
+  ModelSettings,
+  TranscriptMessage,
+} from './model/model-types';
+export { scriptedModel, type ScriptedTurn, type ScriptedModelSettings } from './model/scripted-model';
+
+// Activities, worker and client
+export { createToolActivities, type ToolActivityDeps, type ToolActivities } from './activities/tool-activities';
+export { createModelActivities, type ModelActivityDeps, type ModelActivities } from './activities/model-activities';
+export type { ToolActivityInput, ToolActivityResult } from './activities/tool-activity-types';
+export { createWorker, type CreateWorkerOptions, type DurableToolsWorker } from './worker';
+export {
+  AGENT_RUN_WORKFLOW,
+  connectClient,
+  startAgentRun,
+  waitForAgentRun,
+  getAgentRunState,
+  agentRunUrl,
+  type StartAgentRunOptions,
+} from './client';
+export { connectionSettingsFromEnv, CONNECTION_DEFAULTS, type ConnectionSettings } from './connection-settings';
+export { SEARCH_ATTRIBUTES } from './search-attributes';
+export type {
+  AgentRunInput,
+  AgentRunLimits,
+  AgentRunResult,
+  AgentRunState,
+  RunStatus,
+  StepRecord,
+  StepStatus,
+} from './workflows/agent-run-types';
+export { getRunStateQuery } from './workflows/agent-run-messages';
+
+// Local Temporal server
+export { resolveTemporalCli, TEMPORAL_CLI, type ResolvedTemporalCli } from './dev-server/temporal-cli';
+export { startDevServer, type DevServer, type DevServerOptions } from './dev-server/dev-server';
+export { TemporalCliError, type TemporalCliErrorCode } from './dev-server/temporal-cli-error';
