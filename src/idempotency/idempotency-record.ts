@@ -216,5 +216,7 @@ export function parseResult(json: string | null): unknown {
 
 /** The failure back from its JSON text. */
 export function parseFailure(json: string | null): StoredFailure {
-  return (json === null ? { code: 'UNKNOWN', message: 'The stored failure is missing.' } : JSON.parse(json)) as StoredFailure;
+  return (
+    json === null ? { code: 'UNKNOWN', message: 'The stored failure is missing.' } : JSON.parse(json)
+  ) as StoredFailure;
 }

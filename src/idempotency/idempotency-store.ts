@@ -75,12 +75,7 @@ export interface BeginOutcomeUnknown {
 
 /** What {@link IdempotencyStore.begin} found, discriminated by `state`. */
 export type BeginOutcome =
-  | BeginStarted
-  | BeginCompleted
-  | BeginFailed
-  | BeginConflict
-  | BeginInFlight
-  | BeginOutcomeUnknown;
+  BeginStarted | BeginCompleted | BeginFailed | BeginConflict | BeginInFlight | BeginOutcomeUnknown;
 
 /**
  * A durable store of idempotency keys, after Stripe, the IETF Idempotency-Key draft and AWS Powertools.

@@ -11,11 +11,7 @@ export {
 } from './create-idempotency-store';
 export { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from './idempotency-defaults';
 export type { IdempotencyStoreBaseOptions } from './idempotency-record';
-export {
-  createIdempotencyReaper,
-  type IdempotencyReaper,
-  type IdempotencyReaperOptions,
-} from './idempotency-reaper';
+export { createIdempotencyReaper, type IdempotencyReaper, type IdempotencyReaperOptions } from './idempotency-reaper';
 export type {
   BeginCompleted,
   BeginConflict,

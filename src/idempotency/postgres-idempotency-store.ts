@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { Pool, type PoolConfig } from 'pg';
 import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from './idempotency-defaults';
 import {
@@ -7,9 +7,11 @@ import {
   checkDuration,
   checkKey,
   checkToken,
+  decideBegin,
   retentionFrom,
   serializeFailure,
   serializeResult,
+  type IdempotencyRecord,
   type IdempotencyStoreBaseOptions,
   type RecordState,
 } from './idempotency-record';
@@ -22,6 +24,8 @@ export const POSTGRES_STORE_DEFAULTS = {
   poolSize: 10,
   /** How long to wait for a connection before failing with `STORE_UNAVAILABLE` (pg's own default waits forever). */
   connectionTimeoutMs: 5_000,
+  /** Read-and-claim rounds of one `begin` before it gives up with `STORE_UNAVAILABLE` (each lost round = a race). */
+  beginRounds: 16,
   /** Rows deleted per `reap` statement. */
   reapBatchSize: 1_000,
 } as const;
@@ -44,31 +48,39 @@ export interface PostgresIdempotencyStoreOptions extends IdempotencyStoreBaseOpt
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/;
 
-/** What every `begin` returns: the row after the upsert. Bigints arrive as strings. */
-interface BeginRow {
+/** A row as `begin` reads it. Bigints arrive as strings; JSON as text (`::text`), so SQL NULL and `null` differ. */
+interface Row {
+  key: string;
   fingerprint: string;
   state: RecordState;
   token: string;
   owner: string;
   previous_owner: string | null;
   lease_expires_at: string | null;
-  result_json: unknown;
-  error_json: unknown;
+  result_json: string | null;
+  error_json: string | null;
   takeovers: number;
+  created_at: string;
+  updated_at: string;
+  expires_at: string;
 }
 
 /**
  * The {@link IdempotencyStore} for more than one machine: one Postgres table, reached through a `pg` pool.
  *
- * `begin` is ONE statement, `INSERT … ON CONFLICT (key) DO UPDATE SET col = CASE … END … RETURNING …`:
- * - no row: the insert wins, whoever else races for the key waits on the unique index and then sees the row;
- * - a row past retention ("fresh") or an in-progress row with the same fingerprint and an expired lease
- *   ("takeover"): the CASEs overwrite owner, token and lease;
- * - any other row: the CASEs keep every column; the row is only locked and returned.
- * `ON CONFLICT DO UPDATE` locks the conflicting row and evaluates the CASEs on its latest committed version,
- * so of 64 concurrent begins exactly one gets the row with its own token: that one `started` (or took over);
- * the others read the winner's row and answer conflict / completed / failed / in_flight from it.
+ * `begin` never takes a lock or writes unless it claims the key. Each round:
+ * 1. ONE statement, `WITH inserted AS (INSERT … ON CONFLICT (key) DO NOTHING RETURNING key) SELECT … FROM
+ *    inserted UNION ALL SELECT … FROM table WHERE key = $1`: for a new key the unique index lets exactly one
+ *    of any number of concurrent inserters win (the others wait for its commit and insert nothing); otherwise
+ *    it returns the record already there, read without a lock;
+ * 2. the same state machine as the other stores decides from that record: conflict, replay and in-flight
+ *    answers need nothing more; a record past retention or with an expired lease is claimed with a
+ *    compare-and-set `UPDATE … WHERE key = $1 AND token = <token read> AND <the condition again, at now>
+ *    RETURNING takeovers`, which a concurrent claimer, heartbeat or completion defeats;
+ * 3. no row (the winner committed after this statement's snapshot) or a lost compare-and-set: next round
+ *    (a new snapshot sees the winner).
  * Writes that need ownership are `UPDATE … WHERE key = $1 AND token = $2 AND state = 'in_progress'`.
+ * Losers of a race never lock the row, so 64 concurrent begins of one key cost one write and one fsync.
  *
  * Timestamps come from the store's clock (the worker's), so keep worker clocks in sync (NTP) and leases
  * much longer than the skew. Results are stored as `json` (text kept verbatim), so a replay has the key order
@@ -87,6 +99,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   private readonly retentionMs: number;
   private readonly clock: () => number;
   private readonly sql: ReturnType<typeof statements>;
+  private readonly statementPrefix: string;
   private ready: Promise<void> | undefined;
   private closed = false;
 
@@ -102,6 +115,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     this.clock = options.clock ?? Date.now;
     this.tableName = schema === undefined ? `"${table}"` : `"${schema}"."${table}"`;
     this.sql = statements(this.tableName, table, schema);
+    this.statementPrefix = `idem_${createHash('sha256').update(this.tableName).digest('hex').slice(0, 16)}`;
     if (options.pool) {
       this.pool = options.pool;
       this.ownsPool = false;
@@ -124,49 +138,50 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   /** {@inheritDoc IdempotencyStore.begin} */
   async begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome> {
     const request = checkBegin(key, fingerprint, options);
-    const token = randomUUID();
-    const rows = await this.query<BeginRow>(this.sql.begin, () => {
+    for (let round = 0; round < POSTGRES_STORE_DEFAULTS.beginRounds; round++) {
       const now = this.clock();
-      const leaseExpiresAt = now + request.leaseMs;
-      return [
-        request.key,
-        request.fingerprint,
-        token,
-        request.owner,
-        leaseExpiresAt,
+      // Try to insert a new record; in the same statement read the record that is already there, if any.
+      const fresh = decideBegin(undefined, request, now, this.retentionMs);
+      const record = fresh.write as IdempotencyRecord;
+      const [row] = await this.query<Row & { inserted: boolean }>('insertOrSelect', () => [
+        record.key,
+        record.fingerprint,
+        record.token,
+        record.owner,
+        record.leaseExpiresAt,
+        record.createdAt,
+        record.expiresAt,
+      ]);
+      if (row === undefined) continue; // a concurrent insert committed after our snapshot: read again
+      if (row.inserted) return fresh.outcome;
+      const existing = fromRow(row);
+      const { outcome, write } = decideBegin(existing, request, now, this.retentionMs);
+      if (write === undefined) return outcome;
+      const claimed = await this.query(existing.expiresAt <= now ? 'claimFresh' : 'claimTakeover', () => [
+        write.key,
+        existing.token,
         now,
-        leaseExpiresAt + this.retentionMs,
-      ];
-    });
-    const row = rows[0];
-    if (row === undefined) throw new IdempotencyStoreError('The begin upsert returned no row.', 'STORE_UNAVAILABLE');
-    const leaseExpiresAt = Number(row.lease_expires_at);
-    if (row.token === token) {
-      return row.takeovers === 0
-        ? { state: 'started', token, leaseExpiresAt }
-        : {
-            state: 'outcome_unknown',
-            token,
-            leaseExpiresAt,
-            previousOwner: row.previous_owner ?? '',
-            takeovers: row.takeovers,
-          };
+        write.fingerprint,
+        write.token,
+        write.owner,
+        write.previousOwner,
+        write.leaseExpiresAt,
+        write.takeovers,
+        write.createdAt,
+        write.expiresAt,
+      ]);
+      if (claimed.length === 1) return outcome;
     }
-    if (row.fingerprint !== request.fingerprint) return { state: 'conflict', storedFingerprint: row.fingerprint };
-    switch (row.state) {
-      case 'completed':
-        return { state: 'completed', result: row.result_json ?? undefined };
-      case 'failed':
-        return { state: 'failed', error: row.error_json as StoredFailure };
-      case 'in_progress':
-        return { state: 'in_flight', leaseExpiresAt, owner: row.owner };
-    }
+    throw new IdempotencyStoreError(
+      `Idempotency key "${request.key}" changed under every one of ${POSTGRES_STORE_DEFAULTS.beginRounds} attempts to claim it.`,
+      'STORE_UNAVAILABLE',
+    );
   }
 
   /** {@inheritDoc IdempotencyStore.heartbeat} */
   async heartbeat(key: string, token: string, leaseMs: number = IDEMPOTENCY_DEFAULTS.leaseMs): Promise<boolean> {
     const [k, t, lease] = [checkKey(key), checkToken(token), checkDuration(leaseMs, 'leaseMs')];
-    const rows = await this.query(this.sql.heartbeat, () => {
+    const rows = await this.query('heartbeat', () => {
       const now = this.clock();
       return [k, t, now, now + lease, now + lease + this.retentionMs];
     });
@@ -186,7 +201,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   /** {@inheritDoc IdempotencyStore.release} */
   async release(key: string, token: string): Promise<boolean> {
     const [k, t] = [checkKey(key), checkToken(token)];
-    const rows = await this.query(this.sql.release, () => [k, t, this.clock()]);
+    const rows = await this.query('release', () => [k, t, this.clock()]);
     return rows.length === 1;
   }
 
@@ -196,7 +211,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     const batch = POSTGRES_STORE_DEFAULTS.reapBatchSize;
     let total = 0;
     for (;;) {
-      const deleted = (await this.query(this.sql.reap, () => [at, batch])).length;
+      const deleted = (await this.query('reap', () => [at, batch])).length;
       total += deleted;
       if (deleted < batch) return total;
     }
@@ -217,24 +232,26 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     error: string | null,
   ): Promise<void> {
     let now = 0;
-    const updated = await this.query(this.sql.finish, () => {
+    const updated = await this.query('finish', () => {
       now = this.clock();
       return [key, token, state, result, error, now, now + this.retentionMs];
     });
     if (updated.length === 1) return;
-    const [current] = await this.query<{ state: RecordState; token: string; owner: string }>(
-      this.sql.ownership,
-      () => [key, now],
-    );
+    const [current] = await this.query<{ state: RecordState; token: string; owner: string }>('ownership', () => [
+      key,
+      now,
+    ]);
     acceptRepeatedFinish(key, current, token, state);
   }
 
   /** Runs one statement (creating the table first if needed); `params` is called just before sending. */
-  private async query<R = unknown>(text: string, params: () => unknown[]): Promise<R[]> {
+  private async query<R = unknown>(statement: StatementName, params: () => unknown[]): Promise<R[]> {
     if (this.closed) throw new IdempotencyStoreError('The idempotency store is closed.', 'STORE_CLOSED');
     try {
       await (this.ready ??= this.createTable());
-      const result = await this.pool.query(text, params());
+      // Named: each connection parses and plans the statement once.
+      const name = `${this.statementPrefix}_${statement}`;
+      const result = await this.pool.query({ name, text: this.sql[statement], values: params() });
       return result.rows as R[];
     } catch (error) {
       if (error instanceof IdempotencyStoreError) throw error;
@@ -267,11 +284,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 }
 
+/** The statements the store runs, by name (all but `create`). */
+type StatementName = Exclude<keyof ReturnType<typeof statements>, 'create'>;
+
 function statements(qualified: string, table: string, schema: string | undefined) {
-  const fresh = 'r.expires_at <= EXCLUDED.updated_at';
-  const takeover = `(r.state = 'in_progress' AND r.fingerprint = EXCLUDED.fingerprint AND r.lease_expires_at <= EXCLUDED.updated_at)`;
-  const claim = `(${fresh} OR ${takeover})`;
-  const columns = 'key, fingerprint, state, token, owner, previous_owner, lease_expires_at, takeovers';
   return {
     create: [
       ...(schema === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS "${schema}"`]),
@@ -292,24 +308,32 @@ function statements(qualified: string, table: string, schema: string | undefined
       )`,
       `CREATE INDEX IF NOT EXISTS "${table}_expires_at" ON ${qualified} (expires_at)`,
     ],
-    // $1 key, $2 fingerprint, $3 token, $4 owner, $5 lease_expires_at, $6 now, $7 expires_at
-    begin: `
-      INSERT INTO ${qualified} AS r (${columns}, created_at, updated_at, expires_at)
-      VALUES ($1, $2, 'in_progress', $3, $4, NULL, $5, 0, $6, $6, $7)
-      ON CONFLICT (key) DO UPDATE SET
-        fingerprint = CASE WHEN ${fresh} THEN EXCLUDED.fingerprint ELSE r.fingerprint END,
-        state = CASE WHEN ${fresh} THEN EXCLUDED.state ELSE r.state END,
-        token = CASE WHEN ${claim} THEN EXCLUDED.token ELSE r.token END,
-        owner = CASE WHEN ${claim} THEN EXCLUDED.owner ELSE r.owner END,
-        previous_owner = CASE WHEN ${fresh} THEN NULL WHEN ${takeover} THEN r.owner ELSE r.previous_owner END,
-        lease_expires_at = CASE WHEN ${claim} THEN EXCLUDED.lease_expires_at ELSE r.lease_expires_at END,
-        result_json = CASE WHEN ${fresh} THEN NULL ELSE r.result_json END,
-        error_json = CASE WHEN ${fresh} THEN NULL ELSE r.error_json END,
-        takeovers = CASE WHEN ${fresh} THEN 0 WHEN ${takeover} THEN r.takeovers + 1 ELSE r.takeovers END,
-        created_at = CASE WHEN ${fresh} THEN EXCLUDED.created_at ELSE r.created_at END,
-        updated_at = CASE WHEN ${claim} THEN EXCLUDED.updated_at ELSE r.updated_at END,
-        expires_at = CASE WHEN ${claim} THEN EXCLUDED.expires_at ELSE r.expires_at END
-      RETURNING ${columns}, result_json, error_json`,
+    // $1 key, $2 fingerprint, $3 token, $4 owner, $5 lease_expires_at, $6 now, $7 expires_at.
+    // Returns the new record (inserted = true), or the record already there as of the statement's snapshot,
+    // or nothing when the conflicting record was committed after that snapshot.
+    insertOrSelect: `
+      WITH inserted AS (
+        INSERT INTO ${qualified} (key, fingerprint, state, token, owner, lease_expires_at, takeovers, created_at,
+          updated_at, expires_at)
+        VALUES ($1, $2, 'in_progress', $3, $4, $5, 0, $6, $6, $7)
+        ON CONFLICT (key) DO NOTHING
+        RETURNING key
+      )
+      SELECT true AS inserted, NULL AS key, NULL AS fingerprint, NULL AS state, NULL AS token, NULL AS owner,
+        NULL AS previous_owner, NULL AS lease_expires_at, NULL AS takeovers, NULL AS created_at,
+        NULL AS updated_at, NULL AS expires_at, NULL AS result_json, NULL AS error_json
+      FROM inserted
+      UNION ALL
+      SELECT false, key, fingerprint, state, token, owner, previous_owner, lease_expires_at::text, takeovers,
+        created_at::text, updated_at::text, expires_at::text, result_json::text, error_json::text
+      FROM ${qualified} WHERE key = $1`,
+    // $1 key, $2 token read, $3 now, $4 fingerprint, $5 new token, $6 owner, $7 previous owner,
+    // $8 lease_expires_at, $9 takeovers, $10 created_at, $11 expires_at
+    claimFresh: claim(qualified, 'expires_at <= $3'),
+    claimTakeover: claim(
+      qualified,
+      `state = 'in_progress' AND fingerprint = $4 AND lease_expires_at <= $3 AND expires_at > $3`,
+    ),
     // $1 key, $2 token, $3 now, $4 lease_expires_at, $5 expires_at
     heartbeat: `
       UPDATE ${qualified} SET lease_expires_at = $4, updated_at = $3, expires_at = $5
@@ -330,5 +354,34 @@ function statements(qualified: string, table: string, schema: string | undefined
       DELETE FROM ${qualified} WHERE expires_at <= $1 AND key IN (
         SELECT key FROM ${qualified} WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
       RETURNING key`,
+  };
+}
+
+/** A compare-and-set claim: succeeds only if the token read is still current and `condition` still holds. */
+function claim(qualified: string, condition: string): string {
+  return `
+    UPDATE ${qualified}
+    SET fingerprint = $4, state = 'in_progress', token = $5, owner = $6, previous_owner = $7,
+      lease_expires_at = $8, result_json = NULL, error_json = NULL, takeovers = $9, created_at = $10,
+      updated_at = $3, expires_at = $11
+    WHERE key = $1 AND token = $2 AND ${condition}
+    RETURNING takeovers`;
+}
+
+function fromRow(row: Row): IdempotencyRecord {
+  return {
+    key: row.key,
+    fingerprint: row.fingerprint,
+    state: row.state,
+    token: row.token,
+    owner: row.owner,
+    previousOwner: row.previous_owner,
+    leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
+    resultJson: row.result_json,
+    errorJson: row.error_json,
+    takeovers: row.takeovers,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    expiresAt: Number(row.expires_at),
   };
 }

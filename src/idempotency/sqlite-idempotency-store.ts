@@ -98,7 +98,17 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     upsert: Database.Statement<[Row]>;
     heartbeat: Database.Statement<[{ key: string; token: string; now: number; lease: number; retention: number }]>;
     finish: Database.Statement<
-      [{ key: string; token: string; now: number; state: RecordState; result: string | null; error: string | null; expires: number }]
+      [
+        {
+          key: string;
+          token: string;
+          now: number;
+          state: RecordState;
+          result: string | null;
+          error: string | null;
+          expires: number;
+        },
+      ]
     >;
     release: Database.Statement<[string, string, number]>;
     reap: Database.Statement<[number, number, number]>;
@@ -146,9 +156,13 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       `);
       this.db.pragma(`busy_timeout = ${SQLITE_STORE_DEFAULTS.lockWaitSliceMs}`);
     } catch (error) {
-      throw new IdempotencyStoreError(`Cannot open the SQLite idempotency store at ${this.path}.`, 'STORE_UNAVAILABLE', {
-        cause: error,
-      });
+      throw new IdempotencyStoreError(
+        `Cannot open the SQLite idempotency store at ${this.path}.`,
+        'STORE_UNAVAILABLE',
+        {
+          cause: error,
+        },
+      );
     }
 
     this.statements = {

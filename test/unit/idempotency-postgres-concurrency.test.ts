@@ -10,7 +10,9 @@ const KEYS_AT_ONCE = 8;
 
 describe('the Postgres idempotency store under contention', () => {
   // Two "workers", each with its own pool of 8 connections, share the table.
-  const stores = [0, 1].map(() => new PostgresIdempotencyStore({ connectionString: POSTGRES_URL, table: TABLE, poolSize: 8 }));
+  const stores = [0, 1].map(
+    () => new PostgresIdempotencyStore({ connectionString: POSTGRES_URL, table: TABLE, poolSize: 8 }),
+  );
   const admin = new Pool({ connectionString: POSTGRES_URL, max: 1 });
 
   afterAll(async () => {
@@ -23,7 +25,10 @@ describe('the Postgres idempotency store under contention', () => {
     const beginAll = (key: string): Promise<BeginOutcome[]> =>
       Promise.all(
         Array.from({ length: BEGINS_PER_KEY }, (_, i) =>
-          (stores[i % stores.length] as PostgresIdempotencyStore).begin(key, 'fp', { owner: `w${i}`, leaseMs: 600_000 }),
+          (stores[i % stores.length] as PostgresIdempotencyStore).begin(key, 'fp', {
+            owner: `w${i}`,
+            leaseMs: 600_000,
+          }),
         ),
       );
     const t0 = Date.now();

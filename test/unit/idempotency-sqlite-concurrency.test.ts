@@ -38,7 +38,10 @@ interface ChildReport {
   others: Record<string, number>;
 }
 
-function startChild(path: string, id: number): { child: ChildProcess; ready: Promise<void>; report: Promise<ChildReport> } {
+function startChild(
+  path: string,
+  id: number,
+): { child: ChildProcess; ready: Promise<void>; report: Promise<ChildReport> } {
   const child = spawn(
     process.execPath,
     ['--require', 'tsx/cjs', '-e', CHILD, path, String(KEYS), String(BEGINS_PER_PROCESS_PER_KEY), String(id)],
