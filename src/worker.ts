@@ -18,6 +18,11 @@ export interface CreateWorkerOptions {
   connection?: NativeConnection;
   /** A pre-built workflow bundle (tests and benchmarks build it once). */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /**
+   * Uniform random source in [0, 1) for retry jitter (default `Math.random`). Tests inject a seeded one
+   * (`createSeededRandom` from `tools/seeded-random`) to know in advance which delays the engine will choose.
+   */
+  random?: () => number;
   /** Anything else Temporal's Worker accepts (concurrency, shutdown grace, interceptors, ...). */
   workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'activities' | 'workflowsPath' | 'workflowBundle'>>;
 }
@@ -60,7 +65,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: require.resolve('./workflows') }),
     activities: {
-      ...createToolActivities({ registry }),
+      ...createToolActivities({ registry, ...(options.random ? { random: options.random } : {}) }),
       ...createModelActivities({ providers: options.modelProviders ?? {} }),
     },
   });

@@ -55,10 +55,18 @@ export async function connectTestTemporal(): Promise<TestTemporal> {
   };
 }
 
-/** Creates a worker for the given tools on a task queue, using the pre-built workflow bundle. */
+/**
+ * Creates a worker for the given tools on a task queue, using the pre-built workflow bundle.
+ * `random` replaces `Math.random` for retry jitter (pass a seeded one to predict the delays).
+ */
 export async function createTestWorker(
   temporal: TestTemporal,
-  options: { tools: readonly Tool[]; taskQueue: string; modelProviders?: Record<string, ModelProvider> },
+  options: {
+    tools: readonly Tool[];
+    taskQueue: string;
+    modelProviders?: Record<string, ModelProvider>;
+    random?: () => number;
+  },
 ): Promise<Worker> {
   const { namespace, bundlePath } = testServer();
   const { worker } = await createWorker({
@@ -67,6 +75,7 @@ export async function createTestWorker(
     settings: { namespace, taskQueue: options.taskQueue },
     workflowBundle: { codePath: bundlePath },
     ...(options.modelProviders ? { modelProviders: options.modelProviders } : {}),
+    ...(options.random ? { random: options.random } : {}),
   });
   return worker;
 }
