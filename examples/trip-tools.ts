@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { compensationInput } from '../src/tools/compensation-input';
 import { defineTool, type Tool } from '../src/tools/define-tool';
 import { TripServices } from './trip-services';
 
@@ -45,8 +46,8 @@ export const bookFlightContract = defineTool({
 /** Contract: cancel a flight booking (the undo of book_flight). */
 export const cancelFlightContract = defineTool({
   name: 'cancel_flight',
-  description: 'Cancels the flight booked under an idempotency key. Used to undo book_flight.',
-  input: z.object({ bookingKey: z.string() }),
+  description: 'Cancels the flight booked by an earlier book_flight call. Used to undo book_flight.',
+  input: compensationInput(bookFlightContract),
   output: z.object({ cancelled: z.boolean() }),
   effect: 'irreversible',
   idempotent: true,
@@ -72,8 +73,8 @@ export const bookHotelContract = defineTool({
 /** Contract: cancel a hotel booking (the undo of book_hotel). */
 export const cancelHotelContract = defineTool({
   name: 'cancel_hotel',
-  description: 'Cancels the hotel room booked under an idempotency key. Used to undo book_hotel.',
-  input: z.object({ bookingKey: z.string() }),
+  description: 'Cancels the hotel room booked by an earlier book_hotel call. Used to undo book_hotel.',
+  input: compensationInput(bookHotelContract),
   output: z.object({ cancelled: z.boolean() }),
   effect: 'irreversible',
   idempotent: true,
@@ -108,14 +109,14 @@ export const tools: Tool[] = [
     const booking = tripServices.book('flight', ctx.idempotencyKey, { flightId, passengers });
     return { bookingId: booking.id, flightId, passengers };
   }),
-  cancelFlightContract.implement(async ({ bookingKey }) => ({ cancelled: tripServices.cancel(bookingKey) })),
+  cancelFlightContract.implement(async ({ originalKey }) => ({ cancelled: tripServices.cancel(originalKey) })),
   bookHotelContract.implement(async ({ city, nights, checkIn, room }, ctx) => {
     // The hotel API answers 503 to the first two attempts of every booking: the engine retries with jitter.
     if (ctx.attempt < 3) throw httpError(503, 'Hotel API: 503 Service Unavailable');
     const booking = tripServices.book('hotel', ctx.idempotencyKey, { city, nights, checkIn, room });
     return { bookingId: booking.id, city, nights };
   }),
-  cancelHotelContract.implement(async ({ bookingKey }) => ({ cancelled: tripServices.cancel(bookingKey) })),
+  cancelHotelContract.implement(async ({ originalKey }) => ({ cancelled: tripServices.cancel(originalKey) })),
   payContract.implement(async ({ amountEur, reference }, ctx) => {
     const payment = tripServices.book('payment', ctx.idempotencyKey, { amountEur, reference });
     return { paymentId: payment.id, amountEur };

@@ -2,9 +2,14 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createModelActivities } from './activities/model-activities';
 import { createToolActivities } from './activities/tool-activities';
 import { connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
+import type { IdempotencyStore } from './idempotency/idempotency-store';
 import type { ModelProvider } from './model/model-types';
+import type { TranscriptStore } from './transcripts/transcript-store';
 import type { Tool } from './tools/define-tool';
+import { createIdempotencyStore } from './idempotency/create-idempotency-store';
+import { createIdempotencyReaper } from './idempotency/idempotency-reaper';
 import { createToolRegistry, type ToolRegistry } from './tools/tool-registry';
+import { SqliteTranscriptStore } from './transcripts/sqlite-transcript-store';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions {
@@ -23,6 +28,15 @@ export interface CreateWorkerOptions {
    * (`createSeededRandom` from `tools/seeded-random`) to know in advance which delays the engine will choose.
    */
   random?: () => number;
+  /**
+   * Durable idempotency keys for tools with effects (see `createIdempotencyStore`). Without a store a
+   * retried attempt may run a tool again; the worker process (`npm run worker`, `npm run dev`) uses SQLite.
+   */
+  idempotencyStore?: IdempotencyStore;
+  /** Lease of an idempotency key while a call runs (default 30 s). */
+  leaseMs?: number;
+  /** Where run transcripts live (default: this process's memory). */
+  transcripts?: TranscriptStore;
   /** Anything else Temporal's Worker accepts (concurrency, shutdown grace, interceptors, ...). */
   workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'activities' | 'workflowsPath' | 'workflowBundle'>>;
 }
@@ -65,8 +79,17 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: require.resolve('./workflows') }),
     activities: {
-      ...createToolActivities({ registry, ...(options.random ? { random: options.random } : {}) }),
-      ...createModelActivities({ providers: options.modelProviders ?? {} }),
+      ...createToolActivities({
+        registry,
+        ...(options.random ? { random: options.random } : {}),
+        ...(options.idempotencyStore ? { idempotencyStore: options.idempotencyStore } : {}),
+        ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+      }),
+      ...createModelActivities({
+        registry,
+        providers: options.modelProviders ?? {},
+        ...(options.transcripts ? { transcripts: options.transcripts } : {}),
+      }),
     },
   });
   return {
@@ -88,12 +111,18 @@ async function main(): Promise<void> {
     throw new Error(`${modulePath} must export "tools", an array of implemented tools.`);
   }
   const settings = connectionSettingsFromEnv();
-  const { worker, close } = await createWorker({ tools: loaded.tools });
+  const idempotencyStore = createIdempotencyStore();
+  const reaper = createIdempotencyReaper(idempotencyStore);
+  const transcripts = new SqliteTranscriptStore();
+  const { worker, close } = await createWorker({ tools: loaded.tools, idempotencyStore, transcripts });
   console.log(
     `durable-tools worker: ${loaded.tools.length} tools on task queue "${settings.taskQueue}" at ${settings.address} (namespace ${settings.namespace})`,
   );
   await worker.run();
   await close();
+  reaper.stop();
+  await idempotencyStore.close();
+  await transcripts.close();
 }
 
 if (require.main === module) {

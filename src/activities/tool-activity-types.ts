@@ -4,11 +4,25 @@
 
 /** Input of every tool activity. */
 export interface ToolActivityInput {
-  /** The model's raw arguments: a JSON string or an object. Validated by the activity. */
+  /**
+   * The model's raw arguments: a JSON string or an object, validated by the activity. For a compensation,
+   * the engine builds them: `{ originalInput, originalOutput?, originalKey }` (see {@link CompensationArguments}).
+   */
   arguments: unknown;
-  /** `${workflowId}/${stepId}`: the same for every attempt of this call. */
+  /** `${workflowId}/${stepId}` (a compensation: `${key}/undo`): the same for every attempt of this call. */
   idempotencyKey: string;
   stepId: number;
+  /** Set when this call undoes an earlier call of the named tool: retried until it succeeds or fails permanently. */
+  compensationOf?: string;
+}
+
+/** What an undo tool receives: what the forward call was given, what it returned if known, and its key. */
+export interface CompensationArguments<I = unknown, O = unknown> {
+  originalInput: I;
+  /** Absent when the forward call's outcome is unknown (it timed out, or the worker died after its effect). */
+  originalOutput?: O;
+  /** The forward call's idempotency key: undo "whatever was done under this key". */
+  originalKey: string;
 }
 
 /** Result of a successful tool activity. */
@@ -16,6 +30,6 @@ export interface ToolActivityResult {
   output: unknown;
   /** The attempt that produced the output (1 when the first attempt succeeded). */
   attempt: number;
-  /** True when the output was replayed from the idempotency store. */
+  /** True when the output was replayed from the idempotency store (or adopted from `reconcile`). */
   replayed?: boolean;
 }

@@ -55,7 +55,10 @@ export function failureForThrownError(
       retryable: true,
       attempts: attempt,
     };
-    return { failure: toolFailure(observation, decision.delayMs), retryDelayMs: decision.delayMs };
+    return {
+      failure: toolFailure(observation, { mayHaveHadEffect: classification.mayHaveHadEffect }, decision.delayMs),
+      retryDelayMs: decision.delayMs,
+    };
   }
   const outcomeUnknown = decision.reason === 'may-have-had-effect';
   const observation: ToolErrorObservation = {
@@ -68,7 +71,7 @@ export function failureForThrownError(
     retryable: !outcomeUnknown && classification.kind !== 'permanent',
     attempts: attempt,
   };
-  return { failure: toolFailure(observation) };
+  return { failure: toolFailure(observation, { mayHaveHadEffect: classification.mayHaveHadEffect }) };
 }
 
 function withReason(message: string, reason: string, attempt: number): string {

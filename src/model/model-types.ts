@@ -39,6 +39,8 @@ export interface ModelSettings {
 /** Everything a model provider gets for one turn. */
 export interface ModelRequest {
   goal: string;
+  /** Model turns taken before this one (0 for the first turn), over the whole run. */
+  turn: number;
   transcript: readonly TranscriptMessage[];
   tools: readonly ToolCatalogEntry[];
   settings: ModelSettings;

@@ -17,6 +17,13 @@ export interface ScriptedTurn {
 export interface ScriptedModelSettings {
   provider: 'scripted';
   script: ScriptedTurn[];
+  /**
+   * Play the script this many times before finishing (default 1): a long run from a short script, with
+   * constant-size settings. A `final` turn ends the run whenever it is played.
+   */
+  repeat?: number;
+  /** The final answer after the last round (default: the text of the last turn played). */
+  finalText?: string;
 }
 
 /**
@@ -36,9 +43,12 @@ export interface ScriptedModelSettings {
  */
 export const scriptedModel: ModelProvider = async (request: ModelRequest): Promise<ModelTurn> => {
   const script = Array.isArray(request.settings.script) ? (request.settings.script as ScriptedTurn[]) : [];
-  const assistantTurns = request.transcript.filter((m) => m.role === 'assistant').length;
-  let turn = script[assistantTurns];
-  if (!turn) return { text: 'The script has no more turns.', toolCalls: [], done: true };
+  const repeat = typeof request.settings.repeat === 'number' ? Math.max(1, Math.floor(request.settings.repeat)) : 1;
+  const assistantTurns = request.turn;
+  const round = script.length > 0 ? Math.floor(assistantTurns / script.length) : 0;
+  let turn = round < repeat ? script[assistantTurns % script.length] : undefined;
+  const finalText = typeof request.settings.finalText === 'string' ? request.settings.finalText : undefined;
+  if (!turn) return { text: finalText ?? 'The script has no more turns.', toolCalls: [], done: true };
   if (turn.ifPreviousFailed && previousTurnFailed(request)) turn = turn.ifPreviousFailed;
   const toolCalls = (turn.toolCalls ?? []).map((call, index) => ({
     id: `call_${assistantTurns + 1}_${index + 1}`,

@@ -1,14 +1,29 @@
-/** Limits and engine-activity settings of an agent run. */
+import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
+
+/** Limits of an agent run. */
 export const AGENT_RUN_DEFAULTS = {
   maxSteps: 50,
   maxTurns: 25,
 } as const;
 
 /** Activity options for the engine's own activities. */
-export const ENGINE_ACTIVITY_OPTIONS = {
+export const ENGINE_ACTIVITY_OPTIONS: Readonly<Record<'describeTools' | 'callModel', ActivityOptions>> = {
   describeTools: { startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 5 } },
-  callModel: { startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 3, initialInterval: '1 second' } },
-} as const;
+  callModel: {
+    startToCloseTimeout: '2 minutes',
+    retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: ['TRANSCRIPT_MISSING'] },
+  },
+};
+
+/**
+ * Options of a compensation call: retried until it succeeds or fails permanently (the activity itself
+ * decides each delay and stops on permanent errors), waiting for cancellation to finish.
+ */
+export const COMPENSATION_ACTIVITY_OPTIONS: Readonly<ActivityOptions> = {
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 0, initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ['NotFoundError'] },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};
 
 /** Longest activity summary shown in the UI. */
 export const SUMMARY_MAX_LENGTH = 120;

@@ -1,15 +1,34 @@
 /**
  * Input, state and result of an agent run. Pure types: shared by the workflow, the client and the worker.
  */
-import type { ModelSettings } from '../model/model-types';
+import type { ModelSettings, TranscriptMessage } from '../model/model-types';
 import type { ToolObservation } from '../tools/tool-error-code';
 
 /** Limits that end a run that does not finish by itself. */
 export interface AgentRunLimits {
-  /** Maximum number of tool calls in the run (default 50). */
+  /** Maximum number of tool calls in the run, over all continue-as-new generations (default 50). */
   maxSteps?: number;
   /** Maximum number of model turns (default 25). */
   maxTurns?: number;
+}
+
+/**
+ * When a failed tool call aborts the run (and so triggers compensation of what was done).
+ * Without a policy a failed call is only an observation: the model decides what to do next.
+ */
+export interface FailurePolicy {
+  /** A permanent failure of any of these tools aborts the run. `'*'` means every tool. */
+  criticalTools?: readonly string[] | '*';
+  /** This many failed tool calls in a row abort the run. */
+  maxConsecutiveToolErrors?: number;
+  /** Compensate when a step or turn limit ends the run (default true). */
+  compensateOnLimit?: boolean;
+}
+
+/** How compensations run. */
+export interface CompensationOptions {
+  /** Run all compensations at once instead of one by one in reverse order (default false). */
+  parallel?: boolean;
 }
 
 /** What a client passes to start an agent run. */
@@ -21,15 +40,64 @@ export interface AgentRunInput {
   /** Tool names the model may see and call; all tools of the worker when omitted. */
   allowedTools?: string[];
   limits?: AgentRunLimits;
+  failurePolicy?: FailurePolicy;
+  compensation?: CompensationOptions;
+  /**
+   * Continue as new after this many tool calls in one generation (default: when Temporal suggests it).
+   * Keeps histories far from Temporal's limits on long runs.
+   */
+  continueAsNewAfterSteps?: number;
   /**
    * Keep the `DurableRunStatus` search attribute up to date. Set by the client helpers when the server
    * has the attribute registered (an unregistered attribute would fail the workflow task).
    */
   trackStatusSearchAttribute?: boolean;
+  /** Set by the workflow itself when it continues as new; never by clients. */
+  carriedOver?: AgentRunCarryOver;
+}
+
+/** A compensation the run owes: registered before its forward call, dropped only when that call had no effect. */
+export interface PendingCompensation {
+  stepId: number;
+  /** The forward tool. */
+  tool: string;
+  /** The tool that undoes it. */
+  undo: string;
+  /** The forward call's raw arguments. */
+  arguments: unknown;
+  /** The forward call's output, when it is known. */
+  output?: unknown;
+  /** The forward call's idempotency key; the compensation runs under `${key}/undo`. */
+  idempotencyKey: string;
+}
+
+/** What one generation hands to the next when the run continues as new. */
+export interface AgentRunCarryOver {
+  /** Continue-as-new generations so far (1 after the first). */
+  generation: number;
+  /** Tool calls made so far: the next step id is this + 1. */
+  stepCount: number;
+  /** Model turns taken so far. */
+  turns: number;
+  consecutiveToolErrors: number;
+  /** Compensations owed, oldest first. */
+  compensations: PendingCompensation[];
+  /** Length of the transcript the transcript store holds for this run. */
+  transcriptCursor: number;
+  /** An irreversible step without approval has succeeded: compensable steps are refused from now on. */
+  irreversibleDone: boolean;
 }
 
 /** Status of one tool call. */
-export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed';
+export type StepStatus =
+  | 'pending'
+  | 'awaiting_approval'
+  | 'running'
+  | 'succeeded'
+  | 'failed'
+  | 'compensating'
+  | 'compensated'
+  | 'compensation_failed';
 
 /** One tool call of a run, as the state query shows it. */
 export interface StepRecord {
@@ -46,27 +114,43 @@ export interface StepRecord {
   observation?: ToolObservation;
   /** Attempts the engine made (known once the step has ended). */
   attempts?: number;
+  /** The compensating tool, when the step has one. */
+  undo?: string;
+  /** The compensation's failure, when it failed. */
+  compensationError?: string;
   /** Workflow time (ms since epoch) when the step started and ended. */
   startedAt?: number;
   endedAt?: number;
 }
 
-/** Status of a whole run. */
-export type RunStatus = 'running' | 'completed' | 'step_limit' | 'failed';
+/** Status of a whole run; also the value of the `DurableRunStatus` search attribute. */
+export type RunStatus = 'running' | 'completed' | 'failed' | 'compensated' | 'compensation_failed' | 'cancelled';
 
 /** What the `getRunState` query returns. */
 export interface AgentRunState {
   runId: string;
   goal: string;
   status: RunStatus;
-  /** Model turns taken so far. */
+  /** Model turns taken so far (all generations). */
   turns: number;
+  /** Tool calls made so far (all generations). */
+  stepCount: number;
+  /** Continue-as-new generations before this one. */
+  generation: number;
+  /** Steps of the current generation (earlier generations' steps are in their own histories). */
   steps: StepRecord[];
   /** The model's final answer, once completed. */
   answer?: string;
   /** Why the run stopped, when it did not complete. */
   reason?: string;
+  /** The step whose compensation failed, when status is `compensation_failed`. */
+  failedCompensationStep?: number;
+  /** Catalog problems found at start (e.g. an irreversible tool without approval). */
+  policyWarnings: string[];
 }
 
 /** What an agent run returns. */
 export type AgentRunResult = AgentRunState;
+
+/** Re-exported for convenience of workflow code. */
+export type { TranscriptMessage };

@@ -1,163 +1,199 @@
 import {
+  ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
+  continueAsNew,
   isCancellation,
   proxyActivities,
-  scheduleActivity,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ModelActivities } from '../activities/model-activities';
-import type { ToolActivityInput, ToolActivityResult } from '../activities/tool-activity-types';
-import type { ModelToolCall, TranscriptMessage } from '../model/model-types';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import type { ToolErrorObservation, ToolObservation } from '../tools/tool-error-code';
+import type { CallModelInput, ModelActivities } from '../activities/model-activities';
+import type { ModelTurn } from '../model/model-types';
 import { SEARCH_ATTRIBUTES } from '../search-attributes';
-import { AGENT_RUN_DEFAULTS, ENGINE_ACTIVITY_OPTIONS, SUMMARY_MAX_LENGTH } from './agent-run-defaults';
+import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
+import { AGENT_RUN_DEFAULTS, ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
 import { getRunStateQuery } from './agent-run-messages';
-import type { AgentRunInput, AgentRunResult, AgentRunState, RunStatus, StepRecord } from './agent-run-types';
-import { observationFromFailure } from './observation-from-failure';
+import type {
+  AgentRunCarryOver,
+  AgentRunInput,
+  AgentRunResult,
+  AgentRunState,
+  PendingCompensation,
+  RunStatus,
+  StepRecord,
+} from './agent-run-types';
+import { checkEffectTiers, undoToolNames } from './effect-tiers';
+import { RunTranscript } from './run-transcript';
+import { compensate } from './saga';
+import { runToolStep, type StepContext } from './tool-step';
 
 const { describeTools } = proxyActivities<{ describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]> }>(
   ENGINE_ACTIVITY_OPTIONS.describeTools,
 );
-const { callModel } = proxyActivities<ModelActivities>(ENGINE_ACTIVITY_OPTIONS.callModel);
+const { callModel } = proxyActivities<ModelActivities>({
+  ...ENGINE_ACTIVITY_OPTIONS.callModel,
+  cancellationType: ActivityCancellationType.TRY_CANCEL,
+});
 
 /**
- * One agent run: model → tool calls → observations, until the model finishes or a limit is hit.
+ * One agent run: model → tool calls → observations, until the model finishes or the run is aborted.
  *
- * The workflow knows tools only through the JSON catalog (fetched by the `describeTools` activity, so
- * it is recorded in history). Each tool call is an activity whose type is the tool's name, keyed by
- * `${workflowId}/${stepId}`. A call the model got wrong becomes an error observation the model can
- * correct; no model output can fail the workflow.
+ * - The workflow knows tools only through the JSON catalog (`describeTools`, recorded in history).
+ * - Each tool call is an activity whose type is the tool's name, keyed by `${workflowId}/${stepId}`;
+ *   a call the model got wrong becomes an error observation the model can correct.
+ * - A tool with an undo tool registers its compensation before it runs. When the run is aborted (failure
+ *   policy, limit, cancellation) the compensations run newest first in a non-cancellable scope.
+ * - The model activity gets only the transcript delta; the transcript lives in the worker's transcript
+ *   store, so the history grows by a constant amount per step.
+ * - The run continues as new when Temporal suggests it (or every `continueAsNewAfterSteps` calls),
+ *   carrying its step counter, compensations and transcript cursor.
  */
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
-  const { workflowId } = workflowInfo();
+  const { workflowId, firstExecutionRunId } = workflowInfo();
+  const carried = input.carriedOver;
   const maxSteps = input.limits?.maxSteps ?? AGENT_RUN_DEFAULTS.maxSteps;
   const maxTurns = input.limits?.maxTurns ?? AGENT_RUN_DEFAULTS.maxTurns;
-  const state: AgentRunState = { runId: workflowId, goal: input.goal, status: 'running', turns: 0, steps: [] };
+  const state: AgentRunState = {
+    runId: workflowId,
+    goal: input.goal,
+    status: 'running',
+    turns: carried?.turns ?? 0,
+    stepCount: carried?.stepCount ?? 0,
+    generation: carried?.generation ?? 0,
+    steps: [],
+    policyWarnings: [],
+  };
   setHandler(getRunStateQuery, () => state);
-  setStatus(state, 'running', input);
+  if (!carried) setStatus(state, 'running', input);
 
-  const catalog = await describeTools(input.allowedTools);
-  const toolsByName = new Map(catalog.map((entry) => [entry.name, entry]));
-  const transcript: TranscriptMessage[] = [{ role: 'user', content: input.goal }];
+  const catalog = await describeTools();
+  const visible = new Set(
+    catalog.map((entry) => entry.name).filter((name) => !input.allowedTools || input.allowedTools.includes(name)),
+  );
+  state.policyWarnings = checkEffectTiers(catalog, visible);
+  const step: StepContext = {
+    workflowId,
+    state,
+    catalog: new Map(catalog.map((entry) => [entry.name, entry])),
+    visible,
+    undoTools: undoToolNames(catalog),
+    pending: [...(carried?.compensations ?? [])],
+    irreversibleDone: carried?.irreversibleDone ?? false,
+  };
+  const transcript = carried ? new RunTranscript({ cursor: carried.transcriptCursor }) : new RunTranscript({ goal: input.goal });
+  const runKey = `${workflowId}/${firstExecutionRunId}`;
+  let consecutiveToolErrors = carried?.consecutiveToolErrors ?? 0;
+  let stepsThisGeneration = 0;
+
+  const askModel = async (): Promise<ModelTurn> => {
+    const request = (delta: { fromIndex: number; messages: CallModelInput['messages'] }): CallModelInput => ({
+      runKey,
+      goal: input.goal,
+      settings: input.model,
+      ...(input.allowedTools ? { allowedTools: input.allowedTools } : {}),
+      turn: state.turns,
+      ...delta,
+    });
+    try {
+      const turn = await callModel(request(transcript.delta()));
+      transcript.markStored();
+      return turn;
+    } catch (error) {
+      if (!(error instanceof ActivityFailure && (error.cause as ApplicationFailure)?.type === 'TRANSCRIPT_MISSING')) throw error;
+      // The worker's transcript store does not have this run (another machine, a restart): send it whole.
+      const turn = await callModel(request(transcript.resend(input.goal)));
+      transcript.markStored();
+      return turn;
+    }
+  };
+
+  const abort = async (status: 'failed' | 'cancelled', reason: string, compensateNow = true): Promise<AgentRunResult> => {
+    state.reason = reason;
+    if (!compensateNow || step.pending.length === 0) return finish(state, status, input);
+    const stepsById = new Map(state.steps.map((s) => [s.stepId, s]));
+    const outcome = await compensate(step.pending, step.catalog, stepsById, input.compensation ?? {});
+    step.pending.length = 0;
+    if (outcome.failedStep !== undefined) {
+      state.failedCompensationStep = outcome.failedStep;
+      state.reason = `${reason} Compensation of step ${outcome.failedStep} (${outcome.failedTool}) failed: ${outcome.error}`;
+      return finish(state, 'compensation_failed', input);
+    }
+    return finish(state, status === 'cancelled' ? 'cancelled' : 'compensated', input);
+  };
 
   try {
-    while (state.turns < maxTurns) {
-      const turn = await callModel({ goal: input.goal, transcript, tools: catalog, settings: input.model });
+    for (;;) {
+      if (state.turns >= maxTurns) {
+        return await abort('failed', `The run reached its limit of ${maxTurns} model turns.`, input.failurePolicy?.compensateOnLimit ?? true);
+      }
+      const every = input.continueAsNewAfterSteps;
+      if (workflowInfo().continueAsNewSuggested || (every !== undefined && stepsThisGeneration >= every)) {
+        const carryOver: AgentRunCarryOver = {
+          generation: state.generation + 1,
+          stepCount: state.stepCount,
+          turns: state.turns,
+          consecutiveToolErrors,
+          compensations: step.pending,
+          transcriptCursor: transcript.length,
+          irreversibleDone: step.irreversibleDone,
+        };
+        return await continueAsNew<typeof agentRun>({ ...input, carriedOver: carryOver });
+      }
+
+      const turn = await askModel();
       state.turns += 1;
       const toolCalls = Array.isArray(turn.toolCalls) ? turn.toolCalls : [];
-      transcript.push({ role: 'assistant', ...(turn.text !== undefined ? { text: turn.text } : {}), toolCalls });
+      transcript.push({ role: 'assistant', ...(typeof turn.text === 'string' ? { text: turn.text } : {}), toolCalls });
       if (turn.done || toolCalls.length === 0) {
         state.answer = typeof turn.text === 'string' ? turn.text : '';
         return finish(state, 'completed', input);
       }
       for (const call of toolCalls) {
-        if (state.steps.length >= maxSteps) {
-          return finish(state, 'step_limit', input, `The run reached its limit of ${maxSteps} tool calls.`);
+        if (state.stepCount >= maxSteps) {
+          return await abort('failed', `The run reached its limit of ${maxSteps} tool calls.`, input.failurePolicy?.compensateOnLimit ?? true);
         }
-        const step = await runStep(call, state, toolsByName, workflowId);
+        const record = await runToolStep(call, step);
+        stepsThisGeneration += 1;
         transcript.push({
           role: 'tool',
-          toolCallId: step.toolCallId,
-          name: step.tool,
-          stepId: step.stepId,
-          observation: step.observation as ToolObservation,
+          toolCallId: record.toolCallId,
+          name: record.tool,
+          stepId: record.stepId,
+          observation: record.observation!,
         });
+        const abortReason = failurePolicyVerdict(record, input, (consecutiveToolErrors = record.status === 'failed' ? consecutiveToolErrors + 1 : 0));
+        if (abortReason) return await abort('failed', abortReason);
       }
     }
-    return finish(state, 'step_limit', input, `The run reached its limit of ${maxTurns} model turns.`);
   } catch (error) {
-    if (isCancellation(error)) throw error;
+    if (isCancellation(error)) {
+      await abort('cancelled', 'The run was cancelled.');
+      throw error;
+    }
     // Only the engine's own activities (catalog, model) can get here: tool failures are observations.
-    return finish(state, 'failed', input, error instanceof Error ? error.message : String(error));
+    return await abort('failed', `The run stopped: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
-async function runStep(
-  call: ModelToolCall,
-  state: AgentRunState,
-  toolsByName: Map<string, ToolCatalogEntry>,
-  workflowId: string,
-): Promise<StepRecord> {
-  const stepId = state.steps.length + 1;
-  const name = typeof call?.name === 'string' ? call.name : String(call?.name);
-  const step: StepRecord = {
-    stepId,
-    turn: state.turns,
-    toolCallId: typeof call?.id === 'string' ? call.id : `step_${stepId}`,
-    tool: name,
-    arguments: call?.arguments,
-    idempotencyKey: `${workflowId}/${stepId}`,
-    status: 'pending',
-  };
-  state.steps.push(step);
-
-  const entry = toolsByName.get(name);
-  if (!entry) {
-    step.status = 'failed';
-    step.observation = unknownTool(name, [...toolsByName.keys()]);
-    return step;
+/** Whether the failure policy aborts the run after this step; the reason if so. */
+function failurePolicyVerdict(record: StepRecord, input: AgentRunInput, consecutiveErrors: number): string | undefined {
+  if (record.status !== 'failed' || record.observation?.status !== 'error') return undefined;
+  const policy = input.failurePolicy;
+  if (!policy) return undefined;
+  const critical = policy.criticalTools === '*' || (policy.criticalTools ?? []).includes(record.tool);
+  if (critical && !record.observation.retryable) {
+    return `Step ${record.stepId} (${record.tool}) failed permanently with ${record.observation.code}: ${record.observation.message}`;
   }
-
-  step.status = 'running';
-  step.startedAt = Date.now();
-  try {
-    const result = await scheduleActivity<ToolActivityResult>(
-      entry.name,
-      [{ arguments: call.arguments, idempotencyKey: step.idempotencyKey, stepId } satisfies ToolActivityInput],
-      {
-        summary: summarize(entry.name, call.arguments),
-        startToCloseTimeout: entry.timeoutMs,
-        scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
-        retry: {
-          maximumAttempts: entry.retry.maximumAttempts,
-          initialInterval: entry.retry.initialDelayMs,
-          maximumInterval: entry.retry.maxDelayMs,
-          backoffCoefficient: 2,
-          // A tool missing on the worker fails at once instead of retrying.
-          nonRetryableErrorTypes: ['NotFoundError'],
-        },
-      },
-    );
-    step.status = 'succeeded';
-    step.attempts = result.attempt;
-    step.observation = { status: 'ok', output: result.output, ...(result.replayed ? { replayed: true } : {}) };
-  } catch (error) {
-    if (isCancellation(error)) throw error;
-    step.status = 'failed';
-    step.observation = observationFromFailure(error, entry.name, entry.retry.maximumAttempts);
-    step.attempts = step.observation.attempts;
+  if (policy.maxConsecutiveToolErrors !== undefined && consecutiveErrors >= policy.maxConsecutiveToolErrors) {
+    return `${consecutiveErrors} tool calls failed in a row (last: step ${record.stepId}, ${record.tool}).`;
   }
-  step.endedAt = Date.now();
-  return step;
+  return undefined;
 }
 
-function unknownTool(name: string, known: string[]): ToolErrorObservation {
-  return {
-    status: 'error',
-    code: 'UNKNOWN_TOOL',
-    message: `There is no tool named ${JSON.stringify(name)} in this run; nothing was executed.`,
-    hint: known.length > 0 ? `Use one of: ${known.join(', ')}.` : 'This run has no tools; answer directly.',
-    retryable: false,
-    attempts: 0,
-  };
-}
-
-function summarize(tool: string, args: unknown): string {
-  let text: string;
-  try {
-    text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
-  } catch {
-    text = String(args);
-  }
-  const full = `${tool} ${text}`.replace(/\s+/g, ' ');
-  return full.length > SUMMARY_MAX_LENGTH ? `${full.slice(0, SUMMARY_MAX_LENGTH - 1)}…` : full;
-}
-
-function finish(state: AgentRunState, status: RunStatus, input: AgentRunInput, reason?: string): AgentRunResult {
+function finish(state: AgentRunState, status: RunStatus, input: AgentRunInput): AgentRunResult {
   setStatus(state, status, input);
-  if (reason !== undefined) state.reason = reason;
   return state;
 }
 
@@ -167,3 +203,5 @@ function setStatus(state: AgentRunState, status: RunStatus, input: AgentRunInput
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.runStatus, value: status }]);
   }
 }
+
+export type { PendingCompensation };

@@ -2,6 +2,20 @@ import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } f
 import type { ToolErrorObservation } from '../tools/tool-error-code';
 
 /**
+ * Whether a failed call may have changed the world: false only when the activity said so (bad arguments,
+ * refused before any effect) or the tool was never found on the worker.
+ */
+export function failureMayHaveHadEffect(error: unknown): boolean {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof ApplicationFailure) {
+    const facts = cause.details?.[1] as { mayHaveHadEffect?: unknown } | undefined;
+    if (typeof facts?.mayHaveHadEffect === 'boolean') return facts.mayHaveHadEffect;
+    if (cause.type === 'NotFoundError') return false;
+  }
+  return true;
+}
+
+/**
  * Reduces whatever a tool activity failed with to the structured observation the model sees. The
  * activity normally sends the observation itself in the failure's details; everything else (timeouts,
  * a tool missing on the worker, cancellation) is described here.

@@ -85,7 +85,7 @@ test('a tool in the catalog that the worker does not implement fails clearly ins
   const { tools } = createRecordingTools();
   // The catalog advertises slow_step, but the worker has no activity of that type (a deployment mistake).
   const registry = createToolRegistry([...tools, slowStep.implement(async () => ({ finishedBy: 'nobody' }))]);
-  const activities: Record<string, unknown> = { ...createToolActivities({ registry }), ...createModelActivities() };
+  const activities: Record<string, unknown> = { ...createToolActivities({ registry }), ...createModelActivities({ registry }) };
   delete activities.slow_step;
   const worker = await Worker.create({
     connection: temporal.nativeConnection,

@@ -57,7 +57,7 @@ export function createRecordingTools(): { tools: Tool[]; calls: RecordedCall[] }
     defineTool({
       name: 'cancel_order',
       description: 'Cancels an order.',
-      input: z.object({ bookingKey: z.string() }),
+      input: z.object({ originalInput: z.unknown(), originalOutput: z.unknown().optional(), originalKey: z.string() }),
       output: z.object({ cancelled: z.boolean() }),
       effect: 'irreversible',
       idempotent: true,

@@ -12,7 +12,7 @@ const script = [
 ];
 
 function request(transcript: TranscriptMessage[]): ModelRequest {
-  return { goal: 'g', transcript, tools: [], settings: { provider: 'scripted', script } };
+  return { goal: 'g', turn: transcript.filter((m) => m.role === 'assistant').length, transcript, tools: [], settings: { provider: 'scripted', script } };
 }
 
 describe('the scripted model', () => {

@@ -1,0 +1,134 @@
+import { fingerprint } from '../idempotency/canonical-json';
+import type { IdempotencyStore, StoredFailure } from '../idempotency/idempotency-store';
+import type { Tool } from '../tools/define-tool';
+import type { ToolContext } from '../tools/tool-context';
+import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../tools/tool-error-code';
+import { OUTCOME_UNKNOWN_EXPLANATION } from '../tools/retry-decision';
+import { toolFailure, type ToolFailureFacts } from './tool-failure';
+
+/** Smallest wait before asking again about a key another attempt holds. */
+export const IN_FLIGHT_RETRY = { minDelayMs: 100, slackMs: 50 } as const;
+
+/** What the wrapper should do after consulting the key store. */
+export type KeyDecision =
+  | { kind: 'execute'; token: string }
+  | { kind: 'replay'; output: unknown };
+
+/** A stored permanent failure: the observation the model saw and the saga's facts. */
+interface StoredToolFailure extends StoredFailure {
+  details: { observation: ToolErrorObservation; facts: ToolFailureFacts };
+}
+
+/** Converts a final failure into what the store keeps for replay. */
+export function storedFailureOf(observation: ToolErrorObservation, facts: ToolFailureFacts): StoredToolFailure {
+  return {
+    code: observation.code,
+    message: observation.message,
+    hint: observation.hint,
+    details: { observation, facts },
+  };
+}
+
+/**
+ * Claims the call's idempotency key and decides, after Stripe's semantics: run it, replay a stored result or
+ * failure, refuse a key reused with other arguments, wait for an attempt still in flight, or — when an earlier
+ * attempt died holding the key — reconcile with the downstream, re-run a tool that is idempotent downstream,
+ * or give up with OUTCOME_UNKNOWN. Never a silent second effect.
+ *
+ * @throws the `ApplicationFailure` the activity must throw (replayed failure, conflict, in flight, unknown).
+ */
+export async function claimKey(
+  store: IdempotencyStore,
+  tool: Tool,
+  input: unknown,
+  ctx: ToolContext,
+  options: { owner: string; leaseMs: number; maximumAttempts: number },
+): Promise<KeyDecision> {
+  const entry = tool.contract.catalogEntry;
+  const key = ctx.idempotencyKey;
+  const outcome = await store.begin(key, fingerprint({ tool: entry.name, input }), {
+    owner: options.owner,
+    leaseMs: options.leaseMs,
+  });
+  switch (outcome.state) {
+    case 'started':
+      return { kind: 'execute', token: outcome.token };
+    case 'completed':
+      return { kind: 'replay', output: outcome.result };
+    case 'failed': {
+      const details = (outcome.error as Partial<StoredToolFailure>).details;
+      const observation: ToolErrorObservation = details?.observation ?? {
+        status: 'error',
+        code: outcome.error.code,
+        message: outcome.error.message,
+        hint: outcome.error.hint ?? 'Do not repeat this call.',
+        retryable: false,
+        attempts: ctx.attempt,
+      };
+      throw toolFailure(observation, details?.facts ?? { mayHaveHadEffect: true });
+    }
+    case 'conflict':
+      throw toolFailure(
+        {
+          status: 'error',
+          code: TOOL_ERROR_CODES.IDEMPOTENCY_CONFLICT,
+          message: `The idempotency key ${key} was already used for a call of "${entry.name}" with different arguments.`,
+          hint: 'This step cannot be repeated with other arguments; make a new tool call instead.',
+          retryable: false,
+          attempts: ctx.attempt,
+        },
+        { mayHaveHadEffect: false },
+      );
+    case 'in_flight': {
+      const observation: ToolErrorObservation = {
+        status: 'error',
+        code: TOOL_ERROR_CODES.CONFLICT,
+        message: `Another attempt of this call (${outcome.owner}) is still running.`,
+        hint: 'Wait for its result; do not start the same action again.',
+        retryable: true,
+        attempts: ctx.attempt,
+      };
+      if (ctx.attempt >= options.maximumAttempts) throw toolFailure(observation, { mayHaveHadEffect: true });
+      const wait = Math.max(IN_FLIGHT_RETRY.minDelayMs, outcome.leaseExpiresAt - Date.now() + IN_FLIGHT_RETRY.slackMs);
+      throw toolFailure(observation, { mayHaveHadEffect: true }, wait);
+    }
+    case 'outcome_unknown':
+      return resolveUnknownOutcome(store, tool, ctx, outcome.token, outcome.previousOwner);
+  }
+}
+
+async function resolveUnknownOutcome(
+  store: IdempotencyStore,
+  tool: Tool,
+  ctx: ToolContext,
+  token: string,
+  previousOwner: string,
+): Promise<KeyDecision> {
+  const entry = tool.contract.catalogEntry;
+  ctx.log.warn('An earlier attempt died holding the idempotency key; its outcome is unknown.', {
+    tool: entry.name,
+    key: ctx.idempotencyKey,
+    previousOwner,
+  });
+  if (tool.hooks.reconcile) {
+    const found = await tool.hooks.reconcile(ctx.idempotencyKey, ctx);
+    if (found.done) {
+      const output = tool.contract.spec.output.parse(found.output);
+      await store.complete(ctx.idempotencyKey, token, output);
+      return { kind: 'replay', output };
+    }
+    return { kind: 'execute', token };
+  }
+  if (entry.idempotent || entry.effect === 'read-only') return { kind: 'execute', token };
+  const observation: ToolErrorObservation = {
+    status: 'error',
+    code: TOOL_ERROR_CODES.OUTCOME_UNKNOWN,
+    message: `${OUTCOME_UNKNOWN_EXPLANATION.message} (an earlier attempt of "${entry.name}" stopped without recording its result)`,
+    hint: OUTCOME_UNKNOWN_EXPLANATION.hint,
+    retryable: false,
+    attempts: ctx.attempt,
+  };
+  const facts = { mayHaveHadEffect: true };
+  await store.fail(ctx.idempotencyKey, token, storedFailureOf(observation, facts));
+  throw toolFailure(observation, facts);
+}

@@ -1,0 +1,59 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { TranscriptMessage } from '../model/model-types';
+import type { TranscriptStore } from './transcript-store';
+
+/** Defaults of the SQLite transcript store. */
+export const SQLITE_TRANSCRIPT_DEFAULTS = {
+  path: '.data/transcripts.sqlite',
+  busyTimeoutMs: 5000,
+} as const;
+
+/**
+ * A transcript store in a SQLite file: survives worker restarts on one machine, and is shared by the
+ * worker processes of that machine. Workers on several machines need a shared store of their own.
+ */
+export class SqliteTranscriptStore implements TranscriptStore {
+  private readonly db: Database.Database;
+
+  constructor(options: { path?: string } = {}) {
+    const path = options.path ?? SQLITE_TRANSCRIPT_DEFAULTS.path;
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`busy_timeout = ${SQLITE_TRANSCRIPT_DEFAULTS.busyTimeoutMs}`);
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS transcript_messages (run_key TEXT NOT NULL, seq INTEGER NOT NULL, message TEXT NOT NULL, PRIMARY KEY (run_key, seq))',
+    );
+  }
+
+  async write(runKey: string, fromIndex: number, messages: readonly TranscriptMessage[]): Promise<boolean> {
+    const count = this.db.prepare('SELECT COUNT(*) AS n FROM transcript_messages WHERE run_key = ?');
+    const remove = this.db.prepare('DELETE FROM transcript_messages WHERE run_key = ? AND seq >= ?');
+    const insert = this.db.prepare('INSERT INTO transcript_messages (run_key, seq, message) VALUES (?, ?, ?)');
+    const apply = this.db.transaction(() => {
+      const stored = (count.get(runKey) as { n: number }).n;
+      if (stored < fromIndex) return false;
+      remove.run(runKey, fromIndex);
+      messages.forEach((message, i) => insert.run(runKey, fromIndex + i, JSON.stringify(message)));
+      return true;
+    });
+    return apply.immediate();
+  }
+
+  async read(runKey: string): Promise<TranscriptMessage[] | undefined> {
+    const rows = this.db
+      .prepare('SELECT message FROM transcript_messages WHERE run_key = ? ORDER BY seq')
+      .all(runKey) as Array<{ message: string }>;
+    return rows.length === 0 ? undefined : rows.map((row) => JSON.parse(row.message) as TranscriptMessage);
+  }
+
+  async delete(runKey: string): Promise<void> {
+    this.db.prepare('DELETE FROM transcript_messages WHERE run_key = ?').run(runKey);
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}

@@ -1,0 +1,90 @@
+import { ActivityFailure, ApplicationFailure, CancellationScope, scheduleActivity } from '@temporalio/workflow';
+import type { ToolActivityInput } from '../activities/tool-activity-types';
+import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
+import type { PendingCompensation, StepRecord } from './agent-run-types';
+import { COMPENSATION_ACTIVITY_OPTIONS, SUMMARY_MAX_LENGTH } from './agent-run-defaults';
+
+/** How compensation went. */
+export interface CompensationOutcome {
+  compensated: number;
+  /** The first step (in compensation order) whose compensation failed permanently. */
+  failedStep?: number;
+  failedTool?: string;
+  error?: string;
+}
+
+/**
+ * Runs the compensations a run owes, newest first (or all at once with `parallel`), inside a
+ * non-cancellable scope so a cancelled run still undoes what it did. Each compensation calls the undo
+ * tool with the forward call's input, its output when known and its key, under its own key
+ * `${key}/undo`, and is retried until it succeeds or fails permanently. A permanent failure is reported,
+ * never swallowed; the remaining compensations still run.
+ */
+export async function compensate(
+  pending: readonly PendingCompensation[],
+  catalog: ReadonlyMap<string, ToolCatalogEntry>,
+  stepsById: ReadonlyMap<number, StepRecord>,
+  options: { parallel?: boolean },
+): Promise<CompensationOutcome> {
+  const ordered = [...pending].reverse();
+  const outcome: CompensationOutcome = { compensated: 0 };
+  const runOne = async (item: PendingCompensation): Promise<void> => {
+    const step = stepsById.get(item.stepId);
+    if (step) step.status = 'compensating';
+    try {
+      await compensateOne(item, catalog.get(item.undo));
+      outcome.compensated += 1;
+      if (step) step.status = 'compensated';
+    } catch (error) {
+      const message = describe(error);
+      if (step) {
+        step.status = 'compensation_failed';
+        step.compensationError = message;
+      }
+      if (outcome.failedStep === undefined) {
+        outcome.failedStep = item.stepId;
+        outcome.failedTool = item.tool;
+        outcome.error = message;
+      }
+    }
+  };
+  await CancellationScope.nonCancellable(async () => {
+    if (options.parallel) await Promise.all(ordered.map(runOne));
+    else for (const item of ordered) await runOne(item);
+  });
+  return outcome;
+}
+
+function compensateOne(item: PendingCompensation, undo: ToolCatalogEntry | undefined): Promise<unknown> {
+  const input: ToolActivityInput = {
+    arguments: {
+      originalInput: parseIfJson(item.arguments),
+      ...(item.output !== undefined ? { originalOutput: item.output } : {}),
+      originalKey: item.idempotencyKey,
+    },
+    idempotencyKey: `${item.idempotencyKey}/undo`,
+    stepId: item.stepId,
+    compensationOf: item.tool,
+  };
+  const summary = `undo step ${item.stepId} (${item.tool}) with ${item.undo}`.slice(0, SUMMARY_MAX_LENGTH);
+  return scheduleActivity(item.undo, [input], {
+    ...COMPENSATION_ACTIVITY_OPTIONS,
+    ...(undo ? { startToCloseTimeout: undo.timeoutMs } : {}),
+    summary,
+  });
+}
+
+function parseIfJson(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}
+
+function describe(error: unknown): string {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof ApplicationFailure) return `${cause.type ?? 'Error'}: ${cause.message}`;
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,136 @@
+import { ActivityCancellationType, isCancellation, scheduleActivity } from '@temporalio/workflow';
+import type { ToolActivityInput, ToolActivityResult } from '../activities/tool-activity-types';
+import type { ModelToolCall } from '../model/model-types';
+import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
+import type { ToolErrorObservation } from '../tools/tool-error-code';
+import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
+import type { AgentRunState, PendingCompensation, StepRecord } from './agent-run-types';
+import { isUnguardedIrreversible } from './effect-tiers';
+import { failureMayHaveHadEffect, observationFromFailure } from './observation-from-failure';
+
+/** What a step needs from its run. */
+export interface StepContext {
+  workflowId: string;
+  state: AgentRunState;
+  /** Every tool of the worker (undo tools included). */
+  catalog: ReadonlyMap<string, ToolCatalogEntry>;
+  /** Tools the model may call in this run. */
+  visible: ReadonlySet<string>;
+  undoTools: ReadonlySet<string>;
+  /** Compensations owed, oldest first. */
+  pending: PendingCompensation[];
+  irreversibleDone: boolean;
+}
+
+/**
+ * Runs one tool call of the model through the gates, then as an activity named after the tool:
+ * - visibility: an unknown or hidden tool is refused and nothing runs;
+ * - effect tiers: a compensable call after an unguarded irreversible one is refused;
+ * - the pending compensation is registered BEFORE the call and dropped only when the call provably had
+ *   no effect.
+ * Every outcome becomes the step's observation; only cancellation escapes.
+ */
+export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promise<StepRecord> {
+  const { state } = ctx;
+  state.stepCount += 1;
+  const stepId = state.stepCount;
+  const name = typeof call?.name === 'string' ? call.name : String(call?.name);
+  const step: StepRecord = {
+    stepId,
+    turn: state.turns,
+    toolCallId: typeof call?.id === 'string' ? call.id : `step_${stepId}`,
+    tool: name,
+    arguments: call?.arguments,
+    idempotencyKey: `${ctx.workflowId}/${stepId}`,
+    status: 'pending',
+  };
+  state.steps.push(step);
+
+  const entry = ctx.visible.has(name) ? ctx.catalog.get(name) : undefined;
+  if (!entry) return refuse(step, unknownTool(name, [...ctx.visible]));
+  if (entry.effect === 'compensable' && ctx.irreversibleDone) {
+    return refuse(step, {
+      status: 'error',
+      code: 'POLICY_VIOLATION',
+      message: `"${name}" can be undone, but an irreversible step already ran in this run; nothing was executed.`,
+      hint: 'Irreversible tools must come after every compensable step. Finish the run or use a read-only tool.',
+      retryable: false,
+      attempts: 0,
+    });
+  }
+
+  let compensation: PendingCompensation | undefined;
+  if (entry.undo) {
+    compensation = { stepId, tool: name, undo: entry.undo, arguments: call.arguments, idempotencyKey: step.idempotencyKey };
+    ctx.pending.push(compensation);
+    step.undo = entry.undo;
+  }
+  step.status = 'running';
+  step.startedAt = Date.now();
+  try {
+    const result = await scheduleActivity<ToolActivityResult>(
+      entry.name,
+      [{ arguments: call.arguments, idempotencyKey: step.idempotencyKey, stepId } satisfies ToolActivityInput],
+      {
+        summary: summarize(entry.name, call.arguments),
+        startToCloseTimeout: entry.timeoutMs,
+        scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
+        // Wait for a cancelled call to really stop, so a compensation never races its forward call.
+        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        retry: {
+          maximumAttempts: entry.retry.maximumAttempts,
+          initialInterval: entry.retry.initialDelayMs,
+          maximumInterval: entry.retry.maxDelayMs,
+          backoffCoefficient: 2,
+          // A tool missing on the worker fails at once instead of retrying.
+          nonRetryableErrorTypes: ['NotFoundError'],
+        },
+      },
+    );
+    step.status = 'succeeded';
+    step.attempts = result.attempt;
+    step.observation = { status: 'ok', output: result.output, ...(result.replayed ? { replayed: true } : {}) };
+    if (compensation) compensation.output = result.output;
+    if (isUnguardedIrreversible(entry, ctx.undoTools)) ctx.irreversibleDone = true;
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    step.status = 'failed';
+    step.observation = observationFromFailure(error, entry.name, entry.retry.maximumAttempts);
+    step.attempts = step.observation.attempts;
+    if (compensation && !failureMayHaveHadEffect(error)) {
+      ctx.pending.splice(ctx.pending.indexOf(compensation), 1);
+      delete step.undo;
+    }
+  }
+  step.endedAt = Date.now();
+  return step;
+}
+
+function refuse(step: StepRecord, observation: ToolErrorObservation): StepRecord {
+  step.status = 'failed';
+  step.observation = observation;
+  step.attempts = 0;
+  return step;
+}
+
+function unknownTool(name: string, known: string[]): ToolErrorObservation {
+  return {
+    status: 'error',
+    code: 'UNKNOWN_TOOL',
+    message: `There is no tool named ${JSON.stringify(name)} in this run; nothing was executed.`,
+    hint: known.length > 0 ? `Use one of: ${known.join(', ')}.` : 'This run has no tools; answer directly.',
+    retryable: false,
+    attempts: 0,
+  };
+}
+
+function summarize(tool: string, args: unknown): string {
+  let text: string;
+  try {
+    text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
+  } catch {
+    text = String(args);
+  }
+  const full = `${tool} ${text}`.replace(/\s+/g, ' ');
+  return full.length > SUMMARY_MAX_LENGTH ? `${full.slice(0, SUMMARY_MAX_LENGTH - 1)}…` : full;
+}
