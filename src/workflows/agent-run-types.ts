@@ -41,6 +41,8 @@ export interface AgentRunInput {
   allowedTools?: string[];
   limits?: AgentRunLimits;
   failurePolicy?: FailurePolicy;
+  /** Run the tool calls of one model turn concurrently (default: one after another). */
+  parallelToolCalls?: boolean;
   compensation?: CompensationOptions;
   /**
    * Continue as new after this many tool calls in one generation (default: when Temporal suggests it).

@@ -150,11 +150,13 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         state.answer = typeof turn.text === 'string' ? turn.text : '';
         return finish(state, 'completed', input);
       }
-      for (const call of toolCalls) {
-        if (state.stepCount >= maxSteps) {
-          return await abort('failed', `The run reached its limit of ${maxSteps} tool calls.`, input.failurePolicy?.compensateOnLimit ?? true);
-        }
-        const record = await runToolStep(call, step);
+      if (state.stepCount + toolCalls.length > maxSteps) {
+        return await abort('failed', `The run reached its limit of ${maxSteps} tool calls.`, input.failurePolicy?.compensateOnLimit ?? true);
+      }
+      // Calls of one turn run one after another (the failure policy may stop the turn after any of them),
+      // or all at once with `parallelToolCalls`; step ids (so idempotency keys and the compensation order)
+      // follow the model's order either way.
+      const settle = (record: StepRecord): string | undefined => {
         stepsThisGeneration += 1;
         transcript.push({
           role: 'tool',
@@ -163,9 +165,20 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
           stepId: record.stepId,
           observation: record.observation!,
         });
-        const abortReason = failurePolicyVerdict(record, input, (consecutiveToolErrors = record.status === 'failed' ? consecutiveToolErrors + 1 : 0));
-        if (abortReason) return await abort('failed', abortReason);
+        consecutiveToolErrors = record.status === 'failed' ? consecutiveToolErrors + 1 : 0;
+        return failurePolicyVerdict(record, input, consecutiveToolErrors);
+      };
+      let abortReason: string | undefined;
+      if (input.parallelToolCalls) {
+        const records = await Promise.all(toolCalls.map((call) => runToolStep(call, step)));
+        for (const record of records) abortReason = abortReason ?? settle(record);
+      } else {
+        for (const call of toolCalls) {
+          abortReason = settle(await runToolStep(call, step));
+          if (abortReason) break;
+        }
       }
+      if (abortReason) return await abort('failed', abortReason);
     }
   } catch (error) {
     if (isCancellation(error)) {
