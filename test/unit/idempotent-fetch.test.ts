@@ -1,0 +1,36 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { idempotentFetch, withIdempotencyKey } from '../../src/tools/idempotent-fetch';
+
+const ctx = { idempotencyKey: 'run-1/3', signal: new AbortController().signal };
+
+describe('forwarding the idempotency key', () => {
+  test('adds the Idempotency-Key header and the activity signal', () => {
+    const init = withIdempotencyKey(ctx, { method: 'POST' });
+    expect(new Headers(init.headers).get('Idempotency-Key')).toBe('run-1/3');
+    expect(init.signal).toBe(ctx.signal);
+    expect(init.method).toBe('POST');
+  });
+
+  test('keeps a key the caller set itself', () => {
+    const init = withIdempotencyKey(ctx, { headers: { 'idempotency-key': 'mine' } });
+    expect(new Headers(init.headers).get('Idempotency-Key')).toBe('mine');
+  });
+
+  test('sends the header on a real request', async () => {
+    let seen: IncomingHttpHeaders = {};
+    const server = createServer((req, res) => {
+      seen = req.headers;
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const response = await idempotentFetch(ctx, `http://127.0.0.1:${port}/charges`, { method: 'POST', body: '{}' });
+      expect(await response.text()).toBe('ok');
+      expect(seen['idempotency-key']).toBe('run-1/3');
+    } finally {
+      server.close();
+    }
+  });
+});
