@@ -9,28 +9,64 @@ import { connectionSettingsFromEnv } from '../src/connection-settings';
 import { ensureLocalTemporal } from '../src/dev-server/local-temporal';
 import { createWorker } from '../src/worker';
 import { getRunStateQuery } from '../src/workflows/agent-run-messages';
-import type { AgentRunState, StepRecord } from '../src/workflows/agent-run-types';
-import { tripScript } from './trip-script';
+import { createIdempotencyStore } from '../src/idempotency/create-idempotency-store';
+import { SqliteTranscriptStore } from '../src/transcripts/sqlite-transcript-store';
+import type { AgentRunInput, AgentRunState, StepRecord } from '../src/workflows/agent-run-types';
+import { tripScript, tripScriptDeclined } from './trip-script';
 import { tools } from './trip-tools';
 
 /** How often the demo polls the run's state. */
 const DEMO_TIMING = { pollIntervalMs: 150 } as const;
 
+/** The demo's scenarios: `npm start` or `npm start -- --scenario compensation`. */
+const SCENARIOS = {
+  booking: {
+    title: 'an agent books a trip Lisbon → Berlin, every tool call a durable Temporal activity',
+    expected: 'completed',
+    input: { model: { provider: 'scripted', script: tripScript } },
+  },
+  compensation: {
+    title: 'the card is declined at the end, so the engine undoes the bookings (saga), newest first',
+    expected: 'compensated',
+    input: { model: { provider: 'scripted', script: tripScriptDeclined }, failurePolicy: { criticalTools: ['pay'] } },
+  },
+} as const;
+
+function scenarioFromArgs(argv: string[]): keyof typeof SCENARIOS {
+  const index = argv.indexOf('--scenario');
+  const name = index >= 0 ? argv[index + 1] : argv.find((a) => a.startsWith('--scenario='))?.split('=')[1];
+  if (name === undefined) return 'booking';
+  if (name in SCENARIOS) return name as keyof typeof SCENARIOS;
+  throw new Error(`Unknown scenario "${name}"; use one of: ${Object.keys(SCENARIOS).join(', ')}.`);
+}
+
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const scenario = SCENARIOS[scenarioFromArgs(process.argv.slice(2))];
   const settings = connectionSettingsFromEnv();
-  console.log('durable-tools demo: an agent books a trip Lisbon → Berlin, every tool call a durable Temporal activity.');
+  console.log(`durable-tools demo: ${scenario.title}.`);
   const temporal = await ensureLocalTemporal(settings);
   console.log(`Temporal server: ${temporal.address}${temporal.uiUrl ? `   Web UI: ${temporal.uiUrl}` : ''}`);
   const taskQueue = `${settings.taskQueue}-demo`;
   const started = Date.now();
   try {
     const client = await connectClient({ ...settings, address: temporal.address });
-    const { worker, close } = await createWorker({ tools, settings: { ...settings, address: temporal.address, taskQueue } });
+    // The embedded defaults: idempotency keys and transcripts in SQLite files under .data/.
+    const idempotencyStore = createIdempotencyStore();
+    const transcripts = new SqliteTranscriptStore();
+    const { worker, close } = await createWorker({
+      tools,
+      idempotencyStore,
+      transcripts,
+      settings: { ...settings, address: temporal.address, taskQueue },
+    });
     const state = await worker.runUntil(async () => {
       const handle = await startAgentRun(
         client,
-        { goal: 'Book me a trip from Lisbon to Berlin on 18 December for two, 3 nights, and pay for it.', model: { provider: 'scripted', script: tripScript } },
+        {
+          goal: 'Book me a trip from Lisbon to Berlin on 18 December for two, 3 nights, and pay for it.',
+          ...scenario.input,
+        } as AgentRunInput,
         { taskQueue },
       );
       console.log(`Run ${handle.workflowId} started.\n`);
@@ -49,37 +85,62 @@ async function main(): Promise<void> {
     });
     await close();
     await client.connection.close();
+    await idempotencyStore.close();
+    await transcripts.close();
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     console.log(`\nRun ${state.final.status} in ${seconds} s after ${state.final.turns} model turns and ${state.final.steps.length} tool calls.`);
     if (state.final.answer) console.log(`Answer: ${state.final.answer}`);
+    if (state.final.reason) console.log(`Why: ${state.final.reason}`);
     if (state.url) console.log(`Open the run in the Temporal UI: ${state.url}`);
     console.log(`History on the command line: temporal workflow show --address ${temporal.address} -w ${state.final.runId}`);
-    if (state.final.status !== 'completed') process.exitCode = 1;
+    if (state.final.status !== scenario.expected) process.exitCode = 1;
   } finally {
     await temporal.stop();
   }
 }
 
-/** Prints each step once when it starts and once when it ends. */
+/** Prints each step when it starts and when it ends, then each compensation (newest first). */
 class StepPrinter {
   private readonly printed = new Map<number, string>();
+  private readonly undone = new Map<number, string>();
 
   print(state: AgentRunState | undefined): void {
-    for (const step of state?.steps ?? []) {
+    const steps = state?.steps ?? [];
+    for (const step of steps) {
       const previous = this.printed.get(step.stepId);
-      if (previous === step.status) continue;
-      if (step.status === 'running' || step.status === 'pending') {
-        if (previous === undefined) console.log(`  step ${step.stepId}  → ${step.tool} ${preview(step.arguments, 80)}`);
-      } else {
-        if (previous === undefined) console.log(`  step ${step.stepId}  → ${step.tool} ${preview(step.arguments, 80)}`);
+      if (previous === undefined) console.log(`  step ${step.stepId}  → ${step.tool} ${preview(step.arguments, 80)}`);
+      const ended = !['pending', 'running'].includes(step.status);
+      if (ended && previous !== 'ended') {
         console.log(`          ${outcome(step)}`);
+        this.printed.set(step.stepId, 'ended');
+      } else if (previous === undefined) {
+        this.printed.set(step.stepId, 'started');
       }
-      this.printed.set(step.stepId, step.status);
+    }
+    for (const step of [...steps].reverse()) {
+      if (!['compensating', 'compensated', 'compensation_failed'].includes(step.status)) continue;
+      if (this.undone.get(step.stepId) === step.status) continue;
+      if (step.status !== 'compensating' || this.undone.get(step.stepId) === undefined) {
+        console.log(`  undo ${step.stepId}  ${compensationLine(step)}`);
+      }
+      this.undone.set(step.stepId, step.status);
     }
   }
 }
 
+function compensationLine(step: StepRecord): string {
+  switch (step.status) {
+    case 'compensating':
+      return `↩ ${step.undo} (undoing ${step.tool})...`;
+    case 'compensated':
+      return `↩ ${step.undo}: ${step.tool} undone`;
+    default:
+      return `✗ ${step.undo} failed: ${step.compensationError ?? 'unknown error'}`;
+  }
+}
+
 function outcome(step: StepRecord): string {
+  if (step.observation === undefined) return step.status;
   const attempts = step.attempts && step.attempts > 1 ? ` after ${step.attempts} attempts` : '';
   const observation = step.observation;
   if (observation?.status === 'ok') return `✓ ok${attempts}: ${preview(observation.output, 100)}`;

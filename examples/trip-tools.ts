@@ -90,6 +90,9 @@ export const payContract = defineTool({
   idempotent: true,
 });
 
+/** The demo card is declined above this amount (the compensation scenario). */
+const CARD_LIMIT_EUR = 1000;
+
 /** An HTTP-like error, as a fetch wrapper would raise it. */
 function httpError(status: number, message: string): Error {
   return Object.assign(new Error(message), { status });
@@ -118,6 +121,9 @@ export const tools: Tool[] = [
   }),
   cancelHotelContract.implement(async ({ originalKey }) => ({ cancelled: tripServices.cancel(originalKey) })),
   payContract.implement(async ({ amountEur, reference }, ctx) => {
+    if (amountEur > CARD_LIMIT_EUR) {
+      throw httpError(402, `Card declined: ${amountEur} EUR is over the card's limit of ${CARD_LIMIT_EUR} EUR.`);
+    }
     const payment = tripServices.book('payment', ctx.idempotencyKey, { amountEur, reference });
     return { paymentId: payment.id, amountEur };
   }),

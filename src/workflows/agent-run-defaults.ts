@@ -21,7 +21,8 @@ export const ENGINE_ACTIVITY_OPTIONS: Readonly<Record<'describeTools' | 'callMod
  */
 export const COMPENSATION_ACTIVITY_OPTIONS: Readonly<ActivityOptions> = {
   startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 0, initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ['NotFoundError'] },
+  // No maximumAttempts: unlimited (the activity stops on permanent errors by throwing non-retryable).
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ['NotFoundError'] },
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 };
 
