@@ -35,6 +35,8 @@ export {
   type ToolSuccessObservation,
 } from './tools/tool-error-code';
 export { parseToolArguments, type ParsedToolArguments } from './tools/parse-tool-arguments';
+export { compensationInput } from './tools/compensation-input';
+export { withIdempotencyKey, idempotentFetch, IDEMPOTENCY_KEY_HEADER } from './tools/idempotent-fetch';
 
 // Failure semantics
 export {
@@ -52,6 +54,30 @@ export { computeBackoffDelay, type BackoffInput } from './tools/backoff';
 export { parseRetryAfter } from './tools/retry-after';
 export { RetryBudget, type RetryBudgetOptions } from './tools/retry-budget';
 export { decideRetry, type RetryDecision, type RetryDecisionInput } from './tools/retry-decision';
+export { createSeededRandom } from './tools/seeded-random';
+
+// Idempotency keys and transcripts
+export {
+  canonicalJson,
+  fingerprint,
+  createIdempotencyStore,
+  idempotencyStoreConfigFromEnv,
+  createIdempotencyReaper,
+  IdempotencyStoreError,
+  MemoryIdempotencyStore,
+  SqliteIdempotencyStore,
+  PostgresIdempotencyStore,
+  IDEMPOTENCY_DEFAULTS,
+  type IdempotencyStore,
+  type IdempotencyStoreConfig,
+  type IdempotencyStoreErrorCode,
+  type IdempotencyReaper,
+  type BeginOutcome,
+  type StoredFailure,
+} from './idempotency';
+export type { TranscriptStore } from './transcripts/transcript-store';
+export { MemoryTranscriptStore } from './transcripts/memory-transcript-store';
+export { SqliteTranscriptStore } from './transcripts/sqlite-transcript-store';
 
 // Models
 export type {
@@ -66,8 +92,13 @@ export { scriptedModel, type ScriptedTurn, type ScriptedModelSettings } from './
 
 // Activities, worker and client
 export { createToolActivities, type ToolActivityDeps, type ToolActivities } from './activities/tool-activities';
-export { createModelActivities, type ModelActivityDeps, type ModelActivities } from './activities/model-activities';
-export type { ToolActivityInput, ToolActivityResult } from './activities/tool-activity-types';
+export {
+  createModelActivities,
+  type ModelActivityDeps,
+  type ModelActivities,
+  type CallModelInput,
+} from './activities/model-activities';
+export type { ToolActivityInput, ToolActivityResult, CompensationArguments } from './activities/tool-activity-types';
 export { createWorker, type CreateWorkerOptions, type DurableToolsWorker } from './worker';
 export {
   AGENT_RUN_WORKFLOW,
@@ -85,6 +116,10 @@ export type {
   AgentRunLimits,
   AgentRunResult,
   AgentRunState,
+  AgentRunCarryOver,
+  FailurePolicy,
+  CompensationOptions,
+  PendingCompensation,
   RunStatus,
   StepRecord,
   StepStatus,

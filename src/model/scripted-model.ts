@@ -1,4 +1,4 @@
-import type { ModelProvider, ModelRequest, ModelTurn } from './model-types';
+import type { ModelProvider, ModelRequest, ModelSettings, ModelTurn } from './model-types';
 
 /**
  * One turn of a scripted model: the tool calls it makes, or its final answer. With `ifPreviousFailed`,
@@ -14,7 +14,7 @@ export interface ScriptedTurn {
 }
 
 /** Settings of the scripted provider: `{ provider: 'scripted', script: [...] }`. */
-export interface ScriptedModelSettings {
+export interface ScriptedModelSettings extends ModelSettings {
   provider: 'scripted';
   script: ScriptedTurn[];
   /**
