@@ -1,18 +1,23 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { connectionSettingsFromEnv } from '../src/connection-settings';
-import { startDevServer } from '../src/dev-server/dev-server';
+import { startDevServer, type DevServerOptions } from '../src/dev-server/dev-server';
 
-/** A Temporal server for a benchmark: TEMPORAL_ADDRESS if set, else a fresh headless in-memory dev server. */
-export async function benchTemporal(): Promise<{
+/**
+ * A Temporal server for a benchmark: TEMPORAL_ADDRESS if set, else a fresh headless in-memory dev server
+ * (started with `devServer`, e.g. its dynamic config; ignored when TEMPORAL_ADDRESS is set).
+ */
+export async function benchTemporal(devServer: DevServerOptions = {}): Promise<{
   client: Client;
   nativeConnection: NativeConnection;
   namespace: string;
+  /** Whether this function started the server (so `devServer` options apply). */
+  startedServer: boolean;
   close(): Promise<void>;
 }> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const settings = connectionSettingsFromEnv();
-  const server = settings.addressFromEnv ? undefined : await startDevServer({ ui: false });
+  const server = settings.addressFromEnv ? undefined : await startDevServer({ ...devServer, ui: false });
   const address = server?.address ?? settings.address;
   const namespace = server?.namespace ?? settings.namespace;
   const connection = await Connection.connect({ address });
@@ -21,6 +26,7 @@ export async function benchTemporal(): Promise<{
     client: new Client({ connection, namespace }),
     nativeConnection,
     namespace,
+    startedServer: server !== undefined,
     close: async () => {
       await connection.close();
       await nativeConnection.close();

@@ -29,6 +29,11 @@ export interface DevServerOptions {
   logFile?: string;
   /** Options for finding or building the CLI. */
   cli?: ResolveTemporalCliOptions;
+  /**
+   * Server dynamic config (`--dynamic-config-value KEY=VALUE`, the value as JSON), e.g.
+   * `{ 'limit.historyCount.suggestContinueAsNew': 100_000 }`.
+   */
+  dynamicConfig?: Readonly<Record<string, string | number | boolean>>;
 }
 
 /** A running dev server. */
@@ -80,6 +85,9 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push('--db-filename', options.dbFile);
   }
   for (const flag of SEARCH_ATTRIBUTE_FLAGS) args.push('--search-attribute', flag);
+  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
 
   let logFd: number | 'ignore' = 'ignore';
   if (options.logFile) {

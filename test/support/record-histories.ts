@@ -1,0 +1,268 @@
+/**
+ * `npm run fixtures:record`: records the event histories that `test/unit/workflow-replay.test.ts`
+ * replays to catch nondeterministic changes of the workflow code.
+ *
+ * Starts a headless in-memory dev server, runs a worker with the tools below, runs each scenario as an
+ * agent run and writes every generation's history as `test/fixtures/histories/<scenario>.json` (one
+ * generation) or `<scenario>.<generation>.json` (a run that continued as new), in Temporal's JSON form
+ * (`historyToJSON`, the shape of `temporal workflow show -o json`). The workflow id of a scenario is
+ * `replay-<scenario>`.
+ *
+ * Re-record after an intended, compatible change of the workflow (a new fixture for a new code path is
+ * welcome); a change that makes old histories fail to replay needs versioning (`patched`) instead, since
+ * runs already in flight replay exactly like these fixtures.
+ */
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { connectClient, startAgentRun, waitForAgentRun } from '../../src/client';
+import { connectionSettingsFromEnv } from '../../src/connection-settings';
+import { startDevServer } from '../../src/dev-server/dev-server';
+import type { ScriptedModelSettings } from '../../src/model/scripted-model';
+import { compensationInput } from '../../src/tools/compensation-input';
+import { defineTool } from '../../src/tools/define-tool';
+import { createWorker } from '../../src/worker';
+import type { AgentRunInput, RunStatus } from '../../src/workflows/agent-run-types';
+
+/** Where the fixtures go, and how their workflow ids are made. */
+export const HISTORY_FIXTURES = {
+  dir: join(__dirname, '..', 'fixtures', 'histories'),
+  workflowIdPrefix: 'replay-',
+  taskQueue: 'replay-fixtures',
+} as const;
+
+/** An HTTP-like error, as a fetch wrapper would raise it. */
+function httpError(status: number, message: string): Error {
+  return Object.assign(new Error(message), { status });
+}
+
+const lookupOrder = defineTool({
+  name: 'lookup_order',
+  description: 'Reads an order by id. Read-only; use before changing an order.',
+  input: z.object({ orderId: z.string() }),
+  output: z.object({ orderId: z.string(), status: z.string(), items: z.number() }),
+  effect: 'read-only',
+  idempotent: true,
+}).implement(async ({ orderId }) => ({ orderId, status: 'open', items: 2 }));
+
+const fetchQuote = defineTool({
+  name: 'fetch_quote',
+  description: 'Fetches a shipping quote. The carrier API is flaky: it answers 503 to the first two attempts.',
+  input: z.object({ weightKg: z.number().positive() }),
+  output: z.object({ priceEur: z.number() }),
+  effect: 'read-only',
+  idempotent: true,
+  retry: { maximumAttempts: 4, initialDelay: '200 ms', maxDelay: '1 s' },
+}).implement(async ({ weightKg }, ctx) => {
+  if (ctx.attempt < 3) throw httpError(503, 'Carrier API: 503 Service Unavailable');
+  return { priceEur: Math.round(weightKg * 450) / 100 };
+});
+
+const reserveStockContract = defineTool({
+  name: 'reserve_stock',
+  description: 'Reserves units of a product. Undone by release_stock.',
+  input: z.object({ sku: z.string(), quantity: z.number().int().min(1) }),
+  output: z.object({ reservationId: z.string() }),
+  effect: 'compensable',
+  undo: 'release_stock',
+  idempotent: true,
+});
+
+const releaseStockContract = defineTool({
+  name: 'release_stock',
+  description: 'Releases a reservation made by reserve_stock. Used to undo reserve_stock.',
+  input: compensationInput(reserveStockContract),
+  output: z.object({ released: z.boolean() }),
+  effect: 'irreversible',
+  idempotent: true,
+});
+
+const chargeCard = defineTool({
+  name: 'charge_card',
+  description: 'Charges the card on file. Irreversible: call only after every reservation succeeded.',
+  input: z.object({ amountEur: z.number().positive() }),
+  output: z.object({ chargeId: z.string() }),
+  effect: 'irreversible',
+  idempotent: true,
+}).implement(async ({ amountEur }, ctx) => {
+  if (amountEur > 500) throw httpError(402, `Card declined: ${amountEur} EUR is over the card's limit of 500 EUR.`);
+  return { chargeId: `ch-${ctx.idempotencyKey}` };
+});
+
+const tools = [
+  lookupOrder,
+  fetchQuote,
+  reserveStockContract.implement(async (_input, ctx) => ({ reservationId: `res-${ctx.idempotencyKey}` })),
+  releaseStockContract.implement(async () => ({ released: true })),
+  chargeCard,
+];
+
+/** A run to record: its input and the status it must end in. */
+interface Scenario {
+  input: Omit<AgentRunInput, 'goal' | 'model'> & { model: ScriptedModelSettings };
+  expected: RunStatus;
+  /** Generations the run must have (1 unless it continues as new). */
+  generations: number;
+}
+
+const reserve = (sku: string) => ({
+  text: `Reserving ${sku}.`,
+  toolCalls: [{ name: 'reserve_stock', arguments: { sku, quantity: 1 } }],
+});
+
+/** The recorded runs: one per workflow code path worth guarding. */
+export const SCENARIOS: Record<string, Scenario> = {
+  // Tool calls that succeed, a validation failure the model corrects, a compensable step; completes.
+  success: {
+    expected: 'completed',
+    generations: 1,
+    input: {
+      model: {
+        provider: 'scripted',
+        script: [
+          { text: 'Reading the order.', toolCalls: [{ name: 'lookup_order', arguments: '{"orderId":"A-17"}' }] },
+          {
+            text: 'Reserving one more.',
+            toolCalls: [{ name: 'reserve_stock', arguments: '{"sku":"BOOK-1","quantity":"one"}' }],
+          },
+          {
+            text: 'quantity must be a number.',
+            toolCalls: [{ name: 'reserve_stock', arguments: { sku: 'BOOK-1', quantity: 1 } }],
+          },
+          { text: 'Reserved BOOK-1 for order A-17.', final: true },
+        ],
+      },
+    },
+  },
+  // A tool that fails transiently twice, then succeeds (history keeps only the last attempt).
+  retries: {
+    expected: 'completed',
+    generations: 1,
+    input: {
+      model: {
+        provider: 'scripted',
+        script: [
+          { text: 'Asking the carrier.', toolCalls: [{ name: 'fetch_quote', arguments: { weightKg: 3 } }] },
+          { text: 'Shipping costs 13.50 EUR.', final: true },
+        ],
+      },
+    },
+  },
+  // Two reservations, then a critical charge declined for good: the run compensates newest first.
+  compensation: {
+    expected: 'compensated',
+    generations: 1,
+    input: {
+      failurePolicy: { criticalTools: ['charge_card'] },
+      model: {
+        provider: 'scripted',
+        script: [
+          reserve('BOOK-1'),
+          reserve('LAMP-2'),
+          { text: 'Charging.', toolCalls: [{ name: 'charge_card', arguments: { amountEur: 900 } }] },
+          { text: 'Done.', final: true },
+        ],
+      },
+    },
+  },
+  // Continue-as-new every 2 steps, compensations carried over, then a critical failure in the last
+  // generation compensates the reservations of the earlier ones.
+  'continue-as-new': {
+    expected: 'compensated',
+    generations: 3,
+    input: {
+      continueAsNewAfterSteps: 2,
+      failurePolicy: { criticalTools: ['charge_card'] },
+      model: {
+        provider: 'scripted',
+        script: [
+          reserve('BOOK-1'),
+          { text: 'Checking the order.', toolCalls: [{ name: 'lookup_order', arguments: { orderId: 'A-17' } }] },
+          reserve('LAMP-2'),
+          { text: 'Checking again.', toolCalls: [{ name: 'lookup_order', arguments: { orderId: 'A-17' } }] },
+          { text: 'Charging.', toolCalls: [{ name: 'charge_card', arguments: { amountEur: 900 } }] },
+          { text: 'Done.', final: true },
+        ],
+      },
+    },
+  },
+};
+
+type History = temporal.api.history.v1.IHistory;
+
+/** The histories of a run and of every run it continued as new into, oldest first. */
+async function fetchChain(client: Client, workflowId: string, firstRunId: string): Promise<History[]> {
+  const histories: History[] = [];
+  let runId: string | undefined = firstRunId;
+  while (runId) {
+    const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    histories.push(history);
+    const last = history.events?.[history.events.length - 1];
+    runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return histories;
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const server = await startDevServer({ ui: false });
+  try {
+    const client = await connectClient({
+      ...connectionSettingsFromEnv({}),
+      address: server.address,
+      namespace: server.namespace,
+    });
+    const connection = await NativeConnection.connect({ address: server.address });
+    const { worker } = await createWorker({
+      tools,
+      connection,
+      settings: { namespace: server.namespace, taskQueue: HISTORY_FIXTURES.taskQueue },
+    });
+    const recorded = await worker.runUntil(async () => {
+      const files = new Map<string, string>();
+      for (const [name, scenario] of Object.entries(SCENARIOS)) {
+        // startAgentRun starts the workflow, so its handle knows the first run of the chain.
+        const handle = (await startAgentRun(
+          client,
+          { goal: `Replay fixture: ${name}`, ...scenario.input, model: { ...scenario.input.model } },
+          { taskQueue: HISTORY_FIXTURES.taskQueue, runId: `${HISTORY_FIXTURES.workflowIdPrefix}${name}` },
+        )) as WorkflowHandleWithFirstExecutionRunId;
+        const result = await waitForAgentRun(handle);
+        const histories = await fetchChain(client, handle.workflowId, handle.firstExecutionRunId);
+        if (result.status !== scenario.expected || histories.length !== scenario.generations) {
+          throw new Error(
+            `Scenario ${name} ended ${result.status} after ${histories.length} generation(s); expected ` +
+              `${scenario.expected} after ${scenario.generations}. ${result.reason ?? ''}`,
+          );
+        }
+        histories.forEach((history, generation) => {
+          const file = histories.length === 1 ? `${name}.json` : `${name}.${generation}.json`;
+          files.set(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+        });
+        console.log(`${name}: ${result.status}, ${histories.length} generation(s), ${result.stepCount} steps`);
+      }
+      return files;
+    });
+    await connection.close();
+    await client.connection.close();
+    mkdirSync(HISTORY_FIXTURES.dir, { recursive: true });
+    for (const file of readdirSync(HISTORY_FIXTURES.dir)) {
+      if (file.endsWith('.json')) rmSync(join(HISTORY_FIXTURES.dir, file));
+    }
+    for (const [file, json] of recorded) writeFileSync(join(HISTORY_FIXTURES.dir, file), json);
+    console.log(`wrote ${recorded.size} histories to ${HISTORY_FIXTURES.dir}`);
+  } finally {
+    await server.stop();
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
