@@ -4,10 +4,20 @@
  * another order, an activity more or less, a timer, ...) fails here; runs in flight would fail the same way
  * in production. Intended changes need `patched()`; new code paths deserve a new fixture
  * (`npm run fixtures:record`, see `test/support/record-histories.ts`).
+ *
+ * Temporal's check compares activity types and sequence numbers only, so the replay also reports every
+ * scheduled activity's arguments (`test/support/replay-activity-interceptor.ts`) and the test compares them
+ * with the recorded ones: a replayed run that calls the right tool with other arguments (e.g. compensations
+ * of one undo tool in another order) silently takes the recorded results of other calls. A deliberate
+ * change of an activity's arguments (a new field) is safe for runs in flight when the activity accepts
+ * both shapes: re-record the fixtures then.
  */
-import { DefaultLogger, Runtime, Worker, type ReplayResult } from '@temporalio/worker';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { DefaultLogger, Runtime, Worker, type InjectedSinks, type ReplayResult } from '@temporalio/worker';
+import type { WorkflowInfo } from '@temporalio/workflow';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ReplayProbeSinks } from '../support/replay-activity-interceptor';
 
 /** Where the fixtures are and how a file name maps to its workflow id (see the recorder). */
 const REPLAY = {
@@ -19,6 +29,26 @@ const REPLAY = {
 /** `compensation.json` → `compensation`; `continue-as-new.1.json` → `continue-as-new`. */
 function scenarioOf(file: string): string {
   return file.replace(/(\.\d+)?\.json$/, '');
+}
+
+/** One scheduled activity: its type and its arguments. */
+interface ScheduledActivity {
+  activityType: string;
+  args: unknown[];
+}
+
+/** The activities a recorded history scheduled, in order, with their JSON arguments decoded. */
+function recordedActivities(history: unknown): ScheduledActivity[] {
+  const events = historyFromJSON(history).events ?? [];
+  return events
+    .map((event) => event.activityTaskScheduledEventAttributes)
+    .filter((attributes) => attributes !== null && attributes !== undefined)
+    .map((attributes) => ({
+      activityType: attributes.activityType?.name ?? '',
+      args: (attributes.input?.payloads ?? []).map((payload) =>
+        JSON.parse(Buffer.from(payload.data ?? []).toString('utf8')),
+      ),
+    }));
 }
 
 const fixtures = readdirSync(REPLAY.dir)
@@ -41,10 +71,28 @@ describe('recorded agent-run histories', () => {
     expect(fixtures.filter((f) => scenarioOf(f.file) === 'continue-as-new').length).toBeGreaterThan(1);
   });
 
-  test('replay deterministically with the current workflow code', async () => {
+  test('replay deterministically with the current workflow code, scheduling the same activities', async () => {
     const results: ReplayResult[] = [];
+    const scheduled = new Map<string, ScheduledActivity[]>();
+    const sinks: InjectedSinks<ReplayProbeSinks> = {
+      replayProbe: {
+        activityScheduled: {
+          fn: (info: WorkflowInfo, activityType: string, args: unknown[]) => {
+            const list = scheduled.get(info.runId) ?? [];
+            list.push({ activityType, args });
+            scheduled.set(info.runId, list);
+          },
+          callDuringReplay: true,
+        },
+      },
+    };
     const replay = Worker.runReplayHistories(
-      { workflowsPath: require.resolve('../../src/workflows'), replayName: 'workflow-replay-test' },
+      {
+        workflowsPath: require.resolve('../../src/workflows'),
+        replayName: 'workflow-replay-test',
+        interceptors: { workflowModules: [require.resolve('../support/replay-activity-interceptor')] },
+        sinks,
+      },
       fixtures.map(({ workflowId, history }) => ({ workflowId, history })),
     );
     for await (const result of replay) results.push(result);
@@ -55,5 +103,14 @@ describe('recorded agent-run histories', () => {
       .map((r) => `${r.file}: ${r.error?.name}: ${r.error?.message}`);
     expect(failures).toEqual([]);
     expect(results).toHaveLength(fixtures.length);
+    results.forEach((result, i) => {
+      const fixture = fixtures[i]!;
+      // JSON round trip: the recorded arguments went through the JSON payload converter.
+      const replayed = JSON.parse(JSON.stringify(scheduled.get(result.runId) ?? [])) as ScheduledActivity[];
+      expect({ file: fixture.file, activities: replayed }).toEqual({
+        file: fixture.file,
+        activities: recordedActivities(fixture.history),
+      });
+    });
   });
 });
