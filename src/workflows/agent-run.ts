@@ -2,6 +2,7 @@ import {
   ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
+  ContinueAsNew,
   continueAsNew,
   isCancellation,
   proxyActivities,
@@ -181,6 +182,8 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       if (abortReason) return await abort('failed', abortReason);
     }
   } catch (error) {
+    // continueAsNew() ends this generation by throwing: it is not a failure and owes no compensation.
+    if (error instanceof ContinueAsNew) throw error;
     if (isCancellation(error)) {
       await abort('cancelled', 'The run was cancelled.');
       throw error;
