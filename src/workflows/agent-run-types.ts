@@ -86,6 +86,8 @@ export interface AgentRunCarryOver {
   compensations: PendingCompensation[];
   /** Length of the transcript the transcript store holds for this run. */
   transcriptCursor: number;
+  /** Messages after the cursor that the store does not have yet (the last turn's call and observations). */
+  unsentMessages: TranscriptMessage[];
   /** An irreversible step without approval has succeeded: compensable steps are refused from now on. */
   irreversibleDone: boolean;
 }

@@ -83,7 +83,9 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     pending: [...(carried?.compensations ?? [])],
     irreversibleDone: carried?.irreversibleDone ?? false,
   };
-  const transcript = carried ? new RunTranscript({ cursor: carried.transcriptCursor }) : new RunTranscript({ goal: input.goal });
+  const transcript = carried
+    ? new RunTranscript({ cursor: carried.transcriptCursor, unsent: carried.unsentMessages ?? [] })
+    : new RunTranscript({ goal: input.goal });
   const runKey = `${workflowId}/${firstExecutionRunId}`;
   let consecutiveToolErrors = carried?.consecutiveToolErrors ?? 0;
   let stepsThisGeneration = 0;
@@ -131,13 +133,15 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       }
       const every = input.continueAsNewAfterSteps;
       if (workflowInfo().continueAsNewSuggested || (every !== undefined && stepsThisGeneration >= every)) {
+        const transcriptCarry = transcript.carryOver();
         const carryOver: AgentRunCarryOver = {
           generation: state.generation + 1,
           stepCount: state.stepCount,
           turns: state.turns,
           consecutiveToolErrors,
           compensations: step.pending,
-          transcriptCursor: transcript.length,
+          transcriptCursor: transcriptCarry.cursor,
+          unsentMessages: transcriptCarry.unsent,
           irreversibleDone: step.irreversibleDone,
         };
         return await continueAsNew<typeof agentRun>({ ...input, carriedOver: carryOver });
@@ -171,8 +175,14 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       };
       let abortReason: string | undefined;
       if (input.parallelToolCalls) {
-        const records = await Promise.all(toolCalls.map((call) => runToolStep(call, step)));
-        for (const record of records) abortReason = abortReason ?? settle(record);
+        // allSettled, not all: when the run is cancelled, every call must have stopped before compensation
+        // starts, or an undo could race a forward call that is still finishing.
+        const outcomes = await Promise.allSettled(toolCalls.map((call) => runToolStep(call, step)));
+        const rejected = outcomes.find((outcome) => outcome.status === 'rejected');
+        if (rejected) throw rejected.reason;
+        for (const outcome of outcomes) {
+          if (outcome.status === 'fulfilled') abortReason = abortReason ?? settle(outcome.value);
+        }
       } else {
         for (const call of toolCalls) {
           abortReason = settle(await runToolStep(call, step));

@@ -13,16 +13,22 @@ export class RunTranscript {
   /** Messages the store holds (absolute count). */
   private stored: number;
 
-  constructor(init: { goal: string } | { cursor: number }) {
+  constructor(init: { goal: string } | { cursor: number; unsent: readonly TranscriptMessage[] }) {
     if ('goal' in init) {
       this.messages = [{ role: 'user', content: init.goal }];
       this.offset = 0;
       this.stored = 0;
     } else {
-      this.messages = [];
+      this.messages = [...init.unsent];
       this.offset = init.cursor;
       this.stored = init.cursor;
     }
+  }
+
+  /** What to hand to the next generation: how much the store holds, and what it does not have yet. */
+  carryOver(): { cursor: number; unsent: TranscriptMessage[] } {
+    const { fromIndex, messages } = this.delta();
+    return { cursor: fromIndex, unsent: messages };
   }
 
   push(message: TranscriptMessage): void {
