@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { ModelProvider, ModelSettings, ModelTurn, TranscriptMessage } from '../model/model-types';
@@ -5,6 +6,7 @@ import { scriptedModel } from '../model/scripted-model';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
 import type { TranscriptStore } from '../transcripts/transcript-store';
+import { MODEL_CALL_HEARTBEAT } from '../model/model-call-heartbeat';
 
 /** Dependencies of {@link createModelActivities}. */
 export interface ModelActivityDeps {
@@ -88,13 +90,15 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
           message: `The transcript store has no transcript up to message ${input.fromIndex} for ${input.runKey}.`,
         });
       }
-      const raw = await provider({
-        goal: input.goal,
-        turn: input.turn,
-        transcript,
-        tools: deps.registry.catalog(input.allowedTools),
-        settings: input.settings,
-      });
+      const raw = await heartbeatWhile(
+        provider({
+          goal: input.goal,
+          turn: input.turn,
+          transcript,
+          tools: deps.registry.catalog(input.allowedTools),
+          settings: input.settings,
+        }),
+      );
       const parsed = modelTurnSchema.safeParse(raw);
       if (!parsed.success) {
         throw ApplicationFailure.create({
@@ -115,4 +119,24 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
       };
     },
   };
+}
+
+/**
+ * Heartbeats Temporal while `work` runs (when called inside an activity), so a model call on a worker
+ * that died is noticed after the heartbeat timeout instead of the whole start-to-close timeout.
+ */
+async function heartbeatWhile<T>(work: Promise<T>): Promise<T> {
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    return work; // not inside an activity (direct calls in tests)
+  }
+  context.heartbeat();
+  const timer = setInterval(() => context.heartbeat(), MODEL_CALL_HEARTBEAT.everyMs);
+  try {
+    return await work;
+  } finally {
+    clearInterval(timer);
+  }
 }

@@ -1,4 +1,5 @@
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
+import { MODEL_CALL_HEARTBEAT } from '../model/model-call-heartbeat';
 
 /** Limits of an agent run. */
 export const AGENT_RUN_DEFAULTS = {
@@ -11,6 +12,9 @@ export const ENGINE_ACTIVITY_OPTIONS: Readonly<Record<'describeTools' | 'callMod
   describeTools: { startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 5 } },
   callModel: {
     startToCloseTimeout: '2 minutes',
+    // The activity heartbeats while the model thinks: a call on a worker that died is retried after this,
+    // not after the whole start-to-close timeout.
+    heartbeatTimeout: MODEL_CALL_HEARTBEAT.timeout,
     retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: ['TRANSCRIPT_MISSING'] },
   },
 };

@@ -1,0 +1,80 @@
+/**
+ * `npm run chaos`: the full-size crash test. Against TEMPORAL_ADDRESS when set, else a headless dev server
+ * it starts itself. Starts agent runs of non-idempotent charges (a fraction of them fail and compensate),
+ * SIGKILLs the worker process at random moments and restarts it, then counts the effects at a ledger that
+ * does not deduplicate. Its last line is `runs R, kills K, effects E, duplicates D, missing M`; the exit
+ * code is non-zero when anything is duplicated, missing or ended in the wrong state.
+ *
+ * Sizes from the environment: CHAOS_RUNS, CHAOS_CONCURRENCY, CHAOS_KILLS, CHAOS_FAIL_FRACTION, CHAOS_SEED.
+ */
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connectionSettingsFromEnv } from '../src/connection-settings';
+import { startDevServer } from '../src/dev-server/dev-server';
+import { formatChaosSummary, runChaos } from '../test/support/chaos-run';
+
+/** Full size of the chaos run (issue 4: at least 200 runs, 20 in flight, 20 kills). */
+export const CHAOS_BENCH_DEFAULTS = {
+  runs: 200,
+  concurrency: 20,
+  kills: 20,
+  failFraction: 0.3,
+  seed: 20_240_604,
+} as const;
+
+function fromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}".`);
+  return value;
+}
+
+async function main(): Promise<number> {
+  const options = {
+    runs: fromEnv('CHAOS_RUNS', CHAOS_BENCH_DEFAULTS.runs),
+    concurrency: fromEnv('CHAOS_CONCURRENCY', CHAOS_BENCH_DEFAULTS.concurrency),
+    kills: fromEnv('CHAOS_KILLS', CHAOS_BENCH_DEFAULTS.kills),
+    failFraction: fromEnv('CHAOS_FAIL_FRACTION', CHAOS_BENCH_DEFAULTS.failFraction),
+    seed: fromEnv('CHAOS_SEED', CHAOS_BENCH_DEFAULTS.seed),
+  };
+  const workDir = mkdtempSync(join(tmpdir(), 'durable-tools-chaos-'));
+  const settings = connectionSettingsFromEnv();
+  const server = settings.addressFromEnv
+    ? undefined
+    : await startDevServer({ ui: false, logFile: join(workDir, 'temporal-server.log') });
+  const address = server?.address ?? settings.address;
+  const namespace = server?.namespace ?? settings.namespace;
+  try {
+    console.log(`chaos: Temporal at ${address} (${server ? 'dev server started for this run' : 'TEMPORAL_ADDRESS'})`);
+    console.log(`chaos: ${JSON.stringify(options)}; worker logs and stores in ${workDir}`);
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../src/workflows'),
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
+    });
+    const bundlePath = join(workDir, 'workflow-bundle.js');
+    writeFileSync(bundlePath, code);
+    const result = await runChaos({ ...options, temporal: { address, namespace, bundlePath }, workDir });
+    const seconds = (result.durationMs / 1000).toFixed(1);
+    console.log(
+      `chaos: ${seconds} s; statuses ${JSON.stringify(result.statuses)}; ` +
+        `${result.killsDuringCompensation} kills while a refund was at the ledger`,
+    );
+    for (const problem of result.problems.slice(0, 50)) console.log(`chaos: PROBLEM ${problem}`);
+    if (result.problems.length > 50) console.log(`chaos: ... and ${result.problems.length - 50} more problems`);
+    console.log(formatChaosSummary(result));
+    return result.duplicates > 0 || result.missing > 0 || result.problems.length > 0 ? 1 : 0;
+  } finally {
+    await server?.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,54 @@
+import { CHAOS_EFFECT_KINDS } from '../support/chaos-tools';
+import { formatChaosSummary, runChaos, runCompensationKill } from '../support/chaos-run';
+import { testServer } from '../support/temporal-test-env';
+
+/**
+ * Issue 4 (crash test) and issue 5 ("SIGKILL during compensation") on the real dev server. The worker is
+ * a separate node process, SIGKILLed and restarted; its idempotency keys and transcripts are SQLite files
+ * shared by every generation. Effects are counted at a ledger that does not deduplicate, because
+ * Temporal's history keeps only an activity's final attempt. The full-size version is `npm run chaos`.
+ */
+
+const SMALL_CHAOS = { runs: 14, concurrency: 6, kills: 3, failFraction: 0.35, seed: 4 } as const;
+
+function temporal() {
+  const { address, namespace, bundlePath } = testServer();
+  return { address, namespace, bundlePath };
+}
+
+const log = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
+
+test('SIGKILLs of the worker during agent runs: every run completes or compensates, one effect per key', async () => {
+  const result = await runChaos({ ...SMALL_CHAOS, temporal: temporal(), log });
+  log(`chaos (small): ${formatChaosSummary(result)}; statuses ${JSON.stringify(result.statuses)}`);
+
+  expect(result.problems).toEqual([]);
+  expect(result.kills).toBe(SMALL_CHAOS.kills);
+  expect(result.duplicates).toBe(0);
+  expect(result.missing).toBe(0);
+  expect(Object.keys(result.statuses).sort()).toEqual(['compensated', 'completed']);
+  expect(result.statuses.completed! + result.statuses.compensated!).toBe(SMALL_CHAOS.runs);
+}, 180_000);
+
+test('SIGKILL of the worker during compensation still gives exactly one compensation effect per key', async () => {
+  const { result, kills, effectsByKey } = await runCompensationKill({ temporal: temporal(), log });
+
+  expect(kills).toHaveLength(3);
+  expect(result.status).toBe('compensated');
+  expect(result.steps.map((s) => [s.stepId, s.status])).toEqual([
+    [1, 'compensated'],
+    [2, 'compensated'],
+    [3, 'compensated'],
+    [4, 'failed'],
+  ]);
+  const { charge, refund } = CHAOS_EFFECT_KINDS;
+  const expected: Record<string, Record<string, number>> = {};
+  for (const step of [1, 2, 3]) {
+    expected[`${result.runId}/${step}`] = { [charge]: 1 };
+    expected[`${result.runId}/${step}/undo`] = { [refund]: 1 };
+  }
+  // The rejected charge (step 4) left no effect and so no refund.
+  expect(effectsByKey).toEqual(expected);
+}, 180_000);

@@ -1,0 +1,644 @@
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { getAgentRunState, startAgentRun } from '../../src/client';
+import type { ScriptedTurn } from '../../src/model/scripted-model';
+import { createSeededRandom } from '../../src/tools/seeded-random';
+import type { AgentRunResult, AgentRunState } from '../../src/workflows/agent-run-types';
+import { CHAOS_EFFECT_KINDS } from './chaos-tools';
+import { CHAOS_WORKER_DEFAULTS, CHAOS_WORKER_ENV, CHAOS_WORKER_READY } from './chaos-worker';
+import { LEDGER_SETTINGS, startLedgerServer, type LedgerEvent, type LedgerServer } from './ledger-server';
+
+/** Shape and pacing of a chaos run. */
+export const CHAOS_RUN_SETTINGS = {
+  /** One progress line this often. */
+  progressEveryMs: 3_000,
+  /** Successful charges per run (a failing run adds one rejected charge after them). */
+  chargesPerRun: { min: 2, max: 4 },
+  maxChargeAmount: 1_000,
+  /** Chance that a turn asks for two charges at once (run one after another). */
+  twoCallTurnChance: 0.25,
+  /** Every this-many-th kill waits for a refund at the ledger, so it lands while a run compensates. */
+  compensationKillEvery: 3,
+  /** A kill waiting for a ledger event fires anyway after this long (the worker is killed at a random time). */
+  triggerFallbackMs: 10_000,
+  /** Random extra wait between a kill's trigger and the SIGKILL. */
+  killJitterMs: 250,
+  /** Ledger delays (uniform 0..max) before recording and before answering, per effect kind. Refunds are slow. */
+  ledgerDelayMaxMs: { charge: { before: 60, after: 200 }, refund: { before: 300, after: 600 } },
+  workerReadyTimeoutMs: 60_000,
+  /** All runs must end within this long after the last one started. */
+  runsDeadlineMs: 10 * 60_000,
+  /** Graceful stop of the last worker before it is killed. */
+  workerStopGraceMs: 10_000,
+} as const;
+
+/** Where the chaos runs: a Temporal server and the workflow bundle file the worker processes load. */
+export interface ChaosTemporal {
+  address: string;
+  namespace: string;
+  /** A file written from `bundleWorkflowCode(...).code`. */
+  bundlePath: string;
+}
+
+/** Options of {@link runChaos}. */
+export interface ChaosOptions {
+  temporal: ChaosTemporal;
+  /** Agent runs to start. */
+  runs: number;
+  /** At most this many runs in flight. */
+  concurrency: number;
+  /** SIGKILLs of the worker process (each followed by a new worker). */
+  kills: number;
+  /** Fraction of runs that end with a permanently failing charge and so must compensate. */
+  failFraction: number;
+  seed: number;
+  /** Progress lines (default `console.log`). */
+  log?: (line: string) => void;
+  /** Directory for the key store, the transcripts and the worker log (default: a new temp dir). */
+  workDir?: string;
+}
+
+/** What {@link runChaos} found, measured at the ledger. */
+export interface ChaosResult {
+  runs: number;
+  /** Kills actually done. */
+  kills: number;
+  /** Kills whose trigger was a refund at the ledger (a run compensating). */
+  killsDuringCompensation: number;
+  /** Effects the ledger recorded. */
+  effects: number;
+  /** Effects beyond the expected count for their key (0 or 1): a repeated or unwarranted side effect. */
+  duplicates: number;
+  /** Expected effects the ledger never saw. */
+  missing: number;
+  /** Final status of the runs, counted. */
+  statuses: Record<string, number>;
+  /** Every deviation found, in words (empty when all is well). */
+  problems: string[];
+  durationMs: number;
+  workDir: string;
+}
+
+/** One planned agent run. */
+interface RunPlan {
+  index: number;
+  runId: string;
+  /** Amounts of the charges, in step order; the last one is rejected when `fails`. */
+  amounts: number[];
+  fails: boolean;
+  script: ScriptedTurn[];
+}
+
+interface RunOutcome {
+  plan: RunPlan;
+  result?: AgentRunResult;
+  error?: string;
+}
+
+const REPO_ROOT = resolve(__dirname, '..', '..');
+const CHAOS_WORKER_SCRIPT = join(__dirname, 'chaos-worker.ts');
+
+/** The summary line `npm run chaos` ends with. */
+export function formatChaosSummary(
+  result: Pick<ChaosResult, 'runs' | 'kills' | 'effects' | 'duplicates' | 'missing'>,
+): string {
+  return `runs ${result.runs}, kills ${result.kills}, effects ${result.effects}, duplicates ${result.duplicates}, missing ${result.missing}`;
+}
+
+/**
+ * The crash test of the whole engine: starts a non-deduplicating ledger and a worker process, starts
+ * `runs` agent runs (each several non-idempotent charges; a fraction end with a charge the ledger rejects,
+ * so they abort under `failurePolicy: { criticalTools: '*' }` and compensate), and SIGKILLs the worker at
+ * seeded random moments — most when the ledger has seen a random number of writes since the last restart,
+ * every {@link CHAOS_RUN_SETTINGS.compensationKillEvery}-th when a refund reaches the ledger — starting a
+ * new worker after each kill. The key store and transcripts are files shared by all worker generations.
+ * When every run has ended it checks the ledger: exactly one charge per successful step, exactly one
+ * refund under `${key}/undo` per charge of a compensated run, nothing else.
+ *
+ * @example
+ * ```ts
+ * const result = await runChaos({ temporal, runs: 200, concurrency: 20, kills: 20, failFraction: 0.3, seed: 1 });
+ * console.log(formatChaosSummary(result));
+ * ```
+ */
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const started = Date.now();
+  const log = options.log ?? ((line: string) => console.log(line));
+  const random = createSeededRandom(options.seed);
+  const ledgerRandom = createSeededRandom(options.seed ^ 0x5bd1e995);
+  const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'durable-tools-chaos-'));
+  const taskQueue = `chaos-${options.seed}-${randomUUID().slice(0, 8)}`;
+  const plans = planRuns(options, random, taskQueue);
+  const delays = CHAOS_RUN_SETTINGS.ledgerDelayMaxMs;
+  const ledger = await startLedgerServer({
+    delayMs: ({ kind, phase }) => {
+      const max = kind === CHAOS_EFFECT_KINDS.refund ? delays.refund : delays.charge;
+      return Math.floor(ledgerRandom() * max[phase]);
+    },
+  });
+  const workers = new ChaosWorkers(options.temporal, taskQueue, ledger.url, workDir, log);
+  const connection = await Connection.connect({ address: options.temporal.address });
+  const client = new Client({ connection, namespace: options.temporal.namespace });
+  const outcomes: RunOutcome[] = [];
+  let startedRuns = 0;
+  let kills = 0;
+  let killsDuringCompensation = 0;
+  let allEnded = false;
+  const progress = setInterval(() => {
+    const statuses = countStatuses(outcomes);
+    log(
+      `chaos: ${startedRuns}/${plans.length} started, ${outcomes.length} ended (${formatCounts(statuses)}), ` +
+        `${startedRuns - outcomes.length} in flight, kills ${kills}/${options.kills}, ledger effects ${ledger.effects.length}`,
+    );
+  }, CHAOS_RUN_SETTINGS.progressEveryMs);
+  progress.unref();
+
+  try {
+    await workers.start();
+    const runAll = async (): Promise<void> => {
+      let next = 0;
+      const slot = async (): Promise<void> => {
+        while (next < plans.length) {
+          const plan = plans[next++]!;
+          startedRuns += 1;
+          outcomes.push(await runOne(client, plan, taskQueue));
+        }
+      };
+      await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, plans.length)) }, slot));
+      allEnded = true;
+    };
+    const killAll = async (): Promise<void> => {
+      while (kills < options.kills && !allEnded) {
+        const duringCompensation = (kills + 1) % CHAOS_RUN_SETTINGS.compensationKillEvery === 0;
+        const expectedWrites = plans.reduce(
+          (sum, p) => sum + p.amounts.length + (p.fails ? p.amounts.length - 1 : 0),
+          0,
+        );
+        const maxGap = Math.max(1, Math.floor(expectedWrites / (options.kills + 1)));
+        const trigger = await waitForKillMoment(ledger, {
+          gap: 1 + Math.floor(random() * maxGap),
+          phase: random() < 0.5 ? 'received' : 'recorded',
+          refundOnly: duringCompensation,
+          stop: () => allEnded,
+          workerDied: workers.died,
+        });
+        if (trigger === 'stopped') break;
+        if (trigger === 'worker-died') {
+          log('chaos: the worker exited by itself; starting a new one');
+          await workers.start();
+          continue;
+        }
+        await sleep(Math.floor(random() * CHAOS_RUN_SETTINGS.killJitterMs));
+        if (allEnded) break;
+        await workers.kill();
+        kills += 1;
+        if (trigger.startsWith('recorded refund') || trigger.startsWith('received refund'))
+          killsDuringCompensation += 1;
+        log(
+          `chaos: kill ${kills}/${options.kills} at "${trigger}"; starting worker generation ${workers.generation + 1}`,
+        );
+        await workers.start();
+      }
+    };
+    await Promise.all([withDeadline(runAll(), options), killAll()]);
+  } finally {
+    clearInterval(progress);
+    await workers.stop();
+    await connection.close();
+    await ledger.close();
+  }
+
+  const checked = checkLedger(plans, outcomes, ledger);
+  if (kills < options.kills)
+    checked.problems.push(`Only ${kills} of ${options.kills} kills happened before all runs ended.`);
+  return {
+    runs: plans.length,
+    kills,
+    killsDuringCompensation,
+    effects: ledger.effects.length,
+    ...checked,
+    statuses: countStatuses(outcomes),
+    durationMs: Date.now() - started,
+    workDir,
+  };
+}
+
+/** Options of {@link runCompensationKill}. */
+export interface CompensationKillOptions {
+  temporal: ChaosTemporal;
+  log?: (line: string) => void;
+  workDir?: string;
+}
+
+/** What {@link runCompensationKill} saw. */
+export interface CompensationKillResult {
+  result: AgentRunResult;
+  /** Where each kill landed. */
+  kills: string[];
+  /** Effects under each key of the run, by kind. */
+  effectsByKey: Record<string, Record<string, number>>;
+}
+
+/**
+ * One run that charges three times, then fails permanently and compensates; the worker is SIGKILLed three
+ * times while it compensates, each time in another window: (1) the refund of step 3 has reached the ledger
+ * but is not yet recorded, (2) the refund of step 2 is recorded but not yet answered, (3) the state query
+ * shows step 1 compensating (its refund may not have started). A new worker starts after each kill.
+ */
+export async function runCompensationKill(options: CompensationKillOptions): Promise<CompensationKillResult> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'durable-tools-chaos-compensation-'));
+  const taskQueue = `chaos-compensation-${randomUUID().slice(0, 8)}`;
+  // Slow refunds: 700 ms before recording and 700 ms before answering (the tools' timeout is 3 s).
+  const ledger = await startLedgerServer({ delayMs: ({ kind }) => (kind === CHAOS_EFFECT_KINDS.refund ? 700 : 0) });
+  const workers = new ChaosWorkers(options.temporal, taskQueue, ledger.url, workDir, log);
+  const connection = await Connection.connect({ address: options.temporal.address });
+  const client = new Client({ connection, namespace: options.temporal.namespace });
+  const runId = `chaos-compensation-${randomUUID().slice(0, 8)}`;
+  const kills: string[] = [];
+  try {
+    await workers.start();
+    const undoKey = (step: number) => `${runId}/${step}/undo`;
+    // Listen before the run starts, so no ledger event can pass unseen.
+    const step3Received = nextLedgerEvent(ledger, (e) => e.phase === 'received' && e.key === undoKey(3));
+    const step2Recorded = nextLedgerEvent(ledger, (e) => e.phase === 'recorded' && e.key === undoKey(2));
+    for (const pending of [step3Received, step2Recorded]) pending.catch(() => undefined);
+    const amounts = [10, 20, 30, LEDGER_SETTINGS.maxAmount + 1];
+    const handle = await startAgentRun(
+      client,
+      {
+        goal: 'charge three times, then fail and compensate',
+        model: { provider: 'scripted', script: scriptFor(amounts.map((amount) => [amount])) },
+        failurePolicy: { criticalTools: '*' },
+      },
+      { taskQueue, runId },
+    );
+    const stepCompensating = async (stepId: number): Promise<void> => {
+      await pollState(
+        client,
+        runId,
+        (state) => state.steps.find((s) => s.stepId === stepId)?.status === 'compensating',
+      );
+    };
+    const killWhen = async (label: string, event?: Promise<LedgerEvent>): Promise<void> => {
+      if (event) await event;
+      await workers.kill();
+      const refunds = ledger.effects.filter((e) => e.kind === CHAOS_EFFECT_KINDS.refund).length;
+      kills.push(`${label} (ledger refunds so far: ${refunds})`);
+      log(`compensation kill ${kills.length}: ${label}`);
+      await workers.start();
+    };
+    await stepCompensating(3);
+    await killWhen('refund of step 3 received, not yet recorded', step3Received);
+    await stepCompensating(2);
+    await killWhen('refund of step 2 recorded, not yet answered', step2Recorded);
+    await stepCompensating(1);
+    await killWhen('step 1 compensating (state query)');
+    const result = (await handle.result()) as AgentRunResult;
+    const effectsByKey: Record<string, Record<string, number>> = {};
+    for (const effect of ledger.effects) {
+      const byKind = (effectsByKey[effect.key] ??= {});
+      byKind[effect.kind] = (byKind[effect.kind] ?? 0) + 1;
+    }
+    return { result, kills, effectsByKey };
+  } finally {
+    await workers.stop();
+    await connection.close();
+    await ledger.close();
+  }
+}
+
+/** The worker processes of one chaos run: one at a time, each a new generation. */
+class ChaosWorkers {
+  generation = 0;
+  private current: { child: ChildProcess; exited: Promise<void>; killedByUs: boolean } | undefined;
+  private readonly logFile: WriteStream;
+  private diedListener: (() => void) | undefined;
+
+  constructor(
+    private readonly temporal: ChaosTemporal,
+    private readonly taskQueue: string,
+    private readonly ledgerUrl: string,
+    private readonly workDir: string,
+    private readonly log: (line: string) => void,
+  ) {
+    this.logFile = createWriteStream(join(workDir, 'chaos-worker.log'), { flags: 'a' });
+  }
+
+  /** Resolves when the current worker exits without being killed by us. */
+  readonly died = (): Promise<void> =>
+    new Promise((resolveDied) => {
+      this.diedListener = resolveDied;
+    });
+
+  /** Starts the next worker generation and waits until it polls. */
+  async start(): Promise<void> {
+    const startedAt = Date.now();
+    this.generation += 1;
+    const env = CHAOS_WORKER_ENV;
+    this.logFile.write(`--- worker generation ${this.generation} ---\n`);
+    // `node --import tsx` directly (no npx / tsx wrapper): the pid is the process that runs the worker.
+    const child = spawn(process.execPath, ['--import', 'tsx', CHAOS_WORKER_SCRIPT], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        [env.address]: this.temporal.address,
+        [env.namespace]: this.temporal.namespace,
+        [env.taskQueue]: this.taskQueue,
+        [env.bundlePath]: this.temporal.bundlePath,
+        [env.ledgerUrl]: this.ledgerUrl,
+        [env.keysPath]: join(this.workDir, 'idempotency.sqlite'),
+        [env.transcriptsPath]: join(this.workDir, 'transcripts.sqlite'),
+        [env.leaseMs]: String(CHAOS_WORKER_DEFAULTS.leaseMs),
+        [env.thinkMs]: String(CHAOS_WORKER_DEFAULTS.thinkMs),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const state = { child, killedByUs: false, exited: Promise.resolve() };
+    state.exited = new Promise<void>((resolveExit) =>
+      child.once('exit', (code, signal) => {
+        this.logFile.write(`--- worker generation exited (code ${code}, signal ${signal}) ---\n`);
+        if (!state.killedByUs) this.diedListener?.();
+        resolveExit();
+      }),
+    );
+    this.current = state;
+    child.stderr!.pipe(this.logFile, { end: false });
+    await new Promise<void>((resolveReady, reject) => {
+      let output = '';
+      const timer = setTimeout(
+        () => reject(new Error(`The chaos worker did not start within ${CHAOS_RUN_SETTINGS.workerReadyTimeoutMs} ms.`)),
+        CHAOS_RUN_SETTINGS.workerReadyTimeoutMs,
+      );
+      const onExit = (code: number | null): void => {
+        clearTimeout(timer);
+        reject(
+          new Error(`The chaos worker exited (code ${code}) before it was ready; see ${this.workDir}/chaos-worker.log`),
+        );
+      };
+      child.once('exit', onExit);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        this.logFile.write(chunk);
+        if (output.includes(CHAOS_WORKER_READY)) return;
+        output += chunk.toString('utf8');
+        if (output.includes(CHAOS_WORKER_READY)) {
+          clearTimeout(timer);
+          child.off('exit', onExit);
+          this.log(
+            `chaos: worker generation ${this.generation} (pid ${child.pid}) ready in ${Date.now() - startedAt} ms`,
+          );
+          resolveReady();
+        }
+      });
+    });
+  }
+
+  /** SIGKILLs the node process that runs the worker and waits until it is gone. */
+  async kill(): Promise<void> {
+    const current = this.current;
+    if (!current) return;
+    current.killedByUs = true;
+    process.kill(current.child.pid!, 'SIGKILL');
+    await current.exited;
+    this.current = undefined;
+  }
+
+  /** Stops the last worker gracefully (SIGTERM), killing it if it does not stop in time. */
+  async stop(): Promise<void> {
+    const current = this.current;
+    if (current) {
+      current.killedByUs = true;
+      current.child.kill('SIGTERM');
+      const stopped = await Promise.race([
+        current.exited.then(() => true),
+        sleep(CHAOS_RUN_SETTINGS.workerStopGraceMs).then(() => false),
+      ]);
+      if (!stopped) {
+        this.log('chaos: the last worker did not stop on SIGTERM; killing it');
+        process.kill(current.child.pid!, 'SIGKILL');
+        await current.exited;
+      }
+      this.current = undefined;
+    }
+    await new Promise<void>((resolveClosed) => this.logFile.end(resolveClosed));
+  }
+}
+
+function planRuns(options: ChaosOptions, random: () => number, taskQueue: string): RunPlan[] {
+  const { min, max } = CHAOS_RUN_SETTINGS.chargesPerRun;
+  return Array.from({ length: options.runs }, (_, index) => {
+    const charges = min + Math.floor(random() * (max - min + 1));
+    const amounts = Array.from(
+      { length: charges },
+      () => 1 + Math.floor(random() * CHAOS_RUN_SETTINGS.maxChargeAmount),
+    );
+    const fails = random() < options.failFraction;
+    if (fails) amounts.push(LEDGER_SETTINGS.maxAmount + 1 + index);
+    // Group the charges into turns of one or two calls.
+    const turns: number[][] = [];
+    for (let i = 0; i < amounts.length;) {
+      const size = i + 1 < amounts.length && random() < CHAOS_RUN_SETTINGS.twoCallTurnChance ? 2 : 1;
+      turns.push(amounts.slice(i, i + size));
+      i += size;
+    }
+    return { index, runId: `${taskQueue}-run-${index}`, amounts, fails, script: scriptFor(turns) };
+  });
+}
+
+function scriptFor(turns: number[][]): ScriptedTurn[] {
+  return [
+    ...turns.map((amounts) => ({
+      toolCalls: amounts.map((amount, i) => ({ name: 'charge', arguments: { account: `acct-${i + 1}`, amount } })),
+    })),
+    { text: 'All charges made.', final: true },
+  ];
+}
+
+async function runOne(client: Client, plan: RunPlan, taskQueue: string): Promise<RunOutcome> {
+  let handle: WorkflowHandle;
+  try {
+    handle = await startAgentRun(
+      client,
+      {
+        goal: `chaos run ${plan.index}`,
+        model: { provider: 'scripted', script: plan.script },
+        failurePolicy: { criticalTools: '*' },
+      },
+      { taskQueue, runId: plan.runId },
+    );
+  } catch (error) {
+    return { plan, error: `could not start: ${String(error)}` };
+  }
+  try {
+    return { plan, result: (await handle.result()) as AgentRunResult };
+  } catch (error) {
+    return { plan, error: `ended with an error: ${String(error)}` };
+  }
+}
+
+/**
+ * Checks the ledger against the plans: per charge step exactly one charge when it should succeed (none for
+ * the rejected one), and per successful charge of a failing run exactly one refund under `${key}/undo`.
+ */
+function checkLedger(
+  plans: readonly RunPlan[],
+  outcomes: readonly RunOutcome[],
+  ledger: LedgerServer,
+): { duplicates: number; missing: number; problems: string[] } {
+  const counts = new Map<string, number>();
+  for (const effect of ledger.effects) {
+    const id = `${effect.kind} ${effect.key}`;
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  const problems: string[] = [];
+  let duplicates = 0;
+  let missing = 0;
+  const expect = (kind: string, key: string, expected: number): void => {
+    const id = `${kind} ${key}`;
+    const seen = counts.get(id) ?? 0;
+    counts.delete(id);
+    if (seen > expected) {
+      duplicates += seen - expected;
+      problems.push(`${seen} "${kind}" effects under ${key}, expected ${expected}`);
+    } else if (seen < expected) {
+      missing += expected - seen;
+      problems.push(`no "${kind}" effect under ${key}`);
+    }
+  };
+  for (const plan of plans) {
+    plan.amounts.forEach((_, i) => {
+      const key = `${plan.runId}/${i + 1}`;
+      const rejected = plan.fails && i === plan.amounts.length - 1;
+      expect(CHAOS_EFFECT_KINDS.charge, key, rejected ? 0 : 1);
+      expect(CHAOS_EFFECT_KINDS.refund, `${key}/undo`, plan.fails && !rejected ? 1 : 0);
+    });
+  }
+  for (const [id, seen] of counts) {
+    duplicates += seen;
+    problems.push(`${seen} unexpected effect(s): ${id}`);
+  }
+  for (const { plan, result, error } of outcomes) {
+    const want = plan.fails ? 'compensated' : 'completed';
+    if (error) problems.push(`${plan.runId}: ${error}`);
+    else if (result?.status !== want) {
+      problems.push(`${plan.runId}: status ${result?.status}, expected ${want} (${result?.reason ?? 'no reason'})`);
+    } else {
+      const badSteps = result.steps.filter((step, i) => {
+        const rejected = plan.fails && i === plan.amounts.length - 1;
+        const wantStep = rejected ? 'failed' : plan.fails ? 'compensated' : 'succeeded';
+        return step.status !== wantStep;
+      });
+      if (result.steps.length !== plan.amounts.length || badSteps.length > 0) {
+        problems.push(`${plan.runId}: steps ${result.steps.map((s) => `${s.stepId}:${s.status}`).join(', ')}`);
+      }
+    }
+  }
+  if (outcomes.length !== plans.length) problems.push(`${plans.length - outcomes.length} runs never ended`);
+  return { duplicates, missing, problems };
+}
+
+/** Resolves with a description of the moment to kill, `stopped` when all runs ended, or `worker-died`. */
+function waitForKillMoment(
+  ledger: LedgerServer,
+  options: {
+    gap: number;
+    phase: LedgerEvent['phase'];
+    refundOnly: boolean;
+    stop: () => boolean;
+    workerDied: () => Promise<void>;
+  },
+): Promise<string> {
+  return new Promise((resolveMoment) => {
+    let seen = 0;
+    let settled = false;
+    const done = (moment: string): void => {
+      if (settled) return;
+      settled = true;
+      off();
+      clearTimeout(fallback);
+      clearInterval(stopPoll);
+      resolveMoment(moment);
+    };
+    const off = ledger.onEvent((event) => {
+      if (event.phase !== options.phase) return;
+      if (options.refundOnly ? event.kind === CHAOS_EFFECT_KINDS.refund : ++seen >= options.gap) {
+        done(`${event.phase} ${event.kind} ${event.key}`);
+      }
+    });
+    const fallback = setTimeout(() => done('random time (no trigger event)'), CHAOS_RUN_SETTINGS.triggerFallbackMs);
+    const stopPoll = setInterval(() => options.stop() && done('stopped'), 100);
+    void options.workerDied().then(() => done('worker-died'));
+  });
+}
+
+function nextLedgerEvent(
+  ledger: LedgerServer,
+  match: (event: LedgerEvent) => boolean,
+  timeoutMs = 120_000,
+): Promise<LedgerEvent> {
+  return new Promise((resolveEvent, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`The expected ledger event did not come within ${timeoutMs} ms.`));
+    }, timeoutMs);
+    timer.unref();
+    const off = ledger.onEvent((event) => {
+      if (!match(event)) return;
+      off();
+      clearTimeout(timer);
+      resolveEvent(event);
+    });
+  });
+}
+
+async function pollState(
+  client: Client,
+  runId: string,
+  done: (state: AgentRunState) => boolean,
+  timeoutMs = 60_000,
+): Promise<AgentRunState> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const state = await getAgentRunState(client, runId).catch(() => undefined);
+    if (state && done(state)) return state;
+    await sleep(25);
+  }
+  throw new Error(`Run ${runId} did not reach the expected state within ${timeoutMs} ms.`);
+}
+
+async function withDeadline(work: Promise<void>, options: ChaosOptions): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadlineMs = CHAOS_RUN_SETTINGS.runsDeadlineMs + options.runs * 5_000;
+  try {
+    await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`The chaos runs did not end within ${deadlineMs} ms.`)), deadlineMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function countStatuses(outcomes: readonly RunOutcome[]): Record<string, number> {
+  const statuses: Record<string, number> = {};
+  for (const { result, error } of outcomes) {
+    const status = error ? 'error' : (result?.status ?? 'unknown');
+    statuses[status] = (statuses[status] ?? 0) + 1;
+  }
+  return statuses;
+}
+
+function formatCounts(counts: Record<string, number>): string {
+  const parts = Object.entries(counts).map(([name, n]) => `${n} ${name}`);
+  return parts.length > 0 ? parts.join(', ') : 'none';
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
+}

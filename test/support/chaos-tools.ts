@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { compensationInput } from '../../src/tools/compensation-input';
+import { defineTool, type ReconcileResult, type Tool } from '../../src/tools/define-tool';
+import type { ToolContext } from '../../src/tools/tool-context';
+import { throwForHttpStatus } from '../../src/tools/tool-errors';
+import type { LedgerEffect } from './ledger-server';
+
+/**
+ * Timeouts and retries of the chaos tools. An attempt on a killed worker ends only by its start-to-close
+ * timeout, so it is short; retries are many and the deadline long, so a call survives several kills.
+ * The key store's lease (see the chaos worker) must be shorter than `timeout`, so the retry after a
+ * kill finds the lease expired and reconciles.
+ */
+export const CHAOS_TOOL_SETTINGS = {
+  timeout: '3 seconds',
+  retry: { maximumAttempts: 30, initialDelay: '200 ms', maxDelay: '2 seconds', totalDeadline: '5 minutes' },
+} as const;
+
+/** Ledger effect kinds the chaos tools write. */
+export const CHAOS_EFFECT_KINDS = { charge: 'charge', refund: 'refund' } as const;
+
+/** Contract: charge an account (non-idempotent downstream: the ledger does not deduplicate). */
+export const chargeContract = defineTool({
+  name: 'charge',
+  description: 'Charges an account on the test ledger. Undone by refund. Do not use to read balances.',
+  input: z.object({ account: z.string().min(1), amount: z.number().int().positive() }),
+  output: z.object({ effectId: z.string() }),
+  effect: 'compensable',
+  undo: 'refund',
+  idempotent: false,
+  ...CHAOS_TOOL_SETTINGS,
+});
+
+/** Contract: refund what a charge did under its key (the undo of charge). */
+export const refundContract = defineTool({
+  name: 'refund',
+  description: 'Refunds the charge made under an earlier charge call. Used only to undo charge.',
+  input: compensationInput(chargeContract),
+  output: z.object({ refunded: z.boolean(), effectId: z.string().optional() }),
+  effect: 'irreversible',
+  idempotent: false,
+  ...CHAOS_TOOL_SETTINGS,
+});
+
+/** Options of {@link createChaosTools}. */
+export interface ChaosToolOptions {
+  /** Base URL of the ledger (`startLedgerServer().url`). */
+  ledgerUrl: string;
+  /** Each call first waits a random 0..thinkMs, widening the "key claimed, effect not yet done" window. */
+  thinkMs?: number;
+  random?: () => number;
+}
+
+/**
+ * The chaos tools: `charge` (compensable, undone by `refund`) and `refund`, both writing to the test
+ * ledger under the call's idempotency key and both able to reconcile an unknown outcome by asking the
+ * ledger what happened under the key. A charge above the ledger's limit fails permanently (HTTP 422).
+ */
+export function createChaosTools(options: ChaosToolOptions): Tool[] {
+  const random = options.random ?? Math.random;
+  const ledger = options.ledgerUrl.replace(/\/$/, '');
+  const think = async (ctx: ToolContext): Promise<void> => {
+    const ms = Math.floor(random() * (options.thinkMs ?? 0));
+    if (ms > 0) await sleep(ms, ctx.signal);
+  };
+  const write = async (ctx: ToolContext, kind: string, amount: number): Promise<string> => {
+    const response = await throwForHttpStatus(
+      await fetch(`${ledger}/effects`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': ctx.idempotencyKey },
+        body: JSON.stringify({ key: ctx.idempotencyKey, kind, amount }),
+        signal: ctx.signal,
+      }),
+    );
+    return ((await response.json()) as { effectId: string }).effectId;
+  };
+  const find = async (key: string, kind: string, ctx: ToolContext): Promise<LedgerEffect[]> => {
+    const query = new URLSearchParams({ key, kind });
+    const response = await throwForHttpStatus(await fetch(`${ledger}/effects?${query}`, { signal: ctx.signal }));
+    return ((await response.json()) as { effects: LedgerEffect[] }).effects;
+  };
+
+  const charge = chargeContract.implement(
+    async ({ amount }, ctx) => {
+      await think(ctx);
+      return { effectId: await write(ctx, CHAOS_EFFECT_KINDS.charge, amount) };
+    },
+    {
+      reconcile: async (key, ctx): Promise<ReconcileResult<{ effectId: string }>> => {
+        const [done] = await find(key, CHAOS_EFFECT_KINDS.charge, ctx);
+        return done ? { done: true, output: { effectId: done.effectId } } : { done: false };
+      },
+    },
+  );
+  const refund = refundContract.implement(
+    async ({ originalInput, originalKey }, ctx) => {
+      await think(ctx);
+      // Undo whatever was done under the forward key: nothing to refund if the charge never happened.
+      const charges = await find(originalKey, CHAOS_EFFECT_KINDS.charge, ctx);
+      if (charges.length === 0) return { refunded: false };
+      return { refunded: true, effectId: await write(ctx, CHAOS_EFFECT_KINDS.refund, originalInput.amount) };
+    },
+    {
+      reconcile: async (key, ctx): Promise<ReconcileResult<{ refunded: boolean; effectId?: string }>> => {
+        const [done] = await find(key, CHAOS_EFFECT_KINDS.refund, ctx);
+        return done ? { done: true, output: { refunded: true, effectId: done.effectId } } : { done: false };
+      },
+    },
+  );
+  return [charge, refund] as Tool[];
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason as Error);
+      },
+      { once: true },
+    );
+  });
+}

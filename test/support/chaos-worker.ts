@@ -1,0 +1,79 @@
+/**
+ * A worker process for the chaos tests, run as `node --import tsx test/support/chaos-worker.ts` so that
+ * its pid is the node process that runs the worker (a SIGKILL of it kills the worker, not a wrapper).
+ * It runs until killed. Its stores are files shared by every worker generation: the idempotency keys and
+ * the transcripts survive the SIGKILL, which is the point.
+ *
+ * Environment: see {@link CHAOS_WORKER_ENV}. Prints {@link CHAOS_WORKER_READY} on stdout once polling.
+ */
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
+import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
+import { createWorker } from '../../src/worker';
+import { createChaosTools } from './chaos-tools';
+
+/** Environment variables the chaos worker reads. */
+export const CHAOS_WORKER_ENV = {
+  address: 'DT_CHAOS_ADDRESS',
+  namespace: 'DT_CHAOS_NAMESPACE',
+  taskQueue: 'DT_CHAOS_TASK_QUEUE',
+  bundlePath: 'DT_CHAOS_WORKFLOW_BUNDLE',
+  ledgerUrl: 'DT_CHAOS_LEDGER_URL',
+  keysPath: 'DT_CHAOS_KEYS_DB',
+  transcriptsPath: 'DT_CHAOS_TRANSCRIPTS_DB',
+  leaseMs: 'DT_CHAOS_LEASE_MS',
+  thinkMs: 'DT_CHAOS_THINK_MS',
+} as const;
+
+/** The line the worker prints when it starts polling. */
+export const CHAOS_WORKER_READY = 'chaos-worker ready';
+
+/**
+ * Defaults of the chaos worker: a lease well below the tools' 3 s timeout, and a short sticky-queue
+ * timeout (Temporal's default is 10 s), so the workflow tasks a killed worker held move to the next
+ * worker sooner; the new worker then replays those histories from scratch, which the test wants anyway.
+ */
+export const CHAOS_WORKER_DEFAULTS = {
+  leaseMs: 1500,
+  thinkMs: 100,
+  stickyQueueScheduleToStartTimeout: '3 seconds',
+} as const;
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`chaos-worker: ${name} is not set.`);
+  return value;
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const env = CHAOS_WORKER_ENV;
+  const idempotencyStore = new SqliteIdempotencyStore({ path: required(env.keysPath) });
+  const transcripts = new SqliteTranscriptStore({ path: required(env.transcriptsPath) });
+  const { worker } = await createWorker({
+    tools: createChaosTools({
+      ledgerUrl: required(env.ledgerUrl),
+      thinkMs: Number(process.env[env.thinkMs] ?? CHAOS_WORKER_DEFAULTS.thinkMs),
+    }),
+    settings: {
+      address: required(env.address),
+      namespace: process.env[env.namespace] ?? 'default',
+      taskQueue: required(env.taskQueue),
+    },
+    workflowBundle: { codePath: required(env.bundlePath) },
+    idempotencyStore,
+    leaseMs: Number(process.env[env.leaseMs] ?? CHAOS_WORKER_DEFAULTS.leaseMs),
+    transcripts,
+    workerOptions: { stickyQueueScheduleToStartTimeout: CHAOS_WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout },
+  });
+  const running = worker.run();
+  console.log(`${CHAOS_WORKER_READY} pid=${process.pid}`);
+  await running;
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error('chaos-worker failed:', error);
+    process.exit(1);
+  });
+}
