@@ -137,7 +137,7 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
   }
 
   if (attempt === 1 && !compensating) deps.retryBudget.recordFirstAttempt(entry.name);
-  const stopRenewing = renewWhileRunning(store, ctx, token, deps.leaseMs);
+  const stopRenewing = renewWhileRunning(store, ctx, token, deps.leaseMs, activity.info.heartbeatTimeoutMs);
   let rawOutput: unknown;
   try {
     rawOutput = await tool.execute(parsed.value, ctx);
@@ -196,7 +196,10 @@ function renewWhileRunning(
   ctx: ToolContext,
   token: string | undefined,
   leaseMs: number,
+  heartbeatTimeoutMs: number | undefined,
 ): () => void {
+  const period = Math.min(leaseMs, heartbeatTimeoutMs || Number.POSITIVE_INFINITY);
+  ctx.heartbeat();
   const timer = setInterval(() => {
     ctx.heartbeat();
     if (store && token) {
@@ -204,7 +207,7 @@ function renewWhileRunning(
         ctx.log.warn('Could not renew the idempotency lease.', { error: String(error) }),
       );
     }
-  }, Math.max(50, Math.floor(leaseMs / TOOL_CALL_LEASE.renewDivisor)));
+  }, Math.max(50, Math.floor(period / TOOL_CALL_LEASE.renewDivisor)));
   timer.unref();
   return () => clearInterval(timer);
 }

@@ -32,3 +32,10 @@ export const COMPENSATION_ACTIVITY_OPTIONS: Readonly<ActivityOptions> = {
 
 /** Longest activity summary shown in the UI. */
 export const SUMMARY_MAX_LENGTH = 120;
+
+/**
+ * Heartbeat timeout of a tool call: the wrapper heartbeats three times per period while a tool runs, so
+ * a dead worker's call is retried after this (not after the whole start-to-close timeout) and a
+ * cancellation reaches a running tool within it.
+ */
+export const TOOL_HEARTBEAT_TIMEOUT_MS = 10_000;

@@ -3,7 +3,7 @@ import type { ToolActivityInput, ToolActivityResult } from '../activities/tool-a
 import type { ModelToolCall } from '../model/model-types';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import type { ToolErrorObservation } from '../tools/tool-error-code';
-import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
+import { SUMMARY_MAX_LENGTH, TOOL_HEARTBEAT_TIMEOUT_MS } from './agent-run-defaults';
 import type { AgentRunState, PendingCompensation, StepRecord } from './agent-run-types';
 import { isUnguardedIrreversible } from './effect-tiers';
 import { failureMayHaveHadEffect, observationFromFailure } from './observation-from-failure';
@@ -74,6 +74,7 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
       {
         summary: summarize(entry.name, call.arguments),
         startToCloseTimeout: entry.timeoutMs,
+        ...(entry.timeoutMs > TOOL_HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT_MS } : {}),
         scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
         // Wait for a cancelled call to really stop, so a compensation never races its forward call.
         cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
