@@ -60,7 +60,8 @@ async function main(): Promise<number> {
     const seconds = (result.durationMs / 1000).toFixed(1);
     console.log(
       `chaos: ${seconds} s; statuses ${JSON.stringify(result.statuses)}; ` +
-        `${result.killsDuringCompensation} kills while a refund was at the ledger`,
+        `${result.killsDuringCompensation} kills while a refund was at the ledger; ` +
+        `unknown outcomes reconciled: ${result.reconciles.found} effect found, ${result.reconciles.notFound} not found`,
     );
     for (const problem of result.problems.slice(0, 50)) console.log(`chaos: PROBLEM ${problem}`);
     if (result.problems.length > 50) console.log(`chaos: ... and ${result.problems.length - 50} more problems`);

@@ -22,7 +22,10 @@ const log = (line: string): void => {
 
 test('SIGKILLs of the worker during agent runs: every run completes or compensates, one effect per key', async () => {
   const result = await runChaos({ ...SMALL_CHAOS, temporal: temporal(), log });
-  log(`chaos (small): ${formatChaosSummary(result)}; statuses ${JSON.stringify(result.statuses)}`);
+  log(
+    `chaos (small): ${formatChaosSummary(result)}; statuses ${JSON.stringify(result.statuses)}; ` +
+      `reconciles ${JSON.stringify(result.reconciles)}`,
+  );
 
   expect(result.problems).toEqual([]);
   expect(result.kills).toBe(SMALL_CHAOS.kills);
@@ -33,9 +36,15 @@ test('SIGKILLs of the worker during agent runs: every run completes or compensat
 }, 180_000);
 
 test('SIGKILL of the worker during compensation still gives exactly one compensation effect per key', async () => {
-  const { result, kills, effectsByKey } = await runCompensationKill({ temporal: temporal(), log });
+  const { result, kills, effectsByKey, reconciles } = await runCompensationKill({ temporal: temporal(), log });
+  log(`chaos (compensation): reconciles ${JSON.stringify(reconciles)}`);
 
   expect(kills).toHaveLength(3);
+  // The kills landed where intended: before the refund of step 3 was recorded, after that of step 2 was.
+  expect(kills[0]?.refundsRecorded).toBe(0);
+  expect(kills[1]?.refundsRecorded).toBe(2);
+  // Both refunds interrupted after reaching the ledger were found there by the retry, not repeated.
+  expect(reconciles.found).toBeGreaterThanOrEqual(2);
   expect(result.status).toBe('compensated');
   expect(result.steps.map((s) => [s.stepId, s.status])).toEqual([
     [1, 'compensated'],

@@ -25,6 +25,8 @@ export const CHAOS_RUN_SETTINGS = {
   compensationKillEvery: 3,
   /** A kill waiting for a ledger event fires anyway after this long (the worker is killed at a random time). */
   triggerFallbackMs: 10_000,
+  /** A kill fires after uniform 1..spread × (mean gap) ledger writes; below 2 so the last kills still find writes. */
+  killGapSpread: 1.6,
   /** Random extra wait between a kill's trigger and the SIGKILL. */
   killJitterMs: 250,
   /** Ledger delays (uniform 0..max) before recording and before answering, per effect kind. Refunds are slow. */
@@ -71,6 +73,8 @@ export interface ChaosResult {
   killsDuringCompensation: number;
   /** Effects the ledger recorded. */
   effects: number;
+  /** Unknown outcomes reconciled at the ledger after a kill: effect found (kill after it) or not (before). */
+  reconciles: { found: number; notFound: number };
   /** Effects beyond the expected count for their key (0 or 1): a repeated or unwarranted side effect. */
   duplicates: number;
   /** Expected effects the ledger never saw. */
@@ -171,16 +175,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, plans.length)) }, slot));
       allEnded = true;
     };
+    const expectedWrites = plans.reduce((sum, p) => sum + p.amounts.length + (p.fails ? p.amounts.length - 1 : 0), 0);
     const killAll = async (): Promise<void> => {
       while (kills < options.kills && !allEnded) {
         const duringCompensation = (kills + 1) % CHAOS_RUN_SETTINGS.compensationKillEvery === 0;
-        const expectedWrites = plans.reduce(
-          (sum, p) => sum + p.amounts.length + (p.fails ? p.amounts.length - 1 : 0),
-          0,
-        );
-        const maxGap = Math.max(1, Math.floor(expectedWrites / (options.kills + 1)));
+        // Spread the kills over the writes still to come: the mean gap is a share of what is left.
+        const remainingWrites = Math.max(0, expectedWrites - ledger.effects.length);
+        const meanGap = remainingWrites / (options.kills - kills + 1);
         const trigger = await waitForKillMoment(ledger, {
-          gap: 1 + Math.floor(random() * maxGap),
+          gap: 1 + Math.floor(random() * CHAOS_RUN_SETTINGS.killGapSpread * meanGap),
           phase: random() < 0.5 ? 'received' : 'recorded',
           refundOnly: duringCompensation,
           stop: () => allEnded,
@@ -220,6 +223,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     kills,
     killsDuringCompensation,
     effects: ledger.effects.length,
+    reconciles: { ...ledger.reconciles },
     ...checked,
     statuses: countStatuses(outcomes),
     durationMs: Date.now() - started,
@@ -237,10 +241,12 @@ export interface CompensationKillOptions {
 /** What {@link runCompensationKill} saw. */
 export interface CompensationKillResult {
   result: AgentRunResult;
-  /** Where each kill landed. */
-  kills: string[];
+  /** Where each kill landed, and how many refunds the ledger had recorded at that moment. */
+  kills: Array<{ moment: string; refundsRecorded: number }>;
   /** Effects under each key of the run, by kind. */
   effectsByKey: Record<string, Record<string, number>>;
+  /** Unknown outcomes reconciled at the ledger after a kill. */
+  reconciles: { found: number; notFound: number };
 }
 
 /**
@@ -259,7 +265,7 @@ export async function runCompensationKill(options: CompensationKillOptions): Pro
   const connection = await Connection.connect({ address: options.temporal.address });
   const client = new Client({ connection, namespace: options.temporal.namespace });
   const runId = `chaos-compensation-${randomUUID().slice(0, 8)}`;
-  const kills: string[] = [];
+  const kills: CompensationKillResult['kills'] = [];
   try {
     await workers.start();
     const undoKey = (step: number) => `${runId}/${step}/undo`;
@@ -287,9 +293,9 @@ export async function runCompensationKill(options: CompensationKillOptions): Pro
     const killWhen = async (label: string, event?: Promise<LedgerEvent>): Promise<void> => {
       if (event) await event;
       await workers.kill();
-      const refunds = ledger.effects.filter((e) => e.kind === CHAOS_EFFECT_KINDS.refund).length;
-      kills.push(`${label} (ledger refunds so far: ${refunds})`);
-      log(`compensation kill ${kills.length}: ${label}`);
+      const refundsRecorded = ledger.effects.filter((e) => e.kind === CHAOS_EFFECT_KINDS.refund).length;
+      kills.push({ moment: label, refundsRecorded });
+      log(`compensation kill ${kills.length}: ${label} (refunds recorded so far: ${refundsRecorded})`);
       await workers.start();
     };
     await stepCompensating(3);
@@ -304,7 +310,7 @@ export async function runCompensationKill(options: CompensationKillOptions): Pro
       const byKind = (effectsByKey[effect.key] ??= {});
       byKind[effect.kind] = (byKind[effect.kind] ?? 0) + 1;
     }
-    return { result, kills, effectsByKey };
+    return { result, kills, effectsByKey, reconciles: { ...ledger.reconciles } };
   } finally {
     await workers.stop();
     await connection.close();
@@ -413,10 +419,14 @@ class ChaosWorkers {
     if (current) {
       current.killedByUs = true;
       current.child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
       const stopped = await Promise.race([
         current.exited.then(() => true),
-        sleep(CHAOS_RUN_SETTINGS.workerStopGraceMs).then(() => false),
+        new Promise<boolean>((resolveLate) => {
+          timer = setTimeout(() => resolveLate(false), CHAOS_RUN_SETTINGS.workerStopGraceMs);
+        }),
       ]);
+      clearTimeout(timer);
       if (!stopped) {
         this.log('chaos: the last worker did not stop on SIGTERM; killing it');
         process.kill(current.child.pid!, 'SIGKILL');

@@ -3,7 +3,7 @@ import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool, type ReconcileResult, type Tool } from '../../src/tools/define-tool';
 import type { ToolContext } from '../../src/tools/tool-context';
 import { throwForHttpStatus } from '../../src/tools/tool-errors';
-import type { LedgerEffect } from './ledger-server';
+import { LEDGER_SETTINGS, type LedgerEffect } from './ledger-server';
 
 /**
  * Timeouts and retries of the chaos tools. An attempt on a killed worker ends only by its start-to-close
@@ -74,9 +74,14 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
     );
     return ((await response.json()) as { effectId: string }).effectId;
   };
-  const find = async (key: string, kind: string, ctx: ToolContext): Promise<LedgerEffect[]> => {
+  const find = async (key: string, kind: string, ctx: ToolContext, purpose = 'lookup'): Promise<LedgerEffect[]> => {
     const query = new URLSearchParams({ key, kind });
-    const response = await throwForHttpStatus(await fetch(`${ledger}/effects?${query}`, { signal: ctx.signal }));
+    const response = await throwForHttpStatus(
+      await fetch(`${ledger}/effects?${query}`, {
+        headers: { [LEDGER_SETTINGS.purposeHeader]: purpose },
+        signal: ctx.signal,
+      }),
+    );
     return ((await response.json()) as { effects: LedgerEffect[] }).effects;
   };
 
@@ -87,7 +92,7 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
     },
     {
       reconcile: async (key, ctx): Promise<ReconcileResult<{ effectId: string }>> => {
-        const [done] = await find(key, CHAOS_EFFECT_KINDS.charge, ctx);
+        const [done] = await find(key, CHAOS_EFFECT_KINDS.charge, ctx, 'reconcile');
         return done ? { done: true, output: { effectId: done.effectId } } : { done: false };
       },
     },
@@ -102,7 +107,7 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
     },
     {
       reconcile: async (key, ctx): Promise<ReconcileResult<{ refunded: boolean; effectId?: string }>> => {
-        const [done] = await find(key, CHAOS_EFFECT_KINDS.refund, ctx);
+        const [done] = await find(key, CHAOS_EFFECT_KINDS.refund, ctx, 'reconcile');
         return done ? { done: true, output: { refunded: true, effectId: done.effectId } } : { done: false };
       },
     },

@@ -7,6 +7,8 @@ export const LEDGER_SETTINGS = {
   maxAmount: 1_000_000,
   /** Largest request body the ledger reads. */
   maxBodyBytes: 64 * 1024,
+  /** Request header that marks a lookup as a reconcile (counted in `reconciles`). */
+  purposeHeader: 'x-ledger-purpose',
 } as const;
 
 /** One side effect the ledger recorded. */
@@ -43,6 +45,11 @@ export interface LedgerServer {
   url: string;
   /** Every effect recorded so far, in order. */
   effects: LedgerEffect[];
+  /**
+   * Lookups marked `x-ledger-purpose: reconcile` (a tool asking what happened under a key after a crash),
+   * by whether they found an effect: `found` means the crash came after the effect, `notFound` before it.
+   */
+  reconciles: { found: number; notFound: number };
   /** Calls `listener` synchronously on every write event; returns a function that removes it. */
   onEvent(listener: (event: LedgerEvent) => void): () => void;
   close(): Promise<void>;
@@ -56,6 +63,7 @@ export interface LedgerServer {
  * - `POST /effects` `{ key, kind, amount }` → 201 `{ effectId }`; 400 on a malformed body; 422 (no effect)
  *   when `amount` exceeds {@link LEDGER_SETTINGS.maxAmount}.
  * - `GET /effects?key=K&kind=C` → `{ effects }` under that key (and kind); `GET /effects` → all effects.
+ *   A lookup with `x-ledger-purpose: reconcile` is counted in `reconciles`.
  *
  * A write whose caller disconnects (a killed worker) is still recorded, like a real server would.
  *
@@ -69,6 +77,7 @@ export interface LedgerServer {
  */
 export async function startLedgerServer(options: LedgerServerOptions = {}): Promise<LedgerServer> {
   const effects: LedgerEffect[] = [];
+  const reconciles = { found: 0, notFound: 0 };
   const listeners = new Set<(event: LedgerEvent) => void>();
   const emit = (event: LedgerEvent): void => listeners.forEach((listener) => listener(event));
   const delay = (write: { key: string; kind: string; phase: 'before' | 'after' }): Promise<void> => {
@@ -108,6 +117,10 @@ export async function startLedgerServer(options: LedgerServerOptions = {}): Prom
       const key = url.searchParams.get('key');
       const kind = url.searchParams.get('kind');
       const found = effects.filter((e) => (key === null || e.key === key) && (kind === null || e.kind === kind));
+      if (req.headers[LEDGER_SETTINGS.purposeHeader] === 'reconcile') {
+        if (found.length > 0) reconciles.found += 1;
+        else reconciles.notFound += 1;
+      }
       return answer(res, 200, { effects: found });
     }
     if (req.method === 'POST') {
@@ -124,6 +137,7 @@ export async function startLedgerServer(options: LedgerServerOptions = {}): Prom
   return {
     url: `http://127.0.0.1:${port}`,
     effects,
+    reconciles,
     onEvent(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
