@@ -8,7 +8,6 @@
  * turn) for contrast. Printed, never asserted; the last line is the ratio of per-step bytes at 1,000 vs 10
  * steps of the real workflow.
  */
-import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
@@ -17,6 +16,7 @@ import type { ScriptedModelSettings } from '../src/model/scripted-model';
 import { defineTool } from '../src/tools/define-tool';
 import { createWorker } from '../src/worker';
 import type { AgentRunInput, AgentRunResult } from '../src/workflows/agent-run-types';
+import { fetchRunHistories } from '../src/client';
 import { benchTemporal } from './bench-temporal';
 
 const BENCH = {
@@ -118,19 +118,6 @@ interface Measured {
   bytesByType: Map<string, number>;
 }
 
-/** The histories of a run and of every run it continued as new into, oldest first. */
-async function fetchChain(client: Client, workflowId: string, firstRunId: string): Promise<History[]> {
-  const histories: History[] = [];
-  let runId: string | undefined = firstRunId;
-  while (runId) {
-    const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    histories.push(history);
-    const last = history.events?.[history.events.length - 1];
-    runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
-  }
-  return histories;
-}
-
 /**
  * The number of tool steps completed when the first workflow task past Temporal's default thresholds
  * started (the workflow checks the flag before its next model turn), or undefined when none was.
@@ -204,7 +191,7 @@ async function main(): Promise<void> {
         `${variant} with ${steps} steps ended ${result.status} after ${result.stepCount} steps: ${result.reason}`,
       );
     }
-    const histories = await fetchChain(client, handle.workflowId, handle.firstExecutionRunId);
+    const histories = await fetchRunHistories(client, handle.workflowId, handle.firstExecutionRunId);
     const measured: Measured = {
       variant,
       steps,

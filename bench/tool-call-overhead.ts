@@ -43,7 +43,10 @@ async function main(): Promise<void> {
     namespace: temporal.namespace,
     taskQueue,
     workflowsPath: require.resolve('./overhead-workflows'),
-    activities: { ...createToolActivities({ registry: createToolRegistry([noop]) }), bareNoop: async (i: unknown) => i },
+    activities: {
+      ...createToolActivities({ registry: createToolRegistry([noop]) }),
+      bareNoop: async (i: unknown) => i,
+    },
   });
 
   const runWorkflow = async (type: string, args: unknown[]): Promise<number> => {
@@ -86,7 +89,9 @@ async function main(): Promise<void> {
   console.log(
     `throughput (calls/s, median of rounds, ${BENCH.concurrency} in flight) ${thr.bare.toFixed(0).padStart(8)}   ${thr.tool.toFixed(0).padStart(8)}`,
   );
-  console.log(`tool-call overhead: latency x${(lat.tool / lat.bare).toFixed(2)}, throughput x${(thr.tool / thr.bare).toFixed(2)}`);
+  console.log(
+    `tool-call overhead: latency x${(lat.tool / lat.bare).toFixed(2)}, throughput x${(thr.tool / thr.bare).toFixed(2)}`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -80,7 +80,9 @@ async function main(): Promise<void> {
       const final = (await result) as AgentRunState;
       printer.print(final);
       const description = await handle.describe();
-      const url = temporal.uiUrl ? agentRunUrl(temporal.uiUrl, temporal.namespace, handle.workflowId, description.runId) : undefined;
+      const url = temporal.uiUrl
+        ? agentRunUrl(temporal.uiUrl, temporal.namespace, handle.workflowId, description.runId)
+        : undefined;
       return { final, url };
     });
     await close();
@@ -88,11 +90,15 @@ async function main(): Promise<void> {
     await idempotencyStore.close();
     await transcripts.close();
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    console.log(`\nRun ${state.final.status} in ${seconds} s after ${state.final.turns} model turns and ${state.final.steps.length} tool calls.`);
+    console.log(
+      `\nRun ${state.final.status} in ${seconds} s after ${state.final.turns} model turns and ${state.final.steps.length} tool calls.`,
+    );
     if (state.final.answer) console.log(`Answer: ${state.final.answer}`);
     if (state.final.reason) console.log(`Why: ${state.final.reason}`);
     if (state.url) console.log(`Open the run in the Temporal UI: ${state.url}`);
-    console.log(`History on the command line: temporal workflow show --address ${temporal.address} -w ${state.final.runId}`);
+    console.log(
+      `History on the command line: temporal workflow show --address ${temporal.address} -w ${state.final.runId}`,
+    );
     if (state.final.status !== scenario.expected) process.exitCode = 1;
   } finally {
     await temporal.stop();
@@ -144,7 +150,8 @@ function outcome(step: StepRecord): string {
   const attempts = step.attempts && step.attempts > 1 ? ` after ${step.attempts} attempts` : '';
   const observation = step.observation;
   if (observation?.status === 'ok') return `✓ ok${attempts}: ${preview(observation.output, 100)}`;
-  if (observation?.status === 'error') return `✗ ${observation.code}${attempts}: ${observation.message} Hint: ${observation.hint}`;
+  if (observation?.status === 'error')
+    return `✗ ${observation.code}${attempts}: ${observation.message} Hint: ${observation.hint}`;
   return step.status;
 }
 

@@ -23,7 +23,10 @@ export const tripScript: ScriptedTurn[] = [
       { name: 'book_hotel', arguments: '{"city":"Berlin","checkIn":"2026-12-18","nights":3,"room":"double"}' },
     ],
   },
-  { text: 'Everything is booked; paying.', toolCalls: [{ name: 'pay', arguments: { amountEur: 642, reference: 'trip-BER' } }] },
+  {
+    text: 'Everything is booked; paying.',
+    toolCalls: [{ name: 'pay', arguments: { amountEur: 642, reference: 'trip-BER' } }],
+  },
   { text: 'Your trip is booked: flight FR2381 for two, 3 nights in Berlin, paid 642 EUR.', final: true },
 ];
 

@@ -20,7 +20,12 @@ export class TripServices {
     if (existing) return existing;
     this.sequence += 1;
     const prefix = { flight: 'FL', hotel: 'HT', payment: 'PY' }[kind];
-    const booking: Booking = { id: `${prefix}-${String(this.sequence).padStart(4, '0')}`, kind, details, cancelled: false };
+    const booking: Booking = {
+      id: `${prefix}-${String(this.sequence).padStart(4, '0')}`,
+      kind,
+      details,
+      cancelled: false,
+    };
     this.bookings.set(key, booking);
     return booking;
   }

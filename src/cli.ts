@@ -26,7 +26,9 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'server': {
       const temporal = await ensureLocalTemporal(connectionSettingsFromEnv());
-      console.log(`Temporal server at ${temporal.address}${temporal.uiUrl ? `, web UI at ${temporal.uiUrl}` : ''}. Ctrl-C stops it.`);
+      console.log(
+        `Temporal server at ${temporal.address}${temporal.uiUrl ? `, web UI at ${temporal.uiUrl}` : ''}. Ctrl-C stops it.`,
+      );
       await untilSignal();
       await temporal.stop();
       return;
@@ -38,7 +40,9 @@ async function main(argv: string[]): Promise<void> {
       const { tools } = (await import(modulePath)) as { tools: Tool[] };
       const { worker, close } = await createWorker({ tools, settings: { ...settings, address: temporal.address } });
       console.log(`Temporal server at ${temporal.address}${temporal.uiUrl ? `, web UI at ${temporal.uiUrl}` : ''}.`);
-      console.log(`Worker running ${tools.length} tools on task queue "${settings.taskQueue}". Ctrl-C stops everything.`);
+      console.log(
+        `Worker running ${tools.length} tools on task queue "${settings.taskQueue}". Ctrl-C stops everything.`,
+      );
       await worker.run();
       await close();
       await temporal.stop();

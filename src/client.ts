@@ -86,6 +86,31 @@ export function agentRunUrl(uiBaseUrl: string, namespace: string, workflowId: st
   return runId ? `${base}/${encodeURIComponent(runId)}/history` : base;
 }
 
+/** One Temporal history, as `fetchHistory()` returns it. */
+export type RunHistory = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+
+/**
+ * The histories of an agent run across continue-as-new: the run that started with `firstRunId` (a handle's
+ * `firstExecutionRunId`) and every run it
+ * continued as new into, oldest first.
+ *
+ * @example
+ * ```ts
+ * const histories = await fetchRunHistories(client, handle.workflowId, handle.firstExecutionRunId);
+ * ```
+ */
+export async function fetchRunHistories(client: Client, workflowId: string, firstRunId: string): Promise<RunHistory[]> {
+  const histories: RunHistory[] = [];
+  let runId: string | undefined = firstRunId;
+  while (runId) {
+    const history: RunHistory = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    histories.push(history);
+    const last = history.events?.[history.events.length - 1];
+    runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return histories;
+}
+
 /** Whether the server knows the `DurableRunStatus` search attribute; asked once per client. */
 function statusAttributeRegistered(client: Client): Promise<boolean> {
   let known = searchAttributeSupport.get(client);

@@ -107,6 +107,8 @@ export {
   waitForAgentRun,
   getAgentRunState,
   agentRunUrl,
+  fetchRunHistories,
+  type RunHistory,
   type StartAgentRunOptions,
 } from './client';
 export { connectionSettingsFromEnv, CONNECTION_DEFAULTS, type ConnectionSettings } from './connection-settings';

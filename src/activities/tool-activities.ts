@@ -175,7 +175,8 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
       issues: output.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })),
     };
     const facts = { mayHaveHadEffect: true };
-    if (store && token) await store.fail(ctx.idempotencyKey, token, storedFailureOf(observation, facts)).catch(() => {});
+    if (store && token)
+      await store.fail(ctx.idempotencyKey, token, storedFailureOf(observation, facts)).catch(() => {});
     throw toolFailure(observation, facts);
   }
   if (store && token) {
@@ -200,14 +201,17 @@ function renewWhileRunning(
 ): () => void {
   const period = Math.min(leaseMs, heartbeatTimeoutMs || Number.POSITIVE_INFINITY);
   ctx.heartbeat();
-  const timer = setInterval(() => {
-    ctx.heartbeat();
-    if (store && token) {
-      store.heartbeat(ctx.idempotencyKey, token, leaseMs).catch((error: unknown) =>
-        ctx.log.warn('Could not renew the idempotency lease.', { error: String(error) }),
-      );
-    }
-  }, Math.max(50, Math.floor(period / TOOL_CALL_LEASE.renewDivisor)));
+  const timer = setInterval(
+    () => {
+      ctx.heartbeat();
+      if (store && token) {
+        store
+          .heartbeat(ctx.idempotencyKey, token, leaseMs)
+          .catch((error: unknown) => ctx.log.warn('Could not renew the idempotency lease.', { error: String(error) }));
+      }
+    },
+    Math.max(50, Math.floor(period / TOOL_CALL_LEASE.renewDivisor)),
+  );
   timer.unref();
   return () => clearInterval(timer);
 }
@@ -237,5 +241,9 @@ function storeUnavailable(entry: ToolCatalogEntry, attempt: number, cause: unkno
     attempts: attempt,
   };
   const lastAttempt = attempt >= entry.retry.maximumAttempts;
-  return toolFailure(observation, { mayHaveHadEffect: true }, lastAttempt ? undefined : entry.retry.initialDelayMs * 2 ** (attempt - 1));
+  return toolFailure(
+    observation,
+    { mayHaveHadEffect: true },
+    lastAttempt ? undefined : entry.retry.initialDelayMs * 2 ** (attempt - 1),
+  );
 }

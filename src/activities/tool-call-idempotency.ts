@@ -10,9 +10,7 @@ import { toolFailure, type ToolFailureFacts } from './tool-failure';
 export const IN_FLIGHT_RETRY = { minDelayMs: 100, slackMs: 50 } as const;
 
 /** What the wrapper should do after consulting the key store. */
-export type KeyDecision =
-  | { kind: 'execute'; token: string }
-  | { kind: 'replay'; output: unknown };
+export type KeyDecision = { kind: 'execute'; token: string } | { kind: 'replay'; output: unknown };
 
 /** A stored permanent failure: the observation the model saw and the saga's facts. */
 interface StoredToolFailure extends StoredFailure {

@@ -3,7 +3,7 @@ import { classify } from '../tools/classify';
 import { decideRetry, OUTCOME_UNKNOWN_EXPLANATION, type RetryBudgetInput } from '../tools/retry-decision';
 import type { RetryBudget } from '../tools/retry-budget';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import type { ToolErrorObservation } from "../tools/tool-error-code";
+import type { ToolErrorObservation } from '../tools/tool-error-code';
 import { toolFailure } from './tool-failure';
 
 /** What the wrapper knows when a tool implementation throws. */
@@ -86,4 +86,3 @@ function withReason(message: string, reason: string, attempt: number): string {
       return message;
   }
 }
-

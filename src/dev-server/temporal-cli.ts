@@ -73,7 +73,8 @@ export async function resolveTemporalCli(options: ResolveTemporalCliOptions = {}
   if (options.build === false) {
     throw notFound();
   }
-  const go = findOnPath('go', env.PATH ?? '') ?? (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
+  const go =
+    findOnPath('go', env.PATH ?? '') ?? (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
   if (!go) throw notFound();
 
   await buildTemporalCli(go, temporalCliCacheDir(env), env, log);
@@ -108,8 +109,15 @@ async function buildTemporalCli(
   mkdirSync(staging, { recursive: true });
   const target = `${TEMPORAL_CLI.module}@v${TEMPORAL_CLI.version}`;
   const started = Date.now();
-  let result = await runGo(go, ['install', target], { ...env, GOBIN: staging, GOFLAGS: env.GOFLAGS ?? '-buildvcs=false' });
-  if (result.code !== 0 && /sum\.golang\.org|checksum database|verifying .*: .*dial|SECURITY ERROR/i.test(result.output)) {
+  let result = await runGo(go, ['install', target], {
+    ...env,
+    GOBIN: staging,
+    GOFLAGS: env.GOFLAGS ?? '-buildvcs=false',
+  });
+  if (
+    result.code !== 0 &&
+    /sum\.golang\.org|checksum database|verifying .*: .*dial|SECURITY ERROR/i.test(result.output)
+  ) {
     log('durable-tools: the Go checksum database is unreachable; retrying the build with GOSUMDB=off.');
     result = await runGo(go, ['install', target], { ...env, GOBIN: staging, GOSUMDB: 'off' });
   }

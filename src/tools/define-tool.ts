@@ -3,7 +3,12 @@ import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { JitterStrategy, ToolApproval, ToolCatalogEntry, ToolEffect } from './tool-catalog-entry';
 import type { ToolContext } from './tool-context';
-import { DEFAULT_TOOL_RETRY, DEFAULT_TOOL_TIMEOUT_MS, RESERVED_ACTIVITY_NAMES, TOOL_NAME_PATTERN } from './tool-defaults';
+import {
+  DEFAULT_TOOL_RETRY,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  RESERVED_ACTIVITY_NAMES,
+  TOOL_NAME_PATTERN,
+} from './tool-defaults';
 import { ToolDefinitionError } from './tool-definition-error';
 
 /** Retry settings a tool may override; durations as Temporal durations (`'2s'`, `500`). */
@@ -132,7 +137,10 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
     throw new ToolDefinitionError(`Tool "${name}" is compensable but names no undo tool.`, 'MISSING_UNDO');
   }
   if (spec.effect !== 'compensable' && spec.undo) {
-    throw new ToolDefinitionError(`Tool "${name}" names an undo tool but its effect is "${spec.effect}".`, 'INVALID_EFFECT');
+    throw new ToolDefinitionError(
+      `Tool "${name}" names an undo tool but its effect is "${spec.effect}".`,
+      'INVALID_EFFECT',
+    );
   }
   const retry = {
     maximumAttempts: spec.retry?.maximumAttempts ?? DEFAULT_TOOL_RETRY.maximumAttempts,

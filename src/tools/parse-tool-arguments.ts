@@ -75,9 +75,7 @@ function fail(message: string, hint: string, issues: Issue[]): { ok: false; erro
 
 function formatPath(path: ReadonlyArray<PropertyKey>): string {
   if (path.length === 0) return '(root)';
-  return path
-    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
-    .join('');
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
 }
 
 function valueAt(root: unknown, path: ReadonlyArray<PropertyKey>): unknown {

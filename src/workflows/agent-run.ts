@@ -104,7 +104,8 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       transcript.markStored();
       return turn;
     } catch (error) {
-      if (!(error instanceof ActivityFailure && (error.cause as ApplicationFailure)?.type === 'TRANSCRIPT_MISSING')) throw error;
+      if (!(error instanceof ActivityFailure && (error.cause as ApplicationFailure)?.type === 'TRANSCRIPT_MISSING'))
+        throw error;
       // The worker's transcript store does not have this run (another machine, a restart): send it whole.
       const turn = await callModel(request(transcript.resend(input.goal)));
       transcript.markStored();
@@ -112,7 +113,11 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     }
   };
 
-  const abort = async (status: 'failed' | 'cancelled', reason: string, compensateNow = true): Promise<AgentRunResult> => {
+  const abort = async (
+    status: 'failed' | 'cancelled',
+    reason: string,
+    compensateNow = true,
+  ): Promise<AgentRunResult> => {
     state.reason = reason;
     if (!compensateNow || step.pending.length === 0) return finish(state, status, input);
     const stepsById = new Map(state.steps.map((s) => [s.stepId, s]));
@@ -129,7 +134,11 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   try {
     for (;;) {
       if (state.turns >= maxTurns) {
-        return await abort('failed', `The run reached its limit of ${maxTurns} model turns.`, input.failurePolicy?.compensateOnLimit ?? true);
+        return await abort(
+          'failed',
+          `The run reached its limit of ${maxTurns} model turns.`,
+          input.failurePolicy?.compensateOnLimit ?? true,
+        );
       }
       const every = input.continueAsNewAfterSteps;
       if (workflowInfo().continueAsNewSuggested || (every !== undefined && stepsThisGeneration >= every)) {
@@ -156,7 +165,11 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         return finish(state, 'completed', input);
       }
       if (state.stepCount + toolCalls.length > maxSteps) {
-        return await abort('failed', `The run reached its limit of ${maxSteps} tool calls.`, input.failurePolicy?.compensateOnLimit ?? true);
+        return await abort(
+          'failed',
+          `The run reached its limit of ${maxSteps} tool calls.`,
+          input.failurePolicy?.compensateOnLimit ?? true,
+        );
       }
       // Calls of one turn run one after another (the failure policy may stop the turn after any of them),
       // or all at once with `parallelToolCalls`; step ids (so idempotency keys and the compensation order)

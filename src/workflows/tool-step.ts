@@ -61,7 +61,13 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
 
   let compensation: PendingCompensation | undefined;
   if (entry.undo) {
-    compensation = { stepId, tool: name, undo: entry.undo, arguments: call.arguments, idempotencyKey: step.idempotencyKey };
+    compensation = {
+      stepId,
+      tool: name,
+      undo: entry.undo,
+      arguments: call.arguments,
+      idempotencyKey: step.idempotencyKey,
+    };
     ctx.pending.push(compensation);
     step.undo = entry.undo;
   }

@@ -1,5 +1,10 @@
 import { createRecordingTools } from '../support/test-tools';
-import { connectTestTemporal, createTestWorker, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import {
+  connectTestTemporal,
+  createTestWorker,
+  uniqueTaskQueue,
+  type TestTemporal,
+} from '../support/temporal-test-env';
 import { startAgentRun, waitForAgentRun } from '../../src/client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 

@@ -1,5 +1,10 @@
 import { createRecordingTools } from '../support/test-tools';
-import { connectTestTemporal, createTestWorker, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import {
+  connectTestTemporal,
+  createTestWorker,
+  uniqueTaskQueue,
+  type TestTemporal,
+} from '../support/temporal-test-env';
 import { startAgentRun, waitForAgentRun } from '../../src/client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import type { ToolErrorObservation } from '../../src/tools/tool-error-code';
@@ -71,7 +76,11 @@ describe('malformed tool calls from the model', () => {
       { text: 'ok', final: true },
     ];
     const { result, history } = await worker.runUntil(async () => {
-      const handle = await startAgentRun(temporal.client, { goal: 'x', model: { provider: 'scripted', script } }, { taskQueue });
+      const handle = await startAgentRun(
+        temporal.client,
+        { goal: 'x', model: { provider: 'scripted', script } },
+        { taskQueue },
+      );
       return { result: await waitForAgentRun(handle), history: await handle.fetchHistory() };
     });
     expect(result.steps[0]?.observation).toMatchObject({ status: 'error', code: 'UNKNOWN_TOOL', attempts: 0 });
@@ -83,7 +92,7 @@ describe('malformed tool calls from the model', () => {
     expect(calls).toEqual([]);
   });
 
-  test('a tool outside the run\'s allowed tools is refused like an unknown tool', async () => {
+  test("a tool outside the run's allowed tools is refused like an unknown tool", async () => {
     const { observation, calls } = await runOneCall('not-allowed', { name: 'set_mode', arguments: { mode: 'fast' } }, [
       'add',
     ]);
@@ -92,7 +101,10 @@ describe('malformed tool calls from the model', () => {
   });
 
   test('a tool name that is not a string is refused and the run still completes', async () => {
-    const { observation, calls } = await runOneCall('non-string-name', { name: 42 as unknown as string, arguments: {} });
+    const { observation, calls } = await runOneCall('non-string-name', {
+      name: 42 as unknown as string,
+      arguments: {},
+    });
     expect(observation).toMatchObject({ code: 'UNKNOWN_TOOL' });
     expect(calls).toEqual([]);
   });

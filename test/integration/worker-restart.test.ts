@@ -6,7 +6,13 @@ import { createModelActivities } from '../../src/activities/model-activities';
 import { createToolActivities } from '../../src/activities/tool-activities';
 import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
-import { connectTestTemporal, createTestWorker, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import {
+  connectTestTemporal,
+  createTestWorker,
+  testServer,
+  uniqueTaskQueue,
+  type TestTemporal,
+} from '../support/temporal-test-env';
 import { createRecordingTools } from '../support/test-tools';
 
 let temporal: TestTemporal;
@@ -44,7 +50,9 @@ test('stopping the worker mid-run and starting a new one resumes the run to comp
   // On the first worker the slow step never finishes by itself: it ends only when the worker stops.
   const hanging = slowStep.implement(
     (_input, ctx) =>
-      new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('worker stopped')))),
+      new Promise((_resolve, reject) =>
+        ctx.signal.addEventListener('abort', () => reject(new Error('worker stopped'))),
+      ),
   );
   const workerA = await createTestWorker(temporal, { tools: [...first.tools, hanging], taskQueue });
   const script: ScriptedTurn[] = [
@@ -54,7 +62,11 @@ test('stopping the worker mid-run and starting a new one resumes the run to comp
     { text: 'done', final: true },
   ];
   const runA = workerA.run();
-  const handle = await startAgentRun(temporal.client, { goal: 'restart', model: { provider: 'scripted', script } }, { taskQueue });
+  const handle = await startAgentRun(
+    temporal.client,
+    { goal: 'restart', model: { provider: 'scripted', script } },
+    { taskQueue },
+  );
   await waitFor(async () => {
     const state = await getAgentRunState(temporal.client, handle.workflowId);
     return state.steps[1]?.status === 'running' ? state : undefined;
@@ -85,7 +97,10 @@ test('a tool in the catalog that the worker does not implement fails clearly ins
   const { tools } = createRecordingTools();
   // The catalog advertises slow_step, but the worker has no activity of that type (a deployment mistake).
   const registry = createToolRegistry([...tools, slowStep.implement(async () => ({ finishedBy: 'nobody' }))]);
-  const activities: Record<string, unknown> = { ...createToolActivities({ registry }), ...createModelActivities({ registry }) };
+  const activities: Record<string, unknown> = {
+    ...createToolActivities({ registry }),
+    ...createModelActivities({ registry }),
+  };
   delete activities.slow_step;
   const worker = await Worker.create({
     connection: temporal.nativeConnection,
@@ -97,10 +112,16 @@ test('a tool in the catalog that the worker does not implement fails clearly ins
   const script: ScriptedTurn[] = [{ toolCalls: [{ name: 'slow_step', arguments: {} }] }, { text: 'done', final: true }];
   const started = Date.now();
   const result = await worker.runUntil(async () =>
-    waitForAgentRun(await startAgentRun(temporal.client, { goal: 'x', model: { provider: 'scripted', script } }, { taskQueue })),
+    waitForAgentRun(
+      await startAgentRun(temporal.client, { goal: 'x', model: { provider: 'scripted', script } }, { taskQueue }),
+    ),
   );
   expect(result.status).toBe('completed');
-  expect(result.steps[0]?.observation).toMatchObject({ status: 'error', code: 'TOOL_NOT_REGISTERED', retryable: false });
+  expect(result.steps[0]?.observation).toMatchObject({
+    status: 'error',
+    code: 'TOOL_NOT_REGISTERED',
+    retryable: false,
+  });
   // Not retried: one attempt, no backoff (slow_step allows 5 attempts).
   expect(Date.now() - started).toBeLessThan(15_000);
 });

@@ -13,13 +13,12 @@
  * runs already in flight replay exactly like these fixtures.
  */
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { connectClient, startAgentRun, waitForAgentRun } from '../../src/client';
+import { connectClient, fetchRunHistories, startAgentRun, waitForAgentRun } from '../../src/client';
 import { connectionSettingsFromEnv } from '../../src/connection-settings';
 import { startDevServer } from '../../src/dev-server/dev-server';
 import type { ScriptedModelSettings } from '../../src/model/scripted-model';
@@ -192,21 +191,6 @@ export const SCENARIOS: Record<string, Scenario> = {
   },
 };
 
-type History = temporal.api.history.v1.IHistory;
-
-/** The histories of a run and of every run it continued as new into, oldest first. */
-async function fetchChain(client: Client, workflowId: string, firstRunId: string): Promise<History[]> {
-  const histories: History[] = [];
-  let runId: string | undefined = firstRunId;
-  while (runId) {
-    const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    histories.push(history);
-    const last = history.events?.[history.events.length - 1];
-    runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
-  }
-  return histories;
-}
-
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const server = await startDevServer({ ui: false });
@@ -232,7 +216,7 @@ async function main(): Promise<void> {
           { taskQueue: HISTORY_FIXTURES.taskQueue, runId: `${HISTORY_FIXTURES.workflowIdPrefix}${name}` },
         )) as WorkflowHandleWithFirstExecutionRunId;
         const result = await waitForAgentRun(handle);
-        const histories = await fetchChain(client, handle.workflowId, handle.firstExecutionRunId);
+        const histories = await fetchRunHistories(client, handle.workflowId, handle.firstExecutionRunId);
         if (result.status !== scenario.expected || histories.length !== scenario.generations) {
           throw new Error(
             `Scenario ${name} ended ${result.status} after ${histories.length} generation(s); expected ` +

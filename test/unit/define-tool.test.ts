@@ -37,7 +37,12 @@ describe('defineTool', () => {
   });
 
   test('takes retry and timeout overrides as Temporal durations', () => {
-    const tool = defineTool({ name: 'slow', ...base, retry: { maximumAttempts: 7, initialDelay: '2s' }, timeout: '1m' });
+    const tool = defineTool({
+      name: 'slow',
+      ...base,
+      retry: { maximumAttempts: 7, initialDelay: '2s' },
+      timeout: '1m',
+    });
     expect(tool.catalogEntry.retry).toMatchObject({ maximumAttempts: 7, initialDelayMs: 2000 });
     expect(tool.catalogEntry.timeoutMs).toBe(60_000);
   });
@@ -51,7 +56,9 @@ describe('defineTool', () => {
   });
 
   test('refuses a compensable tool without an undo tool', () => {
-    expect(definitionError(() => defineTool({ name: 'book', ...base, effect: 'compensable' })).code).toBe('MISSING_UNDO');
+    expect(definitionError(() => defineTool({ name: 'book', ...base, effect: 'compensable' })).code).toBe(
+      'MISSING_UNDO',
+    );
   });
 
   test('refuses an unlimited number of attempts', () => {
@@ -80,11 +87,19 @@ describe('createToolRegistry', () => {
   }));
 
   test('produces the catalog of all tools in registration order', () => {
-    expect(createToolRegistry([book, undo]).catalog().map((e) => e.name)).toEqual(['book', 'unbook']);
+    expect(
+      createToolRegistry([book, undo])
+        .catalog()
+        .map((e) => e.name),
+    ).toEqual(['book', 'unbook']);
   });
 
   test('produces the catalog of the named tools only, skipping unknown names', () => {
-    expect(createToolRegistry([book, undo]).catalog(['unbook', 'nope']).map((e) => e.name)).toEqual(['unbook']);
+    expect(
+      createToolRegistry([book, undo])
+        .catalog(['unbook', 'nope'])
+        .map((e) => e.name),
+    ).toEqual(['unbook']);
   });
 
   test('refuses two tools with one name', () => {

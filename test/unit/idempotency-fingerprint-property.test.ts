@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { createSeededRandom } from '../../src/tools/seeded-random';
 import { Pool } from 'pg';
 import {
   canonicalJson,
@@ -17,18 +18,6 @@ const TABLE = `idem_property_${process.pid}_${Date.now().toString(36)}`;
 const tempDir = mkdtempSync(join(tmpdir(), 'idem-property-'));
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-/** A small deterministic PRNG (mulberry32), so that a shrunk counterexample replays exactly. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The same data with the keys of every object, at every depth, in a shuffled order. */
 function shuffleKeysDeep(value: Json, next: () => number): Json {
@@ -130,7 +119,7 @@ describe.each(backends)('fingerprints in the $name idempotency store', ({ numRun
   it('never reports a conflict for the same payload with its keys in another order at any depth', async () => {
     await fc.assert(
       fc.asyncProperty(json, fc.integer(), fc.boolean(), async (a, seed, completeFirst) => {
-        const b = shuffleKeysDeep(a, random(seed));
+        const b = shuffleKeysDeep(a, createSeededRandom(seed));
         expect(canonicalJson(b)).toBe(canonicalJson(a));
         const outcome = await secondBegin(store(), a, b, completeFirst);
         expect(outcome.state).toBe(completeFirst ? 'completed' : 'in_flight');

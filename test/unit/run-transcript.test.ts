@@ -37,7 +37,10 @@ describe('the run transcript', () => {
     const resent = next.resend('g');
     expect(resent.fromIndex).toBe(0);
     expect(resent.messages[0]).toEqual({ role: 'user', content: 'g' });
-    expect(resent.messages[1]).toEqual({ role: 'user', content: '(4 earlier messages of this run are no longer available.)' });
+    expect(resent.messages[1]).toEqual({
+      role: 'user',
+      content: '(4 earlier messages of this run are no longer available.)',
+    });
     expect(resent.messages[2]).toEqual(assistant);
   });
 });

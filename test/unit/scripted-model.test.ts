@@ -12,13 +12,23 @@ const script = [
 ];
 
 function request(transcript: TranscriptMessage[]): ModelRequest {
-  return { goal: 'g', turn: transcript.filter((m) => m.role === 'assistant').length, transcript, tools: [], settings: { provider: 'scripted', script } };
+  return {
+    goal: 'g',
+    turn: transcript.filter((m) => m.role === 'assistant').length,
+    transcript,
+    tools: [],
+    settings: { provider: 'scripted', script },
+  };
 }
 
 describe('the scripted model', () => {
   test('plays the turn whose index is the number of assistant turns so far', async () => {
     const turn = await scriptedModel(request([{ role: 'user', content: 'g' }]));
-    expect(turn).toEqual({ text: 'first', toolCalls: [{ id: 'call_1_1', name: 'add', arguments: '{"a":1,"b":2}' }], done: false });
+    expect(turn).toEqual({
+      text: 'first',
+      toolCalls: [{ id: 'call_1_1', name: 'add', arguments: '{"a":1,"b":2}' }],
+      done: false,
+    });
   });
 
   test('takes the alternative turn when an observation of the previous turn was an error', async () => {

@@ -19,7 +19,9 @@ describe('resolveTemporalCli', () => {
   test('prefers TEMPORAL_CLI_PATH', async () => {
     const explicit = fakeExecutable(join(root, 'explicit'));
     fakeExecutable(join(root, 'onpath'));
-    const cli = await resolveTemporalCli({ env: { ...cacheEnv, TEMPORAL_CLI_PATH: explicit, PATH: join(root, 'onpath') } });
+    const cli = await resolveTemporalCli({
+      env: { ...cacheEnv, TEMPORAL_CLI_PATH: explicit, PATH: join(root, 'onpath') },
+    });
     expect(cli).toEqual({ path: explicit, source: 'TEMPORAL_CLI_PATH' });
   });
 
@@ -44,9 +46,10 @@ describe('resolveTemporalCli', () => {
   });
 
   test('says how to install the CLI when nothing is found and building is off', async () => {
-    const error = await resolveTemporalCli({ env: { DURABLE_TOOLS_CACHE_DIR: join(root, 'empty'), PATH: '' }, build: false }).catch(
-      (e: unknown) => e,
-    );
+    const error = await resolveTemporalCli({
+      env: { DURABLE_TOOLS_CACHE_DIR: join(root, 'empty'), PATH: '' },
+      build: false,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TemporalCliError);
     expect((error as TemporalCliError).code).toBe('NOT_FOUND');
     expect((error as TemporalCliError).message).toMatch(/go install github.com\/temporalio\/cli\/cmd\/temporal@v1.5.1/);

@@ -42,7 +42,11 @@ function setup(options: {
     },
     options.reconcile ? { reconcile: options.reconcile } : {},
   );
-  const activities = createToolActivities({ registry: createToolRegistry([tool]), idempotencyStore: store, leaseMs: 1000 });
+  const activities = createToolActivities({
+    registry: createToolRegistry([tool]),
+    idempotencyStore: store,
+    leaseMs: 1000,
+  });
   return { activity: activities.charge as ToolActivity, calls, store, clock };
 }
 
@@ -164,7 +168,7 @@ describe('a tool call with an idempotency store', () => {
     expect(s.calls).toHaveLength(2);
   });
 
-  test('keeps retrying a compensation past the tool\'s own maximum attempts', async () => {
+  test("keeps retrying a compensation past the tool's own maximum attempts", async () => {
     const s = setup({
       idempotent: true,
       behaviour: async () => {
