@@ -8,6 +8,7 @@ const shared = {
 module.exports = {
   testTimeout: 120000,
   maxWorkers: 2,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
