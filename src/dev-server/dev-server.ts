@@ -14,6 +14,15 @@ export const DEV_SERVER_TIMING = {
   stopTimeoutMs: 10_000,
 } as const;
 
+/**
+ * Dynamic config the dev server starts with. Temporal's timer queue looks ahead by
+ * `history.timerProcessorMaxTimeShift` (1 s by default), so every timer — and every retry delay the engine
+ * chooses — below a second fires after about a second. At 10 ms, sub-second jittered delays are honoured.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG = {
+  'history.timerProcessorMaxTimeShift': '10ms',
+} as const;
+
 /** Options of {@link startDevServer}. */
 export interface DevServerOptions {
   /** SQLite file that keeps histories across restarts; in memory when omitted. */
@@ -85,7 +94,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push('--db-filename', options.dbFile);
   }
   for (const flag of SEARCH_ATTRIBUTE_FLAGS) args.push('--search-attribute', flag);
-  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
+  for (const [key, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...options.dynamicConfig })) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
 
