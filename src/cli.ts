@@ -8,8 +8,7 @@
 import { connectionSettingsFromEnv } from './connection-settings';
 import { ensureLocalTemporal } from './dev-server/local-temporal';
 import { resolveTemporalCli } from './dev-server/temporal-cli';
-import type { Tool } from './tools/define-tool';
-import { createWorker } from './worker';
+import { loadToolsModule, runWorkerProcess } from './worker';
 
 const USAGE = `usage: durable-tools <install-cli | server | dev>
   install-cli  find or build the Temporal CLI (TEMPORAL_CLI_PATH, PATH, cache, go install) and print its path
@@ -36,16 +35,13 @@ async function main(argv: string[]): Promise<void> {
     case 'dev': {
       const settings = connectionSettingsFromEnv();
       const temporal = await ensureLocalTemporal(settings);
-      const modulePath = process.env.DURABLE_TOOLS_TOOLS_MODULE ?? '../examples/trip-tools';
-      const { tools } = (await import(modulePath)) as { tools: Tool[] };
-      const { worker, close } = await createWorker({ tools, settings: { ...settings, address: temporal.address } });
+      const tools = await loadToolsModule();
       console.log(`Temporal server at ${temporal.address}${temporal.uiUrl ? `, web UI at ${temporal.uiUrl}` : ''}.`);
-      console.log(
-        `Worker running ${tools.length} tools on task queue "${settings.taskQueue}". Ctrl-C stops everything.`,
-      );
-      await worker.run();
-      await close();
-      await temporal.stop();
+      try {
+        await runWorkerProcess({ tools, settings: { address: temporal.address } });
+      } finally {
+        await temporal.stop();
+      }
       return;
     }
     default:

@@ -100,34 +100,55 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   };
 }
 
+/** The module `npm run worker` and `npm run dev` load their tools from, unless DURABLE_TOOLS_TOOLS_MODULE says otherwise. */
+export const DEFAULT_TOOLS_MODULE = '../examples/trip-tools';
+
 /**
- * Runs a worker as a process. The tools come from the module named by `DURABLE_TOOLS_TOOLS_MODULE`
- * (a module exporting `tools: Tool[]`), by default the demo's trip-booking tools.
+ * Loads the tools of a worker process from the module named by `DURABLE_TOOLS_TOOLS_MODULE` (a module
+ * exporting `tools: Tool[]`), by default the demo's trip-booking tools.
  */
-async function main(): Promise<void> {
-  const modulePath = process.env.DURABLE_TOOLS_TOOLS_MODULE ?? '../examples/trip-tools';
-  const loaded = (await import(modulePath)) as { tools?: Tool[] };
+export async function loadToolsModule(
+  modulePath = process.env.DURABLE_TOOLS_TOOLS_MODULE ?? DEFAULT_TOOLS_MODULE,
+): Promise<Tool[]> {
+  const loaded = (await import(modulePath)) as { tools?: unknown };
   if (!Array.isArray(loaded.tools)) {
     throw new Error(`${modulePath} must export "tools", an array of implemented tools.`);
   }
-  const settings = connectionSettingsFromEnv();
+  return loaded.tools as Tool[];
+}
+
+/**
+ * Runs a worker the way a worker process should: idempotency keys in the configured durable store
+ * (SQLite in `.data/` by default, Postgres with `DURABLE_TOOLS_IDEMPOTENCY_STORE=postgres`) with its reaper,
+ * transcripts in `.data/transcripts.sqlite`. Returns when the worker shuts down (SIGINT / SIGTERM).
+ */
+export async function runWorkerProcess(options: {
+  tools: Tool[];
+  settings?: Partial<ConnectionSettings>;
+}): Promise<void> {
+  const settings = { ...connectionSettingsFromEnv(), ...options.settings };
   const idempotencyStore = createIdempotencyStore();
   const reaper = createIdempotencyReaper(idempotencyStore);
   const transcripts = new SqliteTranscriptStore();
-  const { worker, close } = await createWorker({ tools: loaded.tools, idempotencyStore, transcripts });
-  console.log(
-    `durable-tools worker: ${loaded.tools.length} tools on task queue "${settings.taskQueue}" at ${settings.address} (namespace ${settings.namespace})`,
-  );
-  await worker.run();
-  await close();
-  reaper.stop();
-  await idempotencyStore.close();
-  await transcripts.close();
+  try {
+    const { worker, close } = await createWorker({ tools: options.tools, idempotencyStore, transcripts, settings });
+    console.log(
+      `durable-tools worker: ${options.tools.length} tools on task queue "${settings.taskQueue}" at ${settings.address} (namespace ${settings.namespace}). Ctrl-C stops it.`,
+    );
+    await worker.run();
+    await close();
+  } finally {
+    reaper.stop();
+    await idempotencyStore.close();
+    await transcripts.close();
+  }
 }
 
 if (require.main === module) {
-  main().catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
+  loadToolsModule()
+    .then((tools) => runWorkerProcess({ tools }))
+    .catch((error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    });
 }
