@@ -9,6 +9,9 @@ import { toolFailure, type ToolFailureFacts } from './tool-failure';
 /** Smallest wait before asking again about a key another attempt holds. */
 export const IN_FLIGHT_RETRY = { minDelayMs: 100, slackMs: 50 } as const;
 
+/** Wait before the next attempt when `reconcile` itself failed (the key stays held until its lease ends). */
+export const RECONCILE_RETRY_DELAY_MS = 1_000;
+
 /** What the wrapper should do after consulting the key store. */
 export type KeyDecision = { kind: 'execute'; token: string } | { kind: 'replay'; output: unknown };
 
@@ -109,7 +112,24 @@ async function resolveUnknownOutcome(
     previousOwner,
   });
   if (tool.hooks.reconcile) {
-    const found = await tool.hooks.reconcile(ctx.idempotencyKey, ctx);
+    let found: Awaited<ReturnType<NonNullable<typeof tool.hooks.reconcile>>>;
+    try {
+      found = await tool.hooks.reconcile(ctx.idempotencyKey, ctx);
+    } catch (error) {
+      // Keep the key (do not release it): the next attempt must reconcile again, never run blindly.
+      throw toolFailure(
+        {
+          status: 'error',
+          code: TOOL_ERROR_CODES.UNAVAILABLE,
+          message: `Could not check whether an earlier attempt of "${entry.name}" took effect: ${error instanceof Error ? error.message : String(error)}`,
+          hint: 'The engine will check again; do not repeat the action yourself.',
+          retryable: true,
+          attempts: ctx.attempt,
+        },
+        { mayHaveHadEffect: true },
+        RECONCILE_RETRY_DELAY_MS,
+      );
+    }
     if (found.done) {
       const output = tool.contract.spec.output.parse(found.output);
       await store.complete(ctx.idempotencyKey, token, output);

@@ -144,6 +144,24 @@ describe('a tool call with an idempotency store', () => {
     expect(s.calls).toHaveLength(1);
   });
 
+  test('keeps the key and retries when reconcile itself fails, never running the tool blindly', async () => {
+    let reconcileCalls = 0;
+    const s = setup({
+      reconcile: async () => {
+        reconcileCalls += 1;
+        if (reconcileCalls === 1) throw new Error('ledger unreachable');
+        return { done: true, output: { chargeId: 'ch-found' } };
+      },
+    });
+    await crashedHolder(s);
+    const failure = await failureOf(attempt(2, s));
+    expect(failure.type).toBe('UNAVAILABLE');
+    expect(failure.nonRetryable).toBe(false);
+    s.clock.now += 5000; // the failed reconciler's lease runs out
+    await expect(attempt(3, s)).resolves.toMatchObject({ output: { chargeId: 'ch-found' }, replayed: true });
+    expect(s.calls).toHaveLength(0);
+  });
+
   test('re-runs a tool that is idempotent downstream with the same key after a crash', async () => {
     const s = setup({ idempotent: true });
     await crashedHolder(s);
