@@ -130,7 +130,7 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
       maximumAttempts: retry.maximumAttempts,
     }).catch((error: unknown) => {
       if (error instanceof ApplicationFailure) throw error;
-      throw storeUnavailable(entry, attempt, error);
+      throw storeUnavailable(entry, retry, attempt, error);
     });
     if (decision.kind === 'replay') return { output: decision.output, attempt, replayed: true };
     token = decision.token;
@@ -185,7 +185,7 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
     } catch (error) {
       // The effect happened but is not recorded: the next attempt finds the key in flight, then unknown,
       // and reconciles (or re-runs an idempotent tool, or stops with OUTCOME_UNKNOWN). Never a blind repeat.
-      throw storeUnavailable(entry, attempt, error);
+      throw storeUnavailable(entry, retry, attempt, error);
     }
   }
   return { output: output.data, attempt };
@@ -231,7 +231,12 @@ async function recordFinalFailure(
   await store.fail(key, token, storedFailureOf(observation, facts ?? { mayHaveHadEffect: true })).catch(() => {});
 }
 
-function storeUnavailable(entry: ToolCatalogEntry, attempt: number, cause: unknown): ApplicationFailure {
+function storeUnavailable(
+  entry: ToolCatalogEntry,
+  retry: ToolRetrySettings,
+  attempt: number,
+  cause: unknown,
+): ApplicationFailure {
   const observation: ToolErrorObservation = {
     status: 'error',
     code: TOOL_ERROR_CODES.UNAVAILABLE,
@@ -240,10 +245,10 @@ function storeUnavailable(entry: ToolCatalogEntry, attempt: number, cause: unkno
     retryable: true,
     attempts: attempt,
   };
-  const lastAttempt = attempt >= entry.retry.maximumAttempts;
+  const lastAttempt = attempt >= retry.maximumAttempts;
   return toolFailure(
     observation,
     { mayHaveHadEffect: true },
-    lastAttempt ? undefined : entry.retry.initialDelayMs * 2 ** (attempt - 1),
+    lastAttempt ? undefined : Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** (attempt - 1)),
   );
 }
