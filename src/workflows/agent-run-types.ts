@@ -156,5 +156,3 @@ export interface AgentRunState {
 /** What an agent run returns. */
 export type AgentRunResult = AgentRunState;
 
-/** Re-exported for convenience of workflow code. */
-export type { TranscriptMessage };

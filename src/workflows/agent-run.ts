@@ -21,7 +21,6 @@ import type {
   AgentRunInput,
   AgentRunResult,
   AgentRunState,
-  PendingCompensation,
   RunStatus,
   StepRecord,
 } from './agent-run-types';
@@ -243,4 +242,3 @@ function setStatus(state: AgentRunState, status: RunStatus, input: AgentRunInput
   }
 }
 
-export type { PendingCompensation };
