@@ -78,6 +78,19 @@ export {
 export type { TranscriptStore } from './transcripts/transcript-store';
 export { MemoryTranscriptStore } from './transcripts/memory-transcript-store';
 export { SqliteTranscriptStore } from './transcripts/sqlite-transcript-store';
+export {
+  PostgresTranscriptStore,
+  POSTGRES_TRANSCRIPT_DEFAULTS,
+  type PostgresTranscriptStoreOptions,
+} from './transcripts/postgres-transcript-store';
+export {
+  createTranscriptStore,
+  transcriptStoreConfigFromEnv,
+  TRANSCRIPT_STORE_ENV,
+  TRANSCRIPT_STORE_KINDS,
+  type TranscriptStoreConfig,
+} from './transcripts/create-transcript-store';
+export { TranscriptStoreError, type TranscriptStoreErrorCode } from './transcripts/transcript-store-error';
 
 // Models
 export type {

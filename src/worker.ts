@@ -9,7 +9,7 @@ import type { Tool } from './tools/define-tool';
 import { createIdempotencyStore } from './idempotency/create-idempotency-store';
 import { createIdempotencyReaper } from './idempotency/idempotency-reaper';
 import { createToolRegistry, type ToolRegistry } from './tools/tool-registry';
-import { SqliteTranscriptStore } from './transcripts/sqlite-transcript-store';
+import { createTranscriptStore } from './transcripts/create-transcript-store';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions {
@@ -120,16 +120,17 @@ export async function loadToolsModule(
 /**
  * Runs a worker the way a worker process should: idempotency keys in the configured durable store
  * (SQLite in `.data/` by default, Postgres with `DURABLE_TOOLS_IDEMPOTENCY_STORE=postgres`) with its reaper,
- * transcripts in `.data/transcripts.sqlite`. Returns when the worker shuts down (SIGINT / SIGTERM).
+ * transcripts in the configured store (`.data/transcripts.sqlite` by default, Postgres with
+ * `DURABLE_TOOLS_TRANSCRIPT_STORE=postgres`). Returns when the worker shuts down (SIGINT / SIGTERM).
  */
 export async function runWorkerProcess(options: {
   tools: Tool[];
   settings?: Partial<ConnectionSettings>;
 }): Promise<void> {
   const settings = { ...connectionSettingsFromEnv(), ...options.settings };
+  const transcripts = createTranscriptStore(); // first: a configuration error then leaves nothing open
   const idempotencyStore = createIdempotencyStore();
   const reaper = createIdempotencyReaper(idempotencyStore);
-  const transcripts = new SqliteTranscriptStore();
   try {
     const { worker, close } = await createWorker({ tools: options.tools, idempotencyStore, transcripts, settings });
     console.log(

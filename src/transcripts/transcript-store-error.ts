@@ -1,0 +1,23 @@
+/** Codes of {@link TranscriptStoreError}. */
+export type TranscriptStoreErrorCode =
+  /** The store configuration (options or environment) is invalid. */
+  | 'INVALID_CONFIG'
+  /** The backend failed or could not be reached; the call may be retried. */
+  | 'STORE_UNAVAILABLE'
+  /** The store was closed. */
+  | 'STORE_CLOSED';
+
+/**
+ * A failure of a transcript store or of its configuration. `STORE_UNAVAILABLE` is transient (the model
+ * activity fails and Temporal retries it); the others are programming or configuration errors.
+ */
+export class TranscriptStoreError extends Error {
+  override readonly name = 'TranscriptStoreError';
+  constructor(
+    message: string,
+    readonly code: TranscriptStoreErrorCode,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
