@@ -11,7 +11,10 @@ export class MemoryTranscriptStore implements TranscriptStore {
   async write(runKey: string, fromIndex: number, messages: readonly TranscriptMessage[]): Promise<boolean> {
     const stored = this.runs.get(runKey) ?? [];
     if (stored.length < fromIndex) return false;
-    this.runs.set(runKey, [...stored.slice(0, fromIndex), ...structuredClone(messages)]);
+    const next = [...stored.slice(0, fromIndex), ...structuredClone(messages)];
+    // Like the SQL stores, an empty transcript is no transcript.
+    if (next.length === 0) this.runs.delete(runKey);
+    else this.runs.set(runKey, next);
     return true;
   }
 
