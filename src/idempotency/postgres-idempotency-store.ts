@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Pool, type PoolConfig } from 'pg';
+import { createTablesSerialized, POSTGRES_IDENTIFIER } from '../postgres/create-tables';
 import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from './idempotency-defaults';
 import {
   acceptRepeatedFinish,
@@ -45,8 +46,6 @@ export interface PostgresIdempotencyStoreOptions extends IdempotencyStoreBaseOpt
   /** Create the schema and table when missing (default true). Turn off where the role may not run DDL. */
   createTable?: boolean;
 }
-
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/;
 
 /** A row as `begin` reads it. Bigints arrive as strings; JSON as text (`::text`), so SQL NULL and `null` differ. */
 interface Row {
@@ -107,7 +106,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     const table = options.table ?? IDEMPOTENCY_DEFAULTS.table;
     const schema = options.schema;
     for (const name of schema === undefined ? [table] : [table, schema]) {
-      if (!IDENTIFIER.test(name)) {
+      if (!POSTGRES_IDENTIFIER.test(name)) {
         throw new IdempotencyStoreError(`Invalid Postgres identifier "${name}".`, 'INVALID_CONFIG');
       }
     }
@@ -264,22 +263,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   private async createTable(): Promise<void> {
-    const client = await this.pool.connect().catch((error: unknown) => {
+    try {
+      await createTablesSerialized(this.pool, `durable-tools:${this.tableName}`, this.sql.create);
+    } catch (error) {
       this.ready = undefined; // try again on the next call
       throw error;
-    });
-    try {
-      await client.query('BEGIN');
-      // Concurrent CREATE … IF NOT EXISTS can still collide in the catalog: serialise set-up across processes.
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`durable-tools:${this.tableName}`]);
-      for (const statement of this.sql.create) await client.query(statement);
-      await client.query('COMMIT');
-    } catch (error) {
-      this.ready = undefined;
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
     }
   }
 }

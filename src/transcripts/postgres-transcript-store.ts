@@ -1,4 +1,5 @@
 import { Pool, type PoolClient } from 'pg';
+import { createTablesSerialized, POSTGRES_IDENTIFIER } from '../postgres/create-tables';
 import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from '../idempotency/idempotency-defaults';
 import type { TranscriptMessage } from '../model/model-types';
 import type { TranscriptStore } from './transcript-store';
@@ -32,8 +33,6 @@ export interface PostgresTranscriptStoreOptions {
   createTable?: boolean;
 }
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/;
-
 /**
  * A {@link TranscriptStore} for workers on more than one machine: one Postgres table, one row per message
  * (`run_key`, `seq`, `message`), reached through a `pg` pool.
@@ -63,7 +62,7 @@ export class PostgresTranscriptStore implements TranscriptStore {
     const table = options.table ?? POSTGRES_TRANSCRIPT_DEFAULTS.table;
     const schema = options.schema;
     for (const name of schema === undefined ? [table] : [table, schema]) {
-      if (!IDENTIFIER.test(name)) {
+      if (!POSTGRES_IDENTIFIER.test(name)) {
         throw new TranscriptStoreError(`Invalid Postgres identifier "${name}".`, 'INVALID_CONFIG');
       }
     }
@@ -159,22 +158,11 @@ export class PostgresTranscriptStore implements TranscriptStore {
   }
 
   private async createTable(): Promise<void> {
-    const client = await this.pool.connect().catch((error: unknown) => {
+    try {
+      await createTablesSerialized(this.pool, `durable-tools:${this.tableName}`, this.sql.create);
+    } catch (error) {
       this.ready = undefined; // try again on the next call
       throw error;
-    });
-    try {
-      await client.query('BEGIN');
-      // Concurrent CREATE … IF NOT EXISTS can still collide in the catalog: serialise set-up across processes.
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`durable-tools:${this.tableName}`]);
-      for (const statement of this.sql.create) await client.query(statement);
-      await client.query('COMMIT');
-    } catch (error) {
-      this.ready = undefined;
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
     }
   }
 }
