@@ -33,7 +33,7 @@ export {
   type ToolObservation,
   type ToolErrorObservation,
   type ToolSuccessObservation,
-} from './tools/tool-error-code';
+} from './protocol/activity-protocol';
 export { parseToolArguments, type ParsedToolArguments } from './tools/parse-tool-arguments';
 export { compensationInput } from './tools/compensation-input';
 export { withIdempotencyKey, idempotentFetch, IDEMPOTENCY_KEY_HEADER } from './tools/idempotent-fetch';

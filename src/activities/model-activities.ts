@@ -1,5 +1,4 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { ModelProvider, ModelSettings, ModelTurn, TranscriptMessage } from '../model/model-types';
 import { scriptedModel } from '../model/scripted-model';
@@ -7,6 +6,7 @@ import type { ToolRegistry } from '../tools/tool-registry';
 import { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
 import type { TranscriptStore } from '../transcripts/transcript-store';
 import { MODEL_CALL_HEARTBEAT } from '../model/model-call-heartbeat';
+import { ENGINE_FAILURE_TYPES, engineFailure } from '../protocol/activity-protocol';
 
 /** Dependencies of {@link createModelActivities}. */
 export interface ModelActivityDeps {
@@ -17,14 +17,6 @@ export interface ModelActivityDeps {
   /** Where run transcripts live (default: in this process's memory). */
   transcripts?: TranscriptStore;
 }
-
-/** Failure types the model activity raises. */
-export const MODEL_FAILURE_TYPES = {
-  unknownProvider: 'UNKNOWN_MODEL_PROVIDER',
-  invalidOutput: 'MODEL_OUTPUT_INVALID',
-  /** The transcript store lacks the start of this run's transcript: the workflow resends it. */
-  transcriptMissing: 'TRANSCRIPT_MISSING',
-} as const;
 
 /**
  * Input of `callModel`. The workflow sends only the messages the transcript store does not have yet,
@@ -75,20 +67,18 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
     async callModel(input: CallModelInput): Promise<ModelTurn> {
       const provider = providers[input.settings.provider];
       if (!provider) {
-        throw ApplicationFailure.create({
-          type: MODEL_FAILURE_TYPES.unknownProvider,
-          nonRetryable: true,
-          message: `No model provider "${input.settings.provider}" is registered on this worker (known: ${Object.keys(providers).join(', ')}).`,
-        });
+        throw engineFailure(
+          ENGINE_FAILURE_TYPES.UNKNOWN_MODEL_PROVIDER,
+          `No model provider "${input.settings.provider}" is registered on this worker (known: ${Object.keys(providers).join(', ')}).`,
+        );
       }
       const written = await transcripts.write(input.runKey, input.fromIndex, input.messages);
       const transcript = written ? await transcripts.read(input.runKey) : undefined;
       if (!transcript) {
-        throw ApplicationFailure.create({
-          type: MODEL_FAILURE_TYPES.transcriptMissing,
-          nonRetryable: true,
-          message: `The transcript store has no transcript up to message ${input.fromIndex} for ${input.runKey}.`,
-        });
+        throw engineFailure(
+          ENGINE_FAILURE_TYPES.TRANSCRIPT_MISSING,
+          `The transcript store has no transcript up to message ${input.fromIndex} for ${input.runKey}.`,
+        );
       }
       const raw = await heartbeatWhile(
         provider({
@@ -101,11 +91,11 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
       );
       const parsed = modelTurnSchema.safeParse(raw);
       if (!parsed.success) {
-        throw ApplicationFailure.create({
-          type: MODEL_FAILURE_TYPES.invalidOutput,
-          nonRetryable: false,
-          message: `The model provider "${input.settings.provider}" returned a malformed turn: ${z.prettifyError(parsed.error)}`,
-        });
+        throw engineFailure(
+          ENGINE_FAILURE_TYPES.MODEL_OUTPUT_INVALID,
+          `The model provider "${input.settings.provider}" returned a malformed turn: ${z.prettifyError(parsed.error)}`,
+          { retryable: true },
+        );
       }
       const turn = parsed.data;
       return {

@@ -7,12 +7,11 @@ import { parseToolArguments } from '../tools/parse-tool-arguments';
 import { RetryBudget } from '../tools/retry-budget';
 import type { ToolCatalogEntry, ToolRetrySettings } from '../tools/tool-catalog-entry';
 import type { ToolContext } from '../tools/tool-context';
-import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../tools/tool-error-code';
 import type { ToolRegistry } from '../tools/tool-registry';
 import type { ToolActivityInput, ToolActivityResult } from './tool-activity-types';
 import { claimKey, storedFailureOf } from './tool-call-idempotency';
 import { failureForThrownError } from './tool-error-handling';
-import { toolFailure } from './tool-failure';
+import { TOOL_ERROR_CODES, toolFailure, type ToolErrorObservation } from '../protocol/activity-protocol';
 
 /** Lease of an idempotency key while a call runs, and how often it is renewed. */
 export const TOOL_CALL_LEASE = {

@@ -2,9 +2,15 @@ import { fingerprint } from '../idempotency/canonical-json';
 import type { IdempotencyStore, StoredFailure } from '../idempotency/idempotency-store';
 import type { Tool } from '../tools/define-tool';
 import type { ToolContext } from '../tools/tool-context';
-import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../tools/tool-error-code';
 import { OUTCOME_UNKNOWN_EXPLANATION } from '../tools/retry-decision';
-import { toolFailure, type ToolFailureFacts } from './tool-failure';
+import {
+  isToolErrorCode,
+  isToolErrorObservation,
+  TOOL_ERROR_CODES,
+  toolFailure,
+  type ToolErrorObservation,
+  type ToolFailureFacts,
+} from '../protocol/activity-protocol';
 
 /** Smallest wait before asking again about a key another attempt holds. */
 export const IN_FLIGHT_RETRY = { minDelayMs: 100, slackMs: 50 } as const;
@@ -58,14 +64,17 @@ export async function claimKey(
       return { kind: 'replay', output: outcome.result };
     case 'failed': {
       const details = (outcome.error as Partial<StoredToolFailure>).details;
-      const observation: ToolErrorObservation = details?.observation ?? {
-        status: 'error',
-        code: outcome.error.code,
-        message: outcome.error.message,
-        hint: outcome.error.hint ?? 'Do not repeat this call.',
-        retryable: false,
-        attempts: ctx.attempt,
-      };
+      const stored = details?.observation;
+      const observation: ToolErrorObservation = isToolErrorObservation(stored)
+        ? stored
+        : {
+            status: 'error',
+            code: isToolErrorCode(outcome.error.code) ? outcome.error.code : TOOL_ERROR_CODES.INTERNAL,
+            message: outcome.error.message,
+            hint: outcome.error.hint ?? 'Do not repeat this call.',
+            retryable: false,
+            attempts: ctx.attempt,
+          };
       throw toolFailure(observation, details?.facts ?? { mayHaveHadEffect: true });
     }
     case 'conflict':

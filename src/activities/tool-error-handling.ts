@@ -3,8 +3,7 @@ import { classify } from '../tools/classify';
 import { decideRetry, OUTCOME_UNKNOWN_EXPLANATION, type RetryBudgetInput } from '../tools/retry-decision';
 import type { RetryBudget } from '../tools/retry-budget';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import type { ToolErrorObservation } from '../tools/tool-error-code';
-import { toolFailure } from './tool-failure';
+import { toolFailure, type ToolErrorObservation } from '../protocol/activity-protocol';
 
 /** What the wrapper knows when a tool implementation throws. */
 export interface ThrownErrorContext {

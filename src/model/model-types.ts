@@ -2,7 +2,7 @@
  * The shapes exchanged between an agent run and a model. Pure data, shared by workflow and worker code.
  */
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import type { ToolObservation } from '../tools/tool-error-code';
+import type { ToolObservation } from '../protocol/activity-protocol';
 
 /** One tool call as the model proposed it. `arguments` is untrusted: often a JSON string, sometimes broken. */
 export interface ModelToolCall {

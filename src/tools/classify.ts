@@ -33,7 +33,7 @@
  *   failures, and statuses whose meaning is "not processed" (4xx, 429, 503, 408, 425).
  */
 import { parseRetryAfter } from './retry-after';
-import { TOOL_ERROR_CODES, type ToolErrorCode } from './tool-error-code';
+import { TOOL_ERROR_CODES, type ToolErrorCode } from '../protocol/activity-protocol';
 import { PermanentToolError, RateLimitedToolError, TransientToolError } from './tool-errors';
 
 /** How the engine should treat a failure. */
@@ -110,6 +110,7 @@ export const DEFAULT_HINTS_BY_CODE: Readonly<Record<ToolErrorCode, string>> = {
   INVALID_OUTPUT: HINTS.reportBug,
   TOOL_NOT_REGISTERED: HINTS.reportBug,
   CANCELLED: 'The call was cancelled; do not repeat it unless the user asks again.',
+  POLICY_VIOLATION: "The run's rules refused this call; nothing was executed. Choose another step or finish.",
 };
 
 /** The taxonomy classes of `tool-errors.ts`: kind by class name; code, message and hint come from the error. */

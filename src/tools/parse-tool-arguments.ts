@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { TOOL_ERROR_CODES, type ToolErrorObservation } from './tool-error-code';
+import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../protocol/activity-protocol';
 
 /** The outcome of checking a model's arguments against a tool's input schema. */
 export type ParsedToolArguments<T> = { ok: true; value: T } | { ok: false; error: ToolErrorObservation };

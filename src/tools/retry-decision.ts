@@ -7,7 +7,7 @@ import { computeBackoffDelay } from './backoff';
 import type { FailureClassification } from './classify';
 import type { RetryBudget } from './retry-budget';
 import type { ToolRetrySettings } from './tool-catalog-entry';
-import { TOOL_ERROR_CODES, type ToolErrorCode } from './tool-error-code';
+import { TOOL_ERROR_CODES, type ToolErrorCode } from '../protocol/activity-protocol';
 
 /** Why a failed attempt is not retried. */
 export type NoRetryReason =

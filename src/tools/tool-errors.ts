@@ -2,7 +2,7 @@
  * The errors tool authors throw to say how a failure should be treated. `classify` reads them first,
  * before any heuristic, so an explicit error always wins over guessing.
  */
-import { TOOL_ERROR_CODES, type ToolErrorCode } from './tool-error-code';
+import { TOOL_ERROR_CODES, type ToolErrorCode } from '../protocol/activity-protocol';
 
 /** Limits of what {@link httpErrorFromResponse} keeps from a response. */
 export const HTTP_ERROR_LIMITS = {

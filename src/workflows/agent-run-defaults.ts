@@ -1,5 +1,6 @@
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
 import { MODEL_CALL_HEARTBEAT } from '../model/model-call-heartbeat';
+import { MODEL_ACTIVITY_NON_RETRYABLE_TYPES, TOOL_ACTIVITY_NON_RETRYABLE_TYPES } from '../protocol/activity-protocol';
 
 /** Limits of an agent run. */
 export const AGENT_RUN_DEFAULTS = {
@@ -15,7 +16,11 @@ export const ENGINE_ACTIVITY_OPTIONS: Readonly<Record<'describeTools' | 'callMod
     // The activity heartbeats while the model thinks: a call on a worker that died is retried after this,
     // not after the whole start-to-close timeout.
     heartbeatTimeout: MODEL_CALL_HEARTBEAT.timeout,
-    retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: ['TRANSCRIPT_MISSING'] },
+    retry: {
+      maximumAttempts: 3,
+      initialInterval: '1 second',
+      nonRetryableErrorTypes: [...MODEL_ACTIVITY_NON_RETRYABLE_TYPES],
+    },
   },
 };
 
@@ -26,7 +31,11 @@ export const ENGINE_ACTIVITY_OPTIONS: Readonly<Record<'describeTools' | 'callMod
 export const COMPENSATION_ACTIVITY_OPTIONS: Readonly<ActivityOptions> = {
   startToCloseTimeout: '1 minute',
   // No maximumAttempts: unlimited (the activity stops on permanent errors by throwing non-retryable).
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ['NotFoundError'] },
+  retry: {
+    initialInterval: '1 second',
+    maximumInterval: '1 minute',
+    nonRetryableErrorTypes: [...TOOL_ACTIVITY_NON_RETRYABLE_TYPES],
+  },
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 };
 

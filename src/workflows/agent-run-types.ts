@@ -2,7 +2,7 @@
  * Input, state and result of an agent run. Pure types: shared by the workflow, the client and the worker.
  */
 import type { ModelSettings, TranscriptMessage } from '../model/model-types';
-import type { ToolObservation } from '../tools/tool-error-code';
+import type { ToolObservation } from '../protocol/activity-protocol';
 
 /** Limits that end a run that does not finish by itself. */
 export interface AgentRunLimits {
@@ -155,4 +155,3 @@ export interface AgentRunState {
 
 /** What an agent run returns. */
 export type AgentRunResult = AgentRunState;
-

@@ -1,7 +1,5 @@
 import {
   ActivityCancellationType,
-  ActivityFailure,
-  ApplicationFailure,
   ContinueAsNew,
   continueAsNew,
   isCancellation,
@@ -12,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { CallModelInput, ModelActivities } from '../activities/model-activities';
 import type { ModelTurn } from '../model/model-types';
+import { describeActivityFailure, ENGINE_FAILURE_TYPES, isEngineFailure } from '../protocol/activity-protocol';
 import { SEARCH_ATTRIBUTES } from '../search-attributes';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { AGENT_RUN_DEFAULTS, ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
@@ -103,8 +102,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       transcript.markStored();
       return turn;
     } catch (error) {
-      if (!(error instanceof ActivityFailure && (error.cause as ApplicationFailure)?.type === 'TRANSCRIPT_MISSING'))
-        throw error;
+      if (!isEngineFailure(error, ENGINE_FAILURE_TYPES.TRANSCRIPT_MISSING)) throw error;
       // The worker's transcript store does not have this run (another machine, a restart): send it whole.
       const turn = await callModel(request(transcript.resend(input.goal)));
       transcript.markStored();
@@ -211,7 +209,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       throw error;
     }
     // Only the engine's own activities (catalog, model) can get here: tool failures are observations.
-    return await abort('failed', `The run stopped: ${error instanceof Error ? error.message : String(error)}`);
+    return await abort('failed', `The run stopped: ${describeActivityFailure(error)}`);
   }
 }
 
@@ -241,4 +239,3 @@ function setStatus(state: AgentRunState, status: RunStatus, input: AgentRunInput
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.runStatus, value: status }]);
   }
 }
-

@@ -1,7 +1,8 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, scheduleActivity } from '@temporalio/workflow';
+import { CancellationScope, scheduleActivity } from '@temporalio/workflow';
 import type { ToolActivityInput } from '../activities/tool-activity-types';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import type { PendingCompensation, StepRecord } from './agent-run-types';
+import { describeActivityFailure } from '../protocol/activity-protocol';
 import { COMPENSATION_ACTIVITY_OPTIONS, SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 
 /** How compensation went. */
@@ -36,7 +37,7 @@ export async function compensate(
       outcome.compensated += 1;
       if (step) step.status = 'compensated';
     } catch (error) {
-      const message = describe(error);
+      const message = describeActivityFailure(error);
       if (step) {
         step.status = 'compensation_failed';
         step.compensationError = message;
@@ -81,10 +82,4 @@ function parseIfJson(value: unknown): unknown {
   } catch {
     return value;
   }
-}
-
-function describe(error: unknown): string {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure) return `${cause.type ?? 'Error'}: ${cause.message}`;
-  return error instanceof Error ? error.message : String(error);
 }

@@ -2,11 +2,16 @@ import { ActivityCancellationType, isCancellation, scheduleActivity } from '@tem
 import type { ToolActivityInput, ToolActivityResult } from '../activities/tool-activity-types';
 import type { ModelToolCall } from '../model/model-types';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import type { ToolErrorObservation } from '../tools/tool-error-code';
 import { SUMMARY_MAX_LENGTH, TOOL_HEARTBEAT_TIMEOUT_MS } from './agent-run-defaults';
 import type { AgentRunState, PendingCompensation, StepRecord } from './agent-run-types';
 import { isUnguardedIrreversible } from './effect-tiers';
-import { failureMayHaveHadEffect, observationFromFailure } from './observation-from-failure';
+import {
+  failureMayHaveHadEffect,
+  observationFromFailure,
+  TOOL_ACTIVITY_NON_RETRYABLE_TYPES,
+  TOOL_ERROR_CODES,
+  type ToolErrorObservation,
+} from '../protocol/activity-protocol';
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -51,7 +56,7 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
   if (entry.effect === 'compensable' && ctx.irreversibleDone) {
     return refuse(step, {
       status: 'error',
-      code: 'POLICY_VIOLATION',
+      code: TOOL_ERROR_CODES.POLICY_VIOLATION,
       message: `"${name}" can be undone, but an irreversible step already ran in this run; nothing was executed.`,
       hint: 'Irreversible tools must come after every compensable step. Finish the run or use a read-only tool.',
       retryable: false,
@@ -90,7 +95,7 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
           maximumInterval: entry.retry.maxDelayMs,
           backoffCoefficient: 2,
           // A tool missing on the worker fails at once instead of retrying.
-          nonRetryableErrorTypes: ['NotFoundError'],
+          nonRetryableErrorTypes: [...TOOL_ACTIVITY_NON_RETRYABLE_TYPES],
         },
       },
     );
@@ -123,7 +128,7 @@ function refuse(step: StepRecord, observation: ToolErrorObservation): StepRecord
 function unknownTool(name: string, known: string[]): ToolErrorObservation {
   return {
     status: 'error',
-    code: 'UNKNOWN_TOOL',
+    code: TOOL_ERROR_CODES.UNKNOWN_TOOL,
     message: `There is no tool named ${JSON.stringify(name)} in this run; nothing was executed.`,
     hint: known.length > 0 ? `Use one of: ${known.join(', ')}.` : 'This run has no tools; answer directly.',
     retryable: false,

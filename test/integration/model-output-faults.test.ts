@@ -7,7 +7,7 @@ import {
 } from '../support/temporal-test-env';
 import { startAgentRun, waitForAgentRun } from '../../src/client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
-import type { ToolErrorObservation } from '../../src/tools/tool-error-code';
+import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
 
 let temporal: TestTemporal;
 beforeAll(async () => {

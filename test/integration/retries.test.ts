@@ -17,7 +17,7 @@ import { computeBackoffDelay } from '../../src/tools/backoff';
 import { defineTool, type ToolRetryOptions } from '../../src/tools/define-tool';
 import { createSeededRandom } from '../../src/tools/seeded-random';
 import type { ToolEffect } from '../../src/tools/tool-catalog-entry';
-import type { ToolErrorObservation } from '../../src/tools/tool-error-code';
+import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
 import { throwForHttpStatus } from '../../src/tools/tool-errors';
 
 /**

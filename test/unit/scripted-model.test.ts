@@ -41,7 +41,7 @@ describe('the scripted model', () => {
           toolCallId: 'call_1_1',
           name: 'add',
           stepId: 1,
-          observation: { status: 'error', code: 'X', message: 'm', hint: 'h', retryable: false, attempts: 1 },
+          observation: { status: 'error', code: 'INTERNAL', message: 'm', hint: 'h', retryable: false, attempts: 1 },
         },
       ]),
     );
