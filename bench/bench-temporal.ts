@@ -10,6 +10,8 @@ import { startDevServer, type DevServerOptions } from '../src/dev-server/dev-ser
 export async function benchTemporal(devServer: DevServerOptions = {}): Promise<{
   client: Client;
   nativeConnection: NativeConnection;
+  /** `host:port` of the server. */
+  address: string;
   namespace: string;
   /** Whether this function started the server (so `devServer` options apply). */
   startedServer: boolean;
@@ -25,6 +27,7 @@ export async function benchTemporal(devServer: DevServerOptions = {}): Promise<{
   return {
     client: new Client({ connection, namespace }),
     nativeConnection,
+    address,
     namespace,
     startedServer: server !== undefined,
     close: async () => {

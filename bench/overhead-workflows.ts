@@ -1,33 +1,43 @@
 /**
- * Workflows of the tool-call overhead benchmark: the same loop of activity calls, either through the
- * durable-tools wrapper (activity `noop`, a tool) or to a bare activity doing nothing (`bareNoop`).
+ * Workflows of the tool-call overhead benchmark: the same loop of activity calls, to a bare activity doing
+ * nothing or to a no-op tool through the durable-tools wrapper (read-only; with effects and no key store;
+ * with effects and the SQLite or Postgres key store).
  */
 import { scheduleActivity, workflowInfo } from '@temporalio/workflow';
 
-/** Which activity a loop calls. */
-export type OverheadMode = 'tool' | 'bare';
+/** What a loop calls. */
+export type OverheadMode = 'bare' | 'readOnly' | 'effectsNoStore' | 'effectsSqlite' | 'effectsPostgres';
+
+/** Every mode, in the order the report prints them. */
+export const OVERHEAD_MODES: readonly OverheadMode[] = [
+  'bare',
+  'readOnly',
+  'effectsNoStore',
+  'effectsSqlite',
+  'effectsPostgres',
+];
+
+/** Activity type of each wrapped mode (one tool per store, registered by the bench worker). */
+export const OVERHEAD_TOOL_NAMES: Readonly<Record<Exclude<OverheadMode, 'bare'>, string>> = {
+  readOnly: 'noop_read',
+  effectsNoStore: 'noop_write_nostore',
+  effectsSqlite: 'noop_write_sqlite',
+  effectsPostgres: 'noop_write_postgres',
+};
 
 const OPTIONS = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } } as const;
 
 function call(mode: OverheadMode, i: number): Promise<unknown> {
   if (mode === 'bare') return scheduleActivity('bareNoop', [{ n: i }], OPTIONS);
+  const name = OVERHEAD_TOOL_NAMES[mode];
   return scheduleActivity(
-    'noop',
+    name,
     [{ arguments: { n: i }, idempotencyKey: `${workflowInfo().workflowId}/${i}`, stepId: i }],
-    { ...OPTIONS, summary: `noop {"n":${i}}` },
+    { ...OPTIONS, summary: `${name} {"n":${i}}` },
   );
 }
 
 /** Calls the activity `count` times, one after another. */
 export async function sequentialCalls(mode: OverheadMode, count: number): Promise<void> {
   for (let i = 1; i <= count; i++) await call(mode, i);
-}
-
-/** Calls the activity `count` times, `concurrency` at a time. */
-export async function concurrentCalls(mode: OverheadMode, count: number, concurrency: number): Promise<void> {
-  for (let start = 1; start <= count; start += concurrency) {
-    const batch: Promise<unknown>[] = [];
-    for (let i = start; i < Math.min(start + concurrency, count + 1); i++) batch.push(call(mode, i));
-    await Promise.all(batch);
-  }
 }

@@ -1,96 +1,122 @@
 /**
- * `npm run bench`: latency and throughput of a no-op tool through the full durable-tools wrapper vs a
- * bare Temporal activity doing nothing. Same server, same worker, same run, interleaved rounds.
- * Printed, never asserted.
+ * `npm run bench`: what the durable-tools wrapper costs per tool call, on the tuned dev server.
+ *
+ * One worker process (a child, so its CPU time is its own) serves a bare Temporal activity doing nothing and
+ * the same no-op as a tool through the wrapper: read-only; with effects and no key store; with effects and
+ * the SQLite key store; with effects and the Postgres key store. In interleaved rounds (the order rotates)
+ * it measures, per configuration:
+ * - latency: one workflow making `sequentialCalls` calls one after another (ms per call);
+ * - throughput: `concurrentRuns` workflows at once, each making `callsPerRun` sequential calls (calls/s);
+ * - the worker process's CPU time per call in each.
+ * Printed, never asserted. The last line compares the SQLite-backed tool with effects to the bare activity.
  */
-import { Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
-import { createToolActivities } from '../src/activities/tool-activities';
-import { defineTool } from '../src/tools/define-tool';
-import { createToolRegistry } from '../src/tools/tool-registry';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { benchTemporal } from './bench-temporal';
-import type { OverheadMode } from './overhead-workflows';
+import { LoadSampler, machineLine, median, rotate } from './bench-report';
+import { startChildWorker } from './child-worker';
+import { OVERHEAD_WORKER_ENV } from './overhead-worker';
+import { OVERHEAD_MODES, type OverheadMode } from './overhead-workflows';
 
 const BENCH = {
-  rounds: 10,
-  sequentialCallsPerRound: 50,
-  concurrentCallsPerRound: 100,
-  concurrency: 20,
-  warmupCalls: 30,
+  rounds: Number(process.env.BENCH_ROUNDS ?? 6),
+  sequentialCalls: 30,
+  concurrentRuns: 20,
+  callsPerRun: 10,
+  warmupCalls: 10,
 } as const;
 
-const noop = defineTool({
-  name: 'noop',
-  description: 'Does nothing.',
-  input: z.object({ n: z.number() }),
-  output: z.object({ n: z.number() }),
-  effect: 'read-only',
-  idempotent: true,
-}).implement(async ({ n }) => ({ n }));
+const LABELS: Record<OverheadMode, string> = {
+  bare: 'bare activity',
+  readOnly: 'tool, read-only',
+  effectsNoStore: 'tool with effects, no store',
+  effectsSqlite: 'tool with effects, SQLite',
+  effectsPostgres: 'tool with effects, Postgres',
+};
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+interface Samples {
+  latencyMs: number[];
+  latencyCpuMs: number[];
+  callsPerSecond: number[];
+  throughputCpuMs: number[];
 }
 
 async function main(): Promise<void> {
   const temporal = await benchTemporal();
+  const dir = mkdtempSync(join(tmpdir(), 'durable-tools-bench-'));
   const taskQueue = `bench-overhead-${randomUUID().slice(0, 8)}`;
-  const worker = await Worker.create({
-    connection: temporal.nativeConnection,
-    namespace: temporal.namespace,
-    taskQueue,
-    workflowsPath: require.resolve('./overhead-workflows'),
-    activities: {
-      ...createToolActivities({ registry: createToolRegistry([noop]) }),
-      bareNoop: async (i: unknown) => i,
-    },
+  const worker = await startChildWorker(require.resolve('./overhead-worker'), {
+    [OVERHEAD_WORKER_ENV.address]: temporal.address,
+    [OVERHEAD_WORKER_ENV.namespace]: temporal.namespace,
+    [OVERHEAD_WORKER_ENV.taskQueue]: taskQueue,
+    [OVERHEAD_WORKER_ENV.sqlitePath]: join(dir, 'idempotency.sqlite'),
+    [OVERHEAD_WORKER_ENV.postgresUrl]:
+      process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    [OVERHEAD_WORKER_ENV.postgresTable]: `bench_keys_${process.pid}_${Date.now().toString(36)}`,
   });
-
-  const runWorkflow = async (type: string, args: unknown[]): Promise<number> => {
-    const started = process.hrtime.bigint();
-    await temporal.client.workflow.execute(type, { taskQueue, workflowId: `${type}-${randomUUID()}`, args });
-    return Number(process.hrtime.bigint() - started) / 1e6;
-  };
-
-  const latency: Record<OverheadMode, number[]> = { tool: [], bare: [] };
-  const throughput: Record<OverheadMode, number[]> = { tool: [], bare: [] };
-  const calls: Record<OverheadMode, number> = { tool: 0, bare: 0 };
-
-  await worker.runUntil(async () => {
-    for (const mode of ['bare', 'tool'] as const) await runWorkflow('sequentialCalls', [mode, BENCH.warmupCalls]);
+  const run = (mode: OverheadMode, count: number) =>
+    temporal.client.workflow.execute('sequentialCalls', {
+      taskQueue,
+      workflowId: `bench-${mode}-${randomUUID()}`,
+      args: [mode, count],
+    });
+  const samples = Object.fromEntries(
+    OVERHEAD_MODES.map((mode) => [mode, { latencyMs: [], latencyCpuMs: [], callsPerSecond: [], throughputCpuMs: [] }]),
+  ) as unknown as Record<OverheadMode, Samples>;
+  const load = new LoadSampler();
+  try {
+    for (const mode of OVERHEAD_MODES) await run(mode, BENCH.warmupCalls);
     for (let round = 0; round < BENCH.rounds; round++) {
-      // Alternate which mode goes first so drift on a noisy machine hits both alike.
-      const order: OverheadMode[] = round % 2 === 0 ? ['bare', 'tool'] : ['tool', 'bare'];
-      for (const mode of order) {
-        const ms = await runWorkflow('sequentialCalls', [mode, BENCH.sequentialCallsPerRound]);
-        latency[mode].push(ms / BENCH.sequentialCallsPerRound);
-        calls[mode] += BENCH.sequentialCallsPerRound;
+      for (const mode of rotate(OVERHEAD_MODES, round)) {
+        const cpu0 = await worker.cpuMs();
+        const t0 = performance.now();
+        await run(mode, BENCH.sequentialCalls);
+        const ms = performance.now() - t0;
+        const cpu1 = await worker.cpuMs();
+        samples[mode].latencyMs.push(ms / BENCH.sequentialCalls);
+        samples[mode].latencyCpuMs.push((cpu1 - cpu0) / BENCH.sequentialCalls);
       }
-      for (const mode of order) {
-        const ms = await runWorkflow('concurrentCalls', [mode, BENCH.concurrentCallsPerRound, BENCH.concurrency]);
-        throughput[mode].push((BENCH.concurrentCallsPerRound / ms) * 1000);
-        calls[mode] += BENCH.concurrentCallsPerRound;
+      for (const mode of rotate(OVERHEAD_MODES, round)) {
+        const calls = BENCH.concurrentRuns * BENCH.callsPerRun;
+        const cpu0 = await worker.cpuMs();
+        const t0 = performance.now();
+        await Promise.all(Array.from({ length: BENCH.concurrentRuns }, () => run(mode, BENCH.callsPerRun)));
+        const ms = performance.now() - t0;
+        const cpu1 = await worker.cpuMs();
+        samples[mode].callsPerSecond.push((calls / ms) * 1000);
+        samples[mode].throughputCpuMs.push((cpu1 - cpu0) / calls);
       }
-      process.stderr.write(`round ${round + 1}/${BENCH.rounds} done\n`);
+      process.stderr.write(`round ${round + 1}/${BENCH.rounds} done (load ${load.sample().toFixed(1)})\n`);
     }
-  });
-  await temporal.close();
+  } finally {
+    await worker.stop();
+    await temporal.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 
-  const lat = { tool: median(latency.tool), bare: median(latency.bare) };
-  const thr = { tool: median(throughput.tool), bare: median(throughput.bare) };
-  console.log(`calls: ${calls.tool} through the wrapper, ${calls.bare} bare (interleaved, ${BENCH.rounds} rounds)`);
-  console.log(`                        bare activity   durable-tools tool`);
+  const m = (mode: OverheadMode, field: keyof Samples) => median(samples[mode][field]);
   console.log(
-    `latency (ms/call, median of rounds, sequential)   ${lat.bare.toFixed(2).padStart(8)}   ${lat.tool.toFixed(2).padStart(8)}`,
+    `${BENCH.rounds} interleaved rounds on ${temporal.startedServer ? 'a tuned in-memory dev server started by the bench' : `the server at ${temporal.address}`}; ` +
+      `latency: ${BENCH.sequentialCalls} sequential calls in one run; throughput: ${BENCH.concurrentRuns} runs at once × ${BENCH.callsPerRun} sequential calls`,
   );
   console.log(
-    `throughput (calls/s, median of rounds, ${BENCH.concurrency} in flight) ${thr.bare.toFixed(0).padStart(8)}   ${thr.tool.toFixed(0).padStart(8)}`,
+    `${'configuration'.padEnd(30)}${'ms/call'.padStart(9)}${'CPU ms'.padStart(9)}${'calls/s'.padStart(10)}${'CPU ms'.padStart(9)}${'latency'.padStart(10)}${'throughput'.padStart(12)}`,
   );
+  for (const mode of OVERHEAD_MODES) {
+    console.log(
+      `${LABELS[mode].padEnd(30)}${m(mode, 'latencyMs').toFixed(2).padStart(9)}${m(mode, 'latencyCpuMs').toFixed(2).padStart(9)}` +
+        `${m(mode, 'callsPerSecond').toFixed(0).padStart(10)}${m(mode, 'throughputCpuMs').toFixed(2).padStart(9)}` +
+        `${`x${(m(mode, 'latencyMs') / m('bare', 'latencyMs')).toFixed(2)}`.padStart(10)}` +
+        `${`x${(m(mode, 'callsPerSecond') / m('bare', 'callsPerSecond')).toFixed(2)}`.padStart(12)}`,
+    );
+  }
+  console.log('(medians of rounds; CPU ms = worker process CPU time per call; x = vs the bare activity)');
+  console.log(`machine: ${machineLine()}; load average during the rounds ${load.range()}`);
   console.log(
-    `tool-call overhead: latency x${(lat.tool / lat.bare).toFixed(2)}, throughput x${(thr.tool / thr.bare).toFixed(2)}`,
+    `tool-call overhead: latency x${(m('effectsSqlite', 'latencyMs') / m('bare', 'latencyMs')).toFixed(2)}, ` +
+      `throughput x${(m('effectsSqlite', 'callsPerSecond') / m('bare', 'callsPerSecond')).toFixed(2)}`,
   );
 }
 

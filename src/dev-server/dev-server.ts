@@ -6,21 +6,15 @@ import { SEARCH_ATTRIBUTE_FLAGS } from '../search-attributes';
 import { findFreePort } from './free-port';
 import { resolveTemporalCli, type ResolveTemporalCliOptions } from './temporal-cli';
 import { TemporalCliError } from './temporal-cli-error';
+import { TUNED_DEV_SERVER_CONFIG } from './tuned-dev-server-config';
+
+export { TUNED_DEV_SERVER_CONFIG } from './tuned-dev-server-config';
 
 /** How long the dev server may take to answer, and how often we ask. */
 export const DEV_SERVER_TIMING = {
   readyTimeoutMs: 90_000,
   pollIntervalMs: 250,
   stopTimeoutMs: 10_000,
-} as const;
-
-/**
- * Dynamic config the dev server starts with. Temporal's timer queue looks ahead by
- * `history.timerProcessorMaxTimeShift` (1 s by default), so every timer — and every retry delay the engine
- * chooses — below a second fires after about a second. At 10 ms, sub-second jittered delays are honoured.
- */
-export const DEV_SERVER_DYNAMIC_CONFIG = {
-  'history.timerProcessorMaxTimeShift': '10ms',
 } as const;
 
 /** Options of {@link startDevServer}. */
@@ -43,6 +37,11 @@ export interface DevServerOptions {
    * `{ 'limit.historyCount.suggestContinueAsNew': 100_000 }`.
    */
   dynamicConfig?: Readonly<Record<string, string | number | boolean>>;
+  /**
+   * Start with {@link TUNED_DEV_SERVER_CONFIG}, which removes the server's artificial waits (default true).
+   * `false` starts the CLI's defaults (plus `dynamicConfig`), e.g. to compare against them.
+   */
+  tuned?: boolean;
 }
 
 /** A running dev server. */
@@ -94,7 +93,10 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push('--db-filename', options.dbFile);
   }
   for (const flag of SEARCH_ATTRIBUTE_FLAGS) args.push('--search-attribute', flag);
-  for (const [key, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...options.dynamicConfig })) {
+  for (const [key, value] of Object.entries({
+    ...(options.tuned === false ? {} : TUNED_DEV_SERVER_CONFIG),
+    ...options.dynamicConfig,
+  })) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
 

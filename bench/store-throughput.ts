@@ -1,0 +1,177 @@
+/**
+ * `npm run bench:stores`: begin+complete pairs per second of the SQLite and Postgres idempotency stores,
+ * sequentially and with `concurrency` callers at once, next to a raw SQL floor measured in the same run
+ * (interleaved rounds). The floor does the least a durable key store must: one committed INSERT of the
+ * key's row (the claim) and one committed UPDATE of it (the result), on a table of the same shape, with the
+ * same connection settings (SQLite: same file system, WAL and `synchronous` mode; Postgres: a pool of the
+ * same size). Printed, never asserted; the last line gives each store's pairs/s as a fraction of its floor
+ * (the lower of the sequential and the concurrent ratio).
+ */
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'pg';
+import { PostgresIdempotencyStore, POSTGRES_STORE_DEFAULTS } from '../src/idempotency/postgres-idempotency-store';
+import { SqliteIdempotencyStore, SQLITE_STORE_DEFAULTS } from '../src/idempotency/sqlite-idempotency-store';
+import type { IdempotencyStore } from '../src/idempotency/idempotency-store';
+import { LoadSampler, machineLine, median, rotate } from './bench-report';
+
+const BENCH = {
+  rounds: Number(process.env.BENCH_ROUNDS ?? 5),
+  /** Pairs per measurement. */
+  pairs: { sqlite: 400, postgres: 300 },
+  concurrency: 20,
+} as const;
+
+const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const RESULT = { ok: true, id: 'r_123', note: 'a small tool result' };
+const LEASE_MS = 30_000;
+
+/** One begin+complete pair for a fresh key. */
+type Pair = (key: string) => Promise<void>;
+
+function storePair(store: IdempotencyStore): Pair {
+  return async (key) => {
+    const outcome = await store.begin(key, 'fp', { owner: 'bench', leaseMs: LEASE_MS });
+    if (outcome.state !== 'started') throw new Error(`begin of a fresh key gave ${outcome.state}`);
+    await store.complete(key, outcome.token, RESULT);
+  };
+}
+
+const COLUMNS = `key TEXT PRIMARY KEY NOT NULL, fingerprint TEXT NOT NULL, state TEXT NOT NULL, token TEXT NOT NULL,
+  owner TEXT NOT NULL, previous_owner TEXT, lease_expires_at BIGINT, result_json TEXT, error_json TEXT,
+  takeovers INTEGER NOT NULL DEFAULT 0, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, expires_at BIGINT NOT NULL`;
+
+function rawSqlite(path: string): { pair: Pair; close(): void } {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${SQLITE_STORE_DEFAULTS.synchronous}`);
+  db.exec(
+    `CREATE TABLE raw_keys (${COLUMNS}) WITHOUT ROWID; CREATE INDEX raw_keys_expires_at ON raw_keys (expires_at);`,
+  );
+  const insert = db.prepare(
+    `INSERT INTO raw_keys (key, fingerprint, state, token, owner, lease_expires_at, created_at, updated_at, expires_at)
+     VALUES (?, 'fp', 'in_progress', ?, 'bench', ?, ?, ?, ?)`,
+  );
+  const update = db.prepare(
+    `UPDATE raw_keys SET state = 'completed', result_json = ?, lease_expires_at = NULL, updated_at = ?, expires_at = ?
+     WHERE key = ? AND token = ? AND state = 'in_progress'`,
+  );
+  return {
+    pair: async (key) => {
+      const token = randomUUID();
+      const now = Date.now();
+      insert.run(key, token, now + LEASE_MS, now, now, now + 86_400_000);
+      await Promise.resolve(); // the effect happens between the two writes
+      update.run(JSON.stringify(RESULT), now, now + 86_400_000, key, token);
+    },
+    close: () => db.close(),
+  };
+}
+
+function rawPostgres(pool: Pool, table: string): Pair {
+  return async (key) => {
+    const token = randomUUID();
+    const now = Date.now();
+    await pool.query({
+      name: `${table}_insert`,
+      text: `INSERT INTO "${table}" (key, fingerprint, state, token, owner, lease_expires_at, created_at, updated_at, expires_at)
+             VALUES ($1, 'fp', 'in_progress', $2, 'bench', $3, $4, $4, $5)`,
+      values: [key, token, now + LEASE_MS, now, now + 86_400_000],
+    });
+    await pool.query({
+      name: `${table}_update`,
+      text: `UPDATE "${table}" SET state = 'completed', result_json = $1::json, lease_expires_at = NULL, updated_at = $2,
+             expires_at = $3 WHERE key = $4 AND token = $5 AND state = 'in_progress'`,
+      values: [JSON.stringify(RESULT), now, now + 86_400_000, key, token],
+    });
+  };
+}
+
+/** Runs `count` pairs with `callers` callers at once; returns pairs per second. */
+async function measure(pair: Pair, count: number, callers: number): Promise<number> {
+  const prefix = randomUUID();
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (next < count) await pair(`${prefix}/${next++}`);
+    }),
+  );
+  return (count / (performance.now() - t0)) * 1000;
+}
+
+type Subject = 'sqlite store' | 'sqlite raw' | 'postgres store' | 'postgres raw';
+const SUBJECTS: readonly Subject[] = ['sqlite store', 'sqlite raw', 'postgres store', 'postgres raw'];
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'durable-tools-bench-stores-'));
+  const suffix = `${process.pid}_${Date.now().toString(36)}`;
+  const storeTable = `bench_store_${suffix}`;
+  const rawTable = `bench_raw_${suffix}`;
+  const sqliteStore = new SqliteIdempotencyStore({ path: join(dir, 'store.sqlite') });
+  const sqliteRaw = rawSqlite(join(dir, 'raw.sqlite'));
+  const pgStore = new PostgresIdempotencyStore({ connectionString: POSTGRES_URL, table: storeTable });
+  const pool = new Pool({ connectionString: POSTGRES_URL, max: POSTGRES_STORE_DEFAULTS.poolSize });
+  await pool.query(
+    `CREATE TABLE "${rawTable}" (${COLUMNS.replace(/result_json TEXT, error_json TEXT/, 'result_json JSON, error_json JSON')})`,
+  );
+  await pool.query(`CREATE INDEX "${rawTable}_expires_at" ON "${rawTable}" (expires_at)`);
+  const pairs: Record<Subject, Pair> = {
+    'sqlite store': storePair(sqliteStore),
+    'sqlite raw': sqliteRaw.pair,
+    'postgres store': storePair(pgStore),
+    'postgres raw': rawPostgres(pool, rawTable),
+  };
+  const results = Object.fromEntries(
+    SUBJECTS.map((s) => [s, { sequential: [] as number[], concurrent: [] as number[] }]),
+  ) as Record<Subject, { sequential: number[]; concurrent: number[] }>;
+  const load = new LoadSampler();
+  try {
+    for (const subject of SUBJECTS) await measure(pairs[subject], 50, 5); // warm-up (and table creation)
+    for (let round = 0; round < BENCH.rounds; round++) {
+      for (const subject of rotate(SUBJECTS, round)) {
+        const count = subject.startsWith('sqlite') ? BENCH.pairs.sqlite : BENCH.pairs.postgres;
+        results[subject].sequential.push(await measure(pairs[subject], count, 1));
+        results[subject].concurrent.push(await measure(pairs[subject], count, BENCH.concurrency));
+      }
+      process.stderr.write(`round ${round + 1}/${BENCH.rounds} done (load ${load.sample().toFixed(1)})\n`);
+    }
+  } finally {
+    await sqliteStore.close();
+    sqliteRaw.close();
+    await pgStore.close();
+    await pool.query(`DROP TABLE IF EXISTS "${rawTable}"`).catch(() => undefined);
+    await pool.query(`DROP TABLE IF EXISTS "${storeTable}"`).catch(() => undefined);
+    await pool.end();
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const m = (s: Subject, k: 'sequential' | 'concurrent') => median(results[s][k]);
+  console.log(
+    `begin+complete pairs/s, medians of ${BENCH.rounds} interleaved rounds (SQLite synchronous=${SQLITE_STORE_DEFAULTS.synchronous}, WAL; Postgres pool of ${POSTGRES_STORE_DEFAULTS.poolSize})`,
+  );
+  console.log(`${''.padEnd(16)}${'sequential'.padStart(12)}${`${BENCH.concurrency} callers`.padStart(12)}`);
+  for (const s of SUBJECTS) {
+    console.log(
+      `${s.padEnd(16)}${m(s, 'sequential').toFixed(0).padStart(12)}${m(s, 'concurrent').toFixed(0).padStart(12)}`,
+    );
+  }
+  const ratio = (store: Subject, raw: Subject, k: 'sequential' | 'concurrent') => m(store, k) / m(raw, k);
+  const sqlite = ['sequential', 'concurrent'].map((k) => ratio('sqlite store', 'sqlite raw', k as 'sequential'));
+  const postgres = ['sequential', 'concurrent'].map((k) => ratio('postgres store', 'postgres raw', k as 'sequential'));
+  console.log(
+    `store/raw: sqlite x${sqlite[0]!.toFixed(2)} sequential, x${sqlite[1]!.toFixed(2)} concurrent; postgres x${postgres[0]!.toFixed(2)} sequential, x${postgres[1]!.toFixed(2)} concurrent`,
+  );
+  console.log(`machine: ${machineLine()}; load average during the rounds ${load.range()}`);
+  console.log(
+    `stores: sqlite x${Math.min(...sqlite).toFixed(2)} of raw, postgres x${Math.min(...postgres).toFixed(2)} of raw`,
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
