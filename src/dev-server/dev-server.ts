@@ -6,9 +6,9 @@ import { SEARCH_ATTRIBUTE_FLAGS } from '../search-attributes';
 import { findFreePort } from './free-port';
 import { resolveTemporalCli, type ResolveTemporalCliOptions } from './temporal-cli';
 import { TemporalCliError } from './temporal-cli-error';
-import { TUNED_DEV_SERVER_CONFIG } from './tuned-dev-server-config';
+import { TUNED_DEV_SERVER_CONFIG, TUNED_DEV_SERVER_SQLITE_PRAGMAS } from './tuned-dev-server-config';
 
-export { TUNED_DEV_SERVER_CONFIG } from './tuned-dev-server-config';
+export { TUNED_DEV_SERVER_CONFIG, TUNED_DEV_SERVER_SQLITE_PRAGMAS } from './tuned-dev-server-config';
 
 /** How long the dev server may take to answer, and how often we ask. */
 export const DEV_SERVER_TIMING = {
@@ -42,6 +42,11 @@ export interface DevServerOptions {
    * `false` starts the CLI's defaults (plus `dynamicConfig`), e.g. to compare against them.
    */
   tuned?: boolean;
+  /**
+   * SQLite pragmas of the state file (`--sqlite-pragma`), used with `dbFile` only. Default
+   * {@link TUNED_DEV_SERVER_SQLITE_PRAGMAS} when tuned, none otherwise.
+   */
+  sqlitePragmas?: Readonly<Record<string, string>>;
 }
 
 /** A running dev server. */
@@ -91,6 +96,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   if (options.dbFile) {
     mkdirSync(dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);
+    const pragmas = options.sqlitePragmas ?? (options.tuned === false ? {} : TUNED_DEV_SERVER_SQLITE_PRAGMAS);
+    for (const [pragma, value] of Object.entries(pragmas)) args.push('--sqlite-pragma', `${pragma}=${value}`);
   }
   for (const flag of SEARCH_ATTRIBUTE_FLAGS) args.push('--search-attribute', flag);
   for (const [key, value] of Object.entries({

@@ -24,3 +24,15 @@ export const TUNED_DEV_SERVER_CONFIG = {
   'history.visibilityProcessorMaxPollRPS': 10_000,
   'system.enableActivityEagerExecution': true,
 } as const satisfies Readonly<Record<string, string | number | boolean>>;
+
+/**
+ * SQLite pragmas of a dev server that keeps its state in a file (`npm run dev`, the demo). WAL appends
+ * commits to a log instead of rewriting pages under a rollback journal, and `synchronous=NORMAL` syncs that
+ * log at checkpoints rather than at every commit: a killed or crashed server loses nothing, an operating
+ * system crash or power cut may lose the last moments of history. That is the right trade for a local
+ * development server; a production cluster uses its own database settings.
+ */
+export const TUNED_DEV_SERVER_SQLITE_PRAGMAS = {
+  journal_mode: 'wal',
+  synchronous: 'normal',
+} as const satisfies Readonly<Record<string, string>>;
