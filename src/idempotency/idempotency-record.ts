@@ -53,6 +53,7 @@ export interface BeginRequest {
   fingerprint: string;
   owner: string;
   leaseMs: number;
+  takeoverGraceMs: number;
 }
 
 /**
@@ -64,12 +65,12 @@ export function decideBegin(
   request: BeginRequest,
   now: number,
   retentionMs: number,
+  token: string = randomUUID(),
 ): BeginDecision {
   const leaseExpiresAt = now + request.leaseMs;
-  const token = randomUUID();
   if (existing === undefined || existing.expiresAt <= now) {
     return {
-      outcome: { state: 'started', token, leaseExpiresAt },
+      outcome: { state: 'started', token, leaseExpiresAt, fencingToken: String(now) },
       write: {
         key: request.key,
         fingerprint: request.fingerprint,
@@ -97,12 +98,20 @@ export function decideBegin(
     return { outcome: { state: 'failed', error: parseFailure(existing.errorJson) } };
   }
   const currentLease = existing.leaseExpiresAt ?? 0;
-  if (currentLease > now) {
-    return { outcome: { state: 'in_flight', leaseExpiresAt: currentLease, owner: existing.owner } };
+  if (currentLease + request.takeoverGraceMs > now) {
+    const retryAfterMs = currentLease + request.takeoverGraceMs - now;
+    return { outcome: { state: 'in_flight', leaseExpiresAt: currentLease, owner: existing.owner, retryAfterMs } };
   }
   const takeovers = existing.takeovers + 1;
   return {
-    outcome: { state: 'outcome_unknown', token, leaseExpiresAt, previousOwner: existing.owner, takeovers },
+    outcome: {
+      state: 'outcome_unknown',
+      token,
+      leaseExpiresAt,
+      previousOwner: existing.owner,
+      takeovers,
+      fencingToken: String(now),
+    },
     write: {
       ...existing,
       token,
@@ -183,6 +192,10 @@ export function checkBegin(key: unknown, fingerprint: unknown, options: BeginOpt
     fingerprint: checkLabel(fingerprint, 'Fingerprint'),
     owner: checkLabel(options?.owner, 'Owner'),
     leaseMs: checkDuration(options?.leaseMs ?? IDEMPOTENCY_DEFAULTS.leaseMs, 'leaseMs'),
+    takeoverGraceMs:
+      options?.takeoverGraceMs === undefined || options.takeoverGraceMs === 0
+        ? 0
+        : checkDuration(options.takeoverGraceMs, 'takeoverGraceMs'),
   };
 }
 

@@ -18,15 +18,23 @@ export interface BeginOptions {
   owner: string;
   /** How long the new lease lasts before another caller may take the key over. Default 30 s. */
   leaseMs?: number;
+  /**
+   * Takeover grace: a key whose lease ran out less than this long ago is still `in_flight`, not yet
+   * `outcome_unknown`. A request the old holder sent just before its lease ended gets this long to land at
+   * the downstream before the new owner asks the downstream what happened. Default 0.
+   */
+  takeoverGraceMs?: number;
 }
 
 /** `begin` found no live record (new key, released, or past retention): the caller owns the key and executes. */
 export interface BeginStarted {
   state: 'started';
-  /** Fencing token: pass it to `heartbeat`, `complete`, `fail` and `release`. */
+  /** Ownership token: pass it to `heartbeat`, `complete`, `fail` and `release`. */
   token: string;
   /** When the lease runs out unless extended (ms since the epoch). */
   leaseExpiresAt: number;
+  /** See {@link BeginOutcomeUnknown.fencingToken}. */
+  fencingToken: string;
 }
 
 /** The key completed earlier with the same fingerprint: replay `result`, do not execute again. */
@@ -56,6 +64,8 @@ export interface BeginInFlight {
   state: 'in_flight';
   leaseExpiresAt: number;
   owner: string;
+  /** How long to wait, by the store's clock, before the key may be taken over (lease plus takeover grace). */
+  retryAfterMs: number;
 }
 
 /**
@@ -71,6 +81,12 @@ export interface BeginOutcomeUnknown {
   previousOwner: string;
   /** How many times this key has been taken over so far (1 on the first takeover): a crash-loop signal. */
   takeovers: number;
+  /**
+   * Fencing token of this ownership for the downstream: a decimal integer (the store's time of the claim in
+   * ms) that grows with every new owner of the key as long as the store's clock does not step back. A
+   * downstream that remembers the highest token per key and refuses lower ones rejects a stale holder.
+   */
+  fencingToken: string;
 }
 
 /** What {@link IdempotencyStore.begin} found, discriminated by `state`. */

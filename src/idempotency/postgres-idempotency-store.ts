@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Pool, type PoolConfig } from 'pg';
 import { createTablesSerialized, POSTGRES_IDENTIFIER } from '../postgres/create-tables';
 import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from './idempotency-defaults';
@@ -81,8 +81,8 @@ interface Row {
  * Writes that need ownership are `UPDATE … WHERE key = $1 AND token = $2 AND state = 'in_progress'`.
  * Losers of a race never lock the row, so 64 concurrent begins of one key cost one write and one fsync.
  *
- * Timestamps come from the store's clock (the worker's), so keep worker clocks in sync (NTP) and leases
- * much longer than the skew. Results are stored as `json` (text kept verbatim), so a replay has the key order
+ * Leases run on the DATABASE's clock: every statement reads `statement_timestamp()`, so workers whose clocks
+ * differ by minutes still agree on who owns a key (the `clock` option replaces it only in tests). Results are stored as `json` (text kept verbatim), so a replay has the key order
  * of the original.
  *
  * @example
@@ -96,7 +96,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   private readonly pool: Pool;
   private readonly ownsPool: boolean;
   private readonly retentionMs: number;
-  private readonly clock: () => number;
+  private readonly clock: (() => number) | undefined;
   private readonly sql: ReturnType<typeof statements>;
   private readonly statementPrefix: string;
   private ready: Promise<void> | undefined;
@@ -111,7 +111,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       }
     }
     this.retentionMs = retentionFrom(options);
-    this.clock = options.clock ?? Date.now;
+    this.clock = options.clock;
     this.tableName = schema === undefined ? `"${table}"` : `"${schema}"."${table}"`;
     this.sql = statements(this.tableName, table, schema);
     this.statementPrefix = `idem_${createHash('sha256').update(this.tableName).digest('hex').slice(0, 16)}`;
@@ -138,21 +138,21 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   async begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome> {
     const request = checkBegin(key, fingerprint, options);
     for (let round = 0; round < POSTGRES_STORE_DEFAULTS.beginRounds; round++) {
-      const now = this.clock();
       // Try to insert a new record; in the same statement read the record that is already there, if any.
-      const fresh = decideBegin(undefined, request, now, this.retentionMs);
-      const record = fresh.write as IdempotencyRecord;
-      const [row] = await this.query<Row & { inserted: boolean }>('insertOrSelect', () => [
-        record.key,
-        record.fingerprint,
-        record.token,
-        record.owner,
-        record.leaseExpiresAt,
-        record.createdAt,
-        record.expiresAt,
+      // The lease is computed by the database from its own clock, which it also returns.
+      const token = randomUUID();
+      const [row] = await this.query<Row & { inserted: boolean; now: string }>('insertOrSelect', () => [
+        request.key,
+        request.fingerprint,
+        token,
+        request.owner,
+        request.leaseMs,
+        this.retentionMs,
+        this.testClock(),
       ]);
       if (row === undefined) continue; // a concurrent insert committed after our snapshot: read again
-      if (row.inserted) return fresh.outcome;
+      const now = Number(row.now);
+      if (row.inserted) return decideBegin(undefined, request, now, this.retentionMs, token).outcome;
       const existing = fromRow(row);
       const { outcome, write } = decideBegin(existing, request, now, this.retentionMs);
       if (write === undefined) return outcome;
@@ -168,6 +168,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         write.takeovers,
         write.createdAt,
         write.expiresAt,
+        request.takeoverGraceMs,
       ]);
       if (claimed.length === 1) return outcome;
     }
@@ -180,10 +181,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   /** {@inheritDoc IdempotencyStore.heartbeat} */
   async heartbeat(key: string, token: string, leaseMs: number = IDEMPOTENCY_DEFAULTS.leaseMs): Promise<boolean> {
     const [k, t, lease] = [checkKey(key), checkToken(token), checkDuration(leaseMs, 'leaseMs')];
-    const rows = await this.query('heartbeat', () => {
-      const now = this.clock();
-      return [k, t, now, now + lease, now + lease + this.retentionMs];
-    });
+    const rows = await this.query('heartbeat', () => [k, t, this.testClock(), lease, this.retentionMs]);
     return rows.length === 1;
   }
 
@@ -200,13 +198,13 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   /** {@inheritDoc IdempotencyStore.release} */
   async release(key: string, token: string): Promise<boolean> {
     const [k, t] = [checkKey(key), checkToken(token)];
-    const rows = await this.query('release', () => [k, t, this.clock()]);
+    const rows = await this.query('release', () => [k, t, this.testClock()]);
     return rows.length === 1;
   }
 
   /** {@inheritDoc IdempotencyStore.reap} */
   async reap(now?: number): Promise<number> {
-    const at = now ?? this.clock();
+    const at = now ?? this.testClock();
     const batch = POSTGRES_STORE_DEFAULTS.reapBatchSize;
     let total = 0;
     for (;;) {
@@ -230,17 +228,26 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     result: string | null,
     error: string | null,
   ): Promise<void> {
-    let now = 0;
-    const updated = await this.query('finish', () => {
-      now = this.clock();
-      return [key, token, state, result, error, now, now + this.retentionMs];
-    });
+    const updated = await this.query('finish', () => [
+      key,
+      token,
+      state,
+      result,
+      error,
+      this.testClock(),
+      this.retentionMs,
+    ]);
     if (updated.length === 1) return;
     const [current] = await this.query<{ state: RecordState; token: string; owner: string }>('ownership', () => [
       key,
-      now,
+      this.testClock(),
     ]);
     acceptRepeatedFinish(key, current, token, state);
+  }
+
+  /** The injected clock's time, or null: the statement then reads the database's own clock. */
+  private testClock(): number | null {
+    return this.clock ? this.clock() : null;
   }
 
   /** Runs one statement (creating the table first if needed); `params` is called just before sending. */
@@ -296,53 +303,71 @@ function statements(qualified: string, table: string, schema: string | undefined
       )`,
       `CREATE INDEX IF NOT EXISTS "${table}_expires_at" ON ${qualified} (expires_at)`,
     ],
-    // $1 key, $2 fingerprint, $3 token, $4 owner, $5 lease_expires_at, $6 now, $7 expires_at.
+    // Times come from the database's clock (or from the parameter when a test injects one), never a worker's.
+    // $1 key, $2 fingerprint, $3 token, $4 owner, $5 leaseMs, $6 retentionMs, $7 injected now or NULL.
     // Returns the new record (inserted = true), or the record already there as of the statement's snapshot,
-    // or nothing when the conflicting record was committed after that snapshot.
+    // or nothing when the conflicting record was committed after that snapshot; `now` in either case.
     insertOrSelect: `
-      WITH inserted AS (
+      WITH clock AS (SELECT ${storeNow('$7')} AS now),
+      inserted AS (
         INSERT INTO ${qualified} (key, fingerprint, state, token, owner, lease_expires_at, takeovers, created_at,
           updated_at, expires_at)
-        VALUES ($1, $2, 'in_progress', $3, $4, $5, 0, $6, $6, $7)
+        SELECT $1, $2, 'in_progress', $3, $4, clock.now + $5::bigint, 0, clock.now, clock.now,
+          clock.now + $5::bigint + $6::bigint
+        FROM clock
         ON CONFLICT (key) DO NOTHING
         RETURNING key
       )
-      SELECT true AS inserted, NULL AS key, NULL AS fingerprint, NULL AS state, NULL AS token, NULL AS owner,
-        NULL AS previous_owner, NULL AS lease_expires_at, NULL AS takeovers, NULL AS created_at,
-        NULL AS updated_at, NULL AS expires_at, NULL AS result_json, NULL AS error_json
+      SELECT true AS inserted, (SELECT now FROM clock)::text AS now, NULL AS key, NULL AS fingerprint,
+        NULL AS state, NULL AS token, NULL AS owner, NULL AS previous_owner, NULL AS lease_expires_at,
+        NULL AS takeovers, NULL AS created_at, NULL AS updated_at, NULL AS expires_at, NULL AS result_json,
+        NULL AS error_json
       FROM inserted
       UNION ALL
-      SELECT false, key, fingerprint, state, token, owner, previous_owner, lease_expires_at::text, takeovers,
-        created_at::text, updated_at::text, expires_at::text, result_json::text, error_json::text
+      SELECT false, (SELECT now FROM clock)::text, key, fingerprint, state, token, owner, previous_owner,
+        lease_expires_at::text, takeovers, created_at::text, updated_at::text, expires_at::text, result_json::text,
+        error_json::text
       FROM ${qualified} WHERE key = $1`,
-    // $1 key, $2 token read, $3 now, $4 fingerprint, $5 new token, $6 owner, $7 previous owner,
-    // $8 lease_expires_at, $9 takeovers, $10 created_at, $11 expires_at
-    claimFresh: claim(qualified, 'expires_at <= $3'),
+    // $1 key, $2 token read, $3 now (the database's, from insertOrSelect), $4 fingerprint, $5 new token,
+    // $6 owner, $7 previous owner, $8 lease_expires_at, $9 takeovers, $10 created_at, $11 expires_at,
+    // $12 takeover grace (ms)
+    claimFresh: claim(qualified, 'expires_at <= $3 AND $12::bigint >= 0'),
     claimTakeover: claim(
       qualified,
-      `state = 'in_progress' AND fingerprint = $4 AND lease_expires_at <= $3 AND expires_at > $3`,
+      `state = 'in_progress' AND fingerprint = $4 AND lease_expires_at + $12::bigint <= $3 AND expires_at > $3`,
     ),
-    // $1 key, $2 token, $3 now, $4 lease_expires_at, $5 expires_at
+    // $1 key, $2 token, $3 injected now or NULL, $4 leaseMs, $5 retentionMs
     heartbeat: `
-      UPDATE ${qualified} SET lease_expires_at = $4, updated_at = $3, expires_at = $5
-      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > $3
+      UPDATE ${qualified} SET lease_expires_at = clock.now + $4::bigint, updated_at = clock.now,
+        expires_at = clock.now + $4::bigint + $5::bigint
+      FROM (SELECT ${storeNow('$3')} AS now) AS clock
+      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > clock.now
       RETURNING key`,
-    // $1 key, $2 token, $3 state, $4 result, $5 error, $6 now, $7 expires_at
+    // $1 key, $2 token, $3 state, $4 result, $5 error, $6 injected now or NULL, $7 retentionMs
     finish: `
       UPDATE ${qualified}
       SET state = $3, result_json = $4::json, error_json = $5::json, lease_expires_at = NULL,
-        updated_at = $6, expires_at = $7
-      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > $6
+        updated_at = clock.now, expires_at = clock.now + $7::bigint
+      FROM (SELECT ${storeNow('$6')} AS now) AS clock
+      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > clock.now
       RETURNING key`,
-    ownership: `SELECT state, token, owner FROM ${qualified} WHERE key = $1 AND expires_at > $2`,
+    ownership: `SELECT state, token, owner FROM ${qualified} WHERE key = $1 AND expires_at > ${storeNow('$2')}`,
     release: `
-      DELETE FROM ${qualified} WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > $3
+      DELETE FROM ${qualified} WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$3')}
       RETURNING key`,
     reap: `
-      DELETE FROM ${qualified} WHERE expires_at <= $1 AND key IN (
-        SELECT key FROM ${qualified} WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
+      DELETE FROM ${qualified} WHERE expires_at <= ${storeNow('$1')} AND key IN (
+        SELECT key FROM ${qualified} WHERE expires_at <= ${storeNow('$1')} LIMIT $2 FOR UPDATE SKIP LOCKED)
       RETURNING key`,
   };
+}
+
+/**
+ * The store's "now" in ms since the epoch: the database's clock (one value per statement), unless the
+ * parameter carries a test's injected time.
+ */
+function storeNow(parameter: string): string {
+  return `COALESCE(${parameter}::bigint, (extract(epoch FROM statement_timestamp()) * 1000)::bigint)`;
 }
 
 /** A compare-and-set claim: succeeds only if the token read is still current and `condition` still holds. */

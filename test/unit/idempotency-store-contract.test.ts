@@ -156,7 +156,38 @@ describe.each(backends)('the $name idempotency store', (backend) => {
       state: 'in_flight',
       owner: 'worker-a',
       leaseExpiresAt: start + 1_000,
+      retryAfterMs: 1,
     });
+  });
+
+  it('keeps a key whose lease ran out in flight during the takeover grace, then hands it over', async () => {
+    expectState(await store.begin('k', 'fp', lease), 'started');
+    const graced = { owner: 'worker-b', leaseMs: 1_000, takeoverGraceMs: 3_000 };
+    now += 2_500;
+
+    expect(await store.begin('k', 'fp', graced)).toEqual({
+      state: 'in_flight',
+      owner: 'worker-a',
+      leaseExpiresAt: start + 1_000,
+      retryAfterMs: 1_500,
+    });
+    now += 1_500;
+    expect(await store.begin('k', 'fp', graced)).toMatchObject({ state: 'outcome_unknown', previousOwner: 'worker-a' });
+  });
+
+  it('gives every new owner of a key a larger fencing token', async () => {
+    const first = expectState(await store.begin('k', 'fp', lease), 'started');
+    now += 1_000;
+    const second = expectState(await store.begin('k', 'fp', { owner: 'worker-b' }), 'outcome_unknown');
+    now += 31_000;
+    const third = expectState(await store.begin('k', 'fp', { owner: 'worker-c' }), 'outcome_unknown');
+    await store.release('k', third.token);
+    now += 1;
+    const fourth = expectState(await store.begin('k', 'fp', { owner: 'worker-d' }), 'started');
+
+    const tokens = [first, second, third, fourth].map((o) => Number(o.fencingToken));
+    expect(tokens).toEqual([...tokens].sort((a, b) => a - b));
+    expect(new Set(tokens).size).toBe(4);
   });
 
   it('hands a key whose lease expired to the next caller as outcome_unknown with a new token', async () => {
@@ -174,6 +205,7 @@ describe.each(backends)('the $name idempotency store', (backend) => {
       previousOwner: 'worker-a',
       leaseExpiresAt: now + 2_000,
       takeovers: 1,
+      fencingToken: String(now),
     });
     expect(takeover.token).not.toBe(first.token);
     expect(await store.begin('k', 'fp', { owner: 'worker-c' })).toMatchObject({
@@ -228,6 +260,7 @@ describe.each(backends)('the $name idempotency store', (backend) => {
       state: 'in_flight',
       owner: 'worker-a',
       leaseExpiresAt: start + 1_800,
+      retryAfterMs: 200,
     });
   });
 
