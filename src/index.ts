@@ -36,7 +36,14 @@ export {
 } from './protocol/activity-protocol';
 export { parseToolArguments, type ParsedToolArguments } from './tools/parse-tool-arguments';
 export { compensationInput } from './tools/compensation-input';
-export { withIdempotencyKey, idempotentFetch, IDEMPOTENCY_KEY_HEADER } from './tools/idempotent-fetch';
+export {
+  withIdempotencyKey,
+  idempotentFetch,
+  IDEMPOTENCY_KEY_HEADER,
+  FENCING_TOKEN_HEADER,
+  type IdempotentRequestContext,
+} from './tools/idempotent-fetch';
+export { LeaseLostError, type LeaseLostErrorCode } from './tools/lease-lost-error';
 
 // Failure semantics
 export {

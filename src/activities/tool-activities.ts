@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { hostname } from 'node:os';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
+import { IdempotencyStoreError } from '../idempotency/idempotency-store-error';
 import type { Tool } from '../tools/define-tool';
 import { parseToolArguments } from '../tools/parse-tool-arguments';
 import { RetryBudget } from '../tools/retry-budget';
@@ -9,16 +10,12 @@ import type { ToolCatalogEntry, ToolRetrySettings } from '../tools/tool-catalog-
 import type { ToolContext } from '../tools/tool-context';
 import type { ToolRegistry } from '../tools/tool-registry';
 import type { ToolActivityInput, ToolActivityResult } from './tool-activity-types';
-import { claimKey, storedFailureOf } from './tool-call-idempotency';
+import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
+import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
 import { failureForThrownError } from './tool-error-handling';
 import { TOOL_ERROR_CODES, toolFailure, type ToolErrorObservation } from '../protocol/activity-protocol';
 
-/** Lease of an idempotency key while a call runs, and how often it is renewed. */
-export const TOOL_CALL_LEASE = {
-  leaseMs: 30_000,
-  /** Renew (and heartbeat Temporal) every leaseMs / renewDivisor. */
-  renewDivisor: 3,
-} as const;
+export { TOOL_CALL_LEASE } from './tool-call-lease';
 
 /** Retry settings of a compensation: retried until it succeeds or fails permanently. */
 const COMPENSATION_RETRY_OVERRIDES = {
@@ -36,15 +33,30 @@ export interface ToolActivityDeps {
   idempotencyStore?: IdempotencyStore;
   /** Lease of a key while a call runs (default 30 s); renewed every third of it while the tool runs. */
   leaseMs?: number;
+  /**
+   * Takeover grace (default: the tool's attempt timeout): after a holder's lease ran out, its key stays in
+   * flight this much longer, so a request it sent just before its deadline lands downstream before the next
+   * attempt reconciles. See the README, "Exactly-once".
+   */
+  takeoverGraceMs?: number;
+  /** Monotonic clock of the lease deadline, in ms (default `performance.now`). Tests inject one. */
+  leaseClock?: () => number;
   /** Retry budget of this worker process (default: one per set of activities, 10% of calls once empty). */
   retryBudget?: RetryBudget;
   /** Uniform random source for jitter (tests inject a seeded one). */
   random?: () => number;
 }
 
-/** Heartbeat detail the wrapper leaves so the next attempt knows the previous delay. */
+/**
+ * Heartbeat detail the wrapper leaves for the next attempt: the previous delay, and how many attempts
+ * really ran the tool (an attempt lost to a paused worker's poll never gets that far, so it does not count
+ * against the tool's `maximumAttempts`).
+ */
 interface RetryHeartbeat {
   retryDelayMs?: number;
+  executions?: number;
+  /** What the tool itself passed to `ctx.heartbeat`. */
+  tool?: unknown;
 }
 
 /** An activity implementing one tool call. */
@@ -95,7 +107,7 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
 
 async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedDeps): Promise<ToolActivityResult> {
   const activity = Context.current();
-  const { attempt, workflowExecution, scheduledTimestampMs, heartbeatDetails } = activity.info;
+  const { attempt, workflowExecution, heartbeatDetails } = activity.info;
   const entry = tool.contract.catalogEntry;
   if (!input || typeof input !== 'object' || typeof input.idempotencyKey !== 'string') {
     throw ApplicationFailure.create({
@@ -110,23 +122,66 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
   const parsed = parseToolArguments(tool.contract.spec.input, input.arguments);
   if (!parsed.ok) throw toolFailure(parsed.error, { mayHaveHadEffect: false });
 
+  const executions = ((heartbeatDetails as RetryHeartbeat | undefined)?.executions ?? 0) + 1;
+  const lease = new ToolCallLease({
+    key: input.idempotencyKey,
+    leaseMs: deps.leaseMs,
+    heartbeat: () => activity.heartbeat({ executions } satisfies RetryHeartbeat),
+    log: activity.log,
+    ...(activity.info.heartbeatTimeoutMs ? { heartbeatTimeoutMs: activity.info.heartbeatTimeoutMs } : {}),
+    ...(deps.leaseClock ? { now: deps.leaseClock } : {}),
+  });
   const ctx: ToolContext = {
     idempotencyKey: input.idempotencyKey,
     stepId: input.stepId,
     runId: workflowExecution?.workflowId ?? input.idempotencyKey.split('/')[0] ?? '',
     attempt,
-    signal: activity.cancellationSignal,
-    heartbeat: (details?: unknown) => activity.heartbeat(details),
+    signal: AbortSignal.any([activity.cancellationSignal, lease.signal]),
+    assertLease: () => lease.assert(),
+    get fencingToken() {
+      return lease.fencingToken;
+    },
+    heartbeat: (details?: unknown) =>
+      activity.heartbeat({ executions, ...(details === undefined ? {} : { tool: details }) } satisfies RetryHeartbeat),
     log: activity.log,
   };
+  try {
+    return await claimAndRun(tool, parsed.value, ctx, lease, { retry, compensating, executions, deps });
+  } finally {
+    lease.stop();
+  }
+}
 
+interface CallSettings {
+  retry: ToolRetrySettings;
+  compensating: boolean;
+  /** Attempts that ran (or are about to run) the tool, this one included. */
+  executions: number;
+  deps: ResolvedDeps;
+}
+
+async function claimAndRun(
+  tool: Tool,
+  args: unknown,
+  ctx: ToolContext,
+  lease: ToolCallLease,
+  call: CallSettings,
+): Promise<ToolActivityResult> {
+  const { retry, compensating, deps } = call;
+  const activity = Context.current();
+  const { attempt, scheduledTimestampMs, heartbeatDetails } = activity.info;
+  const entry = tool.contract.catalogEntry;
   const store = entry.effect === 'read-only' ? undefined : deps.idempotencyStore;
   let token: string | undefined;
   if (store) {
-    const decision = await claimKey(store, tool, parsed.value, ctx, {
+    const decision = await claimKey(store, tool, args, ctx, {
       owner: `${deps.owner}/attempt-${attempt}`,
       leaseMs: deps.leaseMs,
-      maximumAttempts: retry.maximumAttempts,
+      takeoverGraceMs: deps.takeoverGraceMs ?? entry.timeoutMs,
+      maximumAttempts: compensating
+        ? Number.POSITIVE_INFINITY
+        : activity.info.retryPolicy?.maximumAttempts || retry.maximumAttempts,
+      lease,
     }).catch((error: unknown) => {
       if (error instanceof ApplicationFailure) throw error;
       throw storeUnavailable(entry, retry, attempt, error);
@@ -135,18 +190,25 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
     token = decision.token;
   }
 
+  if (!compensating && call.executions > retry.maximumAttempts) {
+    // Every attempt the tool allows already ran and the last one never reported back (timed out).
+    throw await attemptsSpent(entry, call.executions - 1, store, ctx.idempotencyKey, token);
+  }
   if (attempt === 1 && !compensating) deps.retryBudget.recordFirstAttempt(entry.name);
-  const stopRenewing = renewWhileRunning(store, ctx, token, deps.leaseMs, activity.info.heartbeatTimeoutMs);
+  lease.start();
   let rawOutput: unknown;
   try {
-    rawOutput = await tool.execute(parsed.value, ctx);
+    lease.assert();
+    rawOutput = await tool.execute(args, ctx);
   } catch (error) {
-    stopRenewing();
+    lease.stop();
     if (activity.cancellationSignal.aborted) throw activity.cancellationSignal.reason ?? error;
+    // The lease is gone: another attempt owns (or will own) the key and finds out what happened. Keep it.
+    if (lease.lost) throw leaseLost(entry, attempt, lease.lost);
     const previousDelayMs = (heartbeatDetails as RetryHeartbeat | undefined)?.retryDelayMs;
     const { failure, retryDelayMs } = failureForThrownError(error, {
       tool: { ...entry, retry },
-      attempt,
+      attempt: call.executions,
       elapsedMs: Date.now() - scheduledTimestampMs,
       ...(compensating ? {} : { budget: deps.retryBudget }),
       ...(previousDelayMs !== undefined ? { previousDelayMs } : {}),
@@ -157,11 +219,23 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
       if (retryDelayMs !== undefined) await store.release(ctx.idempotencyKey, token).catch(() => false);
       else await recordFinalFailure(store, ctx.idempotencyKey, token, failure);
     }
-    if (retryDelayMs !== undefined) activity.heartbeat({ retryDelayMs } satisfies RetryHeartbeat);
+    if (retryDelayMs !== undefined) {
+      activity.heartbeat({ retryDelayMs, executions: call.executions } satisfies RetryHeartbeat);
+    }
     throw failure;
   }
-  stopRenewing();
+  lease.stop();
+  return finishCall(tool, rawOutput, ctx, { store, token, attempt, retry });
+}
 
+async function finishCall(
+  tool: Tool,
+  rawOutput: unknown,
+  ctx: ToolContext,
+  held: { store: IdempotencyStore | undefined; token: string | undefined; attempt: number; retry: ToolRetrySettings },
+): Promise<ToolActivityResult> {
+  const { store, token, attempt, retry } = held;
+  const entry = tool.contract.catalogEntry;
   const output = tool.contract.spec.output.safeParse(rawOutput);
   if (!output.success) {
     const observation: ToolErrorObservation = {
@@ -180,8 +254,12 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
   }
   if (store && token) {
     try {
+      // Even after the local deadline passed, the result is recorded while nobody has taken the key over.
       await store.complete(ctx.idempotencyKey, token, output.data);
     } catch (error) {
+      if (error instanceof IdempotencyStoreError && error.code === 'LEASE_LOST') {
+        throw leaseLost(entry, attempt, error);
+      }
       // The effect happened but is not recorded: the next attempt finds the key in flight, then unknown,
       // and reconciles (or re-runs an idempotent tool, or stops with OUTCOME_UNKNOWN). Never a blind repeat.
       throw storeUnavailable(entry, retry, attempt, error);
@@ -190,29 +268,44 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
   return { output: output.data, attempt };
 }
 
-/** Renews the key's lease and heartbeats Temporal (which also delivers cancellation) while the tool runs. */
-function renewWhileRunning(
+/** The final failure when every attempt the tool allows ran and the last one timed out. */
+async function attemptsSpent(
+  entry: ToolCatalogEntry,
+  ran: number,
   store: IdempotencyStore | undefined,
-  ctx: ToolContext,
+  key: string,
   token: string | undefined,
-  leaseMs: number,
-  heartbeatTimeoutMs: number | undefined,
-): () => void {
-  const period = Math.min(leaseMs, heartbeatTimeoutMs || Number.POSITIVE_INFINITY);
-  ctx.heartbeat();
-  const timer = setInterval(
-    () => {
-      ctx.heartbeat();
-      if (store && token) {
-        store
-          .heartbeat(ctx.idempotencyKey, token, leaseMs)
-          .catch((error: unknown) => ctx.log.warn('Could not renew the idempotency lease.', { error: String(error) }));
-      }
+): Promise<ApplicationFailure> {
+  const observation: ToolErrorObservation = {
+    status: 'error',
+    code: TOOL_ERROR_CODES.TIMEOUT,
+    message: `Tool "${entry.name}" did not finish in time (gave up after ${ran} attempt${ran === 1 ? '' : 's'}).`,
+    hint: 'The tool may be overloaded; try later, with a smaller request, or use another tool.',
+    retryable: false,
+    attempts: ran,
+  };
+  const facts = { mayHaveHadEffect: true };
+  if (store && token) await store.fail(key, token, storedFailureOf(observation, facts)).catch(() => {});
+  return toolFailure(observation, facts);
+}
+
+/**
+ * The failure of an attempt that lost its lease: retryable, and the key is left as it is, so the next
+ * attempt waits for the new owner or, after the takeover grace, reconciles what this one may have done.
+ */
+function leaseLost(entry: ToolCatalogEntry, attempt: number, cause: Error): ApplicationFailure {
+  return toolFailure(
+    {
+      status: 'error',
+      code: TOOL_ERROR_CODES.LEASE_LOST,
+      message: `The attempt of "${entry.name}" stopped: ${cause.message}`,
+      hint: 'The engine checks what happened before anything runs again; do not repeat the action yourself.',
+      retryable: true,
+      attempts: attempt,
     },
-    Math.max(50, Math.floor(period / TOOL_CALL_LEASE.renewDivisor)),
+    { mayHaveHadEffect: true },
+    IN_FLIGHT_RETRY.minDelayMs,
   );
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 async function recordFinalFailure(

@@ -11,6 +11,7 @@ import {
   type ToolErrorObservation,
   type ToolFailureFacts,
 } from '../protocol/activity-protocol';
+import type { ToolCallLease } from './tool-call-lease';
 
 /** Smallest wait before asking again about a key another attempt holds. */
 export const IN_FLIGHT_RETRY = { minDelayMs: 100, slackMs: 50 } as const;
@@ -20,6 +21,18 @@ export const RECONCILE_RETRY_DELAY_MS = 1_000;
 
 /** What the wrapper should do after consulting the key store. */
 export type KeyDecision = { kind: 'execute'; token: string } | { kind: 'replay'; output: unknown };
+
+/** Options of {@link claimKey}. */
+export interface ClaimOptions {
+  owner: string;
+  leaseMs: number;
+  /** See {@link BeginOptions.takeoverGraceMs}: how long a request sent by the previous holder may take to land. */
+  takeoverGraceMs: number;
+  /** Attempts Temporal allows this activity (a wait for another holder may use them, not the tool's own). */
+  maximumAttempts: number;
+  /** Told when the key is owned, so it renews the lease from then on (reconcile included). */
+  lease: ToolCallLease;
+}
 
 /** A stored permanent failure: the observation the model saw and the saga's facts. */
 interface StoredToolFailure extends StoredFailure {
@@ -49,16 +62,19 @@ export async function claimKey(
   tool: Tool,
   input: unknown,
   ctx: ToolContext,
-  options: { owner: string; leaseMs: number; maximumAttempts: number },
+  options: ClaimOptions,
 ): Promise<KeyDecision> {
   const entry = tool.contract.catalogEntry;
   const key = ctx.idempotencyKey;
+  const sentAt = options.lease.mark();
   const outcome = await store.begin(key, fingerprint({ tool: entry.name, input }), {
     owner: options.owner,
     leaseMs: options.leaseMs,
+    takeoverGraceMs: options.takeoverGraceMs,
   });
   switch (outcome.state) {
     case 'started':
+      options.lease.owned(store, outcome.token, sentAt, outcome.fencingToken);
       return { kind: 'execute', token: outcome.token };
     case 'completed':
       return { kind: 'replay', output: outcome.result };
@@ -99,10 +115,14 @@ export async function claimKey(
         attempts: ctx.attempt,
       };
       if (ctx.attempt >= options.maximumAttempts) throw toolFailure(observation, { mayHaveHadEffect: true });
-      const wait = Math.max(IN_FLIGHT_RETRY.minDelayMs, outcome.leaseExpiresAt - Date.now() + IN_FLIGHT_RETRY.slackMs);
+      // The store's own count (its clock), so a skewed worker clock cannot shorten the wait.
+      const wait = Math.max(IN_FLIGHT_RETRY.minDelayMs, outcome.retryAfterMs + IN_FLIGHT_RETRY.slackMs);
       throw toolFailure(observation, { mayHaveHadEffect: true }, wait);
     }
     case 'outcome_unknown':
+      // The previous holder's lease ran out more than the takeover grace ago: it can no longer send (its
+      // local deadline passed before that), and what it sent has had the grace to land downstream.
+      options.lease.owned(store, outcome.token, sentAt, outcome.fencingToken);
       return resolveUnknownOutcome(store, tool, ctx, outcome.token, outcome.previousOwner);
   }
 }

@@ -49,6 +49,11 @@ export const TOOL_ERROR_CODES = {
   CANCELLED: 'CANCELLED',
   /** The run's rules refused the call before anything ran (e.g. a compensable step after an irreversible one). */
   POLICY_VIOLATION: 'POLICY_VIOLATION',
+  /**
+   * The attempt lost its idempotency key's lease (paused, starved, or taken over) and stopped; the next
+   * attempt finds out what happened before anything runs again.
+   */
+  LEASE_LOST: 'LEASE_LOST',
 } as const;
 
 /** One of {@link TOOL_ERROR_CODES}. */

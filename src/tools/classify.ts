@@ -111,6 +111,7 @@ export const DEFAULT_HINTS_BY_CODE: Readonly<Record<ToolErrorCode, string>> = {
   TOOL_NOT_REGISTERED: HINTS.reportBug,
   CANCELLED: 'The call was cancelled; do not repeat it unless the user asks again.',
   POLICY_VIOLATION: "The run's rules refused this call; nothing was executed. Choose another step or finish.",
+  LEASE_LOST: HINTS.checkEffect,
 };
 
 /** The taxonomy classes of `tool-errors.ts`: kind by class name; code, message and hint come from the error. */

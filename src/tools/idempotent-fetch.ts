@@ -3,26 +3,38 @@ import type { ToolContext } from './tool-context';
 /** The header that carries the call's idempotency key (IETF draft "The Idempotency-Key HTTP Header Field"). */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
+/** The header that carries the call's fencing token ({@link ToolContext.fencingToken}). */
+export const FENCING_TOKEN_HEADER = 'Fencing-Token';
+
+/** What {@link withIdempotencyKey} uses of the tool context. */
+export type IdempotentRequestContext = Pick<ToolContext, 'idempotencyKey' | 'signal'> &
+  Partial<Pick<ToolContext, 'assertLease' | 'fencingToken'>>;
+
 /**
  * Request options for `fetch` that forward the call's idempotency key as an `Idempotency-Key` header and
- * abort the request when the activity is cancelled. A header or signal already in `init` is kept.
+ * its fencing token as a `Fencing-Token` header, and abort the request when the activity is cancelled or
+ * loses its lease. It first calls `ctx.assertLease()`, so call it just before sending: a call whose lease
+ * ran out (a paused or starved process) throws `LeaseLostError` here instead of sending. A header or signal
+ * already in `init` is kept.
  *
  * @example
  * ```ts
  * const response = await fetch('https://pay.example/charges', withIdempotencyKey(ctx, { method: 'POST', body }));
  * ```
  */
-export function withIdempotencyKey(
-  ctx: Pick<ToolContext, 'idempotencyKey' | 'signal'>,
-  init: RequestInit = {},
-): RequestInit {
+export function withIdempotencyKey(ctx: IdempotentRequestContext, init: RequestInit = {}): RequestInit {
+  ctx.assertLease?.();
   const headers = new Headers(init.headers);
   if (!headers.has(IDEMPOTENCY_KEY_HEADER)) headers.set(IDEMPOTENCY_KEY_HEADER, ctx.idempotencyKey);
+  if (ctx.fencingToken !== undefined && !headers.has(FENCING_TOKEN_HEADER)) {
+    headers.set(FENCING_TOKEN_HEADER, ctx.fencingToken);
+  }
   return { ...init, headers, signal: init.signal ?? ctx.signal };
 }
 
 /**
- * `fetch` with the call's idempotency key forwarded and the activity's cancellation wired in.
+ * `fetch` with the call's idempotency key and fencing token forwarded, the lease asserted just before
+ * sending, and the activity's cancellation and lease loss wired in.
  *
  * @example
  * ```ts
@@ -31,9 +43,13 @@ export function withIdempotencyKey(
  * ```
  */
 export function idempotentFetch(
-  ctx: Pick<ToolContext, 'idempotencyKey' | 'signal'>,
+  ctx: IdempotentRequestContext,
   input: string | URL | Request,
   init?: RequestInit,
 ): Promise<Response> {
-  return fetch(input, withIdempotencyKey(ctx, init));
+  try {
+    return fetch(input, withIdempotencyKey(ctx, init));
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }

@@ -13,8 +13,25 @@ export interface ToolContext {
   runId: string;
   /** Attempt number, starting at 1. */
   attempt: number;
-  /** Aborted when the activity is cancelled (run cancelled, timeout, worker shutting down). */
+  /**
+   * Aborted when the activity is cancelled (run cancelled, timeout, worker shutting down) or when the call
+   * lost its idempotency lease (reason: a `LeaseLostError`). Pass it to every request the tool makes.
+   */
   signal: AbortSignal;
+  /**
+   * Throws `LeaseLostError` when this call no longer owns its idempotency key: the lease's local deadline
+   * passed (the process was paused or starved) or another attempt took the key over. Synchronous, no I/O:
+   * call it just before sending an effect (`withIdempotencyKey` and `idempotentFetch` do). A no-op for calls
+   * without a key store lease (read-only tools, no store).
+   */
+  assertLease(): void;
+  /**
+   * Fencing token of this call's ownership of the key (a decimal integer that grows with every new owner),
+   * when a key store is used. Send it downstream (`withIdempotencyKey` sets the `Fencing-Token` header): a
+   * downstream that refuses a token lower than the highest it has seen for the key rejects a stale holder,
+   * which is the only complete protection against a holder paused between its check and its send.
+   */
+  fencingToken?: string;
   /** Tells Temporal (and the idempotency lease) the tool is still alive. */
   heartbeat(details?: unknown): void;
   /** Structured log of the activity, tagged with the run and step. */

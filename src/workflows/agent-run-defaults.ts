@@ -48,3 +48,11 @@ export const SUMMARY_MAX_LENGTH = 120;
  * cancellation reaches a running tool within it.
  */
 export const TOOL_HEARTBEAT_TIMEOUT_MS = 10_000;
+
+/**
+ * Attempts Temporal allows a tool call beyond the tool's own `maximumAttempts`. Attempts that never ran the
+ * tool do not count against the tool's own attempts (the wrapper counts the ones that did): an attempt lost
+ * to a paused worker's still-open poll (it ends by timeout), or one that waits for another holder of the
+ * key. This headroom lets a live worker get the call after a pause instead of the run failing.
+ */
+export const TOOL_ATTEMPT_HEADROOM = 10;

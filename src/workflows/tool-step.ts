@@ -2,7 +2,7 @@ import { ActivityCancellationType, isCancellation, scheduleActivity } from '@tem
 import type { ToolActivityInput, ToolActivityResult } from '../activities/tool-activity-types';
 import type { ModelToolCall } from '../model/model-types';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import { SUMMARY_MAX_LENGTH, TOOL_HEARTBEAT_TIMEOUT_MS } from './agent-run-defaults';
+import { SUMMARY_MAX_LENGTH, TOOL_ATTEMPT_HEADROOM, TOOL_HEARTBEAT_TIMEOUT_MS } from './agent-run-defaults';
 import type { AgentRunState, PendingCompensation, StepRecord } from './agent-run-types';
 import { isUnguardedIrreversible } from './effect-tiers';
 import {
@@ -90,7 +90,8 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
         // Wait for a cancelled call to really stop, so a compensation never races its forward call.
         cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         retry: {
-          maximumAttempts: entry.retry.maximumAttempts,
+          // The wrapper enforces the tool's own maximum over the attempts that really ran it.
+          maximumAttempts: entry.retry.maximumAttempts + TOOL_ATTEMPT_HEADROOM,
           initialInterval: entry.retry.initialDelayMs,
           maximumInterval: entry.retry.maxDelayMs,
           backoffCoefficient: 2,

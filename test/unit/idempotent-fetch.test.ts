@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { idempotentFetch, withIdempotencyKey } from '../../src/tools/idempotent-fetch';
+import { LeaseLostError } from '../../src/tools/lease-lost-error';
 
 const ctx = { idempotencyKey: 'run-1/3', signal: new AbortController().signal };
 
@@ -15,6 +16,36 @@ describe('forwarding the idempotency key', () => {
   test('keeps a key the caller set itself', () => {
     const init = withIdempotencyKey(ctx, { headers: { 'idempotency-key': 'mine' } });
     expect(new Headers(init.headers).get('Idempotency-Key')).toBe('mine');
+  });
+
+  test('adds the Fencing-Token header when the call has one', () => {
+    const init = withIdempotencyKey({ ...ctx, fencingToken: '1800000000123' });
+    expect(new Headers(init.headers).get('Fencing-Token')).toBe('1800000000123');
+  });
+
+  test('asserts the lease before building the request, so a call that lost it never sends', async () => {
+    let requests = 0;
+    const server = createServer((_req, res) => {
+      requests += 1;
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const lost = {
+      ...ctx,
+      assertLease: () => {
+        throw new LeaseLostError('lease ran out', 'LEASE_EXPIRED');
+      },
+    };
+    try {
+      const { port } = server.address() as AddressInfo;
+      expect(() => withIdempotencyKey(lost, { method: 'POST' })).toThrow(LeaseLostError);
+      await expect(idempotentFetch(lost, `http://127.0.0.1:${port}/charges`, { method: 'POST' })).rejects.toThrow(
+        LeaseLostError,
+      );
+      expect(requests).toBe(0);
+    } finally {
+      server.close();
+    }
   });
 
   test('sends the header on a real request', async () => {

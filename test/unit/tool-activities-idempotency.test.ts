@@ -6,6 +6,9 @@ import type { ToolActivityResult } from '../../src/activities/tool-activity-type
 import { fingerprint } from '../../src/idempotency/canonical-json';
 import { MemoryIdempotencyStore } from '../../src/idempotency/memory-idempotency-store';
 import { defineTool, type ReconcileResult } from '../../src/tools/define-tool';
+import { withIdempotencyKey } from '../../src/tools/idempotent-fetch';
+import { LeaseLostError } from '../../src/tools/lease-lost-error';
+import type { ToolContext } from '../../src/tools/tool-context';
 import { PermanentToolError, TransientToolError } from '../../src/tools/tool-errors';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 
@@ -15,16 +18,20 @@ interface Setup {
   activity: ToolActivity;
   calls: unknown[];
   store: MemoryIdempotencyStore;
-  clock: { now: number };
+  clock: { now: number; mono: number };
 }
+
+const LEASE_MS = 1000;
+const GRACE_MS = 2000;
 
 function setup(options: {
   idempotent?: boolean;
   effect?: 'read-only' | 'irreversible';
   behaviour?: (input: { amount: number }, attempt: number) => Promise<{ chargeId: string }>;
   reconcile?: (key: string) => Promise<ReconcileResult<{ chargeId: string }>>;
+  execute?: (input: { amount: number }, ctx: ToolContext) => Promise<{ chargeId: string }>;
 }): Setup {
-  const clock = { now: 1_000_000 };
+  const clock = { now: 1_000_000, mono: 0 };
   const store = new MemoryIdempotencyStore({ clock: () => clock.now });
   const calls: unknown[] = [];
   const tool = defineTool({
@@ -38,6 +45,7 @@ function setup(options: {
   }).implement(
     async (input, ctx) => {
       calls.push(input);
+      if (options.execute) return options.execute(input, ctx);
       return options.behaviour ? options.behaviour(input, ctx.attempt) : { chargeId: `ch-${calls.length}` };
     },
     options.reconcile ? { reconcile: options.reconcile } : {},
@@ -45,7 +53,9 @@ function setup(options: {
   const activities = createToolActivities({
     registry: createToolRegistry([tool]),
     idempotencyStore: store,
-    leaseMs: 1000,
+    leaseMs: LEASE_MS,
+    takeoverGraceMs: GRACE_MS,
+    leaseClock: () => clock.mono,
   });
   return { activity: activities.charge as ToolActivity, calls, store, clock };
 }
@@ -56,8 +66,9 @@ function attempt(
   args: unknown = { amount: 5 },
   extra: Record<string, unknown> = {},
 ): Promise<ToolActivityResult> {
-  const env = new MockActivityEnvironment({ attempt: n, scheduledTimestampMs: Date.now() });
-  return env.run(s.activity, { arguments: args, idempotencyKey: KEY, stepId: 1, ...extra });
+  const { info, ...input } = extra as { info?: Record<string, unknown> };
+  const env = new MockActivityEnvironment({ attempt: n, scheduledTimestampMs: Date.now(), ...info });
+  return env.run(s.activity, { arguments: args, idempotencyKey: KEY, stepId: 1, ...input });
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
@@ -71,8 +82,8 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
 
 /** Leaves the key in progress, as a worker that died after `begin` would. */
 async function crashedHolder(s: Setup, args = { amount: 5 }) {
-  await s.store.begin(KEY, fingerprint({ tool: 'charge', input: args }), { owner: 'dead-worker', leaseMs: 1000 });
-  s.clock.now += 5000;
+  await s.store.begin(KEY, fingerprint({ tool: 'charge', input: args }), { owner: 'dead-worker', leaseMs: LEASE_MS });
+  s.clock.now += LEASE_MS + GRACE_MS;
 }
 
 describe('a tool call with an idempotency store', () => {
@@ -196,5 +207,103 @@ describe('a tool call with an idempotency store', () => {
     const failure = await failureOf(attempt(7, s, { amount: 5 }, { compensationOf: 'book' }));
     expect(failure.nonRetryable).toBe(false);
     expect(failure.nextRetryDelay).toBeDefined();
+  });
+});
+
+describe('a tool call that loses its lease', () => {
+  test('waits during the takeover grace after the holder lease ran out, then reconciles', async () => {
+    const s = setup({ reconcile: async () => ({ done: true, output: { chargeId: 'ch-found' } }) });
+    await s.store.begin(KEY, fingerprint({ tool: 'charge', input: { amount: 5 } }), {
+      owner: 'paused-worker',
+      leaseMs: LEASE_MS,
+    });
+    s.clock.now += LEASE_MS + GRACE_MS / 2;
+
+    const waiting = await failureOf(attempt(2, s));
+    expect(waiting.type).toBe('CONFLICT');
+    expect(waiting.nextRetryDelay).toBeDefined();
+    s.clock.now += GRACE_MS / 2;
+    await expect(attempt(3, s)).resolves.toMatchObject({ output: { chargeId: 'ch-found' }, replayed: true });
+    expect(s.calls).toHaveLength(0);
+  });
+
+  test('refuses to send once the local lease deadline has passed, as after a pause', async () => {
+    const sent: string[] = [];
+    const s = setup({
+      execute: async (_input, ctx) => {
+        s.clock.mono += LEASE_MS; // the process was stopped for a whole lease, in synchronous work
+        const init = withIdempotencyKey(ctx, { method: 'POST' });
+        sent.push(String(init.method));
+        return { chargeId: 'never' };
+      },
+    });
+    const failure = await failureOf(attempt(1, s));
+    expect(failure.type).toBe('LEASE_LOST');
+    expect(failure.nonRetryable).toBe(false);
+    expect(sent).toEqual([]);
+    // The key is kept (not released): the next attempt must find out what happened, never run blindly.
+    expect(
+      await s.store.begin(KEY, fingerprint({ tool: 'charge', input: { amount: 5 } }), { owner: 'x' }),
+    ).toMatchObject({ state: 'in_flight' });
+  });
+
+  test('aborts ctx.signal with LeaseLostError when a renewal finds the key taken over', async () => {
+    let reason: unknown;
+    const s = setup({
+      execute: async (_input, ctx) => {
+        // Another worker takes the key over while this one is slow; the next renewal finds out.
+        s.clock.now += LEASE_MS + GRACE_MS;
+        await s.store.begin(KEY, fingerprint({ tool: 'charge', input: { amount: 5 } }), { owner: 'rescuer' });
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+        reason = ctx.signal.reason;
+        ctx.assertLease();
+        return { chargeId: 'never' };
+      },
+    });
+    const failure = await failureOf(attempt(1, s));
+    expect(reason).toBeInstanceOf(LeaseLostError);
+    expect((reason as LeaseLostError).code).toBe('LEASE_TAKEN_OVER');
+    expect(failure.type).toBe('LEASE_LOST');
+  });
+
+  test('gives the tool a fencing token larger than the previous owner of the key had', async () => {
+    const tokens: string[] = [];
+    const s = setup({
+      reconcile: async () => ({ done: false }),
+      execute: async (_input, ctx) => {
+        tokens.push(String(ctx.fencingToken));
+        return { chargeId: 'ch-ok' };
+      },
+    });
+    const stale = await s.store.begin(KEY, fingerprint({ tool: 'charge', input: { amount: 5 } }), {
+      owner: 'paused-worker',
+      leaseMs: LEASE_MS,
+    });
+    s.clock.now += LEASE_MS + GRACE_MS;
+    await attempt(2, s);
+    expect(stale.state).toBe('started');
+    expect(tokens).toHaveLength(1);
+    expect(Number(tokens[0])).toBeGreaterThan(Number((stale as { fencingToken: string }).fencingToken));
+  });
+
+  test('does not count attempts that never ran the tool against its maximum attempts', async () => {
+    const s = setup({
+      idempotent: true,
+      behaviour: async () => {
+        throw new TransientToolError('busy', { code: 'UNAVAILABLE' });
+      },
+    });
+    // Attempt 5: attempts 2-4 were lost to a paused worker; only attempt 1 ran the tool.
+    const failure = await failureOf(attempt(5, s, { amount: 5 }, { info: { heartbeatDetails: { executions: 1 } } }));
+    expect(failure.nonRetryable).toBe(false);
+    expect(s.calls).toHaveLength(1);
+  });
+
+  test('gives up with TIMEOUT once every attempt the tool allows ran and the last timed out', async () => {
+    const s = setup({ idempotent: true });
+    const failure = await failureOf(attempt(6, s, { amount: 5 }, { info: { heartbeatDetails: { executions: 3 } } }));
+    expect(failure.type).toBe('TIMEOUT');
+    expect(failure.nonRetryable).toBe(true);
+    expect(s.calls).toHaveLength(0);
   });
 });
