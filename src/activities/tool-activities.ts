@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { hostname } from 'node:os';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import { IdempotencyStoreError } from '../idempotency/idempotency-store-error';
+import { isLeaseLostError } from '../idempotency/idempotency-store-error';
 import type { Tool } from '../tools/define-tool';
 import { parseToolArguments } from '../tools/parse-tool-arguments';
 import { RetryBudget } from '../tools/retry-budget';
@@ -257,9 +257,7 @@ async function finishCall(
       // Even after the local deadline passed, the result is recorded while nobody has taken the key over.
       await store.complete(ctx.idempotencyKey, token, output.data);
     } catch (error) {
-      if (error instanceof IdempotencyStoreError && error.code === 'LEASE_LOST') {
-        throw leaseLost(entry, attempt, error);
-      }
+      if (isLeaseLostError(error)) throw leaseLost(entry, attempt, error as Error);
       // The effect happened but is not recorded: the next attempt finds the key in flight, then unknown,
       // and reconciles (or re-runs an idempotent tool, or stops with OUTCOME_UNKNOWN). Never a blind repeat.
       throw storeUnavailable(entry, retry, attempt, error);

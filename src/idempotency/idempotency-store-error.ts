@@ -33,3 +33,8 @@ export class IdempotencyStoreError extends Error {
     super(message, options);
   }
 }
+
+/** Whether `error` is the store's fencing error: the caller's token no longer owns the key. */
+export function isLeaseLostError(error: unknown): boolean {
+  return error instanceof IdempotencyStoreError && error.code === 'LEASE_LOST';
+}
