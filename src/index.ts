@@ -152,3 +152,22 @@ export { getRunStateQuery } from './workflows/agent-run-messages';
 export { resolveTemporalCli, TEMPORAL_CLI, type ResolvedTemporalCli } from './dev-server/temporal-cli';
 export { startDevServer, type DevServer, type DevServerOptions } from './dev-server/dev-server';
 export { TemporalCliError, type TemporalCliErrorCode } from './dev-server/temporal-cli-error';
+
+// MCP: servers' tools as durable activities
+export { createMcpHost, withMcpTools, McpHost, type McpHostOptions } from './mcp/mcp-host';
+export {
+  parseMcpConfig,
+  loadMcpConfigFile,
+  DEFAULT_MCP_LIST_TTL_MS,
+  DEFAULT_MCP_CALL_TIMEOUT_MS,
+  type McpTrust,
+  type McpServersConfig,
+  type McpServersConfigInput,
+  type McpServerConfig,
+  type McpStdioServerConfig,
+  type McpHttpServerConfig,
+} from './mcp/mcp-config';
+export { McpConfigError, type McpConfigErrorCode } from './mcp/mcp-config-error';
+export { McpClientPool, MCP_IDEMPOTENCY_KEY_META, MCP_FENCING_TOKEN_META, type McpCallOptions } from './mcp/mcp-client-pool';
+export { mcpToolName, MCP_NAME_SEPARATOR } from './mcp/mcp-tool-name';
+export { mcpToolPolicy, type McpToolPolicy } from './mcp/mcp-tool-mapping';

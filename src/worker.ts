@@ -10,6 +10,8 @@ import { createIdempotencyStore } from './idempotency/create-idempotency-store';
 import { createIdempotencyReaper } from './idempotency/idempotency-reaper';
 import { createToolRegistry, type ToolRegistry } from './tools/tool-registry';
 import { createTranscriptStore } from './transcripts/create-transcript-store';
+import { createMcpHost, withMcpTools, type McpHost } from './mcp/mcp-host';
+import type { McpServersConfigInput } from './mcp/mcp-config';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions {
@@ -37,6 +39,12 @@ export interface CreateWorkerOptions {
   leaseMs?: number;
   /** Where run transcripts live (default: this process's memory). */
   transcripts?: TranscriptStore;
+  /**
+   * MCP servers whose tools this worker also runs, as `{ mcpServers: { name: {command, args, env, cwd} | {url,
+   * headers} } }` (the worker owns the connections and closes them in `close()`), or a host you manage.
+   * Their tools are named `${server}__${tool}`.
+   */
+  mcp?: McpServersConfigInput | McpHost;
   /** Anything else Temporal's Worker accepts (concurrency, shutdown grace, interceptors, ...). */
   workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'activities' | 'workflowsPath' | 'workflowBundle'>>;
 }
@@ -61,7 +69,13 @@ export interface DurableToolsWorker {
  */
 export async function createWorker(options: CreateWorkerOptions): Promise<DurableToolsWorker> {
   const settings = { ...connectionSettingsFromEnv(), ...options.settings };
-  const registry = 'catalog' in options.tools ? options.tools : createToolRegistry(options.tools as readonly Tool[]);
+  const ownTools = 'catalog' in options.tools ? options.tools : createToolRegistry(options.tools as readonly Tool[]);
+  const ownHost = options.mcp && !isMcpHost(options.mcp) ? createMcpHost(options.mcp) : undefined;
+  const mcpHost = ownHost ?? (options.mcp as McpHost | undefined);
+  // List the MCP servers once now, so the tools they have at start are registered by name (later ones run
+  // through the fallback activity).
+  await mcpHost?.refresh();
+  const registry = mcpHost ? withMcpTools(ownTools, mcpHost) : ownTools;
   const ownConnection = options.connection
     ? undefined
     : await NativeConnection.connect({
@@ -91,13 +105,21 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
         ...(options.transcripts ? { transcripts: options.transcripts } : {}),
       }),
     },
+  }).catch(async (error: unknown) => {
+    await ownHost?.close();
+    throw error;
   });
   return {
     worker,
     close: async () => {
+      await ownHost?.close();
       await ownConnection?.close();
     },
   };
+}
+
+function isMcpHost(value: McpServersConfigInput | McpHost): value is McpHost {
+  return typeof (value as McpHost).refresh === 'function';
 }
 
 /** The module `npm run worker` and `npm run dev` load their tools from, unless DURABLE_TOOLS_TOOLS_MODULE says otherwise. */

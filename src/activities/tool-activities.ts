@@ -91,7 +91,10 @@ type ResolvedDeps = ToolActivityDeps & { retryBudget: RetryBudget; leaseMs: numb
  */
 export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
   const activities: ToolActivities = {
-    describeTools: async (names?: readonly string[]) => deps.registry.catalog(names),
+    describeTools: async (names?: readonly string[]) => {
+      await deps.registry.refresh?.();
+      return deps.registry.catalog(names);
+    },
   };
   const resolved: ResolvedDeps = {
     ...deps,
@@ -102,7 +105,29 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
   for (const tool of deps.registry.list()) {
     activities[tool.contract.name] = (input: ToolActivityInput) => runToolCall(tool, input, resolved);
   }
+  if (deps.registry.refresh) {
+    // Temporal's fallback activity: tools that appeared after the worker was created (an MCP server's
+    // `list_changed`) run through the same wrapper, found by the activity type.
+    activities.default = (input: ToolActivityInput) => runLateTool(input, resolved);
+  }
   return activities;
+}
+
+async function runLateTool(input: ToolActivityInput, deps: ResolvedDeps): Promise<ToolActivityResult> {
+  const { activityType } = Context.current().info;
+  let tool = deps.registry.get(activityType);
+  if (!tool) {
+    await deps.registry.refresh?.();
+    tool = deps.registry.get(activityType);
+  }
+  if (!tool) {
+    throw ApplicationFailure.create({
+      type: 'NotFoundError',
+      nonRetryable: true,
+      message: `Tool "${activityType}" is not known to this worker (not registered, and no MCP server lists it now).`,
+    });
+  }
+  return runToolCall(tool, input, deps);
 }
 
 async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedDeps): Promise<ToolActivityResult> {
@@ -123,10 +148,17 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
   if (!parsed.ok) throw toolFailure(parsed.error, { mayHaveHadEffect: false });
 
   const executions = ((heartbeatDetails as RetryHeartbeat | undefined)?.executions ?? 0) + 1;
+  // The lease's own heartbeats repeat the tool's last details (MCP progress, say) instead of erasing them.
+  let toolDetails: unknown;
+  const beat = () =>
+    activity.heartbeat({
+      executions,
+      ...(toolDetails === undefined ? {} : { tool: toolDetails }),
+    } satisfies RetryHeartbeat);
   const lease = new ToolCallLease({
     key: input.idempotencyKey,
     leaseMs: deps.leaseMs,
-    heartbeat: () => activity.heartbeat({ executions } satisfies RetryHeartbeat),
+    heartbeat: beat,
     log: activity.log,
     ...(activity.info.heartbeatTimeoutMs ? { heartbeatTimeoutMs: activity.info.heartbeatTimeoutMs } : {}),
     ...(deps.leaseClock ? { now: deps.leaseClock } : {}),
@@ -141,8 +173,10 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
     get fencingToken() {
       return lease.fencingToken;
     },
-    heartbeat: (details?: unknown) =>
-      activity.heartbeat({ executions, ...(details === undefined ? {} : { tool: details }) } satisfies RetryHeartbeat),
+    heartbeat: (details?: unknown) => {
+      if (details !== undefined) toolDetails = details;
+      beat();
+    },
     log: activity.log,
   };
   try {

@@ -15,5 +15,8 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 /** Tool names the model can use: the function-name rule shared by the major model APIs. */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
-/** Activity types the engine itself registers; no tool may take these names. */
-export const RESERVED_ACTIVITY_NAMES = ['describeTools', 'callModel'] as const;
+/**
+ * Activity types the engine itself registers; no tool may take these names. `default` is Temporal's fallback
+ * activity, which the engine uses to run tools that appear after the worker started (MCP `list_changed`).
+ */
+export const RESERVED_ACTIVITY_NAMES = ['describeTools', 'callModel', 'default'] as const;

@@ -13,6 +13,11 @@ export interface ToolRegistry {
   list(): readonly Tool[];
   /** The JSON catalog of all tools (or of the named ones, in the order given; unknown names are skipped). */
   catalog(names?: readonly string[]): ToolCatalogEntry[];
+  /**
+   * Brings a registry whose tools come from elsewhere (MCP servers) up to date; `describeTools` calls it before it
+   * reads the catalog. A registry of fixed tools has none.
+   */
+  refresh?(): Promise<void>;
 }
 
 /**

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelProvider } from '../../src/model/model-types';
 import type { Tool } from '../../src/tools/define-tool';
-import { createWorker } from '../../src/worker';
+import { createWorker, type CreateWorkerOptions } from '../../src/worker';
 
 let runtimeInstalled = false;
 
@@ -66,6 +66,9 @@ export async function createTestWorker(
     taskQueue: string;
     modelProviders?: Record<string, ModelProvider>;
     random?: () => number;
+    /** MCP servers (or a host) whose tools the worker also runs. */
+    mcp?: CreateWorkerOptions['mcp'];
+    workerOptions?: CreateWorkerOptions['workerOptions'];
   },
 ): Promise<Worker> {
   const { namespace, bundlePath } = testServer();
@@ -76,6 +79,8 @@ export async function createTestWorker(
     workflowBundle: { codePath: bundlePath },
     ...(options.modelProviders ? { modelProviders: options.modelProviders } : {}),
     ...(options.random ? { random: options.random } : {}),
+    ...(options.mcp ? { mcp: options.mcp } : {}),
+    ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}),
   });
   return worker;
 }
