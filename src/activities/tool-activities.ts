@@ -13,7 +13,12 @@ import type { ToolActivityInput, ToolActivityResult } from './tool-activity-type
 import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
 import { failureForThrownError } from './tool-error-handling';
-import { TOOL_ERROR_CODES, toolFailure, type ToolErrorObservation } from '../protocol/activity-protocol';
+import {
+  TEMPORAL_FAILURE_TYPES,
+  TOOL_ERROR_CODES,
+  toolFailure,
+  type ToolErrorObservation,
+} from '../protocol/activity-protocol';
 
 export { TOOL_CALL_LEASE } from './tool-call-lease';
 
@@ -122,7 +127,7 @@ async function runLateTool(input: ToolActivityInput, deps: ResolvedDeps): Promis
   }
   if (!tool) {
     throw ApplicationFailure.create({
-      type: 'NotFoundError',
+      type: TEMPORAL_FAILURE_TYPES.ACTIVITY_NOT_REGISTERED,
       nonRetryable: true,
       message: `Tool "${activityType}" is not known to this worker (not registered, and no MCP server lists it now).`,
     });
