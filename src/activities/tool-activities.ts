@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import { isLeaseLostError } from '../idempotency/idempotency-store-error';
 import type { Tool } from '../tools/define-tool';
+import { ARGUMENT_GUARD_LIMITS, nestsDeeperThan, OUTPUT_MAX_DEPTH } from '../tools/json-arguments';
 import { parseToolArguments } from '../tools/parse-tool-arguments';
 import { RetryBudget } from '../tools/retry-budget';
 import type { ToolCatalogEntry, ToolRetrySettings } from '../tools/tool-catalog-entry';
@@ -12,6 +13,7 @@ import type { ToolRegistry } from '../tools/tool-registry';
 import type { ToolActivityInput, ToolActivityResult } from './tool-activity-types';
 import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
+import { deterministicStoreFailure, type StorePhase } from './store-failure';
 import { failureForThrownError } from './tool-error-handling';
 import {
   TEMPORAL_FAILURE_TYPES,
@@ -185,7 +187,13 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
     log: activity.log,
   };
   try {
-    return await claimAndRun(tool, parsed.value, ctx, lease, { retry, compensating, executions, deps });
+    return await claimAndRun(tool, parsed.value, ctx, lease, {
+      retry,
+      compensating,
+      executions,
+      deps,
+      sent: parsed.sent,
+    });
   } finally {
     lease.stop();
   }
@@ -197,6 +205,8 @@ interface CallSettings {
   /** Attempts that ran (or are about to run) the tool, this one included. */
   executions: number;
   deps: ResolvedDeps;
+  /** The arguments as the model sent them (parsed JSON), for the key's fingerprint. */
+  sent: unknown;
 }
 
 async function claimAndRun(
@@ -213,7 +223,8 @@ async function claimAndRun(
   const store = entry.effect === 'read-only' ? undefined : deps.idempotencyStore;
   let token: string | undefined;
   if (store) {
-    const decision = await claimKey(store, tool, args, ctx, {
+    // The key's fingerprint is what the model sent, not the validated input with defaults filled in.
+    const decision = await claimKey(store, tool, call.sent, ctx, {
       owner: `${deps.owner}/attempt-${attempt}`,
       leaseMs: deps.leaseMs,
       takeoverGraceMs: deps.takeoverGraceMs ?? entry.timeoutMs,
@@ -223,7 +234,7 @@ async function claimAndRun(
       lease,
     }).catch((error: unknown) => {
       if (error instanceof ApplicationFailure) throw error;
-      throw storeUnavailable(entry, retry, attempt, error);
+      throw storeUnavailable(entry, retry, attempt, error, 'claim');
     });
     if (decision.kind === 'replay') return { output: decision.output, attempt, replayed: true };
     token = decision.token;
@@ -276,16 +287,9 @@ async function finishCall(
   const { store, token, attempt, retry } = held;
   const entry = tool.contract.catalogEntry;
   const output = tool.contract.spec.output.safeParse(rawOutput);
-  if (!output.success) {
-    const observation: ToolErrorObservation = {
-      status: 'error',
-      code: TOOL_ERROR_CODES.INVALID_OUTPUT,
-      message: `Tool "${entry.name}" returned a result that does not match its output schema.`,
-      hint: 'This is a fault of the tool, not of your call. Do not repeat the call; report it or try another way.',
-      retryable: false,
-      attempts: attempt,
-      issues: output.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })),
-    };
+  const outputProblem = output.success ? undefined : output.error.issues;
+  if (outputProblem || nestsDeeperThan(output.data, OUTPUT_MAX_DEPTH)) {
+    const observation = invalidOutput(entry.name, attempt, outputProblem);
     const facts = { mayHaveHadEffect: true };
     if (store && token)
       await store.fail(ctx.idempotencyKey, token, storedFailureOf(observation, facts)).catch(() => {});
@@ -299,7 +303,9 @@ async function finishCall(
       if (isLeaseLostError(error)) throw leaseLost(entry, attempt, error as Error);
       // The effect happened but is not recorded: the next attempt finds the key in flight, then unknown,
       // and reconciles (or re-runs an idempotent tool, or stops with OUTCOME_UNKNOWN). Never a blind repeat.
-      throw storeUnavailable(entry, retry, attempt, error);
+      const failure = storeUnavailable(entry, retry, attempt, error, 'record');
+      if (failure.nonRetryable) await recordFinalFailure(store, ctx.idempotencyKey, token, failure);
+      throw failure;
     }
   }
   return { output: output.data, attempt };
@@ -360,12 +366,35 @@ async function recordFinalFailure(
   await store.fail(key, token, storedFailureOf(observation, facts ?? { mayHaveHadEffect: true })).catch(() => {});
 }
 
+/** The observation of a result that breaks the tool's own output schema (issues) or nests too deep (none). */
+function invalidOutput(
+  tool: string,
+  attempt: number,
+  issues: ReadonlyArray<{ path: PropertyKey[]; message: string }> | undefined,
+): ToolErrorObservation {
+  const listed = (issues ?? []).slice(0, ARGUMENT_GUARD_LIMITS.maxIssues);
+  return {
+    status: 'error',
+    code: TOOL_ERROR_CODES.INVALID_OUTPUT,
+    message: issues
+      ? `Tool "${tool}" returned a result that does not match its output schema (${issues.length} problem${issues.length === 1 ? '' : 's'}).`
+      : `Tool "${tool}" returned a result nested deeper than ${OUTPUT_MAX_DEPTH} levels.`,
+    hint: 'This is a fault of the tool, not of your call. Do not repeat the call; report it or try another way.',
+    retryable: false,
+    attempts: attempt,
+    issues: listed.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message.slice(0, 300) })),
+  };
+}
+
 function storeUnavailable(
   entry: ToolCatalogEntry,
   retry: ToolRetrySettings,
   attempt: number,
   cause: unknown,
+  phase: StorePhase,
 ): ApplicationFailure {
+  const deterministic = deterministicStoreFailure(entry.name, phase, attempt, cause);
+  if (deterministic) return toolFailure(deterministic.observation, deterministic.facts);
   const observation: ToolErrorObservation = {
     status: 'error',
     code: TOOL_ERROR_CODES.UNAVAILABLE,

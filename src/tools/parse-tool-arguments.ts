@@ -1,20 +1,31 @@
 import type { z } from 'zod';
 import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../protocol/activity-protocol';
+import { findInventedFields, type InventedField } from './invented-fields';
+import { ARGUMENT_GUARD_LIMITS, plainJsonCopy } from './json-arguments';
 
-/** The outcome of checking a model's arguments against a tool's input schema. */
-export type ParsedToolArguments<T> = { ok: true; value: T } | { ok: false; error: ToolErrorObservation };
+/**
+ * The outcome of checking a model's arguments against a tool's input schema. `value` is what zod produced
+ * (defaults filled in), for the tool; `sent` is what the model sent, parsed, for the fingerprint.
+ */
+export type ParsedToolArguments<T> = { ok: true; value: T; sent: unknown } | { ok: false; error: ToolErrorObservation };
 
 type Issue = { path: string; message: string };
 
 /**
- * Checks a model's raw tool arguments against the tool's input schema and explains every problem in
- * words the model can act on. Catches the four classic faults of model output:
+ * Checks a model's raw tool arguments against the tool's input schema and explains the problems in
+ * words the model can act on. Catches the classic faults of model output:
  * - a string that is not JSON (or JSON that is not an object),
+ * - JSON the engine could not store or fingerprint (lone surrogates, nesting past
+ *   {@link ARGUMENT_GUARD_LIMITS.maxDepth}),
  * - type drift (`"10"` for `10`),
  * - an enum value that does not exist,
- * - invented fields (rejected even where the schema would silently strip them).
+ * - invented fields, in objects, arrays, records, unions, discriminated unions and intersections
+ *   (rejected even where the schema would silently strip them); `constructor` or `__proto__` are field
+ *   names like any other.
  *
  * Nothing is coerced: a call either matches the contract exactly or never reaches the implementation.
+ * The cost is linear in the size of the input, nothing recurses deeper than the bounded nesting, and at
+ * most {@link ARGUMENT_GUARD_LIMITS.maxIssues} problems are listed (the rest are counted).
  *
  * @example
  * ```ts
@@ -29,7 +40,7 @@ export function parseToolArguments<S extends z.ZodType>(schema: S, raw: unknown)
       value = JSON.parse(raw);
     } catch (cause) {
       return fail(
-        `The arguments are not valid JSON: ${(cause as Error).message}.`,
+        `The arguments are not valid JSON: ${clip((cause as Error).message)}.`,
         'Send the arguments as one JSON object, e.g. {"field": "value"}, with double-quoted keys and no trailing commas or comments.',
         [],
       );
@@ -43,17 +54,31 @@ export function parseToolArguments<S extends z.ZodType>(schema: S, raw: unknown)
       [],
     );
   }
-
-  const issues: Issue[] = findInventedFields(schema, value, []);
-  const result = schema.safeParse(value);
-  if (result.success && issues.length === 0) return { ok: true, value: result.data };
-  if (!result.success) {
-    for (const issue of result.error.issues) issues.push(explainIssue(issue, value));
+  const copy = plainJsonCopy(value);
+  if (!copy.ok) {
+    const { path, message, hint } = copy.problem;
+    return fail(`The arguments cannot be accepted: \`${clip(path)}\`: ${message}.`, hint, [
+      { path: clip(path), message },
+    ]);
   }
-  const hints = issues.map((i) => i.message);
+  const sent = copy.value;
+
+  const invented = findInventedFields(schema, sent);
+  const result = schema.safeParse(sent);
+  if (result.success && invented.length === 0) return { ok: true, value: result.data, sent };
+  const zodIssues = result.success ? [] : result.error.issues;
+  const total = countInventedIssues(invented) + zodIssues.length;
+  const issues = [
+    ...describeInventedFields(invented, ARGUMENT_GUARD_LIMITS.maxIssues),
+    ...zodIssues.slice(0, ARGUMENT_GUARD_LIMITS.maxIssues).map((issue) => explainIssue(issue, sent)),
+  ]
+    .slice(0, ARGUMENT_GUARD_LIMITS.maxIssues)
+    .map((issue) => ({ path: clip(issue.path), message: clip(issue.message) }));
+  const rest = total - issues.length;
+  const more = rest > 0 ? ` (and ${rest} more problem${rest === 1 ? '' : 's'} not listed)` : '';
   return fail(
-    `The arguments do not match the tool's input schema (${issues.length} problem${issues.length === 1 ? '' : 's'}).`,
-    `Fix and call again: ${hints.join('; ')}.`,
+    `The arguments do not match the tool's input schema (${total} problem${total === 1 ? '' : 's'}).`,
+    `Fix and call again: ${issues.map((i) => i.message).join('; ')}${more}.`,
     issues,
   );
 }
@@ -73,6 +98,36 @@ function fail(message: string, hint: string, issues: Issue[]): { ok: false; erro
   };
 }
 
+function clip(text: string): string {
+  const max = ARGUMENT_GUARD_LIMITS.maxIssueChars;
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** One issue per object holding invented keys. */
+function countInventedIssues(invented: readonly InventedField[]): number {
+  return new Set(invented.map((field) => formatPath(field.path))).size;
+}
+
+/** Groups invented keys by the object holding them, in order, up to `max` objects. */
+function describeInventedFields(invented: readonly InventedField[], max: number): Issue[] {
+  const byPath = new Map<string, string[]>();
+  for (const field of invented) {
+    const where = formatPath(field.path);
+    const keys = byPath.get(where);
+    if (keys) keys.push(field.key);
+    else if (byPath.size < max) byPath.set(where, [field.key]);
+  }
+  return [...byPath].map(([where, keys]) => ({
+    path: where,
+    message: `remove the unknown field${keys.length === 1 ? '' : 's'} ${keys
+      .slice(0, 10)
+      .map((k) => `\`${k}\``)
+      .join(
+        ', ',
+      )}${keys.length > 10 ? ` and ${keys.length - 10} more` : ''}${where === '(root)' ? '' : ` in \`${where}\``}`,
+  }));
+}
+
 function formatPath(path: ReadonlyArray<PropertyKey>): string {
   if (path.length === 0) return '(root)';
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
@@ -82,6 +137,7 @@ function valueAt(root: unknown, path: ReadonlyArray<PropertyKey>): unknown {
   let current: unknown = root;
   for (const key of path) {
     if (current === null || typeof current !== 'object') return undefined;
+    if (!Object.hasOwn(current, key)) return undefined;
     current = (current as Record<PropertyKey, unknown>)[key];
   }
   return current;
@@ -139,62 +195,4 @@ function explainIssue(issue: z.core.$ZodIssue, root: unknown): Issue {
 
 function article(noun: string): string {
   return /^[aeiou]/i.test(noun) ? `an ${noun}` : `a ${noun}`;
-}
-
-/**
- * zod strips unknown keys by default, which would let a model's invented field pass unnoticed. This
- * walks the schema and the value together and reports keys no object schema declares. Objects that
- * were declared loose (`z.looseObject`, `.catchall(...)`) accept extra keys and are left alone; strict
- * objects are reported by zod itself.
- */
-function findInventedFields(schema: z.ZodType, value: unknown, path: PropertyKey[]): Issue[] {
-  const def = (schema as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
-  switch (def.type) {
-    case 'optional':
-    case 'nullable':
-    case 'default':
-    case 'prefault':
-    case 'readonly':
-    case 'catch':
-    case 'nonoptional':
-      return findInventedFields(def.innerType as z.ZodType, value, path);
-    case 'pipe':
-      return findInventedFields(def.in as z.ZodType, value, path);
-    case 'lazy':
-      return findInventedFields((def.getter as () => z.ZodType)(), value, path);
-    case 'array':
-      return Array.isArray(value)
-        ? value.flatMap((item, i) => findInventedFields(def.element as z.ZodType, item, [...path, i]))
-        : [];
-    case 'union': {
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) return [];
-      const options = def.options as z.ZodType[];
-      // A key is invented only when no alternative of the union knows it.
-      const perOption = options.map((o) => findInventedFields(o, value, path));
-      if (perOption.some((issues) => issues.length === 0)) return [];
-      return perOption.reduce((a, b) => a.filter((x) => b.some((y) => y.message === x.message)));
-    }
-    case 'object': {
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) return [];
-      const shape = def.shape as Record<string, z.ZodType>;
-      const record = value as Record<string, unknown>;
-      const issues: Issue[] = [];
-      if (def.catchall === undefined) {
-        const unknown = Object.keys(record).filter((k) => !(k in shape));
-        if (unknown.length > 0) {
-          const where = formatPath(path);
-          issues.push({
-            path: where,
-            message: `remove the unknown field${unknown.length === 1 ? '' : 's'} ${unknown.map((k) => `\`${k}\``).join(', ')}${path.length === 0 ? '' : ` in \`${where}\``} (allowed: ${Object.keys(shape).join(', ') || 'none'})`,
-          });
-        }
-      }
-      for (const [key, child] of Object.entries(shape)) {
-        if (key in record) issues.push(...findInventedFields(child, record[key], [...path, key]));
-      }
-      return issues;
-    }
-    default:
-      return [];
-  }
 }

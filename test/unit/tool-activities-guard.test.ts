@@ -1,0 +1,121 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { z } from 'zod';
+import { createToolActivities, type ToolActivity } from '../../src/activities/tool-activities';
+import type { ToolActivityInput, ToolActivityResult } from '../../src/activities/tool-activity-types';
+import { IdempotencyStoreError } from '../../src/idempotency/idempotency-store-error';
+import { MemoryIdempotencyStore } from '../../src/idempotency/memory-idempotency-store';
+import type { IdempotencyStore } from '../../src/idempotency/idempotency-store';
+import { defineTool } from '../../src/tools/define-tool';
+import { createToolRegistry } from '../../src/tools/tool-registry';
+
+const KEY = 'run-guard/1';
+
+function chargeTool(input: z.ZodObject, run: () => unknown) {
+  return defineTool({
+    name: 'charge',
+    description: 'Charges an amount.',
+    input,
+    output: z.unknown(),
+    effect: 'irreversible',
+    retry: { maximumAttempts: 3 },
+  }).implement(async () => run());
+}
+
+function activityOf(tool: ReturnType<typeof chargeTool>, store: IdempotencyStore): ToolActivity {
+  return createToolActivities({ registry: createToolRegistry([tool]), idempotencyStore: store }).charge as ToolActivity;
+}
+
+function attempt(activity: ToolActivity, n: number, input: Partial<ToolActivityInput>): Promise<ToolActivityResult> {
+  const env = new MockActivityEnvironment({ attempt: n, scheduledTimestampMs: Date.now() });
+  return env.run(activity, { arguments: { amount: 5 }, idempotencyKey: KEY, stepId: 1, ...input });
+}
+
+async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof ApplicationFailure)) throw new Error(`expected an ApplicationFailure, got ${String(error)}`);
+  return error;
+}
+
+describe('the tool wrapper and the idempotency store agree', () => {
+  test('fingerprints what the model sent, so a new version with a defaulted field replays the same call', async () => {
+    const store = new MemoryIdempotencyStore();
+    let runs = 0;
+    const v1 = activityOf(
+      chargeTool(z.object({ amount: z.number() }), () => ({ id: ++runs })),
+      store,
+    );
+    const first = await attempt(v1, 1, { arguments: '{"amount":5}' });
+    const v2Schema = z.object({ amount: z.number(), currency: z.string().default('EUR') });
+    const v2 = activityOf(
+      chargeTool(v2Schema, () => ({ id: ++runs })),
+      store,
+    );
+    const retried = await attempt(v2, 2, { arguments: '{"amount":5}' });
+    expect(retried).toMatchObject({ output: first.output, replayed: true });
+    expect(runs).toBe(1);
+  });
+
+  test('a result that cannot be stored is a permanent INVALID_OUTPUT, recorded so it never runs again', async () => {
+    const store = new MemoryIdempotencyStore();
+    let runs = 0;
+    const activity = activityOf(
+      chargeTool(z.object({ amount: z.number() }), () => ({ note: `bad \ud800 ${++runs}` })),
+      store,
+    );
+    const failure = await failureOf(attempt(activity, 1, {}));
+    expect(failure.type).toBe('INVALID_OUTPUT');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toMatch(/cannot be recorded/);
+    const again = await failureOf(attempt(activity, 2, {}));
+    expect(again.type).toBe('INVALID_OUTPUT');
+    expect(runs).toBe(1);
+  });
+
+  test('a result nested deeper than the engine can serialise is a permanent INVALID_OUTPUT', async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 5_000; i++) deep = [deep];
+    const activity = activityOf(
+      chargeTool(z.object({ amount: z.number() }), () => deep),
+      new MemoryIdempotencyStore(),
+    );
+    const failure = await failureOf(attempt(activity, 1, {}));
+    expect(failure.type).toBe('INVALID_OUTPUT');
+    expect(failure.nonRetryable).toBe(true);
+  });
+
+  test('a store that cannot fingerprint the arguments gives a permanent INVALID_ARGUMENTS, never UNAVAILABLE', async () => {
+    const store = new MemoryIdempotencyStore();
+    store.begin = async () => {
+      throw new IdempotencyStoreError('Value at $.input.x is not JSON: bigint.', 'NOT_JSON');
+    };
+    let runs = 0;
+    const activity = activityOf(
+      chargeTool(z.object({ amount: z.number() }), () => ++runs),
+      store,
+    );
+    for (const compensationOf of [undefined, 'book']) {
+      const failure = await failureOf(attempt(activity, 1, compensationOf ? { compensationOf } : {}));
+      expect(failure.type).toBe('INVALID_ARGUMENTS');
+      expect(failure.nonRetryable).toBe(true);
+    }
+    expect(runs).toBe(0);
+  });
+
+  test('a store outage stays transient', async () => {
+    const store = new MemoryIdempotencyStore();
+    store.begin = async () => {
+      throw new IdempotencyStoreError('connection refused', 'STORE_UNAVAILABLE');
+    };
+    const activity = activityOf(
+      chargeTool(z.object({ amount: z.number() }), () => 1),
+      store,
+    );
+    const failure = await failureOf(attempt(activity, 1, {}));
+    expect(failure.type).toBe('UNAVAILABLE');
+    expect(failure.nonRetryable).toBe(false);
+  });
+});
