@@ -1,14 +1,16 @@
 import { z } from 'zod';
 import type { Duration } from '@temporalio/common';
-import { msToNumber } from '@temporalio/common/lib/time';
 import type { JitterStrategy, ToolApproval, ToolCatalogEntry, ToolEffect } from './tool-catalog-entry';
 import type { ToolContext } from './tool-context';
 import {
-  DEFAULT_TOOL_RETRY,
-  DEFAULT_TOOL_TIMEOUT_MS,
-  RESERVED_ACTIVITY_NAMES,
-  TOOL_NAME_PATTERN,
-} from './tool-defaults';
+  checkApproval,
+  checkIdempotent,
+  checkNotReserved,
+  checkUndoIsAnotherTool,
+  resolveRetry,
+  resolveTimeout,
+} from './tool-declaration-checks';
+import { TOOL_NAME_PATTERN } from './tool-defaults';
 import { ToolDefinitionError } from './tool-definition-error';
 
 /** Retry settings a tool may override; durations as Temporal durations (`'2s'`, `500`). */
@@ -118,9 +120,7 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
       'INVALID_NAME',
     );
   }
-  if ((RESERVED_ACTIVITY_NAMES as readonly string[]).includes(name)) {
-    throw new ToolDefinitionError(`Tool name "${name}" is reserved by the engine.`, 'INVALID_NAME');
-  }
+  checkNotReserved(name);
   if (!spec.description || spec.description.trim().length === 0) {
     throw new ToolDefinitionError(`Tool "${name}" needs a description the model can read.`, 'MISSING_DESCRIPTION');
   }
@@ -129,10 +129,13 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
   }
   if (!['read-only', 'compensable', 'irreversible'].includes(spec.effect)) {
     throw new ToolDefinitionError(
-      `Tool "${name}": effect must be "read-only", "compensable" or "irreversible".`,
+      `Tool "${name}": effect must be "read-only", "compensable" or "irreversible" (got ${JSON.stringify(spec.effect) ?? 'nothing'}).`,
       'INVALID_EFFECT',
     );
   }
+  checkUndoIsAnotherTool(name, spec.undo);
+  checkIdempotent(name, spec.idempotent);
+  checkApproval(name, spec.approval);
   if (spec.effect === 'compensable' && !spec.undo) {
     throw new ToolDefinitionError(`Tool "${name}" is compensable but names no undo tool.`, 'MISSING_UNDO');
   }
@@ -142,26 +145,8 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
       'INVALID_EFFECT',
     );
   }
-  const retry = {
-    maximumAttempts: spec.retry?.maximumAttempts ?? DEFAULT_TOOL_RETRY.maximumAttempts,
-    initialDelayMs: optionalMs(spec.retry?.initialDelay) ?? DEFAULT_TOOL_RETRY.initialDelayMs,
-    maxDelayMs: optionalMs(spec.retry?.maxDelay) ?? DEFAULT_TOOL_RETRY.maxDelayMs,
-    jitter: spec.retry?.jitter ?? DEFAULT_TOOL_RETRY.jitter,
-    totalDeadlineMs: optionalMs(spec.retry?.totalDeadline) ?? DEFAULT_TOOL_RETRY.totalDeadlineMs,
-  };
-  if (!Number.isInteger(retry.maximumAttempts) || retry.maximumAttempts < 1) {
-    throw new ToolDefinitionError(`Tool "${name}": retry.maximumAttempts must be an integer >= 1.`, 'INVALID_RETRY');
-  }
-  if (retry.initialDelayMs <= 0 || retry.maxDelayMs < retry.initialDelayMs || retry.totalDeadlineMs <= 0) {
-    throw new ToolDefinitionError(
-      `Tool "${name}": retry delays must be positive and maxDelay >= initialDelay.`,
-      'INVALID_RETRY',
-    );
-  }
-  const timeoutMs = optionalMs(spec.timeout) ?? DEFAULT_TOOL_TIMEOUT_MS;
-  if (timeoutMs <= 0) {
-    throw new ToolDefinitionError(`Tool "${name}": timeout must be positive.`, 'INVALID_RETRY');
-  }
+  const retry = resolveRetry(name, spec.retry as Record<string, unknown> | undefined);
+  const timeoutMs = resolveTimeout(name, spec.timeout);
   return {
     name,
     description: spec.description,
@@ -174,10 +159,6 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
     retry,
     timeoutMs,
   };
-}
-
-function optionalMs(duration: Duration | undefined): number | undefined {
-  return duration === undefined ? undefined : msToNumber(duration);
 }
 
 function toJsonSchema(name: string, schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {

@@ -7,6 +7,10 @@ export type ToolDefinitionErrorCode =
   | 'MISSING_UNDO'
   | 'UNKNOWN_UNDO'
   | 'INVALID_RETRY'
+  /** An option has a value outside its allowed set (`approval`, `idempotent`, ...). */
+  | 'INVALID_OPTION'
+  /** The undo tool cannot undo: the tool itself, or a read-only tool. */
+  | 'INVALID_UNDO'
   | 'MISSING_IMPLEMENTATION'
   | 'DUPLICATE_TOOL';
 

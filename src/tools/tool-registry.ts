@@ -21,7 +21,8 @@ export interface ToolRegistry {
 }
 
 /**
- * Builds a registry and checks it as a whole: names are unique and every `undo` names a registered tool.
+ * Builds a registry and checks it as a whole: names are unique and every `undo` names a registered tool
+ * that is not read-only.
  *
  * @example
  * ```ts
@@ -44,6 +45,12 @@ export function createToolRegistry(tools: readonly Tool[]): ToolRegistry {
       throw new ToolDefinitionError(
         `Tool "${tool.contract.name}" names "${undo}" as its undo tool, but no such tool is registered.`,
         'UNKNOWN_UNDO',
+      );
+    }
+    if (undo !== undefined && byName.get(undo)?.contract.catalogEntry.effect === 'read-only') {
+      throw new ToolDefinitionError(
+        `Tool "${tool.contract.name}" names "${undo}" as its undo tool, but "${undo}" is read-only and cannot reverse anything: declare its real effect ("irreversible" or "compensable") or name another undo tool.`,
+        'INVALID_UNDO',
       );
     }
   }

@@ -110,3 +110,83 @@ describe('createToolRegistry', () => {
     expect(definitionError(() => createToolRegistry([book])).code).toBe('UNKNOWN_UNDO');
   });
 });
+
+describe('declarations are checked at once', () => {
+  test.each([
+    ['maxDelay', { maxDelay: Infinity }],
+    ['initialDelay', { initialDelay: Number.NaN }],
+    ['totalDeadline', { totalDeadline: -5 }],
+    ['initialDelay', { initialDelay: 'soon' }],
+    ['maxDelay', { maxDelay: 0 }],
+  ])('refuses a non-finite or non-positive retry.%s', (option, retry) => {
+    const error = definitionError(() => defineTool({ name: 'count', ...base, retry: retry as never }));
+    expect(error.code).toBe('INVALID_RETRY');
+    expect(error.message).toContain(`retry.${option} must be a finite, positive duration`);
+  });
+
+  test('refuses a non-finite timeout', () => {
+    const error = definitionError(() => defineTool({ name: 'count', ...base, timeout: Infinity }));
+    expect(error.message).toContain('timeout must be a finite, positive duration');
+  });
+
+  test('refuses an unknown jitter strategy', () => {
+    const error = definitionError(() => defineTool({ name: 'count', ...base, retry: { jitter: 'equal' as never } }));
+    expect(error.code).toBe('INVALID_RETRY');
+    expect(error.message).toContain('retry.jitter must be "full" or "decorrelated"');
+  });
+
+  test('refuses an unknown retry option, naming the known ones', () => {
+    const error = definitionError(() => defineTool({ name: 'count', ...base, retry: { maxAttempts: 5 } as never }));
+    expect(error.message).toContain('unknown retry option "maxAttempts"');
+  });
+
+  test.each(['sometimes', true, 1])('refuses the approval value %p', (approval) => {
+    const error = definitionError(() => defineTool({ name: 'count', ...base, approval: approval as never }));
+    expect(error.code).toBe('INVALID_OPTION');
+    expect(error.message).toContain('approval must be "never", "always" or a function');
+  });
+
+  test('accepts "never", "always" and a predicate as approval', () => {
+    for (const approval of ['never', 'always', () => true]) {
+      expect(() => defineTool({ name: 'count', ...base, approval: approval as never })).not.toThrow();
+    }
+  });
+
+  test('refuses an unknown effect, saying what it got', () => {
+    const error = definitionError(() => defineTool({ name: 'count', ...base, effect: 'writes' as never }));
+    expect(error.code).toBe('INVALID_EFFECT');
+    expect(error.message).toContain('(got "writes")');
+  });
+
+  test('refuses an idempotent flag that is not a boolean', () => {
+    const error = definitionError(() => defineTool({ name: 'count', ...base, idempotent: 'yes' as never }));
+    expect(error.code).toBe('INVALID_OPTION');
+  });
+
+  test.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'describeTools', 'callModel'])(
+    'refuses the reserved name %s',
+    (name) => {
+      const error = definitionError(() => defineTool({ name, ...base }));
+      expect(error.code).toBe('INVALID_NAME');
+      expect(error.message).toMatch(/reserved .*rename the tool/);
+    },
+  );
+
+  test('refuses a tool that is its own undo tool', () => {
+    const error = definitionError(() =>
+      defineTool({ name: 'book', ...base, effect: 'compensable', idempotent: false, undo: 'book' }),
+    );
+    expect(error.code).toBe('INVALID_UNDO');
+    expect(error.message).toContain('separate tool that reverses its effect');
+  });
+
+  test('refuses a read-only undo tool when the registry is built', () => {
+    const book = defineTool({ name: 'book', ...base, effect: 'compensable', idempotent: false, undo: 'lookup' });
+    const lookup = defineTool({ name: 'lookup', ...base });
+    const error = definitionError(() =>
+      createToolRegistry([book.implement(async () => ({ ok: true })), lookup.implement(async () => ({ ok: true }))]),
+    );
+    expect(error.code).toBe('INVALID_UNDO');
+    expect(error.message).toContain('"lookup" is read-only');
+  });
+});

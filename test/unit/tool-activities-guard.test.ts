@@ -18,6 +18,7 @@ function chargeTool(input: z.ZodObject, run: () => unknown) {
     input,
     output: z.unknown(),
     effect: 'irreversible',
+    idempotent: false,
     retry: { maximumAttempts: 3 },
   }).implement(async () => run());
 }
