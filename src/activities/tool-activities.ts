@@ -303,8 +303,11 @@ async function finishCall(
       if (isLeaseLostError(error)) throw leaseLost(entry, attempt, error as Error);
       // The effect happened but is not recorded: the next attempt finds the key in flight, then unknown,
       // and reconciles (or re-runs an idempotent tool, or stops with OUTCOME_UNKNOWN). Never a blind repeat.
-      const failure = storeUnavailable(entry, retry, attempt, error, 'record');
-      if (failure.nonRetryable) await recordFinalFailure(store, ctx.idempotencyKey, token, failure);
+      const deterministic = deterministicStoreFailure(entry.name, 'record', attempt, error);
+      if (!deterministic) throw storeUnavailable(entry, retry, attempt, error, 'record');
+      // The result itself cannot be stored (not JSON): record why, so no later attempt runs the tool again.
+      const failure = toolFailure(deterministic.observation, deterministic.facts);
+      await recordFinalFailure(store, ctx.idempotencyKey, token, failure);
       throw failure;
     }
   }
