@@ -10,7 +10,7 @@ import type { TranscriptMessage } from '../src/model/model-types';
 import type { ToolCatalogEntry } from '../src/tools/tool-catalog-entry';
 import { AGENT_RUN_DEFAULTS, ENGINE_ACTIVITY_OPTIONS } from '../src/workflows/agent-run-defaults';
 import type { AgentRunInput, AgentRunState } from '../src/workflows/agent-run-types';
-import { undoToolNames } from '../src/workflows/effect-tiers';
+import { undoToolNames } from '../src/tools/tool-visibility';
 import { runToolStep, type StepContext } from '../src/workflows/tool-step';
 
 export { agentRun } from '../src/workflows/agent-run';

@@ -7,6 +7,7 @@ import { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
 import type { TranscriptStore } from '../transcripts/transcript-store';
 import { MODEL_CALL_HEARTBEAT } from '../model/model-call-heartbeat';
 import { ENGINE_FAILURE_TYPES, engineFailure } from '../protocol/activity-protocol';
+import { modelVisibleTools } from '../tools/tool-visibility';
 
 /** Dependencies of {@link createModelActivities}. */
 export interface ModelActivityDeps {
@@ -85,7 +86,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
           goal: input.goal,
           turn: input.turn,
           transcript,
-          tools: deps.registry.catalog(input.allowedTools),
+          tools: modelVisibleTools(deps.registry.catalog(), input.allowedTools),
           settings: input.settings,
         }),
       );

@@ -17,7 +17,11 @@ export interface AgentRunLimits {
  * Without a policy a failed call is only an observation: the model decides what to do next.
  */
 export interface FailurePolicy {
-  /** A permanent failure of any of these tools aborts the run. `'*'` means every tool. */
+  /**
+   * A failed call of any of these tools aborts the run (and compensates), whatever the failure: permanent,
+   * retries or time spent, timeout, OUTCOME_UNKNOWN, tool missing on the worker, refused arguments.
+   * `'*'` means every tool.
+   */
   criticalTools?: readonly string[] | '*';
   /** This many failed tool calls in a row abort the run. */
   maxConsecutiveToolErrors?: number;

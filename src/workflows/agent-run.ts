@@ -23,7 +23,8 @@ import type {
   RunStatus,
   StepRecord,
 } from './agent-run-types';
-import { checkEffectTiers, undoToolNames } from './effect-tiers';
+import { modelVisibleTools, undoToolNames } from '../tools/tool-visibility';
+import { checkEffectTiers } from './effect-tiers';
 import { RunTranscript } from './run-transcript';
 import { compensate } from './saga';
 import { runToolStep, type StepContext } from './tool-step';
@@ -68,9 +69,8 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   if (!carried) setStatus(state, 'running', input);
 
   const catalog = await describeTools();
-  const visible = new Set(
-    catalog.map((entry) => entry.name).filter((name) => !input.allowedTools || input.allowedTools.includes(name)),
-  );
+  // Undo tools are never the model's: they run only as compensations, whatever allowedTools says.
+  const visible = new Set(modelVisibleTools(catalog, input.allowedTools).map((entry) => entry.name));
   state.policyWarnings = checkEffectTiers(catalog, visible);
   const step: StepContext = {
     workflowId,
@@ -219,8 +219,11 @@ function failurePolicyVerdict(record: StepRecord, input: AgentRunInput, consecut
   const policy = input.failurePolicy;
   if (!policy) return undefined;
   const critical = policy.criticalTools === '*' || (policy.criticalTools ?? []).includes(record.tool);
-  if (critical && !record.observation.retryable) {
-    return `Step ${record.stepId} (${record.tool}) failed permanently with ${record.observation.code}: ${record.observation.message}`;
+  // A critical step that did not succeed aborts the run, whatever the reason: permanent error, attempts or
+  // time spent on transient errors or timeouts, OUTCOME_UNKNOWN, a tool missing on the worker, a refusal.
+  // "retryable" only says a later call might succeed; this call did not, so the run is not `completed`.
+  if (critical) {
+    return `Step ${record.stepId} (${record.tool}) did not succeed (${record.observation.code}): ${record.observation.message}`;
   }
   if (policy.maxConsecutiveToolErrors !== undefined && consecutiveErrors >= policy.maxConsecutiveToolErrors) {
     return `${consecutiveErrors} tool calls failed in a row (last: step ${record.stepId}, ${record.tool}).`;
