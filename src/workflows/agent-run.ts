@@ -223,7 +223,9 @@ function failurePolicyVerdict(record: StepRecord, input: AgentRunInput, consecut
   // time spent on transient errors or timeouts, OUTCOME_UNKNOWN, a tool missing on the worker, a refusal.
   // "retryable" only says a later call might succeed; this call did not, so the run is not `completed`.
   if (critical) {
-    return `Step ${record.stepId} (${record.tool}) did not succeed (${record.observation.code}): ${record.observation.message}`;
+    const { code, message, retryable } = record.observation;
+    const how = retryable ? `failed with ${code} (no attempt left)` : `failed permanently with ${code}`;
+    return `Step ${record.stepId} (${record.tool}) ${how}: ${message}`;
   }
   if (policy.maxConsecutiveToolErrors !== undefined && consecutiveErrors >= policy.maxConsecutiveToolErrors) {
     return `${consecutiveErrors} tool calls failed in a row (last: step ${record.stepId}, ${record.tool}).`;
