@@ -102,7 +102,9 @@ function send(message: OverheadWorkerMessage): void {
   process.send?.(message);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
