@@ -12,6 +12,7 @@ import { createToolRegistry, type ToolRegistry } from './tools/tool-registry';
 import { createTranscriptStore } from './transcripts/create-transcript-store';
 import { createMcpHost, withMcpTools, type McpHost } from './mcp/mcp-host';
 import type { McpServersConfigInput } from './mcp/mcp-config';
+import { tunedWorkerOptions } from './worker-tuning';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions {
@@ -45,7 +46,10 @@ export interface CreateWorkerOptions {
    * Their tools are named `${server}__${tool}`.
    */
   mcp?: McpServersConfigInput | McpHost;
-  /** Anything else Temporal's Worker accepts (concurrency, shutdown grace, interceptors, ...). */
+  /**
+   * Anything else Temporal's Worker accepts (concurrency, shutdown grace, interceptors, ...). Cache and
+   * concurrency default to `tunedWorkerOptions()` (sized for many concurrent runs); these override them.
+   */
   workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'activities' | 'workflowsPath' | 'workflowBundle'>>;
 }
 
@@ -85,6 +89,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
       });
   const connection = options.connection ?? ownConnection!;
   const worker = await Worker.create({
+    ...tunedWorkerOptions(),
     ...options.workerOptions,
     connection,
     namespace: settings.namespace,

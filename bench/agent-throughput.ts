@@ -1,0 +1,129 @@
+/**
+ * `npm run bench:throughput`: agent steps per second with many runs at once, with 1 and with 3 worker
+ * processes on one task queue (Postgres idempotency and transcript stores shared by all workers, the
+ * default worker tuning of `createWorker`), on TEMPORAL_ADDRESS or a tuned dev server the bench starts.
+ * Each measurement starts `runs` scripted agent runs of `steps` steps at once and waits for all of them.
+ * Printed, never asserted. The last line gives both rates and their ratio (the scale-out factor).
+ */
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'pg';
+import { AGENT_RUN_WORKFLOW } from '../src/client';
+import type { AgentRunResult } from '../src/workflows/agent-run-types';
+import { tunedWorkerOptions } from '../src/worker-tuning';
+import { agentBenchRun } from './agent-bench-tools';
+import { benchTemporal } from './bench-temporal';
+import { LoadSampler, machineLine, median } from './bench-report';
+import { startChildWorker, type ChildWorker } from './child-worker';
+import { THROUGHPUT_WORKER_ENV } from './throughput-worker';
+
+const BENCH = {
+  runs: Number(process.env.BENCH_RUNS ?? 200),
+  steps: 10,
+  workerCounts: [1, 3],
+  rounds: Number(process.env.BENCH_ROUNDS ?? 1),
+} as const;
+
+const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+async function main(): Promise<void> {
+  const temporal = await benchTemporal();
+  const dir = mkdtempSync(join(tmpdir(), 'durable-tools-bench-throughput-'));
+  const suffix = `${process.pid}_${Date.now().toString(36)}`;
+  const tables = { keys: `bench_tp_keys_${suffix}`, transcripts: `bench_tp_transcripts_${suffix}` };
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../src/workflows'),
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
+  });
+  const bundlePath = join(dir, 'workflow-bundle.js');
+  writeFileSync(bundlePath, code);
+  const stepsPerSecond = new Map<number, number[]>(BENCH.workerCounts.map((n) => [n, []]));
+  const cpuPerStep = new Map<number, number[]>(BENCH.workerCounts.map((n) => [n, []]));
+  const load = new LoadSampler();
+
+  const measure = async (workerCount: number): Promise<void> => {
+    const taskQueue = `bench-throughput-${randomUUID().slice(0, 8)}`;
+    const workers: ChildWorker[] = [];
+    try {
+      for (let i = 0; i < workerCount; i++) {
+        workers.push(
+          await startChildWorker(require.resolve('./throughput-worker'), {
+            [THROUGHPUT_WORKER_ENV.address]: temporal.address,
+            [THROUGHPUT_WORKER_ENV.namespace]: temporal.namespace,
+            [THROUGHPUT_WORKER_ENV.taskQueue]: taskQueue,
+            [THROUGHPUT_WORKER_ENV.bundlePath]: bundlePath,
+            [THROUGHPUT_WORKER_ENV.postgresUrl]: POSTGRES_URL,
+            [THROUGHPUT_WORKER_ENV.keysTable]: tables.keys,
+            [THROUGHPUT_WORKER_ENV.transcriptsTable]: tables.transcripts,
+          }),
+        );
+      }
+      const cpu0 = await Promise.all(workers.map((w) => w.cpuMs()));
+      const t0 = performance.now();
+      const handles = await Promise.all(
+        Array.from({ length: BENCH.runs }, () =>
+          temporal.client.workflow.start(AGENT_RUN_WORKFLOW, {
+            taskQueue,
+            workflowId: `bench-throughput-${randomUUID()}`,
+            args: [agentBenchRun(BENCH.steps)],
+          }),
+        ),
+      );
+      const results = (await Promise.all(handles.map((h) => h.result()))) as AgentRunResult[];
+      const seconds = (performance.now() - t0) / 1000;
+      const cpu1 = await Promise.all(workers.map((w) => w.cpuMs()));
+      const failed = results.filter((r) => r.status !== 'completed' || r.stepCount !== BENCH.steps);
+      if (failed.length > 0) throw new Error(`${failed.length} runs did not complete their ${BENCH.steps} steps.`);
+      const steps = BENCH.runs * BENCH.steps;
+      const cpuMs = cpu1.reduce((sum, v, i) => sum + v - cpu0[i]!, 0);
+      stepsPerSecond.get(workerCount)!.push(steps / seconds);
+      cpuPerStep.get(workerCount)!.push(cpuMs / steps);
+      process.stderr.write(
+        `${workerCount} worker(s): ${steps} steps in ${seconds.toFixed(1)} s (load ${load.sample().toFixed(1)})\n`,
+      );
+    } finally {
+      await Promise.all(workers.map((w) => w.stop()));
+    }
+  };
+
+  try {
+    for (let round = 0; round < BENCH.rounds; round++) {
+      const order = round % 2 === 0 ? BENCH.workerCounts : [...BENCH.workerCounts].reverse();
+      for (const n of order) await measure(n);
+    }
+  } finally {
+    await temporal.close();
+    const admin = new Pool({ connectionString: POSTGRES_URL, max: 1 });
+    for (const table of Object.values(tables))
+      await admin.query(`DROP TABLE IF EXISTS "${table}"`).catch(() => undefined);
+    await admin.end();
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const [one, three] = BENCH.workerCounts.map((n) => median(stepsPerSecond.get(n)!)) as [number, number];
+  const tuning = tunedWorkerOptions();
+  console.log(
+    `${BENCH.runs} concurrent agent runs × ${BENCH.steps} steps (model turn + tool call; half the tools through the Postgres key store), ` +
+      `${BENCH.rounds} round(s), on ${temporal.startedServer ? 'a tuned in-memory dev server started by the bench' : `the server at ${temporal.address}`}`,
+  );
+  console.log(
+    `worker settings: maxCachedWorkflows ${tuning.maxCachedWorkflows}, workflow tasks ${tuning.maxConcurrentWorkflowTaskExecutions}, activities ${tuning.maxConcurrentActivityTaskExecutions}`,
+  );
+  for (const n of BENCH.workerCounts) {
+    console.log(
+      `${n} worker process(es): ${median(stepsPerSecond.get(n)!).toFixed(1)} steps/s, worker CPU ${median(cpuPerStep.get(n)!).toFixed(1)} ms per step`,
+    );
+  }
+  console.log(`machine: ${machineLine()}; load average during the runs ${load.range()}`);
+  console.log(
+    `throughput: ${one.toFixed(1)} steps/s with 1 worker, ${three.toFixed(1)} steps/s with 3 workers, scaling x${(three / one).toFixed(2)}`,
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
