@@ -15,8 +15,8 @@ import { z } from 'zod';
 import type { ScriptedModelSettings } from '../src/model/scripted-model';
 import { defineTool } from '../src/tools/define-tool';
 import { createWorker } from '../src/worker';
-import type { AgentRunInput, AgentRunResult } from '../src/workflows/agent-run-types';
-import { fetchRunHistories } from '../src/client';
+import type { AgentRunInput } from '../src/workflows/agent-run-types';
+import { fetchRunHistories, waitForAgentRun } from '../src/client';
 import { benchTemporal } from './bench-temporal';
 
 const BENCH = {
@@ -185,7 +185,7 @@ async function main(): Promise<void> {
       workflowId: `bench-history-${variant}-${steps}-${randomUUID().slice(0, 8)}`,
       args: [runInput(steps)],
     });
-    const result = (await handle.result()) as AgentRunResult;
+    const result = await waitForAgentRun(handle);
     if (result.status !== 'completed' || result.stepCount !== steps) {
       throw new Error(
         `${variant} with ${steps} steps ended ${result.status} after ${result.stepCount} steps: ${result.reason}`,

@@ -4,7 +4,7 @@
  * URL of the run in the Temporal UI, then stops what it started and exits 0.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { agentRunUrl, connectClient, startAgentRun } from '../src/client';
+import { agentRunUrl, connectClient, startAgentRun, waitForAgentRun } from '../src/client';
 import { connectionSettingsFromEnv } from '../src/connection-settings';
 import { ensureLocalTemporal } from '../src/dev-server/local-temporal';
 import { createWorker } from '../src/worker';
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
       console.log(`Run ${handle.workflowId} started.\n`);
       const printer = new StepPrinter();
       let done = false;
-      const result = handle.result().finally(() => (done = true));
+      const result = waitForAgentRun(handle).finally(() => (done = true));
       while (!done) {
         printer.print(await handle.query(getRunStateQuery).catch(() => undefined));
         await new Promise((r) => setTimeout(r, DEMO_TIMING.pollIntervalMs));

@@ -1,9 +1,12 @@
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
-import { connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
+import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
 import { SEARCH_ATTRIBUTES } from './search-attributes';
+import { ensureStatusSearchAttribute } from './status-search-attribute';
 import { getRunStateQuery } from './workflows/agent-run-messages';
 import type { AgentRunInput, AgentRunResult, AgentRunState } from './workflows/agent-run-types';
+import { isFailedRunStatus } from './workflows/run-outcome-statuses';
 
 /** The workflow type of an agent run. */
 export const AGENT_RUN_WORKFLOW = 'agentRun';
@@ -17,11 +20,7 @@ export const AGENT_RUN_WORKFLOW = 'agentRun';
  * ```
  */
 export async function connectClient(settings: ConnectionSettings = connectionSettingsFromEnv()): Promise<Client> {
-  const connection = await Connection.connect({
-    address: settings.address,
-    ...(settings.tls ? { tls: true } : {}),
-    ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
-  });
+  const connection = await Connection.connect(connectionOptions(settings));
   return new Client({ connection, namespace: settings.namespace });
 }
 
@@ -32,8 +31,6 @@ export interface StartAgentRunOptions {
   /** Workflow id of the run (default: `agent-run-<uuid>`). Starting twice with one id is refused. */
   runId?: string;
 }
-
-const searchAttributeSupport = new WeakMap<Client, Promise<boolean>>();
 
 /**
  * Starts an agent run and returns its handle. The run id is the workflow id.
@@ -53,19 +50,52 @@ export async function startAgentRun(
   options: StartAgentRunOptions = {},
 ): Promise<WorkflowHandle> {
   const runId = options.runId ?? `agent-run-${randomUUID()}`;
-  const track = await statusAttributeRegistered(client);
+  const track = await ensureStatusSearchAttribute(client, clientAddress(client));
   return client.workflow.start(AGENT_RUN_WORKFLOW, {
     taskQueue: options.taskQueue ?? connectionSettingsFromEnv().taskQueue,
     workflowId: runId,
     args: [{ ...input, trackStatusSearchAttribute: input.trackStatusSearchAttribute ?? track }],
     staticSummary: `Agent run: ${input.goal}`.slice(0, 200),
+    staticDetails: `**Goal:** ${input.goal}`.slice(0, 10_000),
     ...(track ? { typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.runStatus, value: 'running' }] } : {}),
   });
 }
 
-/** Waits for an agent run to end and returns its result. */
+/**
+ * Waits for an agent run to end and returns its result, whatever its outcome: a run that ended `failed`,
+ * `compensated` or `compensation_failed` ends its workflow as Failed with the result in the failure's details,
+ * and a `cancelled` run ends it as Cancelled (its result is then read with the `getRunState` query, which needs
+ * a worker). Any other failure (the workflow was terminated, timed out, or failed in the engine) is rethrown.
+ *
+ * @example
+ * ```ts
+ * const result = await waitForAgentRun(handle);
+ * if (result.status !== 'completed') console.log(result.status, result.reason);
+ * ```
+ */
 export async function waitForAgentRun(handle: WorkflowHandle): Promise<AgentRunResult> {
-  return (await handle.result()) as AgentRunResult;
+  try {
+    return (await handle.result()) as AgentRunResult;
+  } catch (error) {
+    const outcome = runResultOfFailure(error);
+    if (outcome) return outcome;
+    if (error instanceof WorkflowFailedError && error.cause instanceof CancelledFailure) {
+      return handle.query(getRunStateQuery).catch(() => Promise.reject(error));
+    }
+    throw error;
+  }
+}
+
+/**
+ * The result carried by the failure of a run that ended `failed`, `compensated` or `compensation_failed`
+ * (a `WorkflowFailedError` whose cause is an `ApplicationFailure` typed with the status); undefined for any
+ * other error.
+ */
+export function runResultOfFailure(error: unknown): AgentRunResult | undefined {
+  if (!(error instanceof WorkflowFailedError) || !(error.cause instanceof ApplicationFailure)) return undefined;
+  const { type, details } = error.cause;
+  const result = details?.[0] as AgentRunResult | undefined;
+  return isFailedRunStatus(type ?? undefined) && result?.status === type ? result : undefined;
 }
 
 /** Reads the state of a live (or finished, while its worker can answer queries) agent run. */
@@ -111,15 +141,8 @@ export async function fetchRunHistories(client: Client, workflowId: string, firs
   return histories;
 }
 
-/** Whether the server knows the `DurableRunStatus` search attribute; asked once per client. */
-function statusAttributeRegistered(client: Client): Promise<boolean> {
-  let known = searchAttributeSupport.get(client);
-  if (!known) {
-    known = client.connection.operatorService
-      .listSearchAttributes({ namespace: client.options.namespace })
-      .then((response) => SEARCH_ATTRIBUTES.runStatus.name in (response.customAttributes ?? {}))
-      .catch(() => false);
-    searchAttributeSupport.set(client, known);
-  }
-  return known;
+/** The address a client is connected to, when it is a plain `Connection`. */
+function clientAddress(client: Client): string {
+  const options = (client.connection as Partial<Connection>).options;
+  return options?.address ?? '';
 }

@@ -128,10 +128,16 @@ export {
   getAgentRunState,
   agentRunUrl,
   fetchRunHistories,
+  runResultOfFailure,
   type RunHistory,
   type StartAgentRunOptions,
 } from './client';
-export { connectionSettingsFromEnv, CONNECTION_DEFAULTS, type ConnectionSettings } from './connection-settings';
+export {
+  connectionSettingsFromEnv,
+  connectionOptions,
+  CONNECTION_DEFAULTS,
+  type ConnectionSettings,
+} from './connection-settings';
 export { SEARCH_ATTRIBUTES } from './search-attributes';
 export type {
   AgentRunInput,

@@ -1,7 +1,7 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createModelActivities } from './activities/model-activities';
 import { createToolActivities } from './activities/tool-activities';
-import { connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
+import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
 import type { IdempotencyStore } from './idempotency/idempotency-store';
 import type { ModelProvider } from './model/model-types';
 import type { TranscriptStore } from './transcripts/transcript-store';
@@ -82,11 +82,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   const registry = mcpHost ? withMcpTools(ownTools, mcpHost) : ownTools;
   const ownConnection = options.connection
     ? undefined
-    : await NativeConnection.connect({
-        address: settings.address,
-        ...(settings.tls ? { tls: true } : {}),
-        ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
-      });
+    : await NativeConnection.connect(connectionOptions(settings));
   const connection = options.connection ?? ownConnection!;
   const worker = await Worker.create({
     ...tunedWorkerOptions(),

@@ -26,6 +26,7 @@ import type {
 import { modelVisibleTools, undoToolNames } from '../tools/tool-visibility';
 import { checkEffectTiers } from './effect-tiers';
 import { RunTranscript } from './run-transcript';
+import { endWithOutcome, showOutcome } from './run-outcome';
 import { compensate } from './saga';
 import { runToolStep, type StepContext } from './tool-step';
 
@@ -51,6 +52,11 @@ const { callModel } = proxyActivities<ModelActivities>({
  *   carrying its step counter, compensations and transcript cursor.
  */
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
+  return endWithOutcome(await runAgent(input));
+}
+
+/** The run itself: returns its result whatever the outcome; {@link endWithOutcome} decides how the workflow ends. */
+async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
   const { workflowId, firstExecutionRunId } = workflowInfo();
   const carried = input.carriedOver;
   const maxSteps = input.limits?.maxSteps ?? AGENT_RUN_DEFAULTS.maxSteps;
@@ -205,7 +211,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     // continueAsNew() ends this generation by throwing: it is not a failure and owes no compensation.
     if (error instanceof ContinueAsNew) throw error;
     if (isCancellation(error)) {
-      await abort('cancelled', 'The run was cancelled.');
+      showOutcome(await abort('cancelled', 'The run was cancelled.'));
       throw error;
     }
     // Only the engine's own activities (catalog, model) can get here: tool failures are observations.

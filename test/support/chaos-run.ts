@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { getAgentRunState, startAgentRun } from '../../src/client';
+import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { createSeededRandom } from '../../src/tools/seeded-random';
 import type { AgentRunResult, AgentRunState } from '../../src/workflows/agent-run-types';
@@ -304,7 +304,7 @@ export async function runCompensationKill(options: CompensationKillOptions): Pro
     await killWhen('refund of step 2 recorded, not yet answered', step2Recorded);
     await stepCompensating(1);
     await killWhen('step 1 compensating (state query)');
-    const result = (await handle.result()) as AgentRunResult;
+    const result = await waitForAgentRun(handle);
     const effectsByKey: Record<string, Record<string, number>> = {};
     for (const effect of ledger.effects) {
       const byKind = (effectsByKey[effect.key] ??= {});
@@ -484,7 +484,7 @@ async function runOne(client: Client, plan: RunPlan, taskQueue: string): Promise
     return { plan, error: `could not start: ${String(error)}` };
   }
   try {
-    return { plan, result: (await handle.result()) as AgentRunResult };
+    return { plan, result: await waitForAgentRun(handle) };
   } catch (error) {
     return { plan, error: `ended with an error: ${String(error)}` };
   }
