@@ -1,3 +1,4 @@
+import { isAbsolute, resolve } from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createModelActivities } from './activities/model-activities';
 import { createToolActivities } from './activities/tool-activities';
@@ -123,19 +124,30 @@ function isMcpHost(value: McpServersConfigInput | McpHost): value is McpHost {
   return typeof (value as McpHost).refresh === 'function';
 }
 
-/** The module `npm run worker` and `npm run dev` load their tools from, unless DURABLE_TOOLS_TOOLS_MODULE says otherwise. */
-export const DEFAULT_TOOLS_MODULE = '../examples/trip-tools';
+/** The environment variable naming the module a worker process loads its tools from. */
+export const TOOLS_MODULE_ENV = 'DURABLE_TOOLS_TOOLS_MODULE';
 
 /**
- * Loads the tools of a worker process from the module named by `DURABLE_TOOLS_TOOLS_MODULE` (a module
- * exporting `tools: Tool[]`), by default the demo's trip-booking tools.
+ * Loads the tools of a worker process from a module exporting `tools: Tool[]`. A relative path is resolved
+ * from the working directory (`cwd`), like any path typed on a command line.
+ *
+ * @example
+ * ```ts
+ * const tools = await loadToolsModule('./dist/tools.js');
+ * ```
  */
-export async function loadToolsModule(
-  modulePath = process.env.DURABLE_TOOLS_TOOLS_MODULE ?? DEFAULT_TOOLS_MODULE,
-): Promise<Tool[]> {
-  const loaded = (await import(modulePath)) as { tools?: unknown };
+export async function loadToolsModule(modulePath: string, cwd: string = process.cwd()): Promise<Tool[]> {
+  const resolved = isAbsolute(modulePath) ? modulePath : resolve(cwd, modulePath);
+  let loaded: { tools?: unknown };
+  try {
+    loaded = (await import(resolved)) as { tools?: unknown };
+  } catch (error) {
+    throw new Error(`Could not load the tools module ${resolved}: ${error instanceof Error ? error.message : error}`, {
+      cause: error,
+    });
+  }
   if (!Array.isArray(loaded.tools)) {
-    throw new Error(`${modulePath} must export "tools", an array of implemented tools.`);
+    throw new Error(`${resolved} must export "tools", an array of implemented tools.`);
   }
   return loaded.tools as Tool[];
 }
@@ -144,35 +156,33 @@ export async function loadToolsModule(
  * Runs a worker the way a worker process should: idempotency keys in the configured durable store
  * (SQLite in `.data/` by default, Postgres with `DURABLE_TOOLS_IDEMPOTENCY_STORE=postgres`) with its reaper,
  * transcripts in the configured store (`.data/transcripts.sqlite` by default, Postgres with
- * `DURABLE_TOOLS_TRANSCRIPT_STORE=postgres`). Returns when the worker shuts down (SIGINT / SIGTERM).
+ * `DURABLE_TOOLS_TRANSCRIPT_STORE=postgres`). Returns when `until` settles (the command line passes its
+ * Ctrl-C / SIGTERM), after the worker has drained; without `until`, when the worker shuts down.
  */
 export async function runWorkerProcess(options: {
   tools: Tool[];
   settings?: Partial<ConnectionSettings>;
+  until?: Promise<unknown>;
+  log?: (line: string) => void;
 }): Promise<void> {
   const settings = { ...connectionSettingsFromEnv(), ...options.settings };
+  const log = options.log ?? ((line: string) => console.log(line));
   const transcripts = createTranscriptStore(); // first: a configuration error then leaves nothing open
   const idempotencyStore = createIdempotencyStore();
   const reaper = createIdempotencyReaper(idempotencyStore);
   try {
     const { worker, close } = await createWorker({ tools: options.tools, idempotencyStore, transcripts, settings });
-    console.log(
+    log(
       `durable-tools worker: ${options.tools.length} tools on task queue "${settings.taskQueue}" at ${settings.address} (namespace ${settings.namespace}). Ctrl-C stops it.`,
     );
-    await worker.run();
-    await close();
+    try {
+      await (options.until ? worker.runUntil(options.until) : worker.run());
+    } finally {
+      await close();
+    }
   } finally {
     reaper.stop();
     await idempotencyStore.close();
     await transcripts.close();
   }
-}
-
-if (require.main === module) {
-  loadToolsModule()
-    .then((tools) => runWorkerProcess({ tools }))
-    .catch((error: unknown) => {
-      console.error(error instanceof Error ? error.message : error);
-      process.exit(1);
-    });
 }

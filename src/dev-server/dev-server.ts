@@ -47,6 +47,11 @@ export interface DevServerOptions {
    * {@link TUNED_DEV_SERVER_SQLITE_PRAGMAS} when tuned, none otherwise.
    */
   sqlitePragmas?: Readonly<Record<string, string>>;
+  /**
+   * Run the server in its own process group (default false), so a Ctrl-C in the terminal reaches only the
+   * caller, which then stops the server itself after what depends on it (the command line does this).
+   */
+  ownProcessGroup?: boolean;
 }
 
 /** A running dev server. */
@@ -112,7 +117,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     mkdirSync(dirname(options.logFile), { recursive: true });
     logFd = openSync(options.logFile, 'a');
   }
-  const child = spawn(cli.path, args, { stdio: ['ignore', logFd, logFd], detached: false });
+  const child = spawn(cli.path, args, { stdio: ['ignore', logFd, logFd], detached: options.ownProcessGroup ?? false });
   if (typeof logFd === 'number') closeSync(logFd);
   const address = `127.0.0.1:${port}`;
   try {

@@ -1,0 +1,54 @@
+/**
+ * The contract of a `durable-tools` subcommand. A subcommand is one object in `commands.ts`: its name, a
+ * one-line summary for the overview, its help text and a function that returns the process's exit code.
+ */
+import type { Lifecycle } from './lifecycle';
+
+/** Exit codes of every subcommand. */
+export const EXIT_CODES = {
+  /** Done as asked (for `run`: the run completed). */
+  ok: 0,
+  /** Something went wrong (connection refused, a server that would not start, a run that does not exist, ...). */
+  error: 1,
+  /** The command line is wrong: unknown command or option, missing argument. */
+  usage: 2,
+  /** `run`: the run ended, but not `completed` (failed, compensated, compensation_failed, cancelled). */
+  runNotCompleted: 3,
+  /** Stopped by Ctrl-C (SIGINT) / SIGTERM, after stopping what it started. */
+  sigint: 130,
+  sigterm: 143,
+} as const;
+
+/** What a subcommand gets besides its arguments. */
+export interface CliContext {
+  /** Normal output (stdout). */
+  out(line: string): void;
+  /** Progress, warnings and errors (stderr). */
+  err(line: string): void;
+  /** Whether stdout is a terminal (progress lines are redrawn in place only then). */
+  interactive: boolean;
+  env: NodeJS.ProcessEnv;
+  /** Directory that relative paths (tools module, database file) are resolved from. */
+  cwd: string;
+  /** What the command starts, stopped in reverse order on Ctrl-C / SIGTERM. */
+  lifecycle: Lifecycle;
+  /** How to invoke this command again in hints (`npx durable-tools` or `npm run -s durable-tools --`). */
+  self: string;
+}
+
+/** One subcommand. */
+export interface CliCommand {
+  name: string;
+  /** One line for `durable-tools --help`. */
+  summary: string;
+  /** The whole `--help` text of the subcommand. */
+  help: string;
+  /** Runs the subcommand with the arguments after its name; resolves to the exit code. */
+  run(argv: string[], context: CliContext): Promise<number>;
+}
+
+/** A mistake on the command line: printed with the subcommand's usage, exit code 2. */
+export class CliUsageError extends Error {
+  override readonly name = 'CliUsageError';
+  readonly code = 'USAGE';
+}

@@ -1,0 +1,55 @@
+import { connectionSettingsFromEnv } from '../../connection-settings';
+import { loadToolsModule, runWorkerProcess } from '../../worker';
+import { EXIT_CODES, type CliCommand } from '../command';
+import { SERVER_OPTIONS_HELP, startLocalServer } from '../local-server';
+import { installRuntime } from '../runtime';
+import { parseArgs } from '../server-args';
+import { TOOLS_OPTION_HELP, TOOLS_OPTION_SPEC, toolsModuleOption } from '../tools-option';
+
+/** `durable-tools dev`: a local server with its UI and a worker, until Ctrl-C / SIGTERM. */
+export const devCommand: CliCommand = {
+  name: 'dev',
+  summary: 'local Temporal server + web UI + a worker with the tools of a module, until Ctrl-C',
+  help: `usage: durable-tools dev --tools <module> [options]
+
+Starts a local Temporal dev server with its web UI, then a worker running the tools of a module, until
+Ctrl-C or SIGTERM; then drains the worker and stops the server, in that order. With TEMPORAL_ADDRESS (or a
+profile with an address) set, it starts no server and says so: the worker uses that server.
+A taken port is an error, never silently reused.
+
+options:
+${TOOLS_OPTION_HELP}
+${SERVER_OPTIONS_HELP}
+  -h, --help      this help
+
+exit codes: 0 stopped by Ctrl-C/SIGTERM after stopping everything, 1 something could not start, 2 bad arguments`,
+  async run(argv, context) {
+    const { options, help, values } = parseArgs(argv, context, TOOLS_OPTION_SPEC);
+    if (help) return context.out(devCommand.help), EXIT_CODES.ok;
+    const toolsModule = toolsModuleOption(values, context);
+    installRuntime();
+    const tools = await loadToolsModule(toolsModule, context.cwd);
+    const settings = connectionSettingsFromEnv(context.env);
+    let address = settings.address;
+    if (settings.addressFromEnv) {
+      context.out(`Using the Temporal server at ${address} (TEMPORAL_ADDRESS or profile): not starting one.`);
+    } else {
+      const server = await startLocalServer(options, context);
+      address = server.address;
+      context.out(`Temporal server at ${address}, web UI at ${server.uiUrl ?? '(none)'} (started by this command).`);
+      context.out(`Start runs against it with TEMPORAL_ADDRESS=${address} ${context.self} run "<goal>" ...`);
+    }
+    try {
+      await runWorkerProcess({
+        tools,
+        settings: { ...settings, address },
+        until: context.lifecycle.stopRequested,
+        log: context.out,
+      });
+    } finally {
+      await context.lifecycle.stopAll();
+    }
+    context.out('Stopped.');
+    return EXIT_CODES.ok;
+  },
+};

@@ -1,0 +1,199 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { agentRunUrl, startAgentRun, waitForAgentRun } from '../../client';
+import type { ModelSettings } from '../../model/model-types';
+import { getRunStateQuery } from '../../workflows/agent-run-messages';
+import type { AgentRunInput, AgentRunResult, AgentRunState } from '../../workflows/agent-run-types';
+import { parseCommandArgs, stringOption, type ParsedValues } from '../args';
+import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../command';
+import { connectForCommand } from '../connect';
+import { temporalShowCommand } from '../hints';
+import { LiveSteps, progressLine, runSummary } from '../run-view';
+
+/** How often `run` reads the run's state while it watches. */
+export const RUN_WATCH_TIMING = { pollIntervalMs: 250, noWorkerWarningMs: 5_000 } as const;
+
+/** `durable-tools run <goal>`: starts a run and shows its steps live until it ends. */
+export const runCommand: CliCommand = {
+  name: 'run',
+  summary: 'start a run and show its steps live with a progress line until it ends (--detach: just start it)',
+  help: `usage: durable-tools run <goal> (--script <turns.json> | --model <settings.json|provider>) [options]
+
+Starts an agent run on the configured server (TEMPORAL_ADDRESS, default 127.0.0.1:7233) and prints each tool
+call as it starts and ends, with a progress line, until the run ends. Ctrl-C stops watching (the run goes on;
+\`cancel\` cancels it). A worker must be running the tools (\`durable-tools dev\` or \`worker\`).
+
+options:
+  --script <file>     JSON array of scripted model turns: the offline "scripted" model
+  --model <m>         model settings: a JSON file or inline JSON ({"provider": ...}), or a provider name
+  --input <file>      JSON file with more run input (limits, failurePolicy, allowedTools, parallelToolCalls, ...)
+  --id <run id>       workflow id of the run (default agent-run-<uuid>)
+  --task-queue <q>    task queue of the workers (default DURABLE_TOOLS_TASK_QUEUE or durable-tools)
+  --ui <url>          web UI base URL for the link to the run (default TEMPORAL_UI_URL)
+  --detach            start the run, print its id and return
+  -h, --help          this help
+
+exit codes: 0 the run completed (or started, with --detach), 3 it ended failed, compensated,
+compensation_failed or cancelled, 1 it could not be started or read, 2 bad arguments, 130 Ctrl-C`,
+  async run(argv, context) {
+    const { values, positionals, help } = parseCommandArgs(
+      argv,
+      {
+        script: { type: 'string' },
+        model: { type: 'string' },
+        input: { type: 'string' },
+        id: { type: 'string' },
+        'task-queue': { type: 'string' },
+        ui: { type: 'string' },
+        detach: { type: 'boolean' },
+      },
+      { min: 1, max: 1, names: '<goal>' },
+    );
+    if (help) return context.out(runCommand.help), EXIT_CODES.ok;
+    const input = runInput(positionals[0]!, values, context);
+    const { client, settings } = await connectForCommand(context);
+    const taskQueue = stringOption(values, 'task-queue', settings.taskQueue)!;
+    const id = stringOption(values, 'id');
+    const handle = await startAgentRun(client, input, { taskQueue, ...(id ? { runId: id } : {}) });
+    const uiBase = stringOption(values, 'ui', context.env.TEMPORAL_UI_URL || undefined);
+    context.out(`Run ${handle.workflowId} started on task queue "${taskQueue}".`);
+    if (uiBase) context.out(`Web UI: ${agentRunUrl(uiBase, settings.namespace, handle.workflowId)}`);
+    if (values.detach === true) {
+      context.out(`Follow it with: ${context.self} show ${handle.workflowId}`);
+      return EXIT_CODES.ok;
+    }
+    const result = await watch(client, handle, taskQueue, context);
+    if (!result) {
+      context.out(`\nStopped watching; the run goes on. ${context.self} show ${handle.workflowId} | ${context.self} cancel ${handle.workflowId}`);
+      return EXIT_CODES.sigint;
+    }
+    context.out('');
+    for (const line of runSummary(result)) context.out(line);
+    context.out(`Steps: ${context.self} show ${handle.workflowId}`);
+    const temporalShow = await temporalShowCommand(settings.address, settings.namespace, handle.workflowId, context.env);
+    if (temporalShow) context.out(`History: ${temporalShow}`);
+    return result.status === 'completed' ? EXIT_CODES.ok : EXIT_CODES.runNotCompleted;
+  },
+};
+
+/** The run's input from the goal and the options. */
+function runInput(goal: string, values: ParsedValues, context: CliContext): AgentRunInput {
+  const extra = values.input ? (readJson(stringOption(values, 'input')!, context, '--input') as Partial<AgentRunInput>) : {};
+  if (typeof extra !== 'object' || extra === null || Array.isArray(extra)) {
+    throw new CliUsageError('--input must be a JSON object of run input fields.');
+  }
+  let model: ModelSettings | undefined = extra.model;
+  const script = stringOption(values, 'script');
+  const modelOption = stringOption(values, 'model');
+  if (script !== undefined) {
+    const turns = readJson(script, context, '--script');
+    if (!Array.isArray(turns)) throw new CliUsageError('--script must be a JSON array of model turns.');
+    model = { provider: 'scripted', script: turns };
+  } else if (modelOption !== undefined) {
+    model = modelSettings(modelOption, context);
+  }
+  if (!model) {
+    throw new CliUsageError('A run needs a model: pass --script <turns.json> (offline) or --model <settings>.');
+  }
+  return { ...extra, goal, model };
+}
+
+function modelSettings(option: string, context: CliContext): ModelSettings {
+  const trimmed = option.trim();
+  const parsed: unknown = trimmed.startsWith('{')
+    ? parseJson(trimmed, '--model')
+    : /\.json$/i.test(trimmed)
+      ? readJson(trimmed, context, '--model')
+      : { provider: trimmed };
+  if (typeof parsed !== 'object' || parsed === null || typeof (parsed as ModelSettings).provider !== 'string') {
+    throw new CliUsageError('--model must name a provider or be JSON settings with a "provider" field.');
+  }
+  return parsed as ModelSettings;
+}
+
+function readJson(path: string, context: CliContext, flag: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(resolve(context.cwd, path), 'utf8');
+  } catch (error) {
+    throw new CliUsageError(`${flag}: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return parseJson(text, `${flag} ${path}`);
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliUsageError(`${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** Prints steps and a progress line until the run ends (its result) or Ctrl-C (undefined). */
+async function watch(
+  client: Client,
+  handle: WorkflowHandle,
+  taskQueue: string,
+  context: CliContext,
+): Promise<AgentRunResult | undefined> {
+  const startedAt = Date.now();
+  let progress = '';
+  const clearProgress = () => {
+    if (context.interactive && progress) process.stdout.write('\r\x1b[K');
+  };
+  const live = new LiveSteps((line) => {
+    clearProgress();
+    context.out(line);
+    progress = '';
+  });
+  let ended: AgentRunResult | undefined;
+  let failure: unknown;
+  const result = waitForAgentRun(handle).then(
+    (r) => (ended = r),
+    (error: unknown) => (failure = error ?? new Error('the run failed')),
+  );
+  let warnedNoWorker = false;
+  while (ended === undefined && failure === undefined && context.lifecycle.signal === undefined) {
+    const state = (await handle.query(getRunStateQuery).catch(() => undefined)) as AgentRunState | undefined;
+    live.update(state);
+    const line = progressLine(state, startedAt, Date.now());
+    if (context.interactive) {
+      process.stdout.write(`\r\x1b[K${line}`);
+      progress = line;
+    } else if (line.replace(/ · [\d.]+ s$/, '') !== progress.replace(/ · [\d.]+ s$/, '')) {
+      context.err(line);
+      progress = line;
+    }
+    if (!state && !warnedNoWorker && Date.now() - startedAt > RUN_WATCH_TIMING.noWorkerWarningMs) {
+      warnedNoWorker = true;
+      if (!(await hasWorkers(client, taskQueue))) {
+        clearProgress();
+        context.err(`No worker polls task queue "${taskQueue}": start one with \`${context.self} worker --tools <module>\`.`);
+      }
+    }
+    await Promise.race([result, context.lifecycle.stopRequested, sleep(RUN_WATCH_TIMING.pollIntervalMs)]);
+  }
+  clearProgress();
+  if (ended) live.update(ended);
+  if (failure !== undefined && context.lifecycle.signal === undefined) throw failure;
+  return ended;
+}
+
+async function hasWorkers(client: Client, taskQueue: string): Promise<boolean> {
+  try {
+    const response = await client.workflowService.describeTaskQueue({
+      namespace: client.options.namespace,
+      taskQueue: { name: taskQueue },
+      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    return (response.pollers ?? []).length > 0;
+  } catch {
+    return true;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

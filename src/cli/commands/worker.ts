@@ -1,0 +1,40 @@
+import { connectionSettingsFromEnv } from '../../connection-settings';
+import { loadToolsModule, runWorkerProcess } from '../../worker';
+import { parseCommandArgs } from '../args';
+import { EXIT_CODES, type CliCommand } from '../command';
+import { installRuntime } from '../runtime';
+import { TOOLS_OPTION_HELP, TOOLS_OPTION_SPEC, toolsModuleOption } from '../tools-option';
+
+/** `durable-tools worker`: a worker running the tools of a module, against the configured server. */
+export const workerCommand: CliCommand = {
+  name: 'worker',
+  summary: 'run a worker with the tools of a module, against TEMPORAL_ADDRESS (default 127.0.0.1:7233)',
+  help: `usage: durable-tools worker --tools <module> [options]
+
+Runs a worker for agent runs and the tools of a module until Ctrl-C or SIGTERM, then drains it (running tool
+calls finish) and exits. Idempotency keys and transcripts go to SQLite files in .data/ unless
+DURABLE_TOOLS_IDEMPOTENCY_STORE / DURABLE_TOOLS_TRANSCRIPT_STORE say otherwise. It starts no server: it
+connects to TEMPORAL_ADDRESS / the TEMPORAL_PROFILE of the Temporal config file (default 127.0.0.1:7233).
+
+options:
+${TOOLS_OPTION_HELP}
+  -h, --help      this help
+
+environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_PROFILE,
+  TEMPORAL_CONFIG_FILE, DURABLE_TOOLS_TASK_QUEUE, DURABLE_TOOLS_TOOLS_MODULE
+
+exit codes: 0 stopped by Ctrl-C/SIGTERM after draining, 1 the worker failed (server unreachable, bad tools
+module, ...), 2 bad arguments`,
+  async run(argv, context) {
+    const { values, help } = parseCommandArgs(argv, TOOLS_OPTION_SPEC);
+    if (help) return context.out(workerCommand.help), EXIT_CODES.ok;
+    const toolsModule = toolsModuleOption(values, context);
+    installRuntime();
+    const tools = await loadToolsModule(toolsModule, context.cwd);
+    const settings = connectionSettingsFromEnv(context.env);
+    await runWorkerProcess({ tools, settings, until: context.lifecycle.stopRequested, log: context.out });
+    await context.lifecycle.stopAll();
+    context.out('Worker stopped.');
+    return EXIT_CODES.ok;
+  },
+};

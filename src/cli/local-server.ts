@@ -1,0 +1,93 @@
+import { isAbsolute, resolve } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { startDevServer, type DevServer } from '../dev-server/dev-server';
+import { isPortOpen } from '../dev-server/free-port';
+import { LOCAL_TEMPORAL } from '../dev-server/local-temporal';
+import type { CliContext } from './command';
+
+/** Where the command line's local server listens and keeps its state, from `--port`, `--ui-port`, `--db`. */
+export interface LocalServerOptions {
+  /** gRPC port; 0 picks a free one (default 7233). */
+  port: number;
+  /** Web UI port; 0 picks a free one (default 8233). */
+  uiPort: number;
+  /** SQLite file of the server's state, relative to the working directory; `memory` keeps it in memory. */
+  db: string;
+  namespace: string;
+}
+
+/** The defaults of {@link LocalServerOptions}. */
+export const LOCAL_SERVER_DEFAULTS = {
+  port: LOCAL_TEMPORAL.port,
+  uiPort: LOCAL_TEMPORAL.uiPort,
+  db: `${LOCAL_TEMPORAL.dataDir}/${LOCAL_TEMPORAL.dbFile}`,
+} as const;
+
+/** The options shared by the subcommands that start a server, for their `--help`. */
+export const SERVER_OPTIONS_HELP = `  --port <n>      gRPC port of the server (default ${LOCAL_SERVER_DEFAULTS.port}; 0 = a free port)
+  --ui-port <n>   web UI port (default ${LOCAL_SERVER_DEFAULTS.uiPort}; 0 = a free port)
+  --db <file>     SQLite file keeping histories across restarts (default ${LOCAL_SERVER_DEFAULTS.db}; "memory" = none)`;
+
+/** A server port already taken: the command refuses instead of silently using whatever listens there. */
+export class PortTakenError extends Error {
+  override readonly name = 'PortTakenError';
+  readonly code = 'PORT_TAKEN';
+}
+
+/**
+ * Starts a local Temporal dev server (own process group, so Ctrl-C reaches only this command, which stops the
+ * server last), registered with the lifecycle. Refuses a taken port with the commands to use what answers there
+ * or to pick another port: it never reuses a server without saying so.
+ */
+export async function startLocalServer(options: LocalServerOptions, context: CliContext): Promise<DevServer> {
+  for (const [flag, port] of [
+    ['--port', options.port],
+    ['--ui-port', options.uiPort],
+  ] as const) {
+    if (port !== 0 && (await isPortOpen(port))) {
+      const temporal = flag === '--port' && (await answersAsTemporal(`127.0.0.1:${port}`, options.namespace));
+      throw new PortTakenError(
+        `Port ${port} (${flag}) is already in use${temporal ? ' by a Temporal server that this command did not start' : ''}. ` +
+          (temporal
+            ? `To use that server, run with TEMPORAL_ADDRESS=127.0.0.1:${port}; to start another one, pass ${flag} 0 (a free port) or another port.`
+            : `Pass ${flag} 0 (a free port) or another port.`),
+      );
+    }
+  }
+  const dbFile = options.db === 'memory' ? undefined : absolute(options.db, context.cwd);
+  context.err(
+    `Starting a local Temporal dev server (${dbFile ? `state in ${dbFile}` : 'in memory'}; log in ${LOCAL_TEMPORAL.dataDir}/${LOCAL_TEMPORAL.logFile})...`,
+  );
+  const server = await startDevServer({
+    ...(options.port !== 0 ? { port: options.port } : {}),
+    ...(options.uiPort !== 0 ? { uiPort: options.uiPort } : {}),
+    ...(dbFile ? { dbFile } : {}),
+    logFile: absolute(`${LOCAL_TEMPORAL.dataDir}/${LOCAL_TEMPORAL.logFile}`, context.cwd),
+    namespace: options.namespace,
+    ownProcessGroup: true,
+  });
+  context.lifecycle.killOnExit(server.pid);
+  context.lifecycle.defer(`the Temporal server (pid ${server.pid})`, async () => {
+    context.err(`Stopping the Temporal server (pid ${server.pid})...`);
+    await server.stop();
+  });
+  return server;
+}
+
+function absolute(path: string, cwd: string): string {
+  return isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+async function answersAsTemporal(address: string, namespace: string): Promise<boolean> {
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: 2000 });
+    try {
+      await connection.workflowService.describeNamespace({ namespace });
+      return true;
+    } finally {
+      await connection.close();
+    }
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,21 @@
+import { TOOLS_MODULE_ENV } from '../worker';
+import { CliUsageError, type CliContext } from './command';
+import { stringOption, type ParsedValues } from './args';
+
+/** The option spec of `--tools`. */
+export const TOOLS_OPTION_SPEC = { tools: { type: 'string' } } as const;
+
+/** `--tools` in a subcommand's help. */
+export const TOOLS_OPTION_HELP = `  --tools <module> module exporting \`tools: Tool[]\`, relative to the working directory
+                  (default: $${TOOLS_MODULE_ENV}); a .ts module needs tsx (node --import tsx)`;
+
+/** The tools module of a worker: `--tools`, else DURABLE_TOOLS_TOOLS_MODULE; a usage error when neither is given. */
+export function toolsModuleOption(values: ParsedValues, context: CliContext): string {
+  const module = stringOption(values, 'tools') ?? (context.env[TOOLS_MODULE_ENV] || undefined);
+  if (!module) {
+    throw new CliUsageError(
+      `Which tools should the worker run? Pass --tools <module> or set ${TOOLS_MODULE_ENV} (a module exporting \`tools\`, relative to ${context.cwd}).`,
+    );
+  }
+  return module;
+}
