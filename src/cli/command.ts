@@ -36,11 +36,20 @@ export interface CliContext {
   self: string;
 }
 
-/** One subcommand. */
-export interface CliCommand {
+/**
+ * A subcommand as the command line registers it: a name, a summary for the overview, and its module, loaded
+ * only when the subcommand runs (so `--help` and the other subcommands start fast).
+ */
+export interface CliCommandEntry {
   name: string;
   /** One line for `durable-tools --help`. */
   summary: string;
+  load(): Promise<CliCommand>;
+}
+
+/** One subcommand, once loaded. */
+export interface CliCommand {
+  name: string;
   /** The whole `--help` text of the subcommand. */
   help: string;
   /** Runs the subcommand with the arguments after its name; resolves to the exit code. */

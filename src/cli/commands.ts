@@ -1,25 +1,49 @@
 /**
- * The subcommands of `durable-tools`, in the order `--help` lists them. Adding one is one line here and one
- * `CliCommand` object in its own module.
+ * The subcommands of `durable-tools`, in the order `--help` lists them. Adding one is one entry here (name,
+ * summary, and its module, loaded only when it runs) and a `CliCommand` object in its own module.
  */
-import type { CliCommand } from './command';
-import { cancelCommand } from './commands/cancel';
-import { devCommand } from './commands/dev';
-import { installCliCommand } from './commands/install-cli';
-import { runCommand } from './commands/run';
-import { runsCommand } from './commands/runs';
-import { serverCommand } from './commands/server';
-import { showCommand } from './commands/show';
-import { workerCommand } from './commands/worker';
+import type { CliCommandEntry } from './command';
 
 /** Every subcommand. */
-export const COMMANDS: readonly CliCommand[] = [
-  devCommand,
-  serverCommand,
-  workerCommand,
-  runCommand,
-  runsCommand,
-  showCommand,
-  cancelCommand,
-  installCliCommand,
+export const COMMANDS: readonly CliCommandEntry[] = [
+  {
+    name: 'dev',
+    summary: 'local Temporal server + web UI + a worker with the tools of a module, until Ctrl-C',
+    load: async () => (await import('./commands/dev')).devCommand,
+  },
+  {
+    name: 'server',
+    summary: 'start a local Temporal dev server with its web UI, until Ctrl-C',
+    load: async () => (await import('./commands/server')).serverCommand,
+  },
+  {
+    name: 'worker',
+    summary: 'run a worker with the tools of a module, against TEMPORAL_ADDRESS (default 127.0.0.1:7233)',
+    load: async () => (await import('./commands/worker')).workerCommand,
+  },
+  {
+    name: 'run',
+    summary: 'start a run and show its steps live with a progress line until it ends (--detach: just start it)',
+    load: async () => (await import('./commands/run')).runCommand,
+  },
+  {
+    name: 'runs',
+    summary: 'list runs with their status (newest first), filterable by status',
+    load: async () => (await import('./commands/runs')).runsCommand,
+  },
+  {
+    name: 'show',
+    summary: 'show a run: goal, status, and its steps (tool, arguments, status, attempts, observation)',
+    load: async () => (await import('./commands/show')).showCommand,
+  },
+  {
+    name: 'cancel',
+    summary: 'cancel a run: running tool calls are stopped, done steps compensated, newest first',
+    load: async () => (await import('./commands/cancel')).cancelCommand,
+  },
+  {
+    name: 'install-cli',
+    summary: 'find or build the Temporal CLI and print its path',
+    load: async () => (await import('./commands/install-cli')).installCliCommand,
+  },
 ];

@@ -10,7 +10,9 @@ export class ServerUnreachableError extends Error {
 }
 
 /** Connects a client with the settings of the environment; the connection is closed when the command ends. */
-export async function connectForCommand(context: CliContext): Promise<{ client: Client; settings: ConnectionSettings }> {
+export async function connectForCommand(
+  context: CliContext,
+): Promise<{ client: Client; settings: ConnectionSettings }> {
   const settings = connectionSettingsFromEnv(context.env);
   let client: Client;
   try {

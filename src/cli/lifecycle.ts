@@ -84,7 +84,9 @@ export class Lifecycle {
         try {
           await item.stop();
         } catch (error) {
-          this.log(`durable-tools: stopping ${item.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+          this.log(
+            `durable-tools: stopping ${item.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+          );
         }
       }
       for (const timer of this.timers) clearInterval(timer);

@@ -3,30 +3,8 @@ import { Connection } from '@temporalio/client';
 import { startDevServer, type DevServer } from '../dev-server/dev-server';
 import { isPortOpen } from '../dev-server/free-port';
 import { LOCAL_TEMPORAL } from '../dev-server/local-temporal';
+import type { LocalServerOptions } from './server-args';
 import type { CliContext } from './command';
-
-/** Where the command line's local server listens and keeps its state, from `--port`, `--ui-port`, `--db`. */
-export interface LocalServerOptions {
-  /** gRPC port; 0 picks a free one (default 7233). */
-  port: number;
-  /** Web UI port; 0 picks a free one (default 8233). */
-  uiPort: number;
-  /** SQLite file of the server's state, relative to the working directory; `memory` keeps it in memory. */
-  db: string;
-  namespace: string;
-}
-
-/** The defaults of {@link LocalServerOptions}. */
-export const LOCAL_SERVER_DEFAULTS = {
-  port: LOCAL_TEMPORAL.port,
-  uiPort: LOCAL_TEMPORAL.uiPort,
-  db: `${LOCAL_TEMPORAL.dataDir}/${LOCAL_TEMPORAL.dbFile}`,
-} as const;
-
-/** The options shared by the subcommands that start a server, for their `--help`. */
-export const SERVER_OPTIONS_HELP = `  --port <n>      gRPC port of the server (default ${LOCAL_SERVER_DEFAULTS.port}; 0 = a free port)
-  --ui-port <n>   web UI port (default ${LOCAL_SERVER_DEFAULTS.uiPort}; 0 = a free port)
-  --db <file>     SQLite file keeping histories across restarts (default ${LOCAL_SERVER_DEFAULTS.db}; "memory" = none)`;
 
 /** A server port already taken: the command refuses instead of silently using whatever listens there. */
 export class PortTakenError extends Error {

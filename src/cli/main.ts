@@ -5,12 +5,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from './command';
+import { CliUsageError, EXIT_CODES, type CliCommandEntry, type CliContext } from './command';
 import { COMMANDS } from './commands';
 import { Lifecycle } from './lifecycle';
 
 /** The overview printed by `durable-tools --help`. */
-export function overview(commands: readonly CliCommand[] = COMMANDS): string {
+export function overview(commands: readonly CliCommandEntry[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
     'usage: durable-tools <command> [options]',
@@ -21,7 +21,7 @@ export function overview(commands: readonly CliCommand[] = COMMANDS): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Every command takes --help. Connection settings come from TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,',
-    'TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE (the Temporal CLI\'s TOML profiles)',
+    "TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE (the Temporal CLI's TOML profiles)",
     'and DURABLE_TOOLS_TASK_QUEUE.',
   ].join('\n');
 }
@@ -45,19 +45,19 @@ function packageVersion(): string {
 }
 
 /** Runs the command line with its arguments and resolves to the exit code, after stopping what it started. */
-export async function runCli(argv: string[], commands: readonly CliCommand[] = COMMANDS): Promise<number> {
+export async function runCli(argv: string[], commands: readonly CliCommandEntry[] = COMMANDS): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const target = name === 'help' && rest[0] ? commands.find((c) => c.name === rest[0]) : undefined;
-    process.stdout.write(`${target ? target.help : overview(commands)}\n`);
+    process.stdout.write(`${target ? (await target.load()).help : overview(commands)}\n`);
     return EXIT_CODES.ok;
   }
   if (name === '--version' || name === '-v') {
     process.stdout.write(`${packageVersion()}\n`);
     return EXIT_CODES.ok;
   }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
+  const entry = commands.find((c) => c.name === name);
+  if (!entry) {
     process.stderr.write(`durable-tools: unknown command "${name}".\n\n${overview(commands)}\n`);
     return EXIT_CODES.usage;
   }
@@ -72,6 +72,7 @@ export async function runCli(argv: string[], commands: readonly CliCommand[] = C
     self: selfInvocation(),
   };
   try {
+    const command = await entry.load();
     return await command.run(rest, context);
   } catch (error) {
     if (error instanceof CliUsageError) {
@@ -89,7 +90,9 @@ if (require.main === module) {
   runCli(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (error: unknown) => {
-      process.stderr.write(`durable-tools: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.stderr.write(
+        `durable-tools: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
       process.exit(EXIT_CODES.error);
     },
   );

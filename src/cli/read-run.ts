@@ -64,7 +64,8 @@ export function stepsFromHistory(history: RunHistory): StepRecord[] {
     }
     const completed = event.activityTaskCompletedEventAttributes;
     const failed = event.activityTaskFailedEventAttributes;
-    const ended = completed ?? failed ?? event.activityTaskCanceledEventAttributes ?? event.activityTaskTimedOutEventAttributes;
+    const ended =
+      completed ?? failed ?? event.activityTaskCanceledEventAttributes ?? event.activityTaskTimedOutEventAttributes;
     const step = ended ? byScheduledId.get(String(ended.scheduledEventId)) : undefined;
     if (!step) continue;
     if (completed) {

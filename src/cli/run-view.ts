@@ -78,7 +78,8 @@ export class LiveSteps {
       if (first) this.print(`  step ${step.stepId}  → ${step.tool} ${preview(step.arguments, 80)}`);
       const line = stepLine(step);
       if (!line) continue;
-      const undo = step.status === 'compensating' || step.status === 'compensated' || step.status === 'compensation_failed';
+      const undo =
+        step.status === 'compensating' || step.status === 'compensated' || step.status === 'compensation_failed';
       this.print(undo ? `  undo ${step.stepId}  ${line}` : `          ${line}`);
     }
   }

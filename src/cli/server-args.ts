@@ -1,7 +1,24 @@
 import { parseCommandArgs, portOption, stringOption } from './args';
 import type { CliContext } from './command';
-import { LOCAL_SERVER_DEFAULTS, type LocalServerOptions } from './local-server';
-import { connectionSettingsFromEnv } from '../connection-settings';
+
+/** Where the command line's local server listens and keeps its state, from `--port`, `--ui-port`, `--db`. */
+export interface LocalServerOptions {
+  /** gRPC port; 0 picks a free one (default 7233). */
+  port: number;
+  /** Web UI port; 0 picks a free one (default 8233). */
+  uiPort: number;
+  /** SQLite file of the server's state, relative to the working directory; `memory` keeps it in memory. */
+  db: string;
+  namespace: string;
+}
+
+/** The defaults of {@link LocalServerOptions} (the ports Temporal's own tools use). */
+export const LOCAL_SERVER_DEFAULTS = { port: 7233, uiPort: 8233, db: '.data/temporal.sqlite' } as const;
+
+/** The options shared by the subcommands that start a server, for their `--help`. */
+export const SERVER_OPTIONS_HELP = `  --port <n>      gRPC port of the server (default ${LOCAL_SERVER_DEFAULTS.port}; 0 = a free port)
+  --ui-port <n>   web UI port (default ${LOCAL_SERVER_DEFAULTS.uiPort}; 0 = a free port)
+  --db <file>     SQLite file keeping histories across restarts (default ${LOCAL_SERVER_DEFAULTS.db}; "memory" = none)`;
 
 /** The option spec of `--port`, `--ui-port`, `--db`. */
 export const SERVER_OPTION_SPEC = {
@@ -24,7 +41,7 @@ export function parseArgs(
       port: portOption(values, 'port', LOCAL_SERVER_DEFAULTS.port),
       uiPort: portOption(values, 'ui-port', LOCAL_SERVER_DEFAULTS.uiPort),
       db: stringOption(values, 'db', LOCAL_SERVER_DEFAULTS.db)!,
-      namespace: connectionSettingsFromEnv(context.env).namespace,
+      namespace: context.env.TEMPORAL_NAMESPACE || 'default',
     },
   };
 }

@@ -1,6 +1,8 @@
-import { TOOLS_MODULE_ENV } from '../worker';
 import { CliUsageError, type CliContext } from './command';
 import { stringOption, type ParsedValues } from './args';
+
+/** The environment variable naming the tools module (the same as `TOOLS_MODULE_ENV` of the worker module). */
+const TOOLS_MODULE_ENV = 'DURABLE_TOOLS_TOOLS_MODULE';
 
 /** The option spec of `--tools`. */
 export const TOOLS_OPTION_SPEC = { tools: { type: 'string' } } as const;

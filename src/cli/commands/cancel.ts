@@ -7,7 +7,6 @@ import { connectForCommand } from '../connect';
 /** `durable-tools cancel <run>`: cancels a run; its compensations run before it ends. */
 export const cancelCommand: CliCommand = {
   name: 'cancel',
-  summary: 'cancel a run: running tool calls are stopped, done steps compensated, newest first',
   help: `usage: durable-tools cancel <run id> [--no-wait]
 
 Asks a run to cancel. Running tool calls are cancelled, then the steps it did are compensated (newest first)
@@ -21,8 +20,12 @@ options:
 exit codes: 0 cancelled (or requested, with --no-wait), 1 no such run, the run had already ended, or the
 server is unreachable, 2 bad arguments`,
   async run(argv, context) {
-    const { values, positionals, help } = parseCommandArgs(argv, { 'no-wait': { type: 'boolean' } }, { min: 1, max: 1, names: '<run id>' });
-    if (help) return context.out(cancelCommand.help), EXIT_CODES.ok;
+    const { values, positionals, help } = parseCommandArgs(
+      argv,
+      { 'no-wait': { type: 'boolean' } },
+      { min: 1, max: 1, names: '<run id>' },
+    );
+    if (help) return (context.out(cancelCommand.help), EXIT_CODES.ok);
     const workflowId = positionals[0]!;
     const { client } = await connectForCommand(context);
     const handle = client.workflow.getHandle(workflowId);
@@ -48,7 +51,9 @@ server is unreachable, 2 bad arguments`,
     context.err(`Cancelling ${workflowId}; waiting for its compensations...`);
     const result = await waitForAgentRun(handle).catch(() => undefined);
     const final = await handle.describe();
-    context.out(`Run ${workflowId}: ${result?.status ?? final.status.name.toLowerCase()}${result?.reason ? ` (${result.reason})` : ''}.`);
+    context.out(
+      `Run ${workflowId}: ${result?.status ?? final.status.name.toLowerCase()}${result?.reason ? ` (${result.reason})` : ''}.`,
+    );
     return EXIT_CODES.ok;
   },
 };

@@ -1,15 +1,14 @@
 import { connectionSettingsFromEnv } from '../../connection-settings';
 import { loadToolsModule, runWorkerProcess } from '../../worker';
 import { EXIT_CODES, type CliCommand } from '../command';
-import { SERVER_OPTIONS_HELP, startLocalServer } from '../local-server';
+import { startLocalServer } from '../local-server';
 import { installRuntime } from '../runtime';
-import { parseArgs } from '../server-args';
+import { parseArgs, SERVER_OPTIONS_HELP } from '../server-args';
 import { TOOLS_OPTION_HELP, TOOLS_OPTION_SPEC, toolsModuleOption } from '../tools-option';
 
 /** `durable-tools dev`: a local server with its UI and a worker, until Ctrl-C / SIGTERM. */
 export const devCommand: CliCommand = {
   name: 'dev',
-  summary: 'local Temporal server + web UI + a worker with the tools of a module, until Ctrl-C',
   help: `usage: durable-tools dev --tools <module> [options]
 
 Starts a local Temporal dev server with its web UI, then a worker running the tools of a module, until
@@ -25,7 +24,7 @@ ${SERVER_OPTIONS_HELP}
 exit codes: 0 stopped by Ctrl-C/SIGTERM after stopping everything, 1 something could not start, 2 bad arguments`,
   async run(argv, context) {
     const { options, help, values } = parseArgs(argv, context, TOOLS_OPTION_SPEC);
-    if (help) return context.out(devCommand.help), EXIT_CODES.ok;
+    if (help) return (context.out(devCommand.help), EXIT_CODES.ok);
     const toolsModule = toolsModuleOption(values, context);
     installRuntime();
     const tools = await loadToolsModule(toolsModule, context.cwd);

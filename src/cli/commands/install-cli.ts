@@ -5,7 +5,6 @@ import { EXIT_CODES, type CliCommand } from '../command';
 /** `durable-tools install-cli`: find or build the Temporal CLI and print its path. */
 export const installCliCommand: CliCommand = {
   name: 'install-cli',
-  summary: 'find or build the Temporal CLI and print its path',
   help: `usage: durable-tools install-cli
 
 Finds the Temporal CLI (TEMPORAL_CLI_PATH, temporal on PATH, the cached build) or builds it with Go
@@ -19,7 +18,7 @@ options:
 exit codes: 0 found or built, 1 not found and could not be built, 2 bad arguments`,
   async run(argv, context) {
     const { values, help } = parseCommandArgs(argv, { path: { type: 'boolean' } });
-    if (help) return context.out(installCliCommand.help), EXIT_CODES.ok;
+    if (help) return (context.out(installCliCommand.help), EXIT_CODES.ok);
     const cli = await resolveTemporalCli({ env: context.env, log: context.err });
     context.out(values.path === true ? cli.path : `${cli.path} (${cli.source})`);
     return EXIT_CODES.ok;

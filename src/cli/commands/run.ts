@@ -18,7 +18,6 @@ export const RUN_WATCH_TIMING = { pollIntervalMs: 250, noWorkerWarningMs: 5_000 
 /** `durable-tools run <goal>`: starts a run and shows its steps live until it ends. */
 export const runCommand: CliCommand = {
   name: 'run',
-  summary: 'start a run and show its steps live with a progress line until it ends (--detach: just start it)',
   help: `usage: durable-tools run <goal> (--script <turns.json> | --model <settings.json|provider>) [options]
 
 Starts an agent run on the configured server (TEMPORAL_ADDRESS, default 127.0.0.1:7233) and prints each tool
@@ -51,7 +50,7 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
       },
       { min: 1, max: 1, names: '<goal>' },
     );
-    if (help) return context.out(runCommand.help), EXIT_CODES.ok;
+    if (help) return (context.out(runCommand.help), EXIT_CODES.ok);
     const input = runInput(positionals[0]!, values, context);
     const { client, settings } = await connectForCommand(context);
     const taskQueue = stringOption(values, 'task-queue', settings.taskQueue)!;
@@ -66,13 +65,20 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
     }
     const result = await watch(client, handle, taskQueue, context);
     if (!result) {
-      context.out(`\nStopped watching; the run goes on. ${context.self} show ${handle.workflowId} | ${context.self} cancel ${handle.workflowId}`);
+      context.out(
+        `\nStopped watching; the run goes on. ${context.self} show ${handle.workflowId} | ${context.self} cancel ${handle.workflowId}`,
+      );
       return EXIT_CODES.sigint;
     }
     context.out('');
     for (const line of runSummary(result)) context.out(line);
     context.out(`Steps: ${context.self} show ${handle.workflowId}`);
-    const temporalShow = await temporalShowCommand(settings.address, settings.namespace, handle.workflowId, context.env);
+    const temporalShow = await temporalShowCommand(
+      settings.address,
+      settings.namespace,
+      handle.workflowId,
+      context.env,
+    );
     if (temporalShow) context.out(`History: ${temporalShow}`);
     return result.status === 'completed' ? EXIT_CODES.ok : EXIT_CODES.runNotCompleted;
   },
@@ -80,7 +86,9 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
 
 /** The run's input from the goal and the options. */
 function runInput(goal: string, values: ParsedValues, context: CliContext): AgentRunInput {
-  const extra = values.input ? (readJson(stringOption(values, 'input')!, context, '--input') as Partial<AgentRunInput>) : {};
+  const extra = values.input
+    ? (readJson(stringOption(values, 'input')!, context, '--input') as Partial<AgentRunInput>)
+    : {};
   if (typeof extra !== 'object' || extra === null || Array.isArray(extra)) {
     throw new CliUsageError('--input must be a JSON object of run input fields.');
   }
@@ -170,7 +178,9 @@ async function watch(
       warnedNoWorker = true;
       if (!(await hasWorkers(client, taskQueue))) {
         clearProgress();
-        context.err(`No worker polls task queue "${taskQueue}": start one with \`${context.self} worker --tools <module>\`.`);
+        context.err(
+          `No worker polls task queue "${taskQueue}": start one with \`${context.self} worker --tools <module>\`.`,
+        );
       }
     }
     await Promise.race([result, context.lifecycle.stopRequested, sleep(RUN_WATCH_TIMING.pollIntervalMs)]);

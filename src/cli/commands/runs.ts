@@ -6,12 +6,18 @@ import { CliUsageError, EXIT_CODES, type CliCommand } from '../command';
 import { connectForCommand } from '../connect';
 import { preview, table } from '../run-view';
 
-const RUN_STATUSES: readonly RunStatus[] = ['running', 'completed', 'failed', 'compensated', 'compensation_failed', 'cancelled'];
+const RUN_STATUSES: readonly RunStatus[] = [
+  'running',
+  'completed',
+  'failed',
+  'compensated',
+  'compensation_failed',
+  'cancelled',
+];
 
 /** `durable-tools runs`: the latest runs with their status, filterable. */
 export const runsCommand: CliCommand = {
   name: 'runs',
-  summary: 'list runs with their status (newest first), filterable by status',
   help: `usage: durable-tools runs [--status <status>] [--query <visibility query>] [--limit <n>] [--json]
 
 Lists agent runs, newest first: run id, status (DurableRunStatus: ${RUN_STATUSES.join(', ')}),
@@ -32,7 +38,7 @@ exit codes: 0 listed (also when none match), 1 the server is unreachable or refu
       limit: { type: 'string' },
       json: { type: 'boolean' },
     });
-    if (help) return context.out(runsCommand.help), EXIT_CODES.ok;
+    if (help) return (context.out(runsCommand.help), EXIT_CODES.ok);
     const status = stringOption(values, 'status');
     if (status !== undefined && !RUN_STATUSES.includes(status as RunStatus)) {
       throw new CliUsageError(`--status must be one of ${RUN_STATUSES.join(', ')}, not "${status}".`);

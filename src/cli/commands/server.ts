@@ -1,12 +1,11 @@
 import { connectionSettingsFromEnv } from '../../connection-settings';
-import { parseArgs } from '../server-args';
+import { parseArgs, SERVER_OPTIONS_HELP } from '../server-args';
 import { EXIT_CODES, type CliCommand } from '../command';
-import { SERVER_OPTIONS_HELP, startLocalServer } from '../local-server';
+import { startLocalServer } from '../local-server';
 
 /** `durable-tools server`: a local Temporal dev server and its web UI, until Ctrl-C / SIGTERM. */
 export const serverCommand: CliCommand = {
   name: 'server',
-  summary: 'start a local Temporal dev server with its web UI, until Ctrl-C',
   help: `usage: durable-tools server [options]
 
 Starts a local Temporal dev server (the official Temporal CLI, found or built like install-cli) with its
@@ -21,7 +20,7 @@ exit codes: 0 stopped by Ctrl-C/SIGTERM after stopping the server, 1 the server 
 2 bad arguments`,
   async run(argv, context) {
     const { options, help } = parseArgs(argv, context);
-    if (help) return context.out(serverCommand.help), EXIT_CODES.ok;
+    if (help) return (context.out(serverCommand.help), EXIT_CODES.ok);
     const settings = connectionSettingsFromEnv(context.env);
     if (settings.addressFromEnv) {
       context.err(

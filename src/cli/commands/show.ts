@@ -9,7 +9,6 @@ import { runSummary, stepsTable } from '../run-view';
 /** `durable-tools show <run>`: a run's outcome and its steps table. */
 export const showCommand: CliCommand = {
   name: 'show',
-  summary: 'show a run: goal, status, and its steps (tool, arguments, status, attempts, observation)',
   help: `usage: durable-tools show <run id> [--json]
 
 Shows a run (its workflow id): goal, status, why it stopped, and a table of its tool calls with arguments,
@@ -22,8 +21,12 @@ options:
 
 exit codes: 0 shown, 1 no such run or the server is unreachable, 2 bad arguments`,
   async run(argv, context) {
-    const { values, positionals, help } = parseCommandArgs(argv, { json: { type: 'boolean' } }, { min: 1, max: 1, names: '<run id>' });
-    if (help) return context.out(showCommand.help), EXIT_CODES.ok;
+    const { values, positionals, help } = parseCommandArgs(
+      argv,
+      { json: { type: 'boolean' } },
+      { min: 1, max: 1, names: '<run id>' },
+    );
+    if (help) return (context.out(showCommand.help), EXIT_CODES.ok);
     const workflowId = positionals[0]!;
     const { client, settings } = await connectForCommand(context);
     let view;
@@ -38,10 +41,14 @@ exit codes: 0 shown, 1 no such run or the server is unreachable, 2 bad arguments
     }
     const { description, state, historySteps } = view;
     if (values.json === true) {
-      context.out(JSON.stringify(state ?? { workflowId, status: description.status.name, steps: historySteps }, null, 2));
+      context.out(
+        JSON.stringify(state ?? { workflowId, status: description.status.name, steps: historySteps }, null, 2),
+      );
       return EXIT_CODES.ok;
     }
-    context.out(`run:     ${workflowId}  (workflow ${description.status.name}, started ${description.startTime.toISOString()})`);
+    context.out(
+      `run:     ${workflowId}  (workflow ${description.status.name}, started ${description.startTime.toISOString()})`,
+    );
     if (state) {
       for (const line of runSummary(state)) context.out(line);
       context.out('');

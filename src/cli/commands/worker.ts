@@ -8,7 +8,6 @@ import { TOOLS_OPTION_HELP, TOOLS_OPTION_SPEC, toolsModuleOption } from '../tool
 /** `durable-tools worker`: a worker running the tools of a module, against the configured server. */
 export const workerCommand: CliCommand = {
   name: 'worker',
-  summary: 'run a worker with the tools of a module, against TEMPORAL_ADDRESS (default 127.0.0.1:7233)',
   help: `usage: durable-tools worker --tools <module> [options]
 
 Runs a worker for agent runs and the tools of a module until Ctrl-C or SIGTERM, then drains it (running tool
@@ -27,7 +26,7 @@ exit codes: 0 stopped by Ctrl-C/SIGTERM after draining, 1 the worker failed (ser
 module, ...), 2 bad arguments`,
   async run(argv, context) {
     const { values, help } = parseCommandArgs(argv, TOOLS_OPTION_SPEC);
-    if (help) return context.out(workerCommand.help), EXIT_CODES.ok;
+    if (help) return (context.out(workerCommand.help), EXIT_CODES.ok);
     const toolsModule = toolsModuleOption(values, context);
     installRuntime();
     const tools = await loadToolsModule(toolsModule, context.cwd);
