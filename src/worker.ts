@@ -81,9 +81,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   // through the fallback activity).
   await mcpHost?.refresh();
   const registry = mcpHost ? withMcpTools(ownTools, mcpHost) : ownTools;
-  const ownConnection = options.connection
-    ? undefined
-    : await NativeConnection.connect(connectionOptions(settings));
+  const ownConnection = options.connection ? undefined : await NativeConnection.connect(connectionOptions(settings));
   const connection = options.connection ?? ownConnection!;
   const worker = await Worker.create({
     ...tunedWorkerOptions(),

@@ -108,9 +108,12 @@ describe('connectionSettingsFromEnv', () => {
 
 describe('connectionOptions', () => {
   test('passes address, TLS, API key and metadata to Connection.connect', () => {
-    expect(
-      connectionOptions({ address: 'a:1', tls: true, apiKey: 'k', metadata: { team: 'agents' } }),
-    ).toEqual({ address: 'a:1', tls: true, apiKey: 'k', metadata: { team: 'agents' } });
+    expect(connectionOptions({ address: 'a:1', tls: true, apiKey: 'k', metadata: { team: 'agents' } })).toEqual({
+      address: 'a:1',
+      tls: true,
+      apiKey: 'k',
+      metadata: { team: 'agents' },
+    });
     expect(connectionOptions({ address: 'a:1' })).toEqual({ address: 'a:1' });
   });
 });

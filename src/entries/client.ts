@@ -1,0 +1,43 @@
+/**
+ * `durable-tools/client`: what a process that starts, watches and cancels agent runs needs — and nothing
+ * else. It loads no worker, no workflow bundler, no SQLite and no Postgres code, so a web server or a script
+ * that only starts runs stays small and starts fast.
+ *
+ * @packageDocumentation
+ */
+export {
+  AGENT_RUN_WORKFLOW,
+  connectClient,
+  startAgentRun,
+  waitForAgentRun,
+  getAgentRunState,
+  agentRunUrl,
+  fetchRunHistories,
+  runResultOfFailure,
+  type RunHistory,
+  type StartAgentRunOptions,
+} from '../client';
+export {
+  connectionSettingsFromEnv,
+  connectionOptions,
+  CONNECTION_DEFAULTS,
+  type ConnectionSettings,
+} from '../connection-settings';
+export { SEARCH_ATTRIBUTES } from '../search-attributes';
+export { registerStatusAttributeCommand } from '../status-search-attribute';
+export { FAILED_RUN_STATUSES, isFailedRunStatus, type FailedRunStatus } from '../workflows/run-outcome-statuses';
+export { getRunStateQuery } from '../workflows/agent-run-messages';
+export type {
+  AgentRunInput,
+  AgentRunLimits,
+  AgentRunResult,
+  AgentRunState,
+  FailurePolicy,
+  CompensationOptions,
+  RunStatus,
+  StepRecord,
+  StepStatus,
+} from '../workflows/agent-run-types';
+export type { ModelSettings } from '../model/model-types';
+export type { ScriptedTurn, ScriptedModelSettings } from '../model/scripted-model';
+export type { ToolObservation, ToolErrorObservation, ToolSuccessObservation } from '../protocol/activity-protocol';

@@ -1,0 +1,13 @@
+/**
+ * `durable-tools/testing`: what tests of tools and agents need — a real local Temporal dev server, the
+ * offline scripted model, a seeded random source for predictable retry delays, and in-memory stores.
+ *
+ * @packageDocumentation
+ */
+export { startDevServer, type DevServer, type DevServerOptions } from '../dev-server/dev-server';
+export { resolveTemporalCli, TEMPORAL_CLI, type ResolvedTemporalCli } from '../dev-server/temporal-cli';
+export { TemporalCliError, type TemporalCliErrorCode } from '../dev-server/temporal-cli-error';
+export { scriptedModel, type ScriptedTurn, type ScriptedModelSettings } from '../model/scripted-model';
+export { createSeededRandom } from '../tools/seeded-random';
+export { MemoryIdempotencyStore } from '../idempotency/memory-idempotency-store';
+export { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';

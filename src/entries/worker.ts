@@ -1,0 +1,127 @@
+/**
+ * `durable-tools/worker`: what a worker process needs — the tool contract and its failure semantics,
+ * idempotency key and transcript stores, model providers, the activities and `createWorker`.
+ *
+ * @packageDocumentation
+ */
+
+// Tool contract and registry
+export {
+  defineTool,
+  type ToolSpec,
+  type ToolContract,
+  type Tool,
+  type ToolImplementation,
+  type ToolImplementationHooks,
+  type ToolRetryOptions,
+  type ReconcileResult,
+} from '../tools/define-tool';
+export { createToolRegistry, type ToolRegistry } from '../tools/tool-registry';
+export type {
+  ToolCatalogEntry,
+  ToolEffect,
+  ToolApproval,
+  ToolRetrySettings,
+  JitterStrategy,
+} from '../tools/tool-catalog-entry';
+export type { ToolContext, ToolLogger } from '../tools/tool-context';
+export { ToolDefinitionError, type ToolDefinitionErrorCode } from '../tools/tool-definition-error';
+export {
+  TOOL_ERROR_CODES,
+  type ToolErrorCode,
+  type ToolObservation,
+  type ToolErrorObservation,
+  type ToolSuccessObservation,
+} from '../protocol/activity-protocol';
+export { parseToolArguments, type ParsedToolArguments } from '../tools/parse-tool-arguments';
+export { compensationInput } from '../tools/compensation-input';
+export { withIdempotencyKey, idempotentFetch, IDEMPOTENCY_KEY_HEADER } from '../tools/idempotent-fetch';
+
+// Failure semantics
+export {
+  TransientToolError,
+  PermanentToolError,
+  RateLimitedToolError,
+  HttpStatusError,
+  httpErrorFromResponse,
+  throwForHttpStatus,
+  type ToolErrorOptions,
+  type ToolError,
+} from '../tools/tool-errors';
+export { classify, type FailureClassification, type FailureKind } from '../tools/classify';
+export { computeBackoffDelay, type BackoffInput } from '../tools/backoff';
+export { parseRetryAfter } from '../tools/retry-after';
+export { RetryBudget, type RetryBudgetOptions } from '../tools/retry-budget';
+export { decideRetry, type RetryDecision, type RetryDecisionInput } from '../tools/retry-decision';
+export { createSeededRandom } from '../tools/seeded-random';
+
+// Idempotency keys and transcripts
+export {
+  canonicalJson,
+  fingerprint,
+  createIdempotencyStore,
+  idempotencyStoreConfigFromEnv,
+  createIdempotencyReaper,
+  IdempotencyStoreError,
+  MemoryIdempotencyStore,
+  SqliteIdempotencyStore,
+  PostgresIdempotencyStore,
+  IDEMPOTENCY_DEFAULTS,
+  type IdempotencyStore,
+  type IdempotencyStoreConfig,
+  type IdempotencyStoreErrorCode,
+  type IdempotencyReaper,
+  type BeginOutcome,
+  type StoredFailure,
+} from '../idempotency';
+export type { TranscriptStore } from '../transcripts/transcript-store';
+export { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
+export { SqliteTranscriptStore } from '../transcripts/sqlite-transcript-store';
+export {
+  PostgresTranscriptStore,
+  POSTGRES_TRANSCRIPT_DEFAULTS,
+  type PostgresTranscriptStoreOptions,
+} from '../transcripts/postgres-transcript-store';
+export {
+  createTranscriptStore,
+  transcriptStoreConfigFromEnv,
+  TRANSCRIPT_STORE_ENV,
+  TRANSCRIPT_STORE_KINDS,
+  type TranscriptStoreConfig,
+} from '../transcripts/create-transcript-store';
+export { TranscriptStoreError, type TranscriptStoreErrorCode } from '../transcripts/transcript-store-error';
+
+// Models
+export type {
+  ModelProvider,
+  ModelRequest,
+  ModelTurn,
+  ModelToolCall,
+  ModelSettings,
+  TranscriptMessage,
+} from '../model/model-types';
+export { scriptedModel, type ScriptedTurn, type ScriptedModelSettings } from '../model/scripted-model';
+
+// Activities and the worker
+export { createToolActivities, type ToolActivityDeps, type ToolActivities } from '../activities/tool-activities';
+export {
+  createModelActivities,
+  type ModelActivityDeps,
+  type ModelActivities,
+  type CallModelInput,
+} from '../activities/model-activities';
+export type { ToolActivityInput, ToolActivityResult, CompensationArguments } from '../activities/tool-activity-types';
+export {
+  createWorker,
+  runWorkerProcess,
+  loadToolsModule,
+  TOOLS_MODULE_ENV,
+  type CreateWorkerOptions,
+  type DurableToolsWorker,
+} from '../worker';
+export {
+  connectionSettingsFromEnv,
+  connectionOptions,
+  CONNECTION_DEFAULTS,
+  type ConnectionSettings,
+} from '../connection-settings';
