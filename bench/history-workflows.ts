@@ -11,6 +11,7 @@ import type { ToolCatalogEntry } from '../src/tools/tool-catalog-entry';
 import { AGENT_RUN_DEFAULTS, ENGINE_ACTIVITY_OPTIONS } from '../src/workflows/agent-run-defaults';
 import type { AgentRunInput, AgentRunState } from '../src/workflows/agent-run-types';
 import { undoToolNames } from '../src/tools/tool-visibility';
+import { initialRunUsage } from '../src/workflows/run-usage';
 import { runToolStep, type StepContext } from '../src/workflows/tool-step';
 
 export { agentRun } from '../src/workflows/agent-run';
@@ -38,6 +39,7 @@ export async function naiveAgentRun(input: AgentRunInput): Promise<AgentRunState
     generation: 0,
     steps: [],
     policyWarnings: [],
+    usage: initialRunUsage(),
   };
   const catalog = await describeTools();
   const step: StepContext = {

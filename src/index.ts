@@ -174,6 +174,11 @@ export {
   type McpHttpServerConfig,
 } from './mcp/mcp-config';
 export { McpConfigError, type McpConfigErrorCode } from './mcp/mcp-config-error';
-export { McpClientPool, MCP_IDEMPOTENCY_KEY_META, MCP_FENCING_TOKEN_META, type McpCallOptions } from './mcp/mcp-client-pool';
+export {
+  McpClientPool,
+  MCP_IDEMPOTENCY_KEY_META,
+  MCP_FENCING_TOKEN_META,
+  type McpCallOptions,
+} from './mcp/mcp-client-pool';
 export { mcpToolName, MCP_NAME_SEPARATOR } from './mcp/mcp-tool-name';
 export { mcpToolPolicy, type McpToolPolicy } from './mcp/mcp-tool-mapping';

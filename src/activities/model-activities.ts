@@ -1,13 +1,14 @@
-import { Context } from '@temporalio/activity';
 import { z } from 'zod';
+import { MODEL_CALL_LIMITS } from '../model/model-call-heartbeat';
 import type { ModelProvider, ModelSettings, ModelTurn, TranscriptMessage } from '../model/model-types';
 import { scriptedModel } from '../model/scripted-model';
+import { modelFacingCatalog } from '../tools/tool-disclosure';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
 import type { TranscriptStore } from '../transcripts/transcript-store';
-import { MODEL_CALL_HEARTBEAT } from '../model/model-call-heartbeat';
 import { ENGINE_FAILURE_TYPES, engineFailure } from '../protocol/activity-protocol';
 import { modelVisibleTools } from '../tools/tool-visibility';
+import { callWithDeadline, modelFailure } from './model-call';
 
 /** Dependencies of {@link createModelActivities}. */
 export interface ModelActivityDeps {
@@ -17,6 +18,10 @@ export interface ModelActivityDeps {
   providers?: Record<string, ModelProvider>;
   /** Where run transcripts live (default: in this process's memory). */
   transcripts?: TranscriptStore;
+  /** Deadline of one model turn unless the run's settings say `turnTimeoutMs` (default 90 s). */
+  turnTimeoutMs?: number;
+  /** Uniform random source in [0, 1) for the jitter of model retries (default `Math.random`). */
+  random?: () => number;
 }
 
 /**
@@ -36,12 +41,38 @@ export interface CallModelInput {
   fromIndex: number;
   /** New transcript messages (or the whole transcript, with `fromIndex` 0). */
   messages: TranscriptMessage[];
+  /**
+   * `'summary'` when the run's catalog is over its disclosure budget: the model sees names, one-line
+   * descriptions and `describe_tools` instead of every schema. Absent means the full catalog.
+   */
+  toolView?: 'summary';
 }
 
+const tokenCount = z.number().int().nonnegative().optional().catch(undefined);
 const modelTurnSchema = z.object({
   text: z.string().optional(),
   toolCalls: z.array(z.object({ id: z.string().optional(), name: z.unknown(), arguments: z.unknown() })).default([]),
   done: z.boolean().default(false),
+  usage: z
+    .object({
+      inputTokens: tokenCount,
+      outputTokens: tokenCount,
+      cachedInputTokens: tokenCount,
+      reasoningTokens: tokenCount,
+    })
+    .optional()
+    .catch(undefined),
+  modelId: z.string().max(200).optional().catch(undefined),
+  finishReason: z
+    .enum(['stop', 'length', 'content-filter', 'tool-calls', 'error', 'other'])
+    .optional()
+    .catch(undefined),
+  issue: z
+    .object({
+      code: z.enum(['MODEL_REFUSED', 'MODEL_EMPTY_RESPONSE', 'MODEL_OUTPUT_TRUNCATED']),
+      message: z.string().max(2_000),
+    })
+    .optional(),
 });
 
 /** The activities that talk to models. */
@@ -81,15 +112,25 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
           `The transcript store has no transcript up to message ${input.fromIndex} for ${input.runKey}.`,
         );
       }
-      const raw = await heartbeatWhile(
-        provider({
-          goal: input.goal,
-          turn: input.turn,
-          transcript,
-          tools: modelVisibleTools(deps.registry.catalog(), input.allowedTools),
-          settings: input.settings,
-        }),
-      );
+      const request = {
+        goal: input.goal,
+        turn: input.turn,
+        transcript,
+        tools: modelFacingCatalog(
+          modelVisibleTools(deps.registry.catalog(), input.allowedTools),
+          input.toolView ?? 'full',
+        ),
+        settings: input.settings,
+      };
+      let raw: unknown;
+      try {
+        raw = await callWithDeadline(
+          (context) => provider(request, context),
+          turnTimeoutMs(input.settings, deps.turnTimeoutMs),
+        );
+      } catch (error) {
+        throw modelFailure(error, input.settings.provider, deps.random);
+      }
       const parsed = modelTurnSchema.safeParse(raw);
       if (!parsed.success) {
         throw engineFailure(
@@ -99,6 +140,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         );
       }
       const turn = parsed.data;
+      const usage = turn.usage ? withoutUndefined(turn.usage) : undefined;
       return {
         ...(turn.text !== undefined ? { text: turn.text } : {}),
         toolCalls: turn.toolCalls.map((call, index) => ({
@@ -106,28 +148,25 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
           name: typeof call.name === 'string' ? call.name : JSON.stringify(call.name ?? null),
           arguments: call.arguments,
         })),
-        done: turn.done || turn.toolCalls.length === 0,
+        done: turn.issue === undefined && (turn.done || turn.toolCalls.length === 0),
+        ...(usage && Object.keys(usage).length > 0 ? { usage } : {}),
+        ...(turn.modelId !== undefined ? { modelId: turn.modelId } : {}),
+        ...(turn.finishReason !== undefined ? { finishReason: turn.finishReason } : {}),
+        ...(turn.issue !== undefined && turn.toolCalls.length === 0 ? { issue: turn.issue } : {}),
       };
     },
   };
 }
 
-/**
- * Heartbeats Temporal while `work` runs (when called inside an activity), so a model call on a worker
- * that died is noticed after the heartbeat timeout instead of the whole start-to-close timeout.
- */
-async function heartbeatWhile<T>(work: Promise<T>): Promise<T> {
-  let context: Context;
-  try {
-    context = Context.current();
-  } catch {
-    return work; // not inside an activity (direct calls in tests)
-  }
-  context.heartbeat();
-  const timer = setInterval(() => context.heartbeat(), MODEL_CALL_HEARTBEAT.everyMs);
-  try {
-    return await work;
-  } finally {
-    clearInterval(timer);
-  }
+/** The deadline of one turn: the run's `turnTimeoutMs` setting, the worker's default, or 90 s. */
+function turnTimeoutMs(settings: ModelSettings, workerDefault: number | undefined): number {
+  const fromSettings = settings.turnTimeoutMs;
+  if (typeof fromSettings === 'number' && Number.isFinite(fromSettings) && fromSettings > 0) return fromSettings;
+  return workerDefault ?? MODEL_CALL_LIMITS.turnTimeoutMs;
+}
+
+function withoutUndefined<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
 }

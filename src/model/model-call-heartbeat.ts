@@ -8,3 +8,16 @@ export const MODEL_CALL_HEARTBEAT = {
   timeout: '10 seconds',
   everyMs: 2_000,
 } as const;
+
+/**
+ * Deadlines and attempts of a model call. A run's model settings may override `turnTimeoutMs` and
+ * `maxAttempts`; the activity aborts the provider's request when the turn's deadline passes, and its
+ * start-to-close timeout is the deadline plus `startToCloseMarginMs`.
+ */
+export const MODEL_CALL_LIMITS = {
+  /** How long one model turn may take before its request is aborted and the turn retried. */
+  turnTimeoutMs: 90_000,
+  startToCloseMarginMs: 15_000,
+  /** Attempts of one turn (rate limits, overloads, timeouts). */
+  maxAttempts: 5,
+} as const;

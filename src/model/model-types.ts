@@ -12,6 +12,33 @@ export interface ModelToolCall {
   arguments: unknown;
 }
 
+/** Tokens one model turn used, as the provider reported them (fields it did not report are absent). */
+export interface ModelUsage {
+  /** Prompt tokens, cached ones included. */
+  inputTokens?: number;
+  /** Completion tokens, reasoning included. */
+  outputTokens?: number;
+  /** Prompt tokens served from the provider's cache. */
+  cachedInputTokens?: number;
+  /** Completion tokens spent on hidden reasoning. */
+  reasoningTokens?: number;
+}
+
+/**
+ * Why the model stopped, in the AI SDK's unified words: `stop` (answered), `tool-calls`, `length` (hit the
+ * output limit), `content-filter` (refused or filtered), `error`, `other`.
+ */
+export type ModelFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
+
+/**
+ * A turn that is neither tool calls nor an answer: the model refused, said nothing, or was cut off.
+ * The run records it as an observation and asks the model again; it is never a completed answer.
+ */
+export interface ModelTurnIssue {
+  code: 'MODEL_REFUSED' | 'MODEL_EMPTY_RESPONSE' | 'MODEL_OUTPUT_TRUNCATED';
+  message: string;
+}
+
 /** What the model said in one turn. */
 export interface ModelTurn {
   /** Free text: reasoning shown to the user, or the final answer when `done`. */
@@ -19,6 +46,13 @@ export interface ModelTurn {
   toolCalls: ModelToolCall[];
   /** True when the model considers the goal reached (or given up); no tool calls then. */
   done: boolean;
+  /** Tokens this turn used, when the provider reports them. */
+  usage?: ModelUsage;
+  /** The model that answered (the provider's id), for usage and cost accounting. */
+  modelId?: string;
+  finishReason?: ModelFinishReason;
+  /** Set when the turn is a refusal, empty or truncated (then `done` is false and there are no tool calls). */
+  issue?: ModelTurnIssue;
 }
 
 /** One message of the run's transcript. */
@@ -46,5 +80,19 @@ export interface ModelRequest {
   settings: ModelSettings;
 }
 
-/** A model: takes the goal, the transcript and the tools, answers with one turn. */
-export type ModelProvider = (request: ModelRequest) => Promise<ModelTurn>;
+/**
+ * What the engine hands a provider besides the request: the signal that aborts the call (the activity was
+ * cancelled, or the turn's deadline passed) and the deadline itself. Providers must pass `signal` to every
+ * request they make.
+ */
+export interface ModelCallContext {
+  signal: AbortSignal;
+  /** Epoch milliseconds after which the engine gives up on this turn (and aborts `signal`). */
+  deadline: number;
+}
+
+/**
+ * A model: takes the goal, the transcript and the tools, answers with one turn. A provider throws on
+ * failure; the engine classifies what it throws (`classifyModelError`) into transient or permanent.
+ */
+export type ModelProvider = (request: ModelRequest, context: ModelCallContext) => Promise<ModelTurn>;

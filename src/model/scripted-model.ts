@@ -1,4 +1,4 @@
-import type { ModelProvider, ModelRequest, ModelSettings, ModelTurn } from './model-types';
+import type { ModelRequest, ModelSettings, ModelTurn } from './model-types';
 
 /**
  * One turn of a scripted model: the tool calls it makes, or its final answer. With `ifPreviousFailed`,
@@ -41,7 +41,7 @@ export interface ScriptedModelSettings extends ModelSettings {
  * };
  * ```
  */
-export const scriptedModel: ModelProvider = async (request: ModelRequest): Promise<ModelTurn> => {
+export const scriptedModel = async (request: ModelRequest): Promise<ModelTurn> => {
   const script = Array.isArray(request.settings.script) ? (request.settings.script as ScriptedTurn[]) : [];
   const repeat = typeof request.settings.repeat === 'number' ? Math.max(1, Math.floor(request.settings.repeat)) : 1;
   const assistantTurns = request.turn;

@@ -70,6 +70,25 @@ export const ENGINE_FAILURE_TYPES = {
   UNKNOWN_MODEL_PROVIDER: 'UNKNOWN_MODEL_PROVIDER',
   /** The provider answered with something that is not a model turn. */
   MODEL_OUTPUT_INVALID: 'MODEL_OUTPUT_INVALID',
+  // What a model provider's call failed with (classified by `classifyModelError`):
+  /** 429: the provider's rate limit. Retried after Retry-After or the provider's reset time. */
+  MODEL_RATE_LIMITED: 'MODEL_RATE_LIMITED',
+  /** 529 (Anthropic) or 503: the provider is overloaded. Retried. */
+  MODEL_OVERLOADED: 'MODEL_OVERLOADED',
+  /** Other 5xx, connection refused or reset, DNS. Retried. */
+  MODEL_UNAVAILABLE: 'MODEL_UNAVAILABLE',
+  /** The turn's deadline passed; the provider's request was aborted. Retried. */
+  MODEL_TIMEOUT: 'MODEL_TIMEOUT',
+  /** The provider's response could not be read. Retried a few times. */
+  MODEL_RESPONSE_INVALID: 'MODEL_RESPONSE_INVALID',
+  /** The prompt does not fit the model's context window. Final. */
+  MODEL_CONTEXT_LENGTH_EXCEEDED: 'MODEL_CONTEXT_LENGTH_EXCEEDED',
+  /** 401 / 403 / no API key. Final. */
+  MODEL_AUTHENTICATION_FAILED: 'MODEL_AUTHENTICATION_FAILED',
+  /** Another 4xx (unknown model, bad parameter). Final. */
+  MODEL_REQUEST_REJECTED: 'MODEL_REQUEST_REJECTED',
+  /** An error of the provider nobody recognises. Final. */
+  MODEL_PROVIDER_ERROR: 'MODEL_PROVIDER_ERROR',
 } as const;
 
 /** One of {@link ENGINE_FAILURE_TYPES}. */
@@ -155,13 +174,26 @@ export function toolFailure(
   });
 }
 
-/** Activity side: a failure of the engine's own activities. Final unless `retryable`. */
+/**
+ * Activity side: a failure of the engine's own activities. Final unless `retryable`; a retryable one may
+ * choose its next delay (`nextRetryDelayMs`, e.g. a model provider's Retry-After).
+ */
 export function engineFailure(
   type: EngineFailureType,
   message: string,
-  options: { retryable?: boolean } = {},
+  options: { retryable?: boolean; nextRetryDelayMs?: number; details?: unknown[]; cause?: Error } = {},
 ): ApplicationFailure {
-  return ApplicationFailure.create({ type, message, nonRetryable: options.retryable !== true });
+  const retryable = options.retryable === true;
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: !retryable,
+    ...(retryable && options.nextRetryDelayMs !== undefined
+      ? { nextRetryDelay: Math.max(1, Math.round(options.nextRetryDelayMs)) }
+      : {}),
+    ...(options.details ? { details: options.details } : {}),
+    ...(options.cause ? { cause: options.cause } : {}),
+  });
 }
 
 /** The `ApplicationFailure` behind an error as the workflow receives it (unwrapping `ActivityFailure`). */

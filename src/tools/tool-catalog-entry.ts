@@ -43,4 +43,12 @@ export interface ToolCatalogEntry {
   retry: ToolRetrySettings;
   /** Start-to-close timeout of one attempt, in milliseconds. */
   timeoutMs: number;
+  /**
+   * `'untrusted'` for tools whose description and schema come from a third party (an MCP server not
+   * marked trusted): the model sees the description fenced as untrusted text. Absent means trusted.
+   */
+  trust?: ToolTrust;
 }
+
+/** Whether a tool's description may be shown to the model as instructions or only as fenced data. */
+export type ToolTrust = 'trusted' | 'untrusted';

@@ -16,7 +16,8 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
- * Activity types the engine itself registers; no tool may take these names. `default` is Temporal's fallback
- * activity, which the engine uses to run tools that appear after the worker started (MCP `list_changed`).
+ * Activity types the engine itself registers, and its built-in tools (`describe_tools`); no tool may take
+ * these names. `default` is Temporal's fallback activity, which the engine uses to run tools that appear
+ * after the worker started (MCP `list_changed`).
  */
-export const RESERVED_ACTIVITY_NAMES = ['describeTools', 'callModel', 'default'] as const;
+export const RESERVED_ACTIVITY_NAMES = ['describeTools', 'callModel', 'default', 'describe_tools'] as const;

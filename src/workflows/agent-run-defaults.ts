@@ -1,5 +1,5 @@
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
-import { MODEL_CALL_HEARTBEAT } from '../model/model-call-heartbeat';
+import { MODEL_CALL_HEARTBEAT, MODEL_CALL_LIMITS } from '../model/model-call-heartbeat';
 import { MODEL_ACTIVITY_NON_RETRYABLE_TYPES, TOOL_ACTIVITY_NON_RETRYABLE_TYPES } from '../protocol/activity-protocol';
 
 /** Limits of an agent run. */
@@ -12,12 +12,15 @@ export const AGENT_RUN_DEFAULTS = {
 export const ENGINE_ACTIVITY_OPTIONS: Readonly<Record<'describeTools' | 'callModel', ActivityOptions>> = {
   describeTools: { startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 5 } },
   callModel: {
-    startToCloseTimeout: '2 minutes',
+    // The activity gives up on a turn at its deadline; this only catches a worker that stopped answering.
+    startToCloseTimeout: MODEL_CALL_LIMITS.turnTimeoutMs + MODEL_CALL_LIMITS.startToCloseMarginMs,
     // The activity heartbeats while the model thinks: a call on a worker that died is retried after this,
     // not after the whole start-to-close timeout.
     heartbeatTimeout: MODEL_CALL_HEARTBEAT.timeout,
+    // The activity chooses each delay (Retry-After, provider reset headers, jittered backoff) and marks
+    // permanent failures (context length, authentication, rejected requests) non-retryable itself.
     retry: {
-      maximumAttempts: 3,
+      maximumAttempts: MODEL_CALL_LIMITS.maxAttempts,
       initialInterval: '1 second',
       nonRetryableErrorTypes: [...MODEL_ACTIVITY_NON_RETRYABLE_TYPES],
     },

@@ -1,8 +1,9 @@
 /**
  * Input, state and result of an agent run. Pure types: shared by the workflow, the client and the worker.
  */
-import type { ModelSettings, TranscriptMessage } from '../model/model-types';
+import type { ModelSettings, ModelTurnIssue, TranscriptMessage } from '../model/model-types';
 import type { ToolObservation } from '../protocol/activity-protocol';
+import type { ToolDisclosureBudget } from '../tools/tool-disclosure';
 
 /** Limits that end a run that does not finish by itself. */
 export interface AgentRunLimits {
@@ -10,7 +11,24 @@ export interface AgentRunLimits {
   maxSteps?: number;
   /** Maximum number of model turns (default 25). */
   maxTurns?: number;
+  /** The run stops (under its failure policy) once its model turns used this many input tokens. */
+  maxInputTokens?: number;
+  /** The run stops (under its failure policy) once its model turns used this many output tokens. */
+  maxOutputTokens?: number;
+  /** The run stops once its model turns cost this much, in the currency of `costTable`. */
+  maxCost?: number;
 }
+
+/** Prices of one model, per million tokens, in any one currency. */
+export interface TokenPrices {
+  inputPerMillionTokens: number;
+  outputPerMillionTokens: number;
+  /** Input tokens served from the provider's cache (default: the input price). */
+  cachedInputPerMillionTokens?: number;
+}
+
+/** Prices by model id (a key may be a prefix of the id the provider reports); `'*'` prices any other model. */
+export type CostTable = Record<string, TokenPrices>;
 
 /**
  * When a failed tool call aborts the run (and so triggers compensation of what was done).
@@ -48,6 +66,13 @@ export interface AgentRunInput {
   /** Run the tool calls of one model turn concurrently (default: one after another). */
   parallelToolCalls?: boolean;
   compensation?: CompensationOptions;
+  /** Prices per model, to count the run's cost (and enforce `limits.maxCost`). */
+  costTable?: CostTable;
+  /**
+   * Above this catalog budget the model sees names and one-line descriptions plus the built-in
+   * `describe_tools` (default: more than 30 tools or 8,000 schema tokens).
+   */
+  toolDisclosure?: ToolDisclosureBudget;
   /**
    * Continue as new after this many tool calls in one generation (default: when Temporal suggests it).
    * Keeps histories far from Temporal's limits on long runs.
@@ -94,6 +119,8 @@ export interface AgentRunCarryOver {
   unsentMessages: TranscriptMessage[];
   /** An irreversible step without approval has succeeded: compensable steps are refused from now on. */
   irreversibleDone: boolean;
+  /** Token and cost totals so far. */
+  usage?: RunUsageTotals;
 }
 
 /** Status of one tool call. */
@@ -134,6 +161,39 @@ export interface StepRecord {
 /** Status of a whole run; also the value of the `DurableRunStatus` search attribute. */
 export type RunStatus = 'running' | 'completed' | 'failed' | 'compensated' | 'compensation_failed' | 'cancelled';
 
+/** Tokens (and cost) of one model turn. */
+export interface TurnUsage {
+  /** Model turn, from 1 over the whole run. */
+  turn: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens?: number;
+  reasoningTokens?: number;
+  /** The model that answered, as the provider reported it. */
+  modelId?: string;
+  /** Cost of the turn, when the run has a cost table with a price for the model. */
+  cost?: number;
+  /** Set when the turn was a refusal, empty or cut off. */
+  issue?: ModelTurnIssue['code'];
+}
+
+/** Totals of a run's token usage (all generations). */
+export interface RunUsageTotals {
+  inputTokens: number;
+  outputTokens: number;
+  /** Total cost, when the run has a cost table. */
+  cost?: number;
+  /** Turns whose provider reported no token counts. */
+  unreportedTurns: number;
+  /** Turns whose model has no price in the cost table. */
+  unpricedTurns: number;
+}
+
+/** Token usage of a run: totals over all generations, and the last 50 turns of this generation. */
+export interface RunUsage extends RunUsageTotals {
+  turns: TurnUsage[];
+}
+
 /** What the `getRunState` query returns. */
 export interface AgentRunState {
   runId: string;
@@ -155,6 +215,10 @@ export interface AgentRunState {
   failedCompensationStep?: number;
   /** Catalog problems found at start (e.g. an irreversible tool without approval). */
   policyWarnings: string[];
+  /** Token usage and cost of the model turns. */
+  usage: RunUsage;
+  /** True when the model sees the catalog in summary form (names, one-line descriptions, `describe_tools`). */
+  toolsDisclosedOnDemand?: boolean;
 }
 
 /** What an agent run returns. */

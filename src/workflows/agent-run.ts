@@ -1,5 +1,4 @@
 import {
-  ActivityCancellationType,
   ContinueAsNew,
   continueAsNew,
   isCancellation,
@@ -9,11 +8,12 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CallModelInput, ModelActivities } from '../activities/model-activities';
-import type { ModelTurn } from '../model/model-types';
+import type { ModelToolCall, ModelTurn } from '../model/model-types';
 import { describeActivityFailure, ENGINE_FAILURE_TYPES, isEngineFailure } from '../protocol/activity-protocol';
 import { SEARCH_ATTRIBUTES } from '../search-attributes';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import { AGENT_RUN_DEFAULTS, ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
+import { exceedsCatalogBudget } from '../tools/tool-disclosure';
+import { AGENT_RUN_DEFAULTS, ENGINE_ACTIVITY_OPTIONS, SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { getRunStateQuery } from './agent-run-messages';
 import type {
   AgentRunCarryOver,
@@ -25,18 +25,18 @@ import type {
 } from './agent-run-types';
 import { modelVisibleTools, undoToolNames } from '../tools/tool-visibility';
 import { checkEffectTiers } from './effect-tiers';
+import { describeToolsStep, isDescribeToolsCall } from './describe-tools-step';
+import { modelCallOptions } from './model-call-options';
+import { MAX_CONSECUTIVE_TURN_ISSUES, turnIssueNote, turnIssueReason } from './model-turn-issue';
 import { RunTranscript } from './run-transcript';
 import { endWithOutcome, showOutcome } from './run-outcome';
+import { addTurnUsage, initialRunUsage, modelTurnSummary, usageLimitReason, usageTotals } from './run-usage';
 import { compensate } from './saga';
 import { runToolStep, type StepContext } from './tool-step';
 
 const { describeTools } = proxyActivities<{ describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]> }>(
   ENGINE_ACTIVITY_OPTIONS.describeTools,
 );
-const { callModel } = proxyActivities<ModelActivities>({
-  ...ENGINE_ACTIVITY_OPTIONS.callModel,
-  cancellationType: ActivityCancellationType.TRY_CANCEL,
-});
 
 /**
  * One agent run: model → tool calls → observations, until the model finishes or the run is aborted.
@@ -70,6 +70,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
     generation: carried?.generation ?? 0,
     steps: [],
     policyWarnings: [],
+    usage: initialRunUsage(carried?.usage),
   };
   setHandler(getRunStateQuery, () => state);
   if (!carried) setStatus(state, 'running', input);
@@ -78,6 +79,13 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
   // Undo tools are never the model's: they run only as compensations, whatever allowedTools says.
   const visible = new Set(modelVisibleTools(catalog, input.allowedTools).map((entry) => entry.name));
   state.policyWarnings = checkEffectTiers(catalog, visible);
+  // Progressive disclosure: over the catalog budget, the model sees names, one-line descriptions and
+  // describe_tools; the engine still checks every call against the full schema.
+  const disclosedOnDemand = exceedsCatalogBudget(
+    catalog.filter((entry) => visible.has(entry.name)),
+    input.toolDisclosure,
+  );
+  if (disclosedOnDemand) state.toolsDisclosedOnDemand = true;
   const step: StepContext = {
     workflowId,
     state,
@@ -92,7 +100,10 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
     : new RunTranscript({ goal: input.goal });
   const runKey = `${workflowId}/${firstExecutionRunId}`;
   let consecutiveToolErrors = carried?.consecutiveToolErrors ?? 0;
+  let consecutiveTurnIssues = 0;
   let stepsThisGeneration = 0;
+  const runStep = (call: ModelToolCall): Promise<StepRecord> =>
+    isDescribeToolsCall(call, disclosedOnDemand) ? describeToolsStep(call, step) : runToolStep(call, step);
 
   const askModel = async (): Promise<ModelTurn> => {
     const request = (delta: { fromIndex: number; messages: CallModelInput['messages'] }): CallModelInput => ({
@@ -102,7 +113,10 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
       ...(input.allowedTools ? { allowedTools: input.allowedTools } : {}),
       turn: state.turns,
       ...delta,
+      ...(disclosedOnDemand ? { toolView: 'summary' as const } : {}),
     });
+    const summary = modelTurnSummary(state.turns + 1, input.model, state.usage, SUMMARY_MAX_LENGTH);
+    const { callModel } = proxyActivities<ModelActivities>(modelCallOptions(input.model, summary));
     try {
       const turn = await callModel(request(transcript.delta()));
       transcript.markStored();
@@ -155,14 +169,28 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
           transcriptCursor: transcriptCarry.cursor,
           unsentMessages: transcriptCarry.unsent,
           irreversibleDone: step.irreversibleDone,
+          usage: usageTotals(state.usage),
         };
         return await continueAsNew<typeof agentRun>({ ...input, carriedOver: carryOver });
       }
 
       const turn = await askModel();
       state.turns += 1;
+      addTurnUsage(state.usage, state.turns, turn, input.model, input.costTable);
       const toolCalls = Array.isArray(turn.toolCalls) ? turn.toolCalls : [];
       transcript.push({ role: 'assistant', ...(typeof turn.text === 'string' ? { text: turn.text } : {}), toolCalls });
+      const overBudget = turn.done && !turn.issue ? undefined : usageLimitReason(state.usage, input.limits);
+      if (overBudget) return await abort('failed', overBudget, input.failurePolicy?.compensateOnLimit ?? true);
+      if (turn.issue && toolCalls.length === 0) {
+        // A refusal, an empty or a cut-off turn is an observation for the model, never a completed answer.
+        consecutiveTurnIssues += 1;
+        if (consecutiveTurnIssues >= MAX_CONSECUTIVE_TURN_ISSUES) {
+          return await abort('failed', turnIssueReason(turn.issue, consecutiveTurnIssues));
+        }
+        transcript.push({ role: 'user', content: turnIssueNote(turn.issue) });
+        continue;
+      }
+      consecutiveTurnIssues = 0;
       if (turn.done || toolCalls.length === 0) {
         state.answer = typeof turn.text === 'string' ? turn.text : '';
         return finish(state, 'completed', input);
@@ -193,7 +221,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
       if (input.parallelToolCalls) {
         // allSettled, not all: when the run is cancelled, every call must have stopped before compensation
         // starts, or an undo could race a forward call that is still finishing.
-        const outcomes = await Promise.allSettled(toolCalls.map((call) => runToolStep(call, step)));
+        const outcomes = await Promise.allSettled(toolCalls.map((call) => runStep(call)));
         const rejected = outcomes.find((outcome) => outcome.status === 'rejected');
         if (rejected) throw rejected.reason;
         for (const outcome of outcomes) {
@@ -201,7 +229,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
         }
       } else {
         for (const call of toolCalls) {
-          abortReason = settle(await runToolStep(call, step));
+          abortReason = settle(await runStep(call));
           if (abortReason) break;
         }
       }

@@ -1,0 +1,129 @@
+/**
+ * One provider call inside the `callModel` activity: the activity's cancellation signal and the turn's
+ * deadline combined into the signal the provider gets, heartbeats while it runs, and the end of the wait
+ * when the deadline passes even if the provider ignores its signal. Failures become classified
+ * `ApplicationFailure`s.
+ */
+import { Context } from '@temporalio/activity';
+import { MODEL_CALL_HEARTBEAT } from '../model/model-call-heartbeat';
+import {
+  MODEL_FAILURE_CODES,
+  MODEL_RETRY,
+  classifyModelError,
+  modelRetryDelayMs,
+  type ModelFailureClassification,
+} from '../model/model-failure';
+import type { ModelCallContext } from '../model/model-types';
+import { engineFailure } from '../protocol/activity-protocol';
+
+/** The turn's deadline passed; the provider's request was aborted. */
+export class ModelTurnTimeoutError extends Error {
+  override readonly name = 'ModelTurnTimeoutError';
+  readonly code = MODEL_FAILURE_CODES.timeout;
+
+  constructor(readonly timeoutMs: number) {
+    super(`The model did not answer within ${timeoutMs} ms; the request was aborted.`);
+  }
+}
+
+/**
+ * Runs `call` with a signal that aborts when the activity is cancelled or `timeoutMs` passes, heartbeating
+ * Temporal meanwhile. Returns or throws as soon as either happens: a provider that ignores the signal
+ * cannot keep the activity (and its heartbeats) alive.
+ */
+export async function callWithDeadline<T>(
+  call: (context: ModelCallContext) => Promise<T>,
+  timeoutMs: number,
+): Promise<T> {
+  const activity = currentActivity();
+  const deadlineController = new AbortController();
+  const signal = activity
+    ? AbortSignal.any([activity.cancellationSignal, deadlineController.signal])
+    : deadlineController.signal;
+  const deadline = Date.now() + timeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let onCancel: (() => void) | undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new ModelTurnTimeoutError(timeoutMs);
+      deadlineController.abort(error);
+      reject(error);
+    }, timeoutMs);
+    if (activity) {
+      onCancel = () => reject(activity.cancellationSignal.reason);
+      activity.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+    }
+  });
+  if (activity) {
+    activity.heartbeat();
+    heartbeat = setInterval(() => activity.heartbeat(), MODEL_CALL_HEARTBEAT.everyMs);
+  }
+  try {
+    return await Promise.race([call({ signal, deadline }), stopped]);
+  } finally {
+    clearTimeout(timer);
+    clearInterval(heartbeat);
+    if (activity && onCancel) activity.cancellationSignal.removeEventListener('abort', onCancel);
+  }
+}
+
+function currentActivity(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined; // not inside an activity (direct calls in tests)
+  }
+}
+
+/** Details of a model failure, in the failure's `details[0]`. */
+export interface ModelFailureDetails {
+  code: string;
+  provider: string;
+  hint: string;
+  statusCode?: number;
+  retryAfterMs?: number;
+}
+
+/**
+ * Turns what a provider threw into the failure Temporal sees: transient ones retried after the delay the
+ * provider asked for (or jittered backoff), permanent ones non-retryable with a hint. A cancellation of the
+ * activity is returned unchanged.
+ */
+export function modelFailure(error: unknown, provider: string, random: () => number = Math.random): unknown {
+  const activity = currentActivity();
+  if (activity?.cancellationSignal.aborted && !(error instanceof ModelTurnTimeoutError)) return error;
+  const classification: ModelFailureClassification =
+    error instanceof ModelTurnTimeoutError
+      ? {
+          code: MODEL_FAILURE_CODES.timeout,
+          transient: true,
+          message: error.message,
+          hint: 'The provider did not answer in time; the turn is retried. Raise turnTimeoutMs in the model settings if it is just slow.',
+        }
+      : classifyModelError(error, { provider });
+  const details: ModelFailureDetails = {
+    code: classification.code,
+    provider,
+    hint: classification.hint,
+    ...(classification.statusCode !== undefined ? { statusCode: classification.statusCode } : {}),
+    ...(classification.retryAfterMs !== undefined ? { retryAfterMs: classification.retryAfterMs } : {}),
+  };
+  const message = `${classification.message} (${classification.hint})`;
+  const cause = error instanceof Error ? error : undefined;
+  const common = { details: [details], ...(cause ? { cause } : {}) };
+  if (!classification.transient) return engineFailure(classification.code, message, common);
+  if (classification.retryAfterMs !== undefined && classification.retryAfterMs > MODEL_RETRY.maxRetryAfterMs) {
+    return engineFailure(
+      classification.code,
+      `${message} The provider asks to wait ${Math.round(classification.retryAfterMs / 1000)} s, longer than the ${MODEL_RETRY.maxRetryAfterMs / 1000} s the engine waits.`,
+      common,
+    );
+  }
+  const attempt = activity?.info.attempt ?? 1;
+  return engineFailure(classification.code, message, {
+    ...common,
+    retryable: true,
+    nextRetryDelayMs: modelRetryDelayMs(classification, attempt, random),
+  });
+}

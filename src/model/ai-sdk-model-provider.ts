@@ -1,0 +1,79 @@
+import type { LanguageModelV3, LanguageModelV3CallOptions } from '@ai-sdk/provider';
+import { fromGenerateResult, toLanguageModelPrompt, toLanguageModelTools } from './ai-sdk-mapping';
+import { ModelConfigError } from './model-config-error';
+import type { ModelCallContext, ModelProvider, ModelRequest, ModelTurn } from './model-types';
+
+/** A language model, or a function that makes one for a model id (`undefined`: the configured default). */
+export type LanguageModelSource = LanguageModelV3 | ((modelId: string | undefined) => LanguageModelV3);
+
+/** Defaults of an AI SDK provider; a run's model settings override each of them. */
+export interface AiSdkProviderOptions {
+  /** System prompt (default {@link DEFAULT_SYSTEM_PROMPT}); settings: `system`. */
+  system?: string;
+  /** Output token limit of one turn; settings: `maxOutputTokens`. */
+  maxOutputTokens?: number;
+  /** Sampling temperature; settings: `temperature`. */
+  temperature?: number;
+}
+
+/**
+ * Adapts any AI SDK language model (the `LanguageModelV3` spec of `@ai-sdk/provider` 3.x, implemented by
+ * the AI SDK 6 provider packages) to a {@link ModelProvider}. One turn is one `doGenerate` call carrying
+ * the engine's abort signal (cancellation and the turn's deadline); the provider's own errors are thrown
+ * unchanged for the engine to classify. A run's settings may choose the model id (`model`) and override
+ * `system`, `maxOutputTokens` and `temperature`.
+ *
+ * @example
+ * ```ts
+ * import { createOpenAI } from '@ai-sdk/openai';
+ * const openai = createOpenAI({ apiKey: process.env.OPENAI_API_KEY });
+ * const provider = aiSdkModelProvider((id) => openai.chat(id ?? 'gpt-4.1-mini'));
+ * await createWorker({ tools, modelProviders: { openai: provider } });
+ * // runs: model: { provider: 'openai', model: 'gpt-4.1' }
+ * ```
+ */
+export function aiSdkModelProvider(source: LanguageModelSource, options: AiSdkProviderOptions = {}): ModelProvider {
+  const models = new Map<string, LanguageModelV3>();
+  const modelFor = (modelId: string | undefined): LanguageModelV3 => {
+    if (typeof source !== 'function') return source;
+    const key = modelId ?? '';
+    let model = models.get(key);
+    if (!model) {
+      model = source(modelId);
+      models.set(key, model);
+    }
+    return model;
+  };
+  return async (request: ModelRequest, context: ModelCallContext): Promise<ModelTurn> => {
+    const settings = request.settings;
+    const model = modelFor(typeof settings.model === 'string' ? settings.model : undefined);
+    if (model.specificationVersion !== 'v3') {
+      throw new ModelConfigError(
+        `The model ${model.provider}/${model.modelId} implements the AI SDK spec ${String(model.specificationVersion)}; durable-tools needs v3 (the AI SDK 6 provider packages).`,
+        'UNSUPPORTED_SPECIFICATION',
+      );
+    }
+    const maxOutputTokens = numberSetting(settings.maxOutputTokens) ?? options.maxOutputTokens;
+    const temperature = numberSetting(settings.temperature) ?? options.temperature;
+    const call: LanguageModelV3CallOptions = {
+      prompt: toLanguageModelPrompt(request, stringSetting(settings.system) ?? options.system),
+      ...(request.tools.length > 0
+        ? { tools: toLanguageModelTools(request.tools), toolChoice: { type: 'auto' as const } }
+        : {}),
+      ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
+      ...(temperature !== undefined ? { temperature } : {}),
+      abortSignal: context.signal,
+    };
+    const result = await model.doGenerate(call);
+    const turn = fromGenerateResult(result);
+    return turn.modelId ? turn : { ...turn, modelId: model.modelId };
+  };
+}
+
+function numberSetting(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+function stringSetting(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

@@ -1,0 +1,23 @@
+/** What went wrong while configuring a model provider. */
+export type ModelConfigErrorCode =
+  | 'UNKNOWN_PROVIDER_KIND'
+  | 'PROVIDER_NOT_INSTALLED'
+  | 'MISSING_BASE_URL'
+  | 'MISSING_MODEL_ID'
+  | 'UNSUPPORTED_SPECIFICATION';
+
+/**
+ * A model provider cannot be built from its configuration (a provider package is not installed, a
+ * required setting is missing). Thrown on the worker at start-up, before any run uses the provider.
+ */
+export class ModelConfigError extends Error {
+  override readonly name = 'ModelConfigError';
+
+  constructor(
+    message: string,
+    readonly code: ModelConfigErrorCode,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
