@@ -5,10 +5,7 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { startAgentRun, waitForAgentRun } from '../../src/client';
-import {
-  createConfiguredModelProvider,
-  type ModelProviderKind,
-} from '../../src/model/configured-model-providers';
+import { createConfiguredModelProvider, type ModelProviderKind } from '../../src/model/configured-model-providers';
 import type { ModelProvider, ModelSettings } from '../../src/model/model-types';
 import type { Tool } from '../../src/tools/define-tool';
 import type { AgentRunInput, AgentRunState } from '../../src/workflows/agent-run-types';
@@ -22,7 +19,12 @@ import {
   type FakeModelServer,
 } from '../support/fake-model-server';
 import { createRecordingTools } from '../support/test-tools';
-import { connectTestTemporal, createTestWorker, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import {
+  connectTestTemporal,
+  createTestWorker,
+  uniqueTaskQueue,
+  type TestTemporal,
+} from '../support/temporal-test-env';
 
 let temporal: TestTemporal;
 let server: FakeModelServer;
@@ -85,20 +87,33 @@ describe('AI SDK providers over HTTP', () => {
     server.respond(scriptResponder(tripScript));
     const scriptedQueue = uniqueTaskQueue('trip-scripted');
     const scriptedWorker = await createTestWorker(temporal, { tools: tripTools, taskQueue: scriptedQueue });
-    const scripted = await scriptedWorker.runUntil(async () =>
-      waitForAgentRun(
-        await startAgentRun(temporal.client, { goal: GOAL, model: { provider: 'scripted', script: tripScript } }, {
-          taskQueue: scriptedQueue,
-        }),
+    // Side by side: the scripted demo and the same trip with the model behind HTTP.
+    const [scripted, { result }] = await Promise.all([
+      scriptedWorker.runUntil(async () =>
+        waitForAgentRun(
+          await startAgentRun(
+            temporal.client,
+            { goal: GOAL, model: { provider: 'scripted', script: tripScript } },
+            {
+              taskQueue: scriptedQueue,
+            },
+          ),
+        ),
       ),
-    );
-    const { result } = await run(GOAL, 'openai-compatible', {}, tripTools);
+      run(GOAL, 'openai-compatible', {}, tripTools),
+    ]);
 
     expect(scripted.status).toBe('completed');
     expect(result.status).toBe('completed');
     const calls = (state: AgentRunState) => state.steps.map((s) => [s.tool, parsed(s.arguments), s.status]);
     expect(calls(result)).toEqual(calls(scripted));
-    expect(calls(result).map(([tool]) => tool)).toEqual(['search_flights', 'book_flight', 'book_flight', 'book_hotel', 'pay']);
+    expect(calls(result).map(([tool]) => tool)).toEqual([
+      'search_flights',
+      'book_flight',
+      'book_flight',
+      'book_hotel',
+      'pay',
+    ]);
     expect(result.answer).toBe(scripted.answer);
     expect(server.requests).toHaveLength(tripScript.length);
     expect(server.requests.every((request) => request.body.model === 'test-model')).toBe(true);
@@ -158,7 +173,10 @@ describe('AI SDK providers over HTTP', () => {
     expect(result.status).toBe('completed');
     expect(result.answer).toBe('It is 11.');
     expect(result.steps[0]).toMatchObject({ tool: 'add', toolCallId: 'toolu_1_1', status: 'succeeded' });
-    const messages = server.requests[1]?.body.messages as Array<{ role: string; content: Array<Record<string, unknown>> }>;
+    const messages = server.requests[1]?.body.messages as Array<{
+      role: string;
+      content: Array<Record<string, unknown>>;
+    }>;
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(messages[1]?.content).toEqual(
       expect.arrayContaining([expect.objectContaining({ type: 'tool_use', id: 'toolu_1_1', input: { a: 5, b: 6 } })]),
@@ -185,7 +203,11 @@ describe('AI SDK providers over HTTP', () => {
 
   test('an overloaded Anthropic API (529) is retried and the run completes', async () => {
     server.enqueue(
-      { kind: 'error', status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } },
+      {
+        kind: 'error',
+        status: 529,
+        body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+      },
       { kind: 'turn', text: 'Fine.' },
     );
     const { result } = await run('anthropic-529', 'anthropic');
@@ -199,7 +221,8 @@ describe('AI SDK providers over HTTP', () => {
       status: 400,
       body: {
         error: {
-          message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens.",
+          message:
+            "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens.",
           type: 'invalid_request_error',
           code: 'context_length_exceeded',
         },
@@ -209,7 +232,10 @@ describe('AI SDK providers over HTTP', () => {
     expect(result.status).toBe('failed');
     expect(server.requests).toHaveLength(1);
     const [failure] = await modelFailures(handle);
-    expect(failure?.applicationFailureInfo).toMatchObject({ type: 'MODEL_CONTEXT_LENGTH_EXCEEDED', nonRetryable: true });
+    expect(failure?.applicationFailureInfo).toMatchObject({
+      type: 'MODEL_CONTEXT_LENGTH_EXCEEDED',
+      nonRetryable: true,
+    });
     expect(failure?.message).toContain("This model's maximum context length is 8192 tokens");
     expect(failure?.message).toMatch(/larger context|toolDisclosure/);
   });
@@ -241,7 +267,10 @@ describe('AI SDK providers over HTTP', () => {
   });
 
   test('a refusal is an observation the model reads, never a completed answer', async () => {
-    server.enqueue({ kind: 'turn', text: 'I cannot help with that.', finish: 'refusal' }, { kind: 'turn', text: 'Here is the answer.' });
+    server.enqueue(
+      { kind: 'turn', text: 'I cannot help with that.', finish: 'refusal' },
+      { kind: 'turn', text: 'Here is the answer.' },
+    );
     const { result } = await run('openai-refusal', 'openai');
     expect(result.status).toBe('completed');
     expect(result.answer).toBe('Here is the answer.');

@@ -81,7 +81,9 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
     const api: ModelApi | undefined =
       req.url === '/v1/chat/completions' ? 'openai' : req.url === '/v1/messages' ? 'anthropic' : undefined;
     if (req.method !== 'POST' || !api) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: 'not found' } }));
       return;
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
@@ -151,7 +153,12 @@ function anthropicMessage(reply: Extract<FakeReply, { kind: 'turn' }>, body: Rec
   const content: unknown[] = [];
   if (reply.text !== undefined) content.push({ type: 'text', text: reply.text });
   (reply.toolCalls ?? []).forEach((call, index) => {
-    content.push({ type: 'tool_use', id: `toolu_${n}_${index + 1}`, name: call.name, input: JSON.parse(call.arguments) });
+    content.push({
+      type: 'tool_use',
+      id: `toolu_${n}_${index + 1}`,
+      name: call.name,
+      input: JSON.parse(call.arguments),
+    });
   });
   const usage = reply.usage ?? FAKE_USAGE;
   const stop =
@@ -184,7 +191,9 @@ export function assistantTurns(body: Record<string, unknown>): number {
  * A responder that plays a scripted model's turns over the wire: turn N of the run (counted from the
  * assistant messages the request carries) answers with `script[N]`.
  */
-export function scriptResponder(script: readonly ScriptedTurn[]): (api: ModelApi, body: Record<string, unknown>) => FakeReply {
+export function scriptResponder(
+  script: readonly ScriptedTurn[],
+): (api: ModelApi, body: Record<string, unknown>) => FakeReply {
   return (_api, body) => {
     const turn = script[assistantTurns(body)];
     if (!turn) return { kind: 'turn', text: 'The script has no more turns.' };
