@@ -1,4 +1,5 @@
 import type { ModelToolCall } from '../model/model-types';
+import { TOOL_ERROR_CODES } from '../protocol/activity-protocol';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { answerDescribeTools, DESCRIBE_TOOLS_TOOL } from '../tools/tool-disclosure';
 import type { StepRecord } from './agent-run-types';
@@ -37,7 +38,7 @@ export async function describeToolsStep(call: ModelToolCall, ctx: StepContext): 
       ? { status: 'ok', output: answer.output }
       : {
           status: 'error',
-          code: 'INVALID_ARGUMENTS',
+          code: TOOL_ERROR_CODES.INVALID_ARGUMENTS,
           message: answer.message,
           hint: answer.hint,
           retryable: false,
