@@ -182,3 +182,15 @@ export {
 } from './mcp/mcp-client-pool';
 export { mcpToolName, MCP_NAME_SEPARATOR } from './mcp/mcp-tool-name';
 export { mcpToolPolicy, type McpToolPolicy } from './mcp/mcp-tool-mapping';
+
+// MCP: our tools served over MCP
+export { createDurableMcpServer, mcpCallWorkflowId, type DurableMcpServerOptions } from './mcp/mcp-server';
+export {
+  startMcpHttpListener,
+  MCP_HTTP_MAX_BODY_BYTES,
+  type McpHttpListener,
+  type McpHttpListenerOptions,
+} from './mcp/mcp-http-listener';
+export { TemporalTaskStore, MCP_CALL_WORKFLOW, MCP_CALL_WORKFLOW_PREFIX } from './mcp/temporal-task-store';
+export { runMcpCommand, MCP_COMMAND_USAGE } from './mcp/mcp-command';
+export type { McpToolCallInput, McpToolCallResult } from './workflows/mcp-tool-call';

@@ -1,2 +1,3 @@
 /** Workflow entry point for the worker bundle. Deterministic code only. */
 export { agentRun } from './agent-run';
+export { mcpToolCall } from './mcp-tool-call';

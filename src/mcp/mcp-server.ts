@@ -1,0 +1,164 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolRequest,
+  type CallToolResult,
+  type CreateTaskResult,
+  type Tool as McpToolListing,
+} from '@modelcontextprotocol/sdk/types.js';
+import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { fingerprint } from '../idempotency/canonical-json';
+import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
+import { MCP_IDEMPOTENCY_KEY_META } from './mcp-client-pool';
+import { agentRunTools, type AgentRunTool } from './mcp-agent-run-tools';
+import { callToolErrorOf } from './mcp-tool-call-result';
+import { MCP_CALL_WORKFLOW, MCP_CALL_WORKFLOW_PREFIX, TemporalTaskStore, toolCallResult } from './temporal-task-store';
+
+/** Options of {@link createDurableMcpServer}. */
+export interface DurableMcpServerOptions {
+  /** Temporal client the calls are started with. */
+  client: Client;
+  /** Task queue of the workers that run the tools. */
+  taskQueue: string;
+  /** The tools to serve (undo tools are not served: the engine calls them). */
+  catalog: readonly ToolCatalogEntry[];
+  /** Also serve `start_agent_run` and `get_agent_run` (default true). */
+  agentRuns?: boolean;
+}
+
+/**
+ * An MCP server (low-level SDK `Server`) whose every `tools/call` runs durably as a Temporal workflow
+ * (`mcpToolCall`): the same guard, idempotency key, classified retries and compensation as a step of an agent run.
+ *
+ * - The workflow id is `mcp-call-` + SHA-256 of the caller's idempotency key (`_meta["io.durable-tools/idempotency-key"]`)
+ *   when there is one, so repeating a call with the same key returns the first call's result and runs nothing again;
+ *   the same key with other arguments is refused (`IDEMPOTENCY_CONFLICT`). Without a key each call is new.
+ * - A client's `notifications/cancelled` cancels the workflow (so the tool's activity, and undoes a compensable call).
+ * - `tools/call` with `task` returns at once with task id = workflow id; `tasks/get`, `tasks/result`, `tasks/cancel`
+ *   and `tasks/list` are answered from Temporal ({@link TemporalTaskStore}).
+ */
+export function createDurableMcpServer(options: DurableMcpServerOptions): Server {
+  const server = new Server(
+    { name: 'durable-tools', version: '0.1.0' },
+    {
+      capabilities: {
+        tools: { listChanged: false },
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      taskStore: new TemporalTaskStore(options.client),
+      instructions:
+        'Every tool call runs durably on Temporal. Send an idempotency key in _meta["io.durable-tools/idempotency-key"] to make a retried call safe.',
+    },
+  );
+  const undo = new Set(options.catalog.flatMap((entry) => (entry.undo ? [entry.undo] : [])));
+  const served = new Map(options.catalog.filter((entry) => !undo.has(entry.name)).map((entry) => [entry.name, entry]));
+  const runTools =
+    options.agentRuns === false ? new Map<string, AgentRunTool>() : agentRunTools(options.client, options.taskQueue);
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [...[...served.values()].map(listingOf), ...[...runTools.values()].map((tool) => tool.listing)],
+  }));
+
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
+      const { name } = request.params;
+      const runTool = runTools.get(name);
+      if (runTool) return runTool.call(request.params.arguments ?? {}, keyOf(request));
+      const entry = served.get(name);
+      if (!entry) {
+        return callToolErrorOf(
+          `UNKNOWN_TOOL: There is no tool "${name}". Tools: ${[...served.keys(), ...runTools.keys()].join(', ')}.`,
+        );
+      }
+      const started = await startCall(options, entry, request);
+      if ('error' in started) return started.error;
+      const { handle } = started;
+      if (request.params.task) {
+        const task = await new TemporalTaskStore(options.client).getTask(handle.workflowId);
+        if (!task) throw new Error(`The workflow ${handle.workflowId} vanished.`);
+        return { task };
+      }
+      const cancel = () => void handle.cancel().catch(() => {});
+      extra.signal.addEventListener('abort', cancel, { once: true });
+      try {
+        return await toolCallResult(options.client, handle.workflowId);
+      } finally {
+        extra.signal.removeEventListener('abort', cancel);
+      }
+    },
+  );
+  return server;
+}
+
+/** The workflow id of a call: derived from the caller's key, or new. */
+export function mcpCallWorkflowId(idempotencyKey: string | undefined): string {
+  if (idempotencyKey === undefined) return `${MCP_CALL_WORKFLOW_PREFIX}${randomUUID()}`;
+  return `${MCP_CALL_WORKFLOW_PREFIX}${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40)}`;
+}
+
+function keyOf(request: CallToolRequest): string | undefined {
+  const key = request.params._meta?.[MCP_IDEMPOTENCY_KEY_META];
+  return typeof key === 'string' && key.length > 0 && key.length <= 1_000 ? key : undefined;
+}
+
+async function startCall(
+  options: DurableMcpServerOptions,
+  entry: ToolCatalogEntry,
+  request: CallToolRequest,
+): Promise<{ handle: WorkflowHandle } | { error: CallToolResult }> {
+  const key = keyOf(request);
+  const args = request.params.arguments ?? {};
+  const workflowId = mcpCallWorkflowId(key);
+  const argumentsDigest = fingerprint(args);
+  let handle: WorkflowHandle;
+  try {
+    handle = await options.client.workflow.start(MCP_CALL_WORKFLOW, {
+      taskQueue: options.taskQueue,
+      workflowId,
+      args: [{ tool: entry.name, arguments: args }],
+      memo: { tool: entry.name, argumentsDigest, structured: isObjectSchema(entry.outputSchema) },
+      staticSummary: `MCP call: ${entry.name}`,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    handle = options.client.workflow.getHandle(workflowId);
+  }
+  if (key !== undefined) {
+    const memo = (await handle.describe()).memo ?? {};
+    if (memo['tool'] !== entry.name || memo['argumentsDigest'] !== argumentsDigest) {
+      return {
+        error: callToolErrorOf(
+          `IDEMPOTENCY_CONFLICT: The idempotency key was already used for another call (${String(memo['tool'])} with other arguments). Use a new key for a new call.`,
+        ),
+      };
+    }
+  }
+  return { handle };
+}
+
+function listingOf(entry: ToolCatalogEntry): McpToolListing {
+  const { $schema: _drop, ...inputSchema } = entry.inputSchema;
+  const { $schema: _dropOut, ...outputSchema } = entry.outputSchema;
+  return {
+    name: entry.name,
+    description: entry.description,
+    inputSchema: { type: 'object', ...inputSchema },
+    ...(isObjectSchema(entry.outputSchema) ? { outputSchema: { type: 'object', ...outputSchema } } : {}),
+    annotations: {
+      readOnlyHint: entry.effect === 'read-only',
+      destructiveHint: entry.effect === 'irreversible',
+      idempotentHint: entry.effect === 'read-only' || entry.idempotent,
+      openWorldHint: true,
+    },
+    execution: { taskSupport: 'optional' },
+  };
+}
+
+function isObjectSchema(schema: Record<string, unknown>): boolean {
+  return schema['type'] === 'object';
+}

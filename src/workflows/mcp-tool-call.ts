@@ -1,0 +1,80 @@
+import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { ToolObservation } from '../protocol/activity-protocol';
+import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
+import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
+import type { AgentRunState } from './agent-run-types';
+import { undoToolNames } from './effect-tiers';
+import { compensate } from './saga';
+import { runToolStep, type StepContext } from './tool-step';
+
+const { describeTools } = proxyActivities<{ describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]> }>(
+  ENGINE_ACTIVITY_OPTIONS.describeTools,
+);
+
+/** Input of {@link mcpToolCall}: one tool call an MCP client asked for. */
+export interface McpToolCallInput {
+  tool: string;
+  /** The client's arguments, checked by the tool's guard on the worker. */
+  arguments: unknown;
+}
+
+/** What {@link mcpToolCall} returns: the observation a model would have seen, and the attempts it took. */
+export interface McpToolCallResult {
+  tool: string;
+  observation: ToolObservation;
+  attempts: number;
+  /** The idempotency key the tool saw (`${workflowId}/1`). */
+  idempotencyKey: string;
+}
+
+/**
+ * One tool call made over MCP, run durably: the same gates, key (`${workflowId}/1`), retries and classification as a
+ * step of an agent run. The workflow id derives from the caller's idempotency key, so a repeated call finds this
+ * run instead of running the tool again. Cancelling the workflow cancels the call and, when the tool has an undo
+ * tool, undoes whatever the call may have done.
+ */
+export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallResult> {
+  const { workflowId } = workflowInfo();
+  const catalog = await describeTools();
+  const state: AgentRunState = {
+    runId: workflowId,
+    goal: `MCP call of ${input.tool}`,
+    status: 'running',
+    turns: 0,
+    stepCount: 0,
+    generation: 0,
+    steps: [],
+    policyWarnings: [],
+  };
+  const undoTools = undoToolNames(catalog);
+  const step: StepContext = {
+    workflowId,
+    state,
+    catalog: new Map(catalog.map((entry) => [entry.name, entry])),
+    visible: new Set(undoTools.has(input.tool) ? [] : [input.tool]),
+    undoTools,
+    pending: [],
+    irreversibleDone: false,
+  };
+  try {
+    const record = await runToolStep({ id: 'mcp', name: input.tool, arguments: input.arguments }, step);
+    return {
+      tool: input.tool,
+      observation: record.observation ?? {
+        status: 'error',
+        code: 'INTERNAL',
+        message: 'No observation.',
+        hint: '',
+        retryable: false,
+        attempts: 0,
+      },
+      attempts: record.attempts ?? 0,
+      idempotencyKey: record.idempotencyKey,
+    };
+  } catch (error) {
+    if (isCancellation(error) && step.pending.length > 0) {
+      await compensate(step.pending, step.catalog, new Map(state.steps.map((s) => [s.stepId, s])), {});
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,260 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Worker } from '@temporalio/worker';
+import { z } from 'zod';
+import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/mcp-client-pool';
+import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/mcp-http-listener';
+import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/mcp-server';
+import { defineTool } from '../../src/tools/define-tool';
+import { createToolRegistry } from '../../src/tools/tool-registry';
+import {
+  connectTestTemporal,
+  createTestWorker,
+  testServer,
+  uniqueTaskQueue,
+  type TestTemporal,
+} from '../support/temporal-test-env';
+import { createRecordingTools } from '../support/test-tools';
+import { waitFor } from '../support/wait-for';
+
+const run = promisify(execFile);
+const INSPECTOR = require.resolve('@modelcontextprotocol/inspector/cli/build/cli.js');
+
+let temporal: TestTemporal;
+let worker: Worker;
+let running: Promise<void>;
+let listener: McpHttpListener;
+const taskQueue = uniqueTaskQueue('mcp-server');
+const recording = createRecordingTools();
+const cancelled: string[] = [];
+const waitForCancel = defineTool({
+  name: 'wait_for_cancel',
+  description: 'Waits until the call is cancelled (a stand-in for a long call).',
+  input: z.object({ label: z.string() }),
+  output: z.object({ label: z.string() }),
+  effect: 'read-only',
+  idempotent: true,
+  timeout: '2 minutes',
+  retry: { totalDeadline: '5 minutes' },
+}).implement(
+  (input, ctx) =>
+    new Promise((_resolve, reject) =>
+      ctx.signal.addEventListener('abort', () => {
+        cancelled.push(input.label);
+        reject(new Error('cancelled'));
+      }),
+    ),
+);
+const registry = createToolRegistry([...recording.tools, waitForCancel]);
+
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+  worker = await createTestWorker(temporal, { tools: registry.list(), taskQueue });
+  running = worker.run();
+  listener = await startMcpHttpListener({
+    port: 0,
+    token: 'test-token',
+    createServer: () => createDurableMcpServer({ client: temporal.client, taskQueue, catalog: registry.catalog() }),
+  });
+});
+afterAll(async () => {
+  await listener?.close();
+  worker?.shutdown();
+  await running;
+  await temporal?.close();
+});
+
+async function connect(): Promise<McpClient> {
+  const client = new McpClient({ name: 'test', version: '1' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(listener.url), {
+      requestInit: { headers: { Authorization: 'Bearer test-token' } },
+    }),
+  );
+  return client;
+}
+
+describe('our MCP server over Streamable HTTP, driven by an SDK client', () => {
+  test('lists the tools with their schemas and annotations, not the undo tools, plus the agent-run tools', async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['add', 'create_order', 'start_agent_run', 'get_agent_run']));
+    expect(names).not.toContain('cancel_order');
+    expect(tools.find((t) => t.name === 'add')).toMatchObject({
+      inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+      annotations: { readOnlyHint: true, idempotentHint: true },
+      execution: { taskSupport: 'optional' },
+    });
+    await client.close();
+  });
+
+  test('a call runs as a workflow; repeating it with the same key returns the first result without running again', async () => {
+    const client = await connect();
+    const key = `key-${Date.now()}`;
+    const call = (args: Record<string, unknown>) =>
+      client.callTool({ name: 'create_order', arguments: args, _meta: { [MCP_IDEMPOTENCY_KEY_META]: key } });
+    const first = await call({ item: 'book', quantity: 2 });
+    const second = await call({ item: 'book', quantity: 2 });
+    expect(first.isError).toBeFalsy();
+    expect(second.structuredContent).toEqual(first.structuredContent);
+    const workflowId = mcpCallWorkflowId(key);
+    expect(recording.calls.filter((c) => c.idempotencyKey === `${workflowId}/1`)).toHaveLength(1);
+    const conflict = await call({ item: 'pen', quantity: 1 });
+    expect(conflict.isError).toBe(true);
+    expect(JSON.stringify(conflict.content)).toContain('IDEMPOTENCY_CONFLICT');
+    await client.close();
+  });
+
+  test('bad arguments and an unknown tool come back as isError results the caller can read', async () => {
+    const client = await connect();
+    const bad = await client.callTool({ name: 'add', arguments: { a: '1', b: 2 } });
+    expect(bad.isError).toBe(true);
+    expect(JSON.stringify(bad.content)).toContain('INVALID_ARGUMENTS');
+    const unknown = await client.callTool({ name: 'nope', arguments: {} });
+    expect(JSON.stringify(unknown.content)).toContain('UNKNOWN_TOOL');
+    await client.close();
+  });
+
+  test("a client's cancel reaches the running call: the workflow is cancelled and the tool sees its signal", async () => {
+    const client = await connect();
+    const key = `cancel-${Date.now()}`;
+    const abort = new AbortController();
+    const pending = client.callTool(
+      { name: 'wait_for_cancel', arguments: { label: key }, _meta: { [MCP_IDEMPOTENCY_KEY_META]: key } },
+      CallToolResultSchema,
+      { signal: abort.signal },
+    );
+    const handle = temporal.client.workflow.getHandle(mcpCallWorkflowId(key));
+    await waitFor(
+      'the tool call to be running',
+      async () => ((await handle.describe()).raw.pendingActivities?.length ?? 0) > 0,
+    );
+    abort.abort();
+    await expect(pending).rejects.toThrow();
+    await waitFor('the workflow to be cancelled', async () => (await handle.describe()).status.name === 'CANCELLED');
+    expect(cancelled).toContain(key);
+    await client.close();
+  });
+
+  test('a call made as a task: task id = workflow id, tasks/get and tasks/result from Temporal, tasks/cancel cancels', async () => {
+    const client = await connect();
+    const created = await client.request(
+      { method: 'tools/call', params: { name: 'add', arguments: { a: 20, b: 22 }, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+    );
+    const { taskId } = created.task;
+    expect(taskId).toMatch(/^mcp-call-/);
+    await waitFor(
+      'the task to complete',
+      async () => (await client.experimental.tasks.getTask(taskId)).status === 'completed',
+    );
+    const result = await client.request({ method: 'tasks/result', params: { taskId } }, CallToolResultSchema);
+    expect(result.structuredContent).toEqual({ sum: 42 });
+
+    const long = await client.request(
+      {
+        method: 'tools/call',
+        params: { name: 'wait_for_cancel', arguments: { label: 'task' }, task: { ttl: 60_000 } },
+      },
+      CreateTaskResultSchema,
+    );
+    const handle = temporal.client.workflow.getHandle(long.task.taskId);
+    await waitFor(
+      'the task to be running',
+      async () => ((await handle.describe()).raw.pendingActivities?.length ?? 0) > 0,
+    );
+    const cancel = await client.experimental.tasks.cancelTask(long.task.taskId);
+    expect(cancel.status).toBe('cancelled');
+    await waitFor('the workflow to be cancelled', async () => (await handle.describe()).status.name === 'CANCELLED');
+    await client.close();
+  });
+
+  test('refuses a foreign Host or Origin (DNS rebinding) and a missing bearer token', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const post = (headers: Record<string, string>) =>
+      fetch(listener.url, { method: 'POST', body, headers: { 'Content-Type': 'application/json', ...headers } });
+    expect((await post({ Authorization: 'Bearer wrong' })).status).toBe(401);
+    expect((await post({ Authorization: 'Bearer test-token', Origin: 'http://evil.example' })).status).toBe(403);
+    const hostRefused = await run('curl', [
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '-H',
+      'Host: evil.example',
+      '-X',
+      'POST',
+      listener.url,
+    ]).catch((e: { stdout: string }) => e);
+    expect(hostRefused.stdout).toBe('403');
+  });
+});
+
+describe('our MCP server driven by the real inspector CLI', () => {
+  test('over HTTP: tools/call with a bearer token and an idempotency key in _meta', async () => {
+    const key = `inspector-${Date.now()}`;
+    const { stdout } = await run(process.execPath, [
+      INSPECTOR,
+      '--cli',
+      listener.url,
+      '--transport',
+      'http',
+      '--header',
+      'Authorization: Bearer test-token',
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'add',
+      '--tool-arg',
+      'a=2',
+      'b=40',
+      '--tool-metadata',
+      `${MCP_IDEMPOTENCY_KEY_META}=${key}`,
+    ]);
+    expect(JSON.parse(stdout)).toMatchObject({ structuredContent: { sum: 42 } });
+    const call = await temporal.client.workflow.getHandle(mcpCallWorkflowId(key)).describe();
+    expect(call.status.name).toBe('COMPLETED');
+  });
+
+  test('over stdio: `npm run mcp -- --stdio` started by the inspector, with no worker of its own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dt-mcp-'));
+    const { stdout } = await run(
+      process.execPath,
+      [
+        INSPECTOR,
+        '--cli',
+        process.execPath,
+        require.resolve('tsx/cli'),
+        require.resolve('../../src/mcp/mcp-command.ts'),
+        '--stdio',
+        '--no-worker',
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'add',
+        '--tool-arg',
+        'a=1',
+        'b=2',
+      ],
+      {
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: testServer().address,
+          DURABLE_TOOLS_TASK_QUEUE: taskQueue,
+          DURABLE_TOOLS_TOOLS_MODULE: require.resolve('../support/test-tools-module.ts'),
+          DURABLE_TOOLS_SQLITE_PATH: join(dir, 'keys.sqlite'),
+        },
+        timeout: 90_000,
+      },
+    );
+    expect(JSON.parse(stdout)).toMatchObject({ structuredContent: { sum: 3 } });
+  });
+});
