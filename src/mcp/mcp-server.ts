@@ -11,6 +11,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { fingerprint } from '../idempotency/canonical-json';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
+import { modelVisibleTools } from '../tools/tool-visibility';
 import { MCP_IDEMPOTENCY_KEY_META } from './mcp-client-pool';
 import { agentRunTools, type AgentRunTool } from './mcp-agent-run-tools';
 import { callToolErrorOf } from './mcp-tool-call-result';
@@ -52,8 +53,7 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
         'Every tool call runs durably on Temporal. Send an idempotency key in _meta["io.durable-tools/idempotency-key"] to make a retried call safe.',
     },
   );
-  const undo = new Set(options.catalog.flatMap((entry) => (entry.undo ? [entry.undo] : [])));
-  const served = new Map(options.catalog.filter((entry) => !undo.has(entry.name)).map((entry) => [entry.name, entry]));
+  const served = new Map(modelVisibleTools(options.catalog).map((entry) => [entry.name, entry]));
   const runTools =
     options.agentRuns === false ? new Map<string, AgentRunTool>() : agentRunTools(options.client, options.taskQueue);
 

@@ -3,7 +3,7 @@ import type { ToolObservation } from '../protocol/activity-protocol';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
 import type { AgentRunState } from './agent-run-types';
-import { undoToolNames } from './effect-tiers';
+import { modelVisibleTools, undoToolNames } from '../tools/tool-visibility';
 import { compensate } from './saga';
 import { runToolStep, type StepContext } from './tool-step';
 
@@ -51,7 +51,7 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
     workflowId,
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),
-    visible: new Set(undoTools.has(input.tool) ? [] : [input.tool]),
+    visible: new Set(modelVisibleTools(catalog, [input.tool]).map((entry) => entry.name)),
     undoTools,
     pending: [],
     irreversibleDone: false,
