@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { connectClient } from '../client';
@@ -18,6 +19,7 @@ export const MCP_COMMAND_USAGE = `usage: durable-tools mcp (--stdio | --http [--
   --http           serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp (sessions, cancel, tasks)
   --port N         HTTP port (default 8765; 0 picks a free one)
   --host H         interface to bind (default 127.0.0.1)
+  --tools M        module exporting \`tools: Tool[]\` (default: $DURABLE_TOOLS_TOOLS_MODULE, else the demo's)
   --no-worker      do not run a worker in this process (workers run elsewhere on the same task queue)
   --allow-host     another accepted Host header (name:port), e.g. behind a proxy
   --allow-origin   another accepted Origin header
@@ -41,6 +43,7 @@ export async function runMcpCommand(argv: readonly string[]): Promise<number> {
       'no-worker': { type: 'boolean' },
       'allow-host': { type: 'string', multiple: true },
       'allow-origin': { type: 'string', multiple: true },
+      tools: { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -60,7 +63,9 @@ export async function runMcpCommand(argv: readonly string[]): Promise<number> {
 
   const settings = connectionSettingsFromEnv();
   const temporal = await ensureLocalTemporal(settings, { log: say });
-  const tools = await loadToolsModule();
+  const tools = await loadToolsModule(
+    values.tools ?? (process.env.DURABLE_TOOLS_TOOLS_MODULE || join(__dirname, '..', '..', 'examples', 'trip-tools.ts')),
+  );
   const mcpConfigPath = process.env.DURABLE_TOOLS_MCP_CONFIG;
   const host = mcpConfigPath ? new McpHost(loadMcpConfigFile(mcpConfigPath)) : undefined;
   await host?.refresh();
