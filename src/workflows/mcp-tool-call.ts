@@ -4,6 +4,7 @@ import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
 import type { AgentRunState } from './agent-run-types';
 import { modelVisibleTools, undoToolNames } from '../tools/tool-visibility';
+import { initialRunUsage } from './run-usage';
 import { compensate } from './saga';
 import { runToolStep, type StepContext } from './tool-step';
 
@@ -45,6 +46,7 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
     generation: 0,
     steps: [],
     policyWarnings: [],
+    usage: initialRunUsage(),
   };
   const undoTools = undoToolNames(catalog);
   const step: StepContext = {
