@@ -154,14 +154,19 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
   const parsed = parseToolArguments(tool.contract.spec.input, input.arguments);
   if (!parsed.ok) throw toolFailure(parsed.error, { mayHaveHadEffect: false });
 
-  const executions = ((heartbeatDetails as RetryHeartbeat | undefined)?.executions ?? 0) + 1;
+  // A local activity (a read-only tool declared `execution: 'local'`) cannot heartbeat; its attempt number
+  // is exact, since every attempt runs inside the workflow task of the worker that owns the run.
+  const local = activity.info.isLocal;
+  const executions = local ? attempt : ((heartbeatDetails as RetryHeartbeat | undefined)?.executions ?? 0) + 1;
   // The lease's own heartbeats repeat the tool's last details (MCP progress, say) instead of erasing them.
   let toolDetails: unknown;
-  const beat = () =>
+  const beat = () => {
+    if (local) return;
     activity.heartbeat({
       executions,
       ...(toolDetails === undefined ? {} : { tool: toolDetails }),
     } satisfies RetryHeartbeat);
+  };
   const lease = new ToolCallLease({
     key: input.idempotencyKey,
     leaseMs: deps.leaseMs,
@@ -269,7 +274,7 @@ async function claimAndRun(
       if (retryDelayMs !== undefined) await store.release(ctx.idempotencyKey, token).catch(() => false);
       else await recordFinalFailure(store, ctx.idempotencyKey, token, failure);
     }
-    if (retryDelayMs !== undefined) {
+    if (retryDelayMs !== undefined && !activity.info.isLocal) {
       activity.heartbeat({ retryDelayMs, executions: call.executions } satisfies RetryHeartbeat);
     }
     throw failure;

@@ -6,6 +6,12 @@
 /** How much a tool changes the world. */
 export type ToolEffect = 'read-only' | 'compensable' | 'irreversible';
 
+/**
+ * Where a tool call runs: as a regular Temporal activity (the default), or as a local activity inside the
+ * workflow task of the worker running the run (`local`, read-only tools only; see README "Local execution").
+ */
+export type ToolExecution = 'activity' | 'local';
+
 /** How a tool wants a human to sign off before it runs. */
 export type ToolApproval = 'never' | 'always';
 
@@ -48,6 +54,8 @@ export interface ToolCatalogEntry {
    * marked trusted): the model sees the description fenced as untrusted text. Absent means trusted.
    */
   trust?: ToolTrust;
+  /** Present (`'local'`) when the tool runs as a local activity; absent for a regular activity. */
+  execution?: 'local';
 }
 
 /** Whether a tool's description may be shown to the model as instructions or only as fenced data. */

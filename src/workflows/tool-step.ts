@@ -1,4 +1,11 @@
-import { ActivityCancellationType, isCancellation, scheduleActivity } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  isCancellation,
+  scheduleActivity,
+  scheduleLocalActivity,
+  type ActivityOptions,
+  type LocalActivityOptions,
+} from '@temporalio/workflow';
 import type { ToolActivityInput, ToolActivityResult } from '../activities/tool-activity-types';
 import type { ModelToolCall } from '../model/model-types';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
@@ -79,27 +86,11 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
   step.status = 'running';
   step.startedAt = Date.now();
   try {
-    const result = await scheduleActivity<ToolActivityResult>(
-      entry.name,
-      [{ arguments: call.arguments, idempotencyKey: step.idempotencyKey, stepId } satisfies ToolActivityInput],
-      {
-        summary: summarize(entry.name, call.arguments),
-        startToCloseTimeout: entry.timeoutMs,
-        ...(entry.timeoutMs > TOOL_HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT_MS } : {}),
-        scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
-        // Wait for a cancelled call to really stop, so a compensation never races its forward call.
-        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-        retry: {
-          // The wrapper enforces the tool's own maximum over the attempts that really ran it.
-          maximumAttempts: entry.retry.maximumAttempts + TOOL_ATTEMPT_HEADROOM,
-          initialInterval: entry.retry.initialDelayMs,
-          maximumInterval: entry.retry.maxDelayMs,
-          backoffCoefficient: 2,
-          // A tool missing on the worker fails at once instead of retrying.
-          nonRetryableErrorTypes: [...TOOL_ACTIVITY_NON_RETRYABLE_TYPES],
-        },
-      },
-    );
+    const input: ToolActivityInput = { arguments: call.arguments, idempotencyKey: step.idempotencyKey, stepId };
+    const result =
+      entry.execution === 'local'
+        ? await scheduleLocalActivity<ToolActivityResult>(entry.name, [input], localToolOptions(entry, call.arguments))
+        : await scheduleActivity<ToolActivityResult>(entry.name, [input], toolActivityOptions(entry, call.arguments));
     step.status = 'succeeded';
     step.attempts = result.attempt;
     step.observation = { status: 'ok', output: result.output, ...(result.replayed ? { replayed: true } : {}) };
@@ -117,6 +108,48 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
   }
   step.endedAt = Date.now();
   return step;
+}
+
+/** Options of a tool call scheduled as a regular activity. */
+function toolActivityOptions(entry: ToolCatalogEntry, args: unknown): ActivityOptions {
+  return {
+    summary: summarize(entry.name, args),
+    startToCloseTimeout: entry.timeoutMs,
+    ...(entry.timeoutMs > TOOL_HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT_MS } : {}),
+    scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
+    // Wait for a cancelled call to really stop, so a compensation never races its forward call.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: {
+      // The wrapper enforces the tool's own maximum over the attempts that really ran it.
+      maximumAttempts: entry.retry.maximumAttempts + TOOL_ATTEMPT_HEADROOM,
+      initialInterval: entry.retry.initialDelayMs,
+      maximumInterval: entry.retry.maxDelayMs,
+      backoffCoefficient: 2,
+      // A tool missing on the worker fails at once instead of retrying.
+      nonRetryableErrorTypes: [...TOOL_ACTIVITY_NON_RETRYABLE_TYPES],
+    },
+  };
+}
+
+/**
+ * Options of a read-only tool declared `execution: 'local'`: no heartbeat timeout (local activities cannot
+ * heartbeat) and no attempt headroom (the attempt number of a local activity is exact: the wrapper does not
+ * count executions through heartbeat details).
+ */
+function localToolOptions(entry: ToolCatalogEntry, args: unknown): LocalActivityOptions {
+  return {
+    summary: summarize(entry.name, args),
+    startToCloseTimeout: entry.timeoutMs,
+    scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: {
+      maximumAttempts: entry.retry.maximumAttempts,
+      initialInterval: entry.retry.initialDelayMs,
+      maximumInterval: entry.retry.maxDelayMs,
+      backoffCoefficient: 2,
+      nonRetryableErrorTypes: [...TOOL_ACTIVITY_NON_RETRYABLE_TYPES],
+    },
+  };
 }
 
 function refuse(step: StepRecord, observation: ToolErrorObservation): StepRecord {

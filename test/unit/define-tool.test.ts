@@ -190,3 +190,37 @@ describe('declarations are checked at once', () => {
     expect(error.message).toContain('"lookup" is read-only');
   });
 });
+
+describe('local execution', () => {
+  test('a read-only tool may declare local execution, and its catalog entry says so', () => {
+    const tool = defineTool({ name: 'look_up', ...base, execution: 'local' });
+    expect(tool.catalogEntry.execution).toBe('local');
+  });
+
+  test('a tool that runs as a regular activity has no execution field in its catalog entry', () => {
+    expect(defineTool({ name: 'look_up', ...base }).catalogEntry).not.toHaveProperty('execution');
+    expect(defineTool({ name: 'look_up', ...base, execution: 'activity' }).catalogEntry).not.toHaveProperty(
+      'execution',
+    );
+  });
+
+  test.each(['compensable', 'irreversible'] as const)('refuses local execution for a %s tool', (effect) => {
+    const error = definitionError(() =>
+      defineTool({
+        name: 'write',
+        ...base,
+        effect,
+        execution: 'local',
+        ...(effect === 'compensable' ? { undo: 'unwrite' } : {}),
+      }),
+    );
+    expect(error.code).toBe('INVALID_OPTION');
+    expect(error.message).toContain('only read-only tools may run as local activities');
+  });
+
+  test('refuses an unknown execution mode', () => {
+    const error = definitionError(() => defineTool({ name: 'look_up', ...base, execution: 'inline' as never }));
+    expect(error.code).toBe('INVALID_OPTION');
+    expect(error.message).toContain('execution must be "activity" or "local"');
+  });
+});
