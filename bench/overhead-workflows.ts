@@ -3,15 +3,17 @@
  * nothing or to a no-op tool through the durable-tools wrapper (read-only; with effects and no key store;
  * with effects and the SQLite or Postgres key store).
  */
-import { scheduleActivity, workflowInfo } from '@temporalio/workflow';
+import { scheduleActivity, scheduleLocalActivity, workflowInfo } from '@temporalio/workflow';
 
 /** What a loop calls. */
-export type OverheadMode = 'bare' | 'readOnly' | 'effectsNoStore' | 'effectsSqlite' | 'effectsPostgres';
+export type OverheadMode =
+  'bare' | 'readOnly' | 'readOnlyLocal' | 'effectsNoStore' | 'effectsSqlite' | 'effectsPostgres';
 
 /** Every mode, in the order the report prints them. */
 export const OVERHEAD_MODES: readonly OverheadMode[] = [
   'bare',
   'readOnly',
+  'readOnlyLocal',
   'effectsNoStore',
   'effectsSqlite',
   'effectsPostgres',
@@ -20,6 +22,7 @@ export const OVERHEAD_MODES: readonly OverheadMode[] = [
 /** Activity type of each wrapped mode (one tool per store, registered by the bench worker). */
 export const OVERHEAD_TOOL_NAMES: Readonly<Record<Exclude<OverheadMode, 'bare'>, string>> = {
   readOnly: 'noop_read',
+  readOnlyLocal: 'noop_read',
   effectsNoStore: 'noop_write_nostore',
   effectsSqlite: 'noop_write_sqlite',
   effectsPostgres: 'noop_write_postgres',
@@ -30,11 +33,9 @@ const OPTIONS = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3
 function call(mode: OverheadMode, i: number): Promise<unknown> {
   if (mode === 'bare') return scheduleActivity('bareNoop', [{ n: i }], OPTIONS);
   const name = OVERHEAD_TOOL_NAMES[mode];
-  return scheduleActivity(
-    name,
-    [{ arguments: { n: i }, idempotencyKey: `${workflowInfo().workflowId}/${i}`, stepId: i }],
-    { ...OPTIONS, summary: `${name} {"n":${i}}` },
-  );
+  const input = { arguments: { n: i }, idempotencyKey: `${workflowInfo().workflowId}/${i}`, stepId: i };
+  if (mode === 'readOnlyLocal') return scheduleLocalActivity(name, [input], OPTIONS);
+  return scheduleActivity(name, [input], { ...OPTIONS, summary: `${name} {"n":${i}}` });
 }
 
 /** Calls the activity `count` times, one after another. */

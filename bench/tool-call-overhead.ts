@@ -2,7 +2,8 @@
  * `npm run bench`: what the durable-tools wrapper costs per tool call, on the tuned dev server.
  *
  * One worker process (a child, so its CPU time is its own) serves a bare Temporal activity doing nothing and
- * the same no-op as a tool through the wrapper: read-only; with effects and no key store; with effects and
+ * the same no-op as a tool through the wrapper: read-only; read-only as a local activity (`execution:
+ * 'local'`); with effects and no key store; with effects and
  * the SQLite key store; with effects and the Postgres key store. In interleaved rounds (the order rotates)
  * it measures, per configuration:
  * - latency: one workflow making `sequentialCalls` calls one after another (ms per call);
@@ -31,6 +32,7 @@ const BENCH = {
 const LABELS: Record<OverheadMode, string> = {
   bare: 'bare activity',
   readOnly: 'tool, read-only',
+  readOnlyLocal: 'tool, read-only, local',
   effectsNoStore: 'tool with effects, no store',
   effectsSqlite: 'tool with effects, SQLite',
   effectsPostgres: 'tool with effects, Postgres',
