@@ -6,6 +6,7 @@ import { modelFacingCatalog } from '../tools/tool-disclosure';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
 import type { TranscriptStore } from '../transcripts/transcript-store';
+import { emptyTurnProblem, turnExcerpt, wireSafeArguments } from '../model/model-turn-check';
 import { ENGINE_FAILURE_TYPES, engineFailure } from '../protocol/activity-protocol';
 import { modelVisibleTools } from '../tools/tool-visibility';
 import { callWithDeadline, modelFailure } from './model-call';
@@ -97,7 +98,9 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
   const transcripts = deps.transcripts ?? new MemoryTranscriptStore();
   return {
     async callModel(input: CallModelInput): Promise<ModelTurn> {
-      const provider = providers[input.settings.provider];
+      const provider = Object.hasOwn(providers, input.settings.provider)
+        ? providers[input.settings.provider]
+        : undefined;
       if (!provider) {
         throw engineFailure(
           ENGINE_FAILURE_TYPES.UNKNOWN_MODEL_PROVIDER,
@@ -135,10 +138,13 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
       if (!parsed.success) {
         throw engineFailure(
           ENGINE_FAILURE_TYPES.MODEL_OUTPUT_INVALID,
-          `The model provider "${input.settings.provider}" returned a malformed turn: ${z.prettifyError(parsed.error)}`,
+          `The model provider "${input.settings.provider}" returned a malformed turn (${z.prettifyError(parsed.error).slice(0, 500)}): ${turnExcerpt(raw)}`,
           { retryable: true },
         );
       }
+      // A turn with neither text nor tool calls (`{}`) is an empty response, never a completed answer.
+      const empty = parsed.data.issue === undefined ? emptyTurnProblem(parsed.data) : undefined;
+      if (empty) parsed.data.issue = { code: 'MODEL_EMPTY_RESPONSE', message: `The model's turn was empty: ${empty}.` };
       const turn = parsed.data;
       const usage = turn.usage ? withoutUndefined(turn.usage) : undefined;
       return {
@@ -146,7 +152,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         toolCalls: turn.toolCalls.map((call, index) => ({
           id: call.id ?? `call_${input.turn + 1}_${index + 1}`,
           name: typeof call.name === 'string' ? call.name : JSON.stringify(call.name ?? null),
-          arguments: call.arguments,
+          arguments: wireSafeArguments(call.arguments),
         })),
         done: turn.issue === undefined && (turn.done || turn.toolCalls.length === 0),
         ...(usage && Object.keys(usage).length > 0 ? { usage } : {}),

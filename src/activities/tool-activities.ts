@@ -14,7 +14,7 @@ import type { ToolActivityInput, ToolActivityResult } from './tool-activity-type
 import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
 import { deterministicStoreFailure, type StorePhase } from './store-failure';
-import { failureForThrownError } from './tool-error-handling';
+import { cancelledCall, failureForThrownError } from './tool-error-handling';
 import {
   TEMPORAL_FAILURE_TYPES,
   TOOL_ERROR_CODES,
@@ -257,7 +257,8 @@ async function claimAndRun(
     rawOutput = await tool.execute(args, ctx);
   } catch (error) {
     lease.stop();
-    if (activity.cancellationSignal.aborted) throw activity.cancellationSignal.reason ?? error;
+    if (activity.cancellationSignal.aborted)
+      throw cancelledCall(entry.name, attempt, error, activity.cancellationSignal.reason);
     // The lease is gone: another attempt owns (or will own) the key and finds out what happened. Keep it.
     if (lease.lost) throw leaseLost(entry, attempt, lease.lost);
     const previousDelayMs = (heartbeatDetails as RetryHeartbeat | undefined)?.retryDelayMs;

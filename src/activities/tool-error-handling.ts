@@ -3,7 +3,13 @@ import { classify } from '../tools/classify';
 import { decideRetry, OUTCOME_UNKNOWN_EXPLANATION, type RetryBudgetInput } from '../tools/retry-decision';
 import type { RetryBudget } from '../tools/retry-budget';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import { toolFailure, type ToolErrorObservation } from '../protocol/activity-protocol';
+import { CancelledFailure } from '@temporalio/common';
+import {
+  cancelledToolFailure,
+  TOOL_ERROR_CODES,
+  toolFailure,
+  type ToolErrorObservation,
+} from '../protocol/activity-protocol';
 
 /** What the wrapper knows when a tool implementation throws. */
 export interface ThrownErrorContext {
@@ -84,4 +90,29 @@ function withReason(message: string, reason: string, attempt: number): string {
     default:
       return message;
   }
+}
+
+/**
+ * What to throw when the call was cancelled and the tool threw: the cancellation itself when the tool only
+ * gave up because of it (its error is the abort), otherwise a cancellation that carries the tool's own
+ * error, so the run reports what the tool said and not only "cancelled".
+ */
+export function cancelledCall(tool: string, attempt: number, error: unknown, reason: unknown): unknown {
+  const isAbort =
+    error === reason ||
+    error instanceof CancelledFailure ||
+    (error instanceof Error && (error.name === 'AbortError' || error.name === 'CancelledFailure'));
+  if (isAbort) return reason ?? error;
+  const classification = classify(error);
+  return cancelledToolFailure(
+    {
+      status: 'error',
+      code: TOOL_ERROR_CODES.CANCELLED,
+      message: `The call to "${tool}" was cancelled, and the tool failed: ${classification.message}`,
+      hint: 'The run is being cancelled.',
+      retryable: false,
+      attempts: attempt,
+    },
+    { mayHaveHadEffect: classification.mayHaveHadEffect },
+  );
 }

@@ -28,6 +28,11 @@ import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure }
 export const TOOL_ERROR_CODES = {
   /** The model's arguments do not match the tool's input schema (or are not JSON at all). */
   INVALID_ARGUMENTS: 'INVALID_ARGUMENTS',
+  /**
+   * The arguments matched the tool's schema, but the service behind the tool rejected the request's content
+   * (HTTP 400 or 422): the values, not the format, have to change.
+   */
+  REQUEST_REJECTED: 'REQUEST_REJECTED',
   /** The model asked for a tool that does not exist or is not allowed in this run. */
   UNKNOWN_TOOL: 'UNKNOWN_TOOL',
   NOT_FOUND: 'NOT_FOUND',
@@ -175,6 +180,15 @@ export function toolFailure(
 }
 
 /**
+ * Activity side: a call that was cancelled while the tool itself failed. It travels as the cancellation
+ * Temporal expects, with the same details layout as {@link toolFailure}, so the workflow reports the tool's
+ * own error next to the cancellation instead of only "cancelled".
+ */
+export function cancelledToolFailure(observation: ToolErrorObservation, facts: ToolFailureFacts): CancelledFailure {
+  return new CancelledFailure(observation.message, [observation, facts] satisfies ToolFailureDetails);
+}
+
+/**
  * Activity side: a failure of the engine's own activities. Final unless `retryable`; a retryable one may
  * choose its next delay (`nextRetryDelayMs`, e.g. a model provider's Retry-After).
  */
@@ -220,7 +234,8 @@ export function readToolFailureDetails(error: unknown): {
   observation?: ToolErrorObservation;
   facts?: ToolFailureFacts;
 } {
-  const details = applicationFailureOf(error)?.details;
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  const details = cause instanceof ApplicationFailure || cause instanceof CancelledFailure ? cause.details : undefined;
   if (!Array.isArray(details)) return {};
   const [observation, facts] = details as unknown[];
   return {

@@ -33,7 +33,7 @@
  *   failures, and statuses whose meaning is "not processed" (4xx, 429, 503, 408, 425).
  */
 import { parseRetryAfter } from './retry-after';
-import { TOOL_ERROR_CODES, type ToolErrorCode } from '../protocol/activity-protocol';
+import { isToolErrorCode, TOOL_ERROR_CODES, type ToolErrorCode } from '../protocol/activity-protocol';
 import { PermanentToolError, RateLimitedToolError, TransientToolError } from './tool-errors';
 
 /** How the engine should treat a failure. */
@@ -89,6 +89,9 @@ export const HINTS = {
     'Do not retry: the tool is not authorised to do this. Tell the user which permission or credential is missing.',
   lookUp: 'Check the identifier; look it up with a search or list tool before calling again.',
   reportBug: 'Do not retry with the same arguments. Tell the user the tool failed; an operator has to look at it.',
+  rejected:
+    'Your arguments had the right format, but the service refused their content. Read what it said, then change the values (or ask the user for correct ones); do not resend the same call.',
+  paymentRefused: 'Do not retry: the payment or billing was refused. Tell the user what the service said.',
   conflict:
     'The target changed or is in a state that does not allow this. Read its current state, then decide whether to call again.',
   slowDown: 'The service is rate limiting. Wait before calling again and make fewer calls.',
@@ -97,6 +100,7 @@ export const HINTS = {
 /** Default hints for taxonomy errors thrown without a `hint`, by code. */
 export const DEFAULT_HINTS_BY_CODE: Readonly<Record<ToolErrorCode, string>> = {
   INVALID_ARGUMENTS: HINTS.fixArguments,
+  REQUEST_REJECTED: HINTS.rejected,
   UNKNOWN_TOOL: 'Use only the tools listed in the tool catalog.',
   NOT_FOUND: HINTS.lookUp,
   PERMISSION_DENIED: HINTS.notAuthorized,
@@ -147,11 +151,7 @@ const permanent = (code: ToolErrorCode, summary: string, hint: string): Classifi
 
 /** HTTP statuses with their own row. Every other status falls to {@link HTTP_STATUS_CLASS_RULES}. */
 export const HTTP_STATUS_RULES: Readonly<Record<number, ClassificationRule>> = {
-  400: permanent(
-    C.INVALID_ARGUMENTS,
-    'The service rejected the request as malformed (400 Bad Request).',
-    HINTS.fixArguments,
-  ),
+  400: permanent(C.REQUEST_REJECTED, 'The service rejected the request (400 Bad Request).', HINTS.rejected),
   401: permanent(
     C.PERMISSION_DENIED,
     'The service did not accept the credentials (401 Unauthorized).',
@@ -160,7 +160,7 @@ export const HTTP_STATUS_RULES: Readonly<Record<number, ClassificationRule>> = {
   402: permanent(
     C.PERMISSION_DENIED,
     'The service requires payment for this (402 Payment Required).',
-    HINTS.notAuthorized,
+    HINTS.paymentRefused,
   ),
   403: permanent(C.PERMISSION_DENIED, 'The service refused the request (403 Forbidden).', HINTS.notAuthorized),
   404: permanent(C.NOT_FOUND, 'The requested resource does not exist (404 Not Found).', HINTS.lookUp),
@@ -197,9 +197,9 @@ export const HTTP_STATUS_RULES: Readonly<Record<number, ClassificationRule>> = {
   417: permanent(C.INTERNAL, 'The service cannot meet the Expect header (417).', HINTS.reportBug),
   421: permanent(C.INTERNAL, 'The request reached the wrong server (421 Misdirected Request).', HINTS.reportBug),
   422: permanent(
-    C.INVALID_ARGUMENTS,
+    C.REQUEST_REJECTED,
     'The service understood the request but rejected its content (422 Unprocessable Content).',
-    HINTS.fixArguments,
+    HINTS.rejected,
   ),
   423: permanent(C.CONFLICT, 'The target is locked (423 Locked).', HINTS.conflict),
   424: permanent(
@@ -421,11 +421,13 @@ function classifyOne(node: unknown, nowMs: number): FailureClassification | unde
     node instanceof RateLimitedToolError
   ) {
     const rule = TOOL_ERROR_CLASS_RULES[node.name];
+    // Own properties only: a JS caller may pass any string as `code` (even "constructor").
+    const code = isToolErrorCode(node.code) ? node.code : C.INTERNAL;
     const classification: FailureClassification = {
       kind: rule.kind,
-      code: node.code,
+      code,
       message: node.message,
-      hint: node.hint ?? DEFAULT_HINTS_BY_CODE[node.code],
+      hint: node.hint ?? DEFAULT_HINTS_BY_CODE[code],
       mayHaveHadEffect: node.mayHaveHadEffect,
       rule: `class:${node.name}`,
     };
@@ -452,7 +454,7 @@ function classifyOne(node: unknown, nowMs: number): FailureClassification | unde
 
   const code = node['code'];
   if (typeof code === 'string') {
-    const rule = NETWORK_ERROR_CODE_RULES[code];
+    const rule = Object.hasOwn(NETWORK_ERROR_CODE_RULES, code) ? NETWORK_ERROR_CODE_RULES[code] : undefined;
     if (rule) return fromRule(rule, `network:${code}`, `Network error ${code}: ${rule.summary}`);
     if (code.startsWith(UNDICI_ERROR_CODE_PREFIX)) {
       return fromRule(
@@ -482,8 +484,8 @@ function classifyHttp(node: Record<string, unknown>, status: number, nowMs: numb
   } else if (status === 413 && retryAfterMs !== undefined) {
     rule = HTTP_CONDITIONAL_RULES[413];
     ruleName = 'http:413-retry-after';
-  } else if (HTTP_STATUS_RULES[status]) {
-    rule = HTTP_STATUS_RULES[status];
+  } else if (Object.hasOwn(HTTP_STATUS_RULES, status)) {
+    rule = HTTP_STATUS_RULES[status]!;
     ruleName = `http:${status}`;
   } else {
     const statusClass = `${Math.floor(status / 100)}xx` as keyof typeof HTTP_STATUS_CLASS_RULES;
@@ -492,7 +494,9 @@ function classifyHttp(node: Record<string, unknown>, status: number, nowMs: numb
   }
 
   const quoted = quote(body);
-  const message = `The service answered HTTP ${status}. ${rule.summary}${quoted ? ` It said: ${quoted}` : ''}`;
+  // The tool's own words (e.g. "Card declined: insufficient funds") come first, the classification after.
+  const own = ownMessageOf(node, status);
+  const message = `${own ? `${own} ` : ''}The service answered HTTP ${status}. ${rule.summary}${quoted ? ` It said: ${quoted}` : ''}`;
   const classification = fromRule(rule, ruleName, message);
   if (rule.kind !== 'permanent' && retryAfterMs !== undefined) classification.retryAfterMs = retryAfterMs;
   return classification;
@@ -604,6 +608,14 @@ function bodyTextOf(node: Record<string, unknown>): string {
     }
   }
   return '';
+}
+
+/** The error's own message, unless it is only the generic status line of an {@link HttpStatusError}. */
+function ownMessageOf(node: Record<string, unknown>, status: number): string {
+  const flat = messageOf(node).replace(/\s+/g, ' ').trim();
+  if (flat === '' || flat.startsWith(`HTTP ${status}`)) return '';
+  const cut = flat.length > CLASSIFY_LIMITS.quotedChars ? `${flat.slice(0, CLASSIFY_LIMITS.quotedChars)}…` : flat;
+  return /[.!?…]$/.test(cut) ? cut : `${cut}.`;
 }
 
 function messageOf(node: Record<string, unknown>): string {

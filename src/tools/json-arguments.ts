@@ -158,3 +158,44 @@ export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
   }
   return false;
 }
+
+type StringifyTask = { raw: string } | { value: unknown };
+
+/**
+ * `JSON.stringify` without recursion, for values nested too deep for it (it overflows the stack at a few
+ * thousand levels). Plain data only: `toJSON` is not called; `undefined`, functions and symbols are left
+ * out of objects and become `null` in arrays, as `JSON.stringify` does.
+ */
+export function stringifyWithoutRecursion(value: unknown): string {
+  const out: string[] = [];
+  const tasks: StringifyTask[] = [{ value }];
+  while (tasks.length > 0) {
+    const task = tasks.pop()!;
+    if ('raw' in task) {
+      out.push(task.raw);
+      continue;
+    }
+    const v = task.value;
+    if (v === null || typeof v !== 'object') {
+      out.push(JSON.stringify(v) ?? 'null');
+      continue;
+    }
+    const later: StringifyTask[] = [];
+    if (Array.isArray(v)) {
+      later.push({ raw: '[' });
+      v.forEach((item, i) => later.push(...(i > 0 ? [{ raw: ',' }] : []), { value: item }));
+      later.push({ raw: ']' });
+    } else {
+      later.push({ raw: '{' });
+      let first = true;
+      for (const [key, item] of Object.entries(v)) {
+        if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+        later.push({ raw: `${first ? '' : ','}${JSON.stringify(key)}:` }, { value: item });
+        first = false;
+      }
+      later.push({ raw: '}' });
+    }
+    for (let i = later.length - 1; i >= 0; i--) tasks.push(later[i]!);
+  }
+  return out.join('');
+}

@@ -97,7 +97,13 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
     if (compensation) compensation.output = result.output;
     if (isUnguardedIrreversible(entry, ctx.undoTools)) ctx.irreversibleDone = true;
   } catch (error) {
-    if (isCancellation(error)) throw error;
+    if (isCancellation(error)) {
+      // The run is being cancelled: keep what the call reported (the tool's own error, if it also failed).
+      step.status = 'failed';
+      step.observation = observationFromFailure(error, entry.name, entry.retry.maximumAttempts);
+      step.endedAt = Date.now();
+      throw error;
+    }
     step.status = 'failed';
     step.observation = observationFromFailure(error, entry.name, entry.retry.maximumAttempts);
     step.attempts = step.observation.attempts;
