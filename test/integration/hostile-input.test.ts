@@ -1,0 +1,188 @@
+import { z } from 'zod';
+import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { MemoryIdempotencyStore } from '../../src/idempotency/memory-idempotency-store';
+import type { ScriptedTurn } from '../../src/model/scripted-model';
+import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
+import { defineTool, type Tool } from '../../src/tools/define-tool';
+import { PermanentToolError } from '../../src/tools/tool-errors';
+import { createWorker } from '../../src/worker';
+import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+
+let temporal: TestTemporal;
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+});
+afterAll(async () => {
+  await temporal.close();
+});
+
+/** Tools that record every call reaching their implementation; `unbook`'s result cannot be stored. */
+function hostileTools(ran: string[]): Tool[] {
+  const record = (name: string) => ran.push(name);
+  return [
+    defineTool({
+      name: 'book',
+      description: 'Books a room.',
+      input: z.object({ room: z.string(), extras: z.unknown().optional() }),
+      output: z.object({ bookingId: z.string() }),
+      effect: 'compensable',
+      undo: 'unbook',
+      idempotent: false,
+    }).implement(async () => {
+      record('book');
+      return { bookingId: 'b-1' };
+    }),
+    defineTool({
+      name: 'unbook',
+      description: 'Cancels a booking.',
+      input: z.object({ originalInput: z.unknown(), originalOutput: z.unknown().optional(), originalKey: z.string() }),
+      output: z.object({ note: z.string() }),
+      effect: 'irreversible',
+      idempotent: false,
+    }).implement(async () => {
+      record('unbook');
+      return { note: 'cancelled \ud800' };
+    }),
+    defineTool({
+      name: 'pay',
+      description: 'Pays by card or bank transfer.',
+      input: z.object({
+        method: z.discriminatedUnion('kind', [
+          z.object({ kind: z.literal('card'), last4: z.string() }),
+          z.object({ kind: z.literal('iban'), iban: z.string() }),
+        ]),
+      }),
+      output: z.object({ paid: z.boolean() }),
+      effect: 'irreversible',
+      idempotent: false,
+    }).implement(async () => {
+      record('pay');
+      throw Object.assign(new Error('Card declined: insufficient funds'), { status: 402 });
+    }),
+    defineTool({
+      name: 'check_dates',
+      description: 'Checks dates with the hotel.',
+      input: z.object({ nights: z.number() }),
+      output: z.object({ ok: z.boolean() }),
+      effect: 'read-only',
+      idempotent: true,
+    }).implement(async () => {
+      record('check_dates');
+      throw Object.assign(new Error('Unprocessable'), { status: 422, body: 'nights must be at most 30' });
+    }),
+    defineTool({
+      name: 'explode',
+      description: 'Always fails.',
+      input: z.object({}),
+      output: z.object({}),
+      effect: 'read-only',
+      idempotent: true,
+    }).implement(async () => {
+      throw new PermanentToolError('boom', { code: 'INTERNAL' });
+    }),
+  ];
+}
+
+async function run(name: string, input: { script: ScriptedTurn[]; provider?: string; critical?: string[] }) {
+  const ran: string[] = [];
+  const taskQueue = uniqueTaskQueue(name);
+  const { namespace, bundlePath } = testServer();
+  const { worker } = await createWorker({
+    tools: hostileTools(ran),
+    connection: temporal.nativeConnection,
+    settings: { namespace, taskQueue },
+    workflowBundle: { codePath: bundlePath },
+    idempotencyStore: new MemoryIdempotencyStore(),
+  });
+  const result = await worker.runUntil(async () =>
+    waitForAgentRun(
+      await startAgentRun(
+        temporal.client,
+        {
+          goal: name,
+          model: { provider: input.provider ?? 'scripted', script: input.script },
+          ...(input.critical ? { failurePolicy: { criticalTools: input.critical } } : {}),
+        },
+        { taskQueue },
+      ),
+    ),
+  );
+  const observations = result.steps.map((step) => step.observation as ToolErrorObservation);
+  return { result, observations, ran };
+}
+
+describe('hostile input on the real server', () => {
+  test('arguments the store could not take, invented fields in unions and prototype keys are INVALID_ARGUMENTS and nothing runs', async () => {
+    const deep = `{"room":"a","extras":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
+    const { result, observations, ran } = await run('guard', {
+      script: [
+        {
+          toolCalls: [
+            { name: 'book', arguments: '{"room":"\\ud800"}' },
+            { name: 'book', arguments: deep },
+            { name: 'book', arguments: '{"room":"a","constructor":{"x":1}}' },
+            { name: 'book', arguments: { room: 'a', ['__proto__']: { admin: true } } },
+            { name: 'pay', arguments: { method: { kind: 'card', last4: '4242', iban: 'DE00' } } },
+          ],
+        },
+        { text: 'gave up', final: true },
+      ],
+    });
+    expect(result.status).toBe('completed');
+    expect(observations.map((o) => o.code)).toEqual(Array(5).fill('INVALID_ARGUMENTS'));
+    expect(observations[0]?.message).toContain('lone UTF-16 surrogate');
+    expect(observations[1]?.message).toContain('nesting deeper than');
+    expect(observations[2]?.hint).toContain('remove the unknown field `constructor`');
+    expect(observations[4]?.hint).toContain('remove the unknown field `iban` in `method`');
+    expect(ran).toEqual([]);
+    expect(result.steps.every((step) => step.status === 'failed' && step.undo === undefined)).toBe(true);
+  });
+
+  test("a tool's own message is kept next to the HTTP status, and a downstream 422 is not a schema error", async () => {
+    const { observations } = await run('truthful-tools', {
+      script: [
+        {
+          toolCalls: [
+            { name: 'pay', arguments: { method: { kind: 'card', last4: '4242' } } },
+            { name: 'check_dates', arguments: { nights: 40 } },
+          ],
+        },
+        { text: 'done', final: true },
+      ],
+    });
+    expect(observations[0]).toMatchObject({ code: 'PERMISSION_DENIED' });
+    expect(observations[0]?.message).toContain('Card declined: insufficient funds');
+    expect(observations[1]).toMatchObject({ code: 'REQUEST_REJECTED' });
+    expect(observations[1]?.message).toContain('nights must be at most 30');
+  });
+
+  test('an empty model turn fails the run saying why, never completed', async () => {
+    const { result } = await run('empty-turn', { script: [{}] });
+    expect(result.status).toBe('failed');
+    expect(result.reason).toContain('MODEL_OUTPUT_INVALID');
+    expect(result.reason).toContain('neither text nor tool calls');
+    expect(result.reason).not.toContain('Activity task failed');
+  });
+
+  test('an unknown model provider fails the run naming the provider', async () => {
+    const { result } = await run('unknown-provider', { script: [], provider: 'constructor' });
+    expect(result.status).toBe('failed');
+    expect(result.reason).toContain('UNKNOWN_MODEL_PROVIDER');
+    expect(result.reason).toContain('No model provider "constructor"');
+  });
+
+  test('a compensation that fails deterministically ends compensation_failed naming the step, without retrying', async () => {
+    const { result, ran } = await run('deterministic-undo', {
+      script: [
+        { toolCalls: [{ name: 'book', arguments: { room: 'a' } }] },
+        { toolCalls: [{ name: 'explode', arguments: {} }] },
+        { text: 'unreachable', final: true },
+      ],
+      critical: ['explode'],
+    });
+    expect(result.status).toBe('compensation_failed');
+    expect(result.failedCompensationStep).toBe(1);
+    expect(result.reason).toContain('Compensation of step 1 (book) failed: INVALID_OUTPUT');
+    expect(ran.filter((name) => name === 'unbook')).toHaveLength(1);
+  });
+});
