@@ -5,6 +5,8 @@ export interface InventedField {
   /** Path of the object holding the key. */
   path: ReadonlyArray<PropertyKey>;
   key: string;
+  /** The keys the object schema declares there. */
+  allowed: readonly string[];
 }
 
 type Def = Record<string, unknown> & { type: string };
@@ -90,7 +92,7 @@ function walkObject(def: Def, value: unknown, path: PropertyKey[], found: Invent
   const shape = def['shape'] as Record<string, z.ZodType>;
   for (const key of Object.keys(value)) {
     if (Object.hasOwn(shape, key)) walk(shape[key]!, value[key], [...path, key], found, 0);
-    else if (def['catchall'] === undefined) found.push({ path, key });
+    else if (def['catchall'] === undefined) found.push({ path, key, allowed: Object.keys(shape) });
   }
 }
 
@@ -121,7 +123,9 @@ function walkIntersection(def: Def, value: unknown, path: PropertyKey[], found: 
   const rightIds = new Set(right.map(idOf));
   const stands = (field: InventedField, otherIds: ReadonlySet<string>): boolean =>
     otherIds.has(idOf(field)) ||
-    field.path.some((_, i) => otherIds.has(idOf({ path: field.path.slice(0, i), key: String(field.path[i]) })));
+    field.path.some((_, i) =>
+      otherIds.has(idOf({ path: field.path.slice(0, i), key: String(field.path[i]), allowed: [] })),
+    );
   found.push(...left.filter((field) => stands(field, rightIds)));
   found.push(...right.filter((field) => !leftIds.has(idOf(field)) && stands(field, leftIds)));
 }

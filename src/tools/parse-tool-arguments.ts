@@ -110,21 +110,21 @@ function countInventedIssues(invented: readonly InventedField[]): number {
 
 /** Groups invented keys by the object holding them, in order, up to `max` objects. */
 function describeInventedFields(invented: readonly InventedField[], max: number): Issue[] {
-  const byPath = new Map<string, string[]>();
+  const byPath = new Map<string, { keys: string[]; allowed: readonly string[] }>();
   for (const field of invented) {
     const where = formatPath(field.path);
-    const keys = byPath.get(where);
-    if (keys) keys.push(field.key);
-    else if (byPath.size < max) byPath.set(where, [field.key]);
+    const entry = byPath.get(where);
+    if (entry) entry.keys.push(field.key);
+    else if (byPath.size < max) byPath.set(where, { keys: [field.key], allowed: field.allowed });
   }
-  return [...byPath].map(([where, keys]) => ({
+  return [...byPath].map(([where, { keys, allowed }]) => ({
     path: where,
     message: `remove the unknown field${keys.length === 1 ? '' : 's'} ${keys
       .slice(0, 10)
       .map((k) => `\`${k}\``)
       .join(
         ', ',
-      )}${keys.length > 10 ? ` and ${keys.length - 10} more` : ''}${where === '(root)' ? '' : ` in \`${where}\``}`,
+      )}${keys.length > 10 ? ` and ${keys.length - 10} more` : ''}${where === '(root)' ? '' : ` in \`${where}\``} (allowed: ${allowed.slice(0, 20).join(', ') || 'none'}${allowed.length > 20 ? ', …' : ''})`,
   }));
 }
 

@@ -164,7 +164,7 @@ describe('retries of failing tool calls, measured at the downstream', () => {
     expect(step).toMatchObject({ status: 'succeeded', attempts: 2, observation: { status: 'ok' } });
   });
 
-  test('a 400 runs exactly once and the model sees a structured INVALID_ARGUMENTS error', async () => {
+  test('a 400 runs exactly once and the model sees a structured REQUEST_REJECTED error, distinct from a schema error', async () => {
     const { step, calls, result } = await runHttpTool('strict_read', [{ status: 400, body: 'field "q" is required' }], {
       effect: 'read-only',
       idempotent: true,
@@ -174,13 +174,13 @@ describe('retries of failing tool calls, measured at the downstream', () => {
     const observation = step.observation as ToolErrorObservation;
     expect(observation).toMatchObject({
       status: 'error',
-      code: 'INVALID_ARGUMENTS',
+      code: 'REQUEST_REJECTED',
       retryable: false,
       attempts: 1,
     });
     expect(observation.message).toContain('HTTP 400');
     expect(observation.message).toContain('field "q" is required');
-    expect(observation.hint).toMatch(/Correct the arguments/);
+    expect(observation.hint).toMatch(/right format, but the service refused their content/);
     expect(observation.message).not.toMatch(/\bat .*\.(ts|js):\d+/); // no stack trace
     expect(step.status).toBe('failed');
     expect(result.answer).toBe('saw error');
