@@ -93,6 +93,7 @@ async function run(name: string, input: { script: ScriptedTurn[]; provider?: str
     settings: { namespace, taskQueue },
     workflowBundle: { codePath: bundlePath },
     idempotencyStore: new MemoryIdempotencyStore(),
+    modelProviders: { broken: async () => ({ toolCalls: 'call everything' }) as never },
   });
   const result = await worker.runUntil(async () =>
     waitForAgentRun(
@@ -156,12 +157,22 @@ describe('hostile input on the real server', () => {
     expect(observations[1]?.message).toContain('nights must be at most 30');
   });
 
-  test('an empty model turn fails the run saying why, never completed', async () => {
-    const { result } = await run('empty-turn', { script: [{}] });
+  test('empty model turns are observations for the model and then fail the run saying why, never completed', async () => {
+    const { result } = await run('empty-turn', { script: [{}, {}] });
     expect(result.status).toBe('failed');
-    expect(result.reason).toContain('MODEL_OUTPUT_INVALID');
+    expect(result.reason).toContain('MODEL_EMPTY_RESPONSE');
     expect(result.reason).toContain('neither text nor tool calls');
     expect(result.reason).not.toContain('Activity task failed');
+  });
+
+  test('a malformed model turn fails the run quoting the turn and what was wrong with it', async () => {
+    const { result } = await run('malformed-turn', {
+      script: [],
+      provider: 'broken',
+    });
+    expect(result.status).toBe('failed');
+    expect(result.reason).toContain('MODEL_OUTPUT_INVALID');
+    expect(result.reason).toContain('"toolCalls":"call everything"');
   });
 
   test('an unknown model provider fails the run naming the provider', async () => {
