@@ -14,11 +14,12 @@ import { SqliteTranscriptStore } from '../src/transcripts/sqlite-transcript-stor
 import type { AgentRunInput, AgentRunState, StepRecord } from '../src/workflows/agent-run-types';
 import { tripScript, tripScriptDeclined } from './trip-script';
 import { tools } from './trip-tools';
+import { demoMcpServers, mcpScript } from './mcp-scenario';
 
 /** How often the demo polls the run's state. */
 const DEMO_TIMING = { pollIntervalMs: 150 } as const;
 
-/** The demo's scenarios: `npm start` or `npm start -- --scenario compensation`. */
+/** The demo's scenarios: `npm start`, `npm start -- --scenario compensation` or `npm start -- --scenario mcp`. */
 const SCENARIOS = {
   booking: {
     title: 'an agent books a trip Lisbon → Berlin, every tool call a durable Temporal activity',
@@ -29,6 +30,13 @@ const SCENARIOS = {
     title: 'the card is declined at the end, so the engine undoes the bookings (saga), newest first',
     expected: 'compensated',
     input: { model: { provider: 'scripted', script: tripScriptDeclined }, failurePolicy: { criticalTools: ['pay'] } },
+  },
+  mcp: {
+    title:
+      'the agent also uses the tools of an MCP server (server-everything over stdio), each call a durable activity',
+    expected: 'completed',
+    input: { model: { provider: 'scripted', script: mcpScript } },
+    mcp: demoMcpServers,
   },
 } as const;
 
@@ -59,6 +67,7 @@ async function main(): Promise<void> {
       idempotencyStore,
       transcripts,
       settings: { ...settings, address: temporal.address, taskQueue },
+      ...('mcp' in scenario ? { mcp: scenario.mcp } : {}),
     });
     const state = await worker.runUntil(async () => {
       const handle = await startAgentRun(

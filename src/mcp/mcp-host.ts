@@ -42,7 +42,13 @@ export class McpHost {
   constructor(config: McpServersConfig, options: McpHostOptions = {}) {
     this.#config = config;
     this.#now = options.now ?? Date.now;
-    this.#warn = options.warn ?? ((message) => console.warn(`durable-tools: ${message}`));
+    const warn = options.warn ?? ((message: string) => console.warn(`durable-tools: ${message}`));
+    const warned = new Set<string>();
+    this.#warn = (message) => {
+      if (warned.has(message)) return; // once per process, not at every listing
+      warned.add(message);
+      warn(message);
+    };
     this.pool = new McpClientPool(config.mcpServers, {
       onToolsChanged: (server) => {
         this.#changed.add(server);
