@@ -1,5 +1,5 @@
 import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { ToolObservation } from '../protocol/activity-protocol';
+import { TOOL_ERROR_CODES, type ToolObservation } from '../protocol/activity-protocol';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
 import type { AgentRunState } from './agent-run-types';
@@ -64,7 +64,7 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
       tool: input.tool,
       observation: record.observation ?? {
         status: 'error',
-        code: 'INTERNAL',
+        code: TOOL_ERROR_CODES.INTERNAL,
         message: 'No observation.',
         hint: '',
         retryable: false,
