@@ -1,11 +1,17 @@
 /**
- * `npm run chaos`: the full-size crash test. Against TEMPORAL_ADDRESS when set, else a headless dev server
- * it starts itself. Starts agent runs of non-idempotent charges (a fraction of them fail and compensate),
- * SIGKILLs the worker process at random moments and restarts it, then counts the effects at a ledger that
- * does not deduplicate. Its last line is `runs R, kills K, effects E, duplicates D, missing M`; the exit
- * code is non-zero when anything is duplicated, missing or ended in the wrong state.
+ * `npm run chaos [-- --mode kill|pause|stress]`: the full-size crash test. Against TEMPORAL_ADDRESS when
+ * set, else a headless dev server it starts itself. Starts agent runs of non-idempotent charges (a fraction
+ * of them fail and compensate) whose tools rely on `reconcile` alone (the ledger deduplicates nothing), and
+ * counts the effects at that ledger. Modes:
+ * - `kill` (default): SIGKILLs the worker process at random moments and starts a new one;
+ * - `pause`: two workers; SIGSTOPs one for longer than the lease — in synchronous work after a claim, just
+ *   before the effect request is sent, just after it left, and at random — then SIGCONTs it;
+ * - `stress`: busy loops saturate every core for the whole run, plus the kills.
+ * Its last line is `runs R, kills K, effects E, duplicates D, missing M, pauses P`; the exit code is non-zero
+ * when anything is duplicated, missing or ended in the wrong state.
  *
- * Sizes from the environment: CHAOS_RUNS, CHAOS_CONCURRENCY, CHAOS_KILLS, CHAOS_FAIL_FRACTION, CHAOS_SEED.
+ * Sizes from the environment: CHAOS_RUNS, CHAOS_CONCURRENCY, CHAOS_KILLS, CHAOS_PAUSES, CHAOS_FAIL_FRACTION,
+ * CHAOS_SEED.
  */
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,13 +19,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectionSettingsFromEnv } from '../src/connection-settings';
 import { startDevServer } from '../src/dev-server/dev-server';
-import { formatChaosSummary, runChaos } from '../test/support/chaos-run';
+import { formatChaosSummary, runChaos, type ChaosMode } from '../test/support/chaos-run';
 
 /** Full size of the chaos run (issue 4: at least 200 runs, 20 in flight, 20 kills). */
 export const CHAOS_BENCH_DEFAULTS = {
   runs: 200,
   concurrency: 20,
   kills: 20,
+  pauses: 20,
   failFraction: 0.3,
   seed: 20_240_604,
 } as const;
@@ -32,8 +39,26 @@ function fromEnv(name: string, fallback: number): number {
   return value;
 }
 
+const MODES: readonly ChaosMode[] = ['kill', 'pause', 'stress'];
+
+/** `--mode X` or `--mode=X`; kill when absent. */
+function modeFromArgs(args: readonly string[]): ChaosMode {
+  let value: string | undefined;
+  args.forEach((arg, i) => {
+    if (arg === '--mode') value = args[i + 1];
+    else if (arg.startsWith('--mode=')) value = arg.slice('--mode='.length);
+  });
+  if (value === undefined) return 'kill';
+  if (!(MODES as readonly string[]).includes(value)) {
+    throw new Error(`--mode must be one of ${MODES.join(', ')}; got "${value}".`);
+  }
+  return value as ChaosMode;
+}
+
 async function main(): Promise<number> {
   const options = {
+    mode: modeFromArgs(process.argv.slice(2)),
+    pauses: fromEnv('CHAOS_PAUSES', CHAOS_BENCH_DEFAULTS.pauses),
     runs: fromEnv('CHAOS_RUNS', CHAOS_BENCH_DEFAULTS.runs),
     concurrency: fromEnv('CHAOS_CONCURRENCY', CHAOS_BENCH_DEFAULTS.concurrency),
     kills: fromEnv('CHAOS_KILLS', CHAOS_BENCH_DEFAULTS.kills),
@@ -59,7 +84,8 @@ async function main(): Promise<number> {
     const result = await runChaos({ ...options, temporal: { address, namespace, bundlePath }, workDir });
     const seconds = (result.durationMs / 1000).toFixed(1);
     console.log(
-      `chaos: ${seconds} s; statuses ${JSON.stringify(result.statuses)}; ` +
+      `chaos: mode ${result.mode}; ${seconds} s; statuses ${JSON.stringify(result.statuses)}; ` +
+        `pauses at ${JSON.stringify(result.pausesAt)}; ${result.busyLoops} busy loops; ` +
         `${result.killsDuringCompensation} kills while a refund was at the ledger; ` +
         `unknown outcomes reconciled: ${result.reconciles.found} effect found, ${result.reconciles.notFound} not found`,
     );

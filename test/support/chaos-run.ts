@@ -1,15 +1,19 @@
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+<<<<<<< HEAD
 import { join, resolve } from 'node:path';
 import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
+=======
+import { join } from 'node:path';
+import { getAgentRunState, startAgentRun } from '../../src/client';
+>>>>>>> 72f7ff7 (Chaos modes: --mode pause (two workers, SIGSTOP at the moments that matter, then SIGCONT) and --mode stress (busy loops plus kills); every mode ends with pauses P; chaos tools send through withIdempotencyKey)
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { createSeededRandom } from '../../src/tools/seeded-random';
 import type { AgentRunResult, AgentRunState } from '../../src/workflows/agent-run-types';
+import { BusyLoops, ChaosWorkers, type ChaosWorker } from './chaos-processes';
 import { CHAOS_EFFECT_KINDS } from './chaos-tools';
-import { CHAOS_WORKER_DEFAULTS, CHAOS_WORKER_ENV, CHAOS_WORKER_READY } from './chaos-worker';
 import { LEDGER_SETTINGS, startLedgerServer, type LedgerEvent, type LedgerServer } from './ledger-server';
 
 /** Shape and pacing of a chaos run. */
@@ -31,12 +35,32 @@ export const CHAOS_RUN_SETTINGS = {
   killJitterMs: 250,
   /** Ledger delays (uniform 0..max) before recording and before answering, per effect kind. Refunds are slow. */
   ledgerDelayMaxMs: { charge: { before: 60, after: 200 }, refund: { before: 300, after: 600 } },
-  workerReadyTimeoutMs: 60_000,
   /** All runs must end within this long after the last one started. */
   runsDeadlineMs: 10 * 60_000,
-  /** Graceful stop of the last worker before it is killed. */
-  workerStopGraceMs: 10_000,
+  /**
+   * How long a pause lasts: longer than the chaos lease (1.5 s) plus the takeover grace (the tools' 3 s
+   * timeout), so the other worker takes the key over and settles the call while the paused one sleeps.
+   */
+  pauseMs: { min: 5_000, max: 8_000 },
+  /** Running time between two pauses. */
+  pauseGapMs: { min: 300, max: 1_500 },
+  /** A pause waiting for its moment (an armed point, a ledger write) gives up after this long. */
+  pauseMomentTimeoutMs: 15_000,
 } as const;
+
+/**
+ * `kill`: SIGKILL the only worker and start a new one. `pause`: two workers; SIGSTOP one for longer than the
+ * lease at the moments that matter (in synchronous work after the claim, just before the effect request
+ * is sent, just after it reached the ledger) and at random moments, then SIGCONT it. `stress`: busy loops
+ * on every core for the whole run, plus the kills.
+ */
+export type ChaosMode = 'kill' | 'pause' | 'stress';
+
+/** The moments a pause lands at, in the order they are used. */
+export const CHAOS_PAUSE_MOMENTS = ['before-send', 'after-claim', 'after-send', 'random'] as const;
+
+/** One of {@link CHAOS_PAUSE_MOMENTS}. */
+export type ChaosPauseAt = (typeof CHAOS_PAUSE_MOMENTS)[number];
 
 /** Where the chaos runs: a Temporal server and the workflow bundle file the worker processes load. */
 export interface ChaosTemporal {
@@ -53,8 +77,12 @@ export interface ChaosOptions {
   runs: number;
   /** At most this many runs in flight. */
   concurrency: number;
-  /** SIGKILLs of the worker process (each followed by a new worker). */
+  /** `kill` (default), `pause` or `stress`: see {@link ChaosMode}. */
+  mode?: ChaosMode;
+  /** SIGKILLs of the worker process (each followed by a new worker); kill and stress modes. */
   kills: number;
+  /** SIGSTOP/SIGCONT pauses of a worker; pause mode. */
+  pauses?: number;
   /** Fraction of runs that end with a permanently failing charge and so must compensate. */
   failFraction: number;
   seed: number;
@@ -67,8 +95,15 @@ export interface ChaosOptions {
 /** What {@link runChaos} found, measured at the ledger. */
 export interface ChaosResult {
   runs: number;
+  mode: ChaosMode;
   /** Kills actually done. */
   kills: number;
+  /** Pauses actually done (a worker stopped for longer than the lease, then resumed). */
+  pauses: number;
+  /** Pauses by the moment they landed at. */
+  pausesAt: Record<string, number>;
+  /** Busy-loop processes that ran during the run (stress mode). */
+  busyLoops: number;
   /** Kills whose trigger was a refund at the ledger (a run compensating). */
   killsDuringCompensation: number;
   /** Effects the ledger recorded. */
@@ -103,14 +138,11 @@ interface RunOutcome {
   error?: string;
 }
 
-const REPO_ROOT = resolve(__dirname, '..', '..');
-const CHAOS_WORKER_SCRIPT = join(__dirname, 'chaos-worker.ts');
-
-/** The summary line `npm run chaos` ends with. */
+/** The summary line `npm run chaos` ends with, in every mode. */
 export function formatChaosSummary(
-  result: Pick<ChaosResult, 'runs' | 'kills' | 'effects' | 'duplicates' | 'missing'>,
+  result: Pick<ChaosResult, 'runs' | 'kills' | 'effects' | 'duplicates' | 'missing' | 'pauses'>,
 ): string {
-  return `runs ${result.runs}, kills ${result.kills}, effects ${result.effects}, duplicates ${result.duplicates}, missing ${result.missing}`;
+  return `runs ${result.runs}, kills ${result.kills}, effects ${result.effects}, duplicates ${result.duplicates}, missing ${result.missing}, pauses ${result.pauses}`;
 }
 
 /**
@@ -144,11 +176,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       return Math.floor(ledgerRandom() * max[phase]);
     },
   });
-  const workers = new ChaosWorkers(options.temporal, taskQueue, ledger.url, workDir, log);
+  const mode = options.mode ?? 'kill';
+  const pauseTarget = mode === 'pause' ? (options.pauses ?? 0) : 0;
+  const killTarget = mode === 'pause' ? 0 : options.kills;
+  const target = { ...options.temporal, taskQueue, ledgerUrl: ledger.url, workDir };
+  const workers = new ChaosWorkers(target, log, mode === 'pause');
+  const busyLoops = mode === 'stress' ? new BusyLoops() : undefined;
+  if (busyLoops) log(`chaos: ${busyLoops.count} busy-loop processes saturate every core for the whole run`);
   const connection = await Connection.connect({ address: options.temporal.address });
   const client = new Client({ connection, namespace: options.temporal.namespace });
   const outcomes: RunOutcome[] = [];
   let startedRuns = 0;
+  const pausing = { pauses: 0, at: {} as Record<string, number> };
   let kills = 0;
   let killsDuringCompensation = 0;
   let allEnded = false;
@@ -156,13 +195,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const statuses = countStatuses(outcomes);
     log(
       `chaos: ${startedRuns}/${plans.length} started, ${outcomes.length} ended (${formatCounts(statuses)}), ` +
-        `${startedRuns - outcomes.length} in flight, kills ${kills}/${options.kills}, ledger effects ${ledger.effects.length}`,
+        `${startedRuns - outcomes.length} in flight, kills ${kills}/${killTarget}, pauses ${pausing.pauses}/${pauseTarget}, ` +
+        `ledger effects ${ledger.effects.length}`,
     );
   }, CHAOS_RUN_SETTINGS.progressEveryMs);
   progress.unref();
 
   try {
     await workers.start();
+    if (mode === 'pause') await workers.start(); // the one that takes over while the other is stopped
     const runAll = async (): Promise<void> => {
       let next = 0;
       const slot = async (): Promise<void> => {
@@ -177,11 +218,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     };
     const expectedWrites = plans.reduce((sum, p) => sum + p.amounts.length + (p.fails ? p.amounts.length - 1 : 0), 0);
     const killAll = async (): Promise<void> => {
-      while (kills < options.kills && !allEnded) {
+      while (kills < killTarget && !allEnded) {
         const duringCompensation = (kills + 1) % CHAOS_RUN_SETTINGS.compensationKillEvery === 0;
         // Spread the kills over the writes still to come: the mean gap is a share of what is left.
         const remainingWrites = Math.max(0, expectedWrites - ledger.effects.length);
-        const meanGap = remainingWrites / (options.kills - kills + 1);
+        const meanGap = remainingWrites / (killTarget - kills + 1);
         const trigger = await waitForKillMoment(ledger, {
           gap: 1 + Math.floor(random() * CHAOS_RUN_SETTINGS.killGapSpread * meanGap),
           phase: random() < 0.5 ? 'received' : 'recorded',
@@ -201,25 +242,55 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         kills += 1;
         if (trigger.startsWith('recorded refund') || trigger.startsWith('received refund'))
           killsDuringCompensation += 1;
-        log(
-          `chaos: kill ${kills}/${options.kills} at "${trigger}"; starting worker generation ${workers.generation + 1}`,
-        );
+        log(`chaos: kill ${kills}/${killTarget} at "${trigger}"; starting worker generation ${workers.generation + 1}`);
         await workers.start();
       }
     };
-    await Promise.all([withDeadline(runAll(), options), killAll()]);
+    const pauseAll = async (): Promise<void> => {
+      while (pausing.pauses < pauseTarget && !allEnded) {
+        const moment = CHAOS_PAUSE_MOMENTS[pausing.pauses % CHAOS_PAUSE_MOMENTS.length]!;
+        const victim = workers.live[Math.floor(random() * workers.live.length)];
+        if (!victim) break;
+        const landed = await pauseAt(workers, victim, moment, ledger, random, () => allEnded);
+        if (!landed) continue;
+        pausing.pauses += 1;
+        pausing.at[moment] = (pausing.at[moment] ?? 0) + 1;
+        const { min, max } = CHAOS_RUN_SETTINGS.pauseMs;
+        const pauseMs = min + Math.floor(random() * (max - min));
+        log(
+          `chaos: pause ${pausing.pauses}/${pauseTarget}: worker generation ${victim.generation} stopped ` +
+            `${landed} for ${pauseMs} ms`,
+        );
+        await sleep(pauseMs);
+        workers.resume(victim);
+        while (workers.live.length < 2 && !allEnded) {
+          log('chaos: a worker exited by itself; starting a new one');
+          await workers.start();
+        }
+        const gap = CHAOS_RUN_SETTINGS.pauseGapMs;
+        await sleep(gap.min + Math.floor(random() * (gap.max - gap.min)));
+      }
+    };
+    await Promise.all([withDeadline(runAll(), options), killAll(), pauseAll()]);
   } finally {
     clearInterval(progress);
     await workers.stop();
+    await busyLoops?.stop();
     await connection.close();
     await ledger.close();
   }
 
   const checked = checkLedger(plans, outcomes, ledger);
-  if (kills < options.kills)
-    checked.problems.push(`Only ${kills} of ${options.kills} kills happened before all runs ended.`);
+  if (kills < killTarget) checked.problems.push(`Only ${kills} of ${killTarget} kills happened before all runs ended.`);
+  if (pausing.pauses < pauseTarget) {
+    checked.problems.push(`Only ${pausing.pauses} of ${pauseTarget} pauses happened before all runs ended.`);
+  }
   return {
     runs: plans.length,
+    mode,
+    pauses: pausing.pauses,
+    pausesAt: pausing.at,
+    busyLoops: busyLoops?.count ?? 0,
     kills,
     killsDuringCompensation,
     effects: ledger.effects.length,
@@ -261,7 +332,7 @@ export async function runCompensationKill(options: CompensationKillOptions): Pro
   const taskQueue = `chaos-compensation-${randomUUID().slice(0, 8)}`;
   // Slow refunds: 700 ms before recording and 700 ms before answering (the tools' timeout is 3 s).
   const ledger = await startLedgerServer({ delayMs: ({ kind }) => (kind === CHAOS_EFFECT_KINDS.refund ? 700 : 0) });
-  const workers = new ChaosWorkers(options.temporal, taskQueue, ledger.url, workDir, log);
+  const workers = new ChaosWorkers({ ...options.temporal, taskQueue, ledgerUrl: ledger.url, workDir }, log);
   const connection = await Connection.connect({ address: options.temporal.address });
   const client = new Client({ connection, namespace: options.temporal.namespace });
   const runId = `chaos-compensation-${randomUUID().slice(0, 8)}`;
@@ -315,126 +386,6 @@ export async function runCompensationKill(options: CompensationKillOptions): Pro
     await workers.stop();
     await connection.close();
     await ledger.close();
-  }
-}
-
-/** The worker processes of one chaos run: one at a time, each a new generation. */
-class ChaosWorkers {
-  generation = 0;
-  private current: { child: ChildProcess; exited: Promise<void>; killedByUs: boolean } | undefined;
-  private readonly logFile: WriteStream;
-  private diedListener: (() => void) | undefined;
-
-  constructor(
-    private readonly temporal: ChaosTemporal,
-    private readonly taskQueue: string,
-    private readonly ledgerUrl: string,
-    private readonly workDir: string,
-    private readonly log: (line: string) => void,
-  ) {
-    this.logFile = createWriteStream(join(workDir, 'chaos-worker.log'), { flags: 'a' });
-  }
-
-  /** Resolves when the current worker exits without being killed by us. */
-  readonly died = (): Promise<void> =>
-    new Promise((resolveDied) => {
-      this.diedListener = resolveDied;
-    });
-
-  /** Starts the next worker generation and waits until it polls. */
-  async start(): Promise<void> {
-    const startedAt = Date.now();
-    this.generation += 1;
-    const env = CHAOS_WORKER_ENV;
-    this.logFile.write(`--- worker generation ${this.generation} ---\n`);
-    // `node --import tsx` directly (no npx / tsx wrapper): the pid is the process that runs the worker.
-    const child = spawn(process.execPath, ['--import', 'tsx', CHAOS_WORKER_SCRIPT], {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        [env.address]: this.temporal.address,
-        [env.namespace]: this.temporal.namespace,
-        [env.taskQueue]: this.taskQueue,
-        [env.bundlePath]: this.temporal.bundlePath,
-        [env.ledgerUrl]: this.ledgerUrl,
-        [env.keysPath]: join(this.workDir, 'idempotency.sqlite'),
-        [env.transcriptsPath]: join(this.workDir, 'transcripts.sqlite'),
-        [env.leaseMs]: String(CHAOS_WORKER_DEFAULTS.leaseMs),
-        [env.thinkMs]: String(CHAOS_WORKER_DEFAULTS.thinkMs),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const state = { child, killedByUs: false, exited: Promise.resolve() };
-    state.exited = new Promise<void>((resolveExit) =>
-      child.once('exit', (code, signal) => {
-        this.logFile.write(`--- worker generation exited (code ${code}, signal ${signal}) ---\n`);
-        if (!state.killedByUs) this.diedListener?.();
-        resolveExit();
-      }),
-    );
-    this.current = state;
-    child.stderr!.pipe(this.logFile, { end: false });
-    await new Promise<void>((resolveReady, reject) => {
-      let output = '';
-      const timer = setTimeout(
-        () => reject(new Error(`The chaos worker did not start within ${CHAOS_RUN_SETTINGS.workerReadyTimeoutMs} ms.`)),
-        CHAOS_RUN_SETTINGS.workerReadyTimeoutMs,
-      );
-      const onExit = (code: number | null): void => {
-        clearTimeout(timer);
-        reject(
-          new Error(`The chaos worker exited (code ${code}) before it was ready; see ${this.workDir}/chaos-worker.log`),
-        );
-      };
-      child.once('exit', onExit);
-      child.stdout!.on('data', (chunk: Buffer) => {
-        this.logFile.write(chunk);
-        if (output.includes(CHAOS_WORKER_READY)) return;
-        output += chunk.toString('utf8');
-        if (output.includes(CHAOS_WORKER_READY)) {
-          clearTimeout(timer);
-          child.off('exit', onExit);
-          this.log(
-            `chaos: worker generation ${this.generation} (pid ${child.pid}) ready in ${Date.now() - startedAt} ms`,
-          );
-          resolveReady();
-        }
-      });
-    });
-  }
-
-  /** SIGKILLs the node process that runs the worker and waits until it is gone. */
-  async kill(): Promise<void> {
-    const current = this.current;
-    if (!current) return;
-    current.killedByUs = true;
-    process.kill(current.child.pid!, 'SIGKILL');
-    await current.exited;
-    this.current = undefined;
-  }
-
-  /** Stops the last worker gracefully (SIGTERM), killing it if it does not stop in time. */
-  async stop(): Promise<void> {
-    const current = this.current;
-    if (current) {
-      current.killedByUs = true;
-      current.child.kill('SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      const stopped = await Promise.race([
-        current.exited.then(() => true),
-        new Promise<boolean>((resolveLate) => {
-          timer = setTimeout(() => resolveLate(false), CHAOS_RUN_SETTINGS.workerStopGraceMs);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (!stopped) {
-        this.log('chaos: the last worker did not stop on SIGTERM; killing it');
-        process.kill(current.child.pid!, 'SIGKILL');
-        await current.exited;
-      }
-      this.current = undefined;
-    }
-    await new Promise<void>((resolveClosed) => this.logFile.end(resolveClosed));
   }
 }
 
@@ -549,6 +500,58 @@ function checkLedger(
   }
   if (outcomes.length !== plans.length) problems.push(`${plans.length - outcomes.length} runs never ended`);
   return { duplicates, missing, problems };
+}
+
+/**
+ * Stops `worker` at `moment`: armed inside its tools (it stops itself in synchronous work after a claim or
+ * just before the request is built), when the ledger receives a write it sent (the request just left), or
+ * at a random time. Resolves with a description of where it landed, or undefined when the moment did not
+ * come in time (or every run ended).
+ */
+async function pauseAt(
+  workers: ChaosWorkers,
+  worker: ChaosWorker,
+  moment: ChaosPauseAt,
+  ledger: LedgerServer,
+  random: () => number,
+  ended: () => boolean,
+): Promise<string | undefined> {
+  const deadline = Date.now() + CHAOS_RUN_SETTINGS.pauseMomentTimeoutMs;
+  if (moment === 'random') {
+    await sleep(Math.floor(random() * 1_500));
+    if (ended()) return undefined;
+    workers.pause(worker);
+    return 'at a random moment';
+  }
+  if (moment === 'after-send') {
+    const event = await new Promise<LedgerEvent | undefined>((resolveEvent) => {
+      const timer = setInterval(() => {
+        if (ended() || Date.now() > deadline) done(undefined);
+      }, 50);
+      const off = ledger.onEvent((e) => {
+        if (e.phase === 'received' && e.workerPid === worker.pid) {
+          workers.pause(worker); // synchronously, while the write is still at the ledger
+          done(e);
+        }
+      });
+      function done(e: LedgerEvent | undefined): void {
+        clearInterval(timer);
+        off();
+        resolveEvent(e);
+      }
+    });
+    return event ? `just after its ${event.kind} request for ${event.key} left` : undefined;
+  }
+  workers.arm(worker, moment);
+  while (!workers.isStopped(worker)) {
+    if (ended() || Date.now() > deadline) {
+      workers.arm(worker, null);
+      // It may have stopped between the last look and the disarm.
+      return workers.isStopped(worker) ? `${moment} (late)` : undefined;
+    }
+    await sleep(10);
+  }
+  return moment === 'before-send' ? 'in synchronous work just before sending' : 'in synchronous work after a claim';
 }
 
 /** Resolves with a description of the moment to kill, `stopped` when all runs ended, or `worker-died`. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool, type ReconcileResult, type Tool } from '../../src/tools/define-tool';
+import { withIdempotencyKey } from '../../src/tools/idempotent-fetch';
 import type { ToolContext } from '../../src/tools/tool-context';
 import { throwForHttpStatus } from '../../src/tools/tool-errors';
 import { LEDGER_SETTINGS, type LedgerEffect } from './ledger-server';
@@ -42,8 +43,19 @@ export const refundContract = defineTool({
   ...CHAOS_TOOL_SETTINGS,
 });
 
+/** Moments at which the pause chaos stops a worker from inside a tool (synchronously, as a GC pause would). */
+export type ChaosPauseMoment = 'after-claim' | 'before-send';
+
+/** Request header naming the worker process that sent a ledger write (the pause chaos stops that one). */
+export const CHAOS_WORKER_PID_HEADER = 'x-chaos-worker-pid';
+
 /** Options of {@link createChaosTools}. */
 export interface ChaosToolOptions {
+  /**
+   * Called at each {@link ChaosPauseMoment}: the chaos worker SIGSTOPs itself there when the harness armed
+   * that moment. `before-send` comes in the synchronous work just before the request is built and sent.
+   */
+  pausePoint?: (moment: ChaosPauseMoment) => void;
   /** Base URL of the ledger (`startLedgerServer().url`). */
   ledgerUrl: string;
   /** Each call first waits a random 0..thinkMs, widening the "key claimed, effect not yet done" window. */
@@ -64,14 +76,16 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
     if (ms > 0) await sleep(ms, ctx.signal);
   };
   const write = async (ctx: ToolContext, kind: string, amount: number): Promise<string> => {
-    const response = await throwForHttpStatus(
-      await fetch(`${ledger}/effects`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': ctx.idempotencyKey },
-        body: JSON.stringify({ key: ctx.idempotencyKey, kind, amount }),
-        signal: ctx.signal,
-      }),
-    );
+    options.pausePoint?.('before-send');
+    // withIdempotencyKey asserts the lease first: after a pause longer than the lease nothing is sent.
+    // The ledger checks neither the key nor the fencing token: only the engine stands between a stale
+    // holder and a second effect here.
+    const init = withIdempotencyKey(ctx, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [CHAOS_WORKER_PID_HEADER]: String(process.pid) },
+      body: JSON.stringify({ key: ctx.idempotencyKey, kind, amount }),
+    });
+    const response = await throwForHttpStatus(await fetch(`${ledger}/effects`, init));
     return ((await response.json()) as { effectId: string }).effectId;
   };
   const find = async (key: string, kind: string, ctx: ToolContext, purpose = 'lookup'): Promise<LedgerEffect[]> => {
@@ -87,6 +101,7 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
 
   const charge = chargeContract.implement(
     async ({ amount }, ctx) => {
+      options.pausePoint?.('after-claim');
       await think(ctx);
       return { effectId: await write(ctx, CHAOS_EFFECT_KINDS.charge, amount) };
     },
@@ -99,6 +114,7 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
   );
   const refund = refundContract.implement(
     async ({ originalInput, originalKey }, ctx) => {
+      options.pausePoint?.('after-claim');
       await think(ctx);
       // Undo whatever was done under the forward key: nothing to refund if the charge never happened.
       const charges = await find(originalKey, CHAOS_EFFECT_KINDS.charge, ctx);

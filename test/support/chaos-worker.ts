@@ -10,7 +10,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
 import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
 import { createWorker } from '../../src/worker';
-import { createChaosTools } from './chaos-tools';
+import { createChaosTools, type ChaosPauseMoment } from './chaos-tools';
 
 /** Environment variables the chaos worker reads. */
 export const CHAOS_WORKER_ENV = {
@@ -23,7 +23,14 @@ export const CHAOS_WORKER_ENV = {
   transcriptsPath: 'DT_CHAOS_TRANSCRIPTS_DB',
   leaseMs: 'DT_CHAOS_LEASE_MS',
   thinkMs: 'DT_CHAOS_THINK_MS',
+  /** `1`: the harness may arm a pause moment over IPC (`{ arm: moment | null }`); the worker then stops itself there. */
+  pausePoints: 'DT_CHAOS_PAUSE_POINTS',
 } as const;
+
+/** An IPC message from the harness: stop at the next call reaching `arm` (null disarms). */
+export interface ChaosPauseCommand {
+  arm: ChaosPauseMoment | null;
+}
 
 /** The line the worker prints when it starts polling. */
 export const CHAOS_WORKER_READY = 'chaos-worker ready';
@@ -50,10 +57,26 @@ async function main(): Promise<void> {
   const env = CHAOS_WORKER_ENV;
   const idempotencyStore = new SqliteIdempotencyStore({ path: required(env.keysPath) });
   const transcripts = new SqliteTranscriptStore({ path: required(env.transcriptsPath) });
+  let armed: ChaosPauseMoment | null = null;
+  const pausePoints = process.env[env.pausePoints] === '1' && typeof process.send === 'function';
+  if (pausePoints) {
+    process.on('message', (message: ChaosPauseCommand) => {
+      armed = message.arm;
+    });
+    // The harness went away (crashed or killed): do not live on as an orphan.
+    process.on('disconnect', () => process.exit(1));
+  }
+  const pausePoint = (moment: ChaosPauseMoment): void => {
+    if (armed !== moment) return;
+    armed = null;
+    // Stops right here, in synchronous work, as a GC pause or CPU starvation would; the harness resumes it.
+    process.kill(process.pid, 'SIGSTOP');
+  };
   const { worker } = await createWorker({
     tools: createChaosTools({
       ledgerUrl: required(env.ledgerUrl),
       thinkMs: Number(process.env[env.thinkMs] ?? CHAOS_WORKER_DEFAULTS.thinkMs),
+      ...(pausePoints ? { pausePoint } : {}),
     }),
     settings: {
       address: required(env.address),

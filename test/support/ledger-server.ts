@@ -28,6 +28,8 @@ export interface LedgerEvent {
   phase: 'received' | 'recorded';
   key: string;
   kind: string;
+  /** The sender's `x-chaos-worker-pid` header, when it sent one. */
+  workerPid?: number;
 }
 
 /** Options of {@link startLedgerServer}. */
@@ -98,14 +100,16 @@ export async function startLedgerServer(options: LedgerServerOptions = {}): Prom
       return answer(res, 400, { error: 'Expected a JSON body { key: string, kind: string, amount: number }.' });
     }
     const { key, kind, amount } = write as { key: string; kind: string; amount: number };
-    emit({ phase: 'received', key, kind });
+    const pid = Number(req.headers['x-chaos-worker-pid']);
+    const sender = Number.isInteger(pid) && pid > 0 ? { workerPid: pid } : {};
+    emit({ phase: 'received', key, kind, ...sender });
     await delay({ key, kind, phase: 'before' });
     if (amount > LEDGER_SETTINGS.maxAmount) {
       return answer(res, 422, { error: `Amount ${amount} exceeds the limit of ${LEDGER_SETTINGS.maxAmount}.` });
     }
     const effect: LedgerEffect = { effectId: `eff_${effects.length + 1}`, key, kind, amount, atMs: Date.now() };
     effects.push(effect);
-    emit({ phase: 'recorded', key, kind });
+    emit({ phase: 'recorded', key, kind, ...sender });
     await delay({ key, kind, phase: 'after' });
     answer(res, 201, { effectId: effect.effectId });
   };
