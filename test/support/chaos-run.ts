@@ -2,13 +2,8 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-<<<<<<< HEAD
-import { join, resolve } from 'node:path';
-import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
-=======
 import { join } from 'node:path';
-import { getAgentRunState, startAgentRun } from '../../src/client';
->>>>>>> 72f7ff7 (Chaos modes: --mode pause (two workers, SIGSTOP at the moments that matter, then SIGCONT) and --mode stress (busy loops plus kills); every mode ends with pauses P; chaos tools send through withIdempotencyKey)
+import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { createSeededRandom } from '../../src/tools/seeded-random';
 import type { AgentRunResult, AgentRunState } from '../../src/workflows/agent-run-types';
