@@ -92,6 +92,8 @@ async function main(): Promise<void> {
   const running = worker.run();
   console.log(`${CHAOS_WORKER_READY} pid=${process.pid}`);
   await running;
+  // Stopped by SIGTERM: the open IPC channel would keep the process alive, so leave explicitly.
+  process.exit(0);
 }
 
 if (require.main === module) {
