@@ -17,7 +17,8 @@ export interface ChaosWorkerTarget {
 
 /** Timing of the worker processes. */
 export const CHAOS_PROCESS_SETTINGS = {
-  workerReadyTimeoutMs: 60_000,
+  /** A loaded machine (stress mode, other users) can take a minute or more to start a worker. */
+  workerReadyTimeoutMs: 240_000,
   /** Graceful stop of the last workers before they are killed. */
   workerStopGraceMs: 10_000,
 } as const;

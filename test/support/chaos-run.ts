@@ -259,6 +259,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         await sleep(pauseMs);
         workers.resume(victim);
         while (workers.live.length < 2 && !allEnded) {
+          // A worker can die of a pause (e.g. a workflow activation that ran past its VM timeout while
+          // stopped): like a crash, another one takes its place.
           log('chaos: a worker exited by itself; starting a new one');
           await workers.start();
         }
