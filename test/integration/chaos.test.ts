@@ -10,6 +10,8 @@ import { testServer } from '../support/temporal-test-env';
  */
 
 const SMALL_CHAOS = { runs: 14, concurrency: 6, kills: 3, failFraction: 0.35, seed: 4 } as const;
+/** Pauses cycle through the moments: before the send, after a claim, just after the send (issue 8). */
+const SMALL_PAUSES = { runs: 10, concurrency: 3, kills: 0, pauses: 3, failFraction: 0.3, seed: 8 } as const;
 
 function temporal() {
   const { address, namespace, bundlePath } = testServer();
@@ -61,3 +63,20 @@ test('SIGKILL of the worker during compensation still gives exactly one compensa
   // The rejected charge (step 4) left no effect and so no refund.
   expect(effectsByKey).toEqual(expected);
 }, 180_000);
+
+test('SIGSTOP of a worker holding a key for longer than its lease, with a second worker taking over: one effect per key', async () => {
+  const result = await runChaos({ ...SMALL_PAUSES, mode: 'pause', temporal: temporal(), log });
+  log(
+    `chaos (pause): ${formatChaosSummary(result)}; pauses at ${JSON.stringify(result.pausesAt)}; ` +
+      `statuses ${JSON.stringify(result.statuses)}; reconciles ${JSON.stringify(result.reconciles)}`,
+  );
+
+  expect(result.duplicates).toBe(0);
+  expect(result.missing).toBe(0);
+  // The runs may all end before the last pause lands; every other deviation is a failure.
+  expect(result.problems.filter((p) => !p.startsWith('Only '))).toEqual([]);
+  // The moments that matter come first: stopped in synchronous work just before the send, then after a claim.
+  expect(result.pausesAt['before-send']).toBe(1);
+  expect(result.pausesAt['after-claim']).toBe(1);
+  expect(result.statuses.completed! + (result.statuses.compensated ?? 0)).toBe(SMALL_PAUSES.runs);
+}, 300_000);
