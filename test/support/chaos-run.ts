@@ -24,6 +24,8 @@ export const CHAOS_RUN_SETTINGS = {
   compensationKillEvery: 3,
   /** A kill waiting for a ledger event fires anyway after this long (the worker is killed at a random time). */
   triggerFallbackMs: 10_000,
+  /** The same under stress, where a new worker needs minutes to start and replay before it writes anything. */
+  stressTriggerFallbackMs: 90_000,
   /** A kill fires after uniform 1..spread × (mean gap) ledger writes; below 2 so the last kills still find writes. */
   killGapSpread: 1.6,
   /** Random extra wait between a kill's trigger and the SIGKILL. */
@@ -224,6 +226,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           refundOnly: duringCompensation,
           stop: () => allEnded,
           workerDied: workers.died,
+          fallbackMs:
+            mode === 'stress' ? CHAOS_RUN_SETTINGS.stressTriggerFallbackMs : CHAOS_RUN_SETTINGS.triggerFallbackMs,
         });
         if (trigger === 'stopped') break;
         if (trigger === 'worker-died') {
@@ -560,6 +564,7 @@ function waitForKillMoment(
     refundOnly: boolean;
     stop: () => boolean;
     workerDied: () => Promise<void>;
+    fallbackMs: number;
   },
 ): Promise<string> {
   return new Promise((resolveMoment) => {
@@ -579,7 +584,7 @@ function waitForKillMoment(
         done(`${event.phase} ${event.kind} ${event.key}`);
       }
     });
-    const fallback = setTimeout(() => done('random time (no trigger event)'), CHAOS_RUN_SETTINGS.triggerFallbackMs);
+    const fallback = setTimeout(() => done('random time (no trigger event)'), options.fallbackMs);
     const stopPoll = setInterval(() => options.stop() && done('stopped'), 100);
     void options.workerDied().then(() => done('worker-died'));
   });
