@@ -2,11 +2,22 @@
  * `npm start`: a whole agent run on a real Temporal server, offline. Starts (or reuses) a dev server,
  * runs a worker in this process, runs the trip-booking agent, prints each step as it happens and the
  * URL of the run in the Temporal UI, then stops what it started and exits 0.
+ *
+ * With a model configured in the environment (`DURABLE_TOOLS_MODEL=openai-compatible:<model>` and
+ * `OPENAI_COMPATIBLE_BASE_URL`, or `openai` / `anthropic` with their API keys), the same trip is run by
+ * that model instead of the scripted one.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { agentRunUrl, connectClient, startAgentRun, waitForAgentRun } from '../src/client';
 import { connectionSettingsFromEnv } from '../src/connection-settings';
 import { ensureLocalTemporal } from '../src/dev-server/local-temporal';
+import {
+  createConfiguredModelProvider,
+  DEFAULT_MODEL_IDS,
+  modelProviderConfigFromEnv,
+  type ModelProviderConfig,
+} from '../src/model/configured-model-providers';
+import type { ModelSettings } from '../src/model/model-types';
 import { createWorker } from '../src/worker';
 import { getRunStateQuery } from '../src/workflows/agent-run-messages';
 import { createIdempotencyStore } from '../src/idempotency/create-idempotency-store';
@@ -24,12 +35,16 @@ const SCENARIOS = {
   booking: {
     title: 'an agent books a trip Lisbon → Berlin, every tool call a durable Temporal activity',
     expected: 'completed',
-    input: { model: { provider: 'scripted', script: tripScript } },
+    goal: 'Book me a trip from Lisbon to Berlin on 18 December for two, 3 nights, and pay for it.',
+    script: tripScript,
+    input: {},
   },
   compensation: {
     title: 'the card is declined at the end, so the engine undoes the bookings (saga), newest first',
     expected: 'compensated',
-    input: { model: { provider: 'scripted', script: tripScriptDeclined }, failurePolicy: { criticalTools: ['pay'] } },
+    goal: 'Book me a trip from Lisbon to Berlin on 18 December for two, 3 nights in a suite, and pay for it.',
+    script: tripScriptDeclined,
+    input: { failurePolicy: { criticalTools: ['pay'] } },
   },
   mcp: {
     title:
@@ -39,6 +54,17 @@ const SCENARIOS = {
     mcp: demoMcpServers,
   },
 } as const;
+
+/** The run's model: the one configured in the environment, or the scenario's offline script. */
+function demoModel(config: ModelProviderConfig | undefined, script: ModelSettings['script']): ModelSettings {
+  return config ? { provider: config.kind } : { provider: 'scripted', script };
+}
+
+function describeModel(config: ModelProviderConfig | undefined): string {
+  if (!config) return 'scripted (offline)';
+  const model = config.model ?? DEFAULT_MODEL_IDS[config.kind] ?? '(no model id)';
+  return `${config.kind}:${model}${config.baseURL ? ` at ${config.baseURL}` : ''}`;
+}
 
 function scenarioFromArgs(argv: string[]): keyof typeof SCENARIOS {
   const index = argv.indexOf('--scenario');
@@ -52,7 +78,10 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const scenario = SCENARIOS[scenarioFromArgs(process.argv.slice(2))];
   const settings = connectionSettingsFromEnv();
+  const modelConfig = modelProviderConfigFromEnv(); // DURABLE_TOOLS_MODEL; unset means the scripted model
+  const modelProviders = modelConfig ? { [modelConfig.kind]: await createConfiguredModelProvider(modelConfig) } : {};
   console.log(`durable-tools demo: ${scenario.title}.`);
+  console.log(`Model: ${describeModel(modelConfig)}`);
   const temporal = await ensureLocalTemporal(settings);
   console.log(`Temporal server: ${temporal.address}${temporal.uiUrl ? `   Web UI: ${temporal.uiUrl}` : ''}`);
   const taskQueue = `${settings.taskQueue}-demo`;
@@ -66,6 +95,7 @@ async function main(): Promise<void> {
       tools,
       idempotencyStore,
       transcripts,
+      modelProviders,
       settings: { ...settings, address: temporal.address, taskQueue },
       ...('mcp' in scenario ? { mcp: scenario.mcp } : {}),
     });
@@ -73,7 +103,8 @@ async function main(): Promise<void> {
       const handle = await startAgentRun(
         client,
         {
-          goal: 'Book me a trip from Lisbon to Berlin on 18 December for two, 3 nights, and pay for it.',
+          goal: scenario.goal,
+          model: demoModel(modelConfig, scenario.script),
           ...scenario.input,
         } as AgentRunInput,
         { taskQueue },
@@ -103,6 +134,10 @@ async function main(): Promise<void> {
       `\nRun ${state.final.status} in ${seconds} s after ${state.final.turns} model turns and ${state.final.steps.length} tool calls.`,
     );
     if (state.final.answer) console.log(`Answer: ${state.final.answer}`);
+    const usage = state.final.usage;
+    if (usage && usage.inputTokens + usage.outputTokens > 0) {
+      console.log(`Tokens: ${usage.inputTokens} in, ${usage.outputTokens} out.`);
+    }
     if (state.final.reason) console.log(`Why: ${state.final.reason}`);
     if (state.url) console.log(`Open the run in the Temporal UI: ${state.url}`);
     console.log(

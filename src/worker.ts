@@ -11,6 +11,7 @@ import { createIdempotencyStore } from './idempotency/create-idempotency-store';
 import { createIdempotencyReaper } from './idempotency/idempotency-reaper';
 import { createToolRegistry, type ToolRegistry } from './tools/tool-registry';
 import { createTranscriptStore } from './transcripts/create-transcript-store';
+import { modelProvidersFromEnv } from './model/configured-model-providers';
 import { createMcpHost, withMcpTools, type McpHost } from './mcp/mcp-host';
 import type { McpServersConfigInput } from './mcp/mcp-config';
 import { tunedWorkerOptions } from './worker-tuning';
@@ -165,13 +166,22 @@ export async function runWorkerProcess(options: {
 }): Promise<void> {
   const settings = { ...connectionSettingsFromEnv(), ...options.settings };
   const log = options.log ?? ((line: string) => console.log(line));
-  const transcripts = createTranscriptStore(); // first: a configuration error then leaves nothing open
+  // First: a configuration error then leaves nothing open.
+  const modelProviders = await modelProvidersFromEnv();
+  const transcripts = createTranscriptStore();
   const idempotencyStore = createIdempotencyStore();
   const reaper = createIdempotencyReaper(idempotencyStore);
   try {
-    const { worker, close } = await createWorker({ tools: options.tools, idempotencyStore, transcripts, settings });
+    const { worker, close } = await createWorker({
+      tools: options.tools,
+      idempotencyStore,
+      transcripts,
+      settings,
+      modelProviders,
+    });
+    const models = ['scripted', ...Object.keys(modelProviders)].join(', ');
     log(
-      `durable-tools worker: ${options.tools.length} tools on task queue "${settings.taskQueue}" at ${settings.address} (namespace ${settings.namespace}). Ctrl-C stops it.`,
+      `durable-tools worker: ${options.tools.length} tools, models ${models}, on task queue "${settings.taskQueue}" at ${settings.address} (namespace ${settings.namespace}). Ctrl-C stops it.`,
     );
     try {
       await (options.until ? worker.runUntil(options.until) : worker.run());

@@ -37,6 +37,11 @@ export type {
   RunStatus,
   StepRecord,
   StepStatus,
+  CostTable,
+  TokenPrices,
+  RunUsage,
+  RunUsageTotals,
+  TurnUsage,
 } from '../workflows/agent-run-types';
 export type { ModelSettings } from '../model/model-types';
 export type { ScriptedTurn, ScriptedModelSettings } from '../model/scripted-model';

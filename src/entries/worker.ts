@@ -99,8 +99,36 @@ export type {
   ModelToolCall,
   ModelSettings,
   TranscriptMessage,
+  ModelCallContext,
+  ModelUsage,
+  ModelFinishReason,
+  ModelTurnIssue,
 } from '../model/model-types';
 export { scriptedModel, type ScriptedTurn, type ScriptedModelSettings } from '../model/scripted-model';
+export {
+  aiSdkModelProvider,
+  type AiSdkProviderOptions,
+  type LanguageModelSource,
+} from '../model/ai-sdk-model-provider';
+export { DEFAULT_SYSTEM_PROMPT } from '../model/ai-sdk-mapping';
+export {
+  createConfiguredModelProvider,
+  modelProviderConfigFromEnv,
+  modelProvidersFromEnv,
+  MODEL_ENV,
+  MODEL_PROVIDER_KINDS,
+  DEFAULT_MODEL_IDS,
+  type ModelProviderConfig,
+  type ModelProviderKind,
+} from '../model/configured-model-providers';
+export { ModelConfigError, type ModelConfigErrorCode } from '../model/model-config-error';
+export {
+  classifyModelError,
+  MODEL_FAILURE_CODES,
+  type ModelFailureCode,
+  type ModelFailureClassification,
+} from '../model/model-failure';
+export { TOOL_DISCLOSURE, DESCRIBE_TOOLS_TOOL, type ToolDisclosureBudget } from '../tools/tool-disclosure';
 
 // Activities and the worker
 export { createToolActivities, type ToolActivityDeps, type ToolActivities } from '../activities/tool-activities';

@@ -24,6 +24,9 @@ export function showOutcome(result: AgentRunResult): void {
   const lines = [`**Goal:** ${result.goal}`, `**Outcome:** ${result.status}`];
   if (result.reason) lines.push(`**Why:** ${result.reason}`);
   if (result.answer) lines.push(`**Answer:** ${result.answer}`);
-  lines.push(`${result.turns} model turns, ${result.stepCount} tool calls.`);
+  const tokens = result.usage
+    ? `, ${result.usage.inputTokens} input and ${result.usage.outputTokens} output tokens`
+    : '';
+  lines.push(`${result.turns} model turns, ${result.stepCount} tool calls${tokens}.`);
   setCurrentDetails(lines.join('\n\n').slice(0, 10_000));
 }
