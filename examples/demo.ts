@@ -50,7 +50,9 @@ const SCENARIOS = {
     title:
       'the agent also uses the tools of an MCP server (server-everything over stdio), each call a durable activity',
     expected: 'completed',
-    input: { model: { provider: 'scripted', script: mcpScript } },
+    goal: 'Book me a trip from Lisbon to Berlin on 18 December for two, 3 nights, and pay for it.',
+    script: mcpScript,
+    input: {},
     mcp: demoMcpServers,
   },
 } as const;
