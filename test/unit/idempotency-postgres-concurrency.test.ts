@@ -54,5 +54,5 @@ describe('the Postgres idempotency store under contention', () => {
     expect(rows).toHaveLength(KEYS);
     for (const row of rows) expect(winners.get(row.key)).toEqual([row.token]);
     console.log(`Postgres: ${KEYS * BEGINS_PER_KEY} begins over 16 connections in ${elapsedMs} ms`);
-  });
+  }, 600_000);
 });
