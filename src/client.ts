@@ -4,6 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
 import { SEARCH_ATTRIBUTES } from './search-attributes';
 import { ensureStatusSearchAttribute } from './status-search-attribute';
+import { formatBytes, jsonByteLength, PAYLOAD_LIMITS } from './budget/payload-limits';
+import { PayloadBudgetError } from './budget/payload-budget-error';
 import { getRunStateQuery } from './workflows/agent-run-messages';
 import type { AgentRunInput, AgentRunResult, AgentRunState } from './workflows/agent-run-types';
 import { isFailedRunStatus } from './workflows/run-outcome-statuses';
@@ -35,6 +37,8 @@ export interface StartAgentRunOptions {
 /**
  * Starts an agent run and returns its handle. The run id is the workflow id.
  *
+ * @throws {@link PayloadBudgetError} `RUN_INPUT_TOO_LARGE` when the input is above 256 KB.
+ *
  * @example
  * ```ts
  * const handle = await startAgentRun(client, {
@@ -49,6 +53,14 @@ export async function startAgentRun(
   input: AgentRunInput,
   options: StartAgentRunOptions = {},
 ): Promise<WorkflowHandle> {
+  const inputBytes = jsonByteLength(input);
+  if (inputBytes > PAYLOAD_LIMITS.runInputBytes) {
+    throw new PayloadBudgetError(
+      `The run's input is ${formatBytes(inputBytes)}; at most ${formatBytes(PAYLOAD_LIMITS.runInputBytes)} is accepted ` +
+        '(it travels with every continue-as-new and every model call). Put large data in a tool the model can call.',
+      'RUN_INPUT_TOO_LARGE',
+    );
+  }
   const runId = options.runId ?? `agent-run-${randomUUID()}`;
   const track = await ensureStatusSearchAttribute(client, clientAddress(client));
   return client.workflow.start(AGENT_RUN_WORKFLOW, {

@@ -99,6 +99,20 @@ export {
 } from './transcripts/create-transcript-store';
 export { TranscriptStoreError, type TranscriptStoreErrorCode } from './transcripts/transcript-store-error';
 
+// Payload and context budget
+export { PAYLOAD_LIMITS } from './budget/payload-limits';
+export { PayloadBudgetError, type PayloadBudgetErrorCode } from './budget/payload-budget-error';
+export {
+  READ_STORED_OUTPUT_TOOL,
+  type StoredOutputReference,
+  type StoredArgumentsReference,
+  type ShortenedValue,
+  type OversizedArgumentsMarker,
+} from './budget/claim-check-reference';
+export { createReadStoredOutputTool, withReadStoredOutputTool } from './budget/read-stored-output-tool';
+export type { ToolBudget, ToolBudgetOptions } from './tools/tool-budget';
+export type { StoredPayload } from './transcripts/transcript-store';
+
 // Models
 export type {
   ModelProvider,

@@ -15,6 +15,8 @@ import { modelProvidersFromEnv } from './model/configured-model-providers';
 import { createMcpHost, withMcpTools, type McpHost } from './mcp/mcp-host';
 import type { McpServersConfigInput } from './mcp/mcp-config';
 import { tunedWorkerOptions } from './worker-tuning';
+import { MemoryTranscriptStore } from './transcripts/memory-transcript-store';
+import { withReadStoredOutputTool } from './budget/read-stored-output-tool';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions {
@@ -40,7 +42,10 @@ export interface CreateWorkerOptions {
   idempotencyStore?: IdempotencyStore;
   /** Lease of an idempotency key while a call runs (default 30 s). */
   leaseMs?: number;
-  /** Where run transcripts live (default: this process's memory). */
+  /**
+   * Where run transcripts and claim checks (tool outputs above their budget) live (default: this process's
+   * memory, which serves one worker only: with several workers use SQLite on one machine, Postgres beyond).
+   */
   transcripts?: TranscriptStore;
   /**
    * MCP servers whose tools this worker also runs, as `{ mcpServers: { name: {command, args, env, cwd} | {url,
@@ -64,7 +69,8 @@ export interface DurableToolsWorker {
 
 /**
  * Creates a Temporal worker that runs agent-run workflows and one activity per tool (activity type =
- * tool name), plus the engine's `describeTools` and `callModel` activities.
+ * tool name), plus the engine's `describeTools` and `callModel` activities and the built-in read-only
+ * tool `read_stored_output` (pages through tool outputs stored above their budget).
  *
  * @example
  * ```ts
@@ -81,7 +87,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   // List the MCP servers once now, so the tools they have at start are registered by name (later ones run
   // through the fallback activity).
   await mcpHost?.refresh();
-  const registry = mcpHost ? withMcpTools(ownTools, mcpHost) : ownTools;
+  const transcripts = options.transcripts ?? new MemoryTranscriptStore();
+  // The built-in pager of stored outputs reads the same store the tool activities write claim checks to.
+  const registry = withReadStoredOutputTool(mcpHost ? withMcpTools(ownTools, mcpHost) : ownTools, transcripts);
   const ownConnection = options.connection ? undefined : await NativeConnection.connect(connectionOptions(settings));
   const connection = options.connection ?? ownConnection!;
   const worker = await Worker.create({
@@ -99,11 +107,12 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
         ...(options.random ? { random: options.random } : {}),
         ...(options.idempotencyStore ? { idempotencyStore: options.idempotencyStore } : {}),
         ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+        payloadStore: transcripts,
       }),
       ...createModelActivities({
         registry,
         providers: options.modelProviders ?? {},
-        ...(options.transcripts ? { transcripts: options.transcripts } : {}),
+        transcripts,
       }),
     },
   }).catch(async (error: unknown) => {

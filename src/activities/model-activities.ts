@@ -10,6 +10,8 @@ import { emptyTurnProblem, turnExcerpt, wireSafeArguments } from '../model/model
 import { ENGINE_FAILURE_TYPES, engineFailure } from '../protocol/activity-protocol';
 import { modelVisibleTools } from '../tools/tool-visibility';
 import { callWithDeadline, modelFailure } from './model-call';
+import { boundModelTurn } from '../budget/bound-model-turn';
+import { PAYLOAD_LIMITS, truncateText } from '../budget/payload-limits';
 
 /** Dependencies of {@link createModelActivities}. */
 export interface ModelActivityDeps {
@@ -138,7 +140,10 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
       if (!parsed.success) {
         throw engineFailure(
           ENGINE_FAILURE_TYPES.MODEL_OUTPUT_INVALID,
-          `The model provider "${input.settings.provider}" returned a malformed turn (${z.prettifyError(parsed.error).slice(0, 500)}): ${turnExcerpt(raw)}`,
+          truncateText(
+            `The model provider "${input.settings.provider}" returned a malformed turn (${z.prettifyError(parsed.error).slice(0, 500)}): ${turnExcerpt(raw)}`,
+            PAYLOAD_LIMITS.errorTextChars,
+          ),
           { retryable: true },
         );
       }
@@ -147,7 +152,8 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
       if (empty) parsed.data.issue = { code: 'MODEL_EMPTY_RESPONSE', message: `The model's turn was empty: ${empty}.` };
       const turn = parsed.data;
       const usage = turn.usage ? withoutUndefined(turn.usage) : undefined;
-      return {
+      // Whatever the model produced, the turn must fit through Temporal (see boundModelTurn).
+      return boundModelTurn({
         ...(turn.text !== undefined ? { text: turn.text } : {}),
         toolCalls: turn.toolCalls.map((call, index) => ({
           id: call.id ?? `call_${input.turn + 1}_${index + 1}`,
@@ -159,7 +165,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         ...(turn.modelId !== undefined ? { modelId: turn.modelId } : {}),
         ...(turn.finishReason !== undefined ? { finishReason: turn.finishReason } : {}),
         ...(turn.issue !== undefined && turn.toolCalls.length === 0 ? { issue: turn.issue } : {}),
-      };
+      });
     },
   };
 }

@@ -1,6 +1,14 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { hostname } from 'node:os';
+import {
+  boundToolOutput,
+  ClaimCheckMissingError,
+  resolveCompensationArguments,
+  storeCallArguments,
+  type PayloadStore,
+} from '../budget/claim-check';
+import { READ_STORED_OUTPUT_TOOL } from '../budget/claim-check-reference';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import { isLeaseLostError } from '../idempotency/idempotency-store-error';
 import type { Tool } from '../tools/define-tool';
@@ -10,6 +18,8 @@ import { RetryBudget } from '../tools/retry-budget';
 import type { ToolCatalogEntry, ToolRetrySettings } from '../tools/tool-catalog-entry';
 import type { ToolContext } from '../tools/tool-context';
 import type { ToolRegistry } from '../tools/tool-registry';
+import { budgetOf } from '../tools/tool-budget';
+import { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
 import type { ToolActivityInput, ToolActivityResult } from './tool-activity-types';
 import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
@@ -52,6 +62,12 @@ export interface ToolActivityDeps {
   retryBudget?: RetryBudget;
   /** Uniform random source for jitter (tests inject a seeded one). */
   random?: () => number;
+  /**
+   * Where outputs above a tool's budget (and large arguments of compensable calls) are stored as claim
+   * checks: the worker's transcript store (default: a memory store of this process; share it with the
+   * model activities and `read_stored_output`, as `createWorker` does).
+   */
+  payloadStore?: PayloadStore;
 }
 
 /**
@@ -76,7 +92,12 @@ export interface ToolActivities {
   [toolName: string]: ToolActivity | ((names?: readonly string[]) => Promise<ToolCatalogEntry[]>);
 }
 
-type ResolvedDeps = ToolActivityDeps & { retryBudget: RetryBudget; leaseMs: number; owner: string };
+type ResolvedDeps = ToolActivityDeps & {
+  retryBudget: RetryBudget;
+  leaseMs: number;
+  owner: string;
+  payloadStore: PayloadStore;
+};
 
 /**
  * Builds the activities of a tool registry. Each tool becomes an activity whose type is the tool's
@@ -108,6 +129,7 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
     retryBudget: deps.retryBudget ?? new RetryBudget(),
     leaseMs: deps.leaseMs ?? TOOL_CALL_LEASE.leaseMs,
     owner: `${hostname()}:${process.pid}`,
+    payloadStore: deps.payloadStore ?? new MemoryTranscriptStore(),
   };
   for (const tool of deps.registry.list()) {
     activities[tool.contract.name] = (input: ToolActivityInput) => runToolCall(tool, input, resolved);
@@ -151,8 +173,21 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
   const compensating = typeof input.compensationOf === 'string';
   const retry: ToolRetrySettings = compensating ? { ...entry.retry, ...COMPENSATION_RETRY_OVERRIDES } : entry.retry;
 
-  const parsed = parseToolArguments(tool.contract.spec.input, input.arguments);
+  const runId = workflowExecution?.workflowId ?? input.idempotencyKey.split('/')[0] ?? '';
+  const rawArguments = compensating
+    ? await resolveCompensationArguments(input.arguments, deps.payloadStore, runId).catch((error: unknown) => {
+        throw payloadFailure(entry, retry, attempt, error);
+      })
+    : input.arguments;
+  const parsed = parseToolArguments(tool.contract.spec.input, rawArguments);
   if (!parsed.ok) throw toolFailure(parsed.error, { mayHaveHadEffect: false });
+  if (input.storeArguments && !compensating) {
+    await storeCallArguments(input.arguments, deps.payloadStore, input.idempotencyKey, runId).catch(
+      (error: unknown) => {
+        throw payloadFailure(entry, retry, attempt, error);
+      },
+    );
+  }
 
   // A local activity (a read-only tool declared `execution: 'local'`) cannot heartbeat; its attempt number
   // is exact, since every attempt runs inside the workflow task of the worker that owns the run.
@@ -178,7 +213,7 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
   const ctx: ToolContext = {
     idempotencyKey: input.idempotencyKey,
     stepId: input.stepId,
-    runId: workflowExecution?.workflowId ?? input.idempotencyKey.split('/')[0] ?? '',
+    runId,
     attempt,
     signal: AbortSignal.any([activity.cancellationSignal, lease.signal]),
     assertLease: () => lease.assert(),
@@ -241,7 +276,13 @@ async function claimAndRun(
       if (error instanceof ApplicationFailure) throw error;
       throw storeUnavailable(entry, retry, attempt, error, 'claim');
     });
-    if (decision.kind === 'replay') return { output: decision.output, attempt, replayed: true };
+    if (decision.kind === 'replay') {
+      // A stored result is already bounded; an output adopted from `reconcile` may not be yet.
+      const replayed = await boundOutput(tool, decision.output, ctx, deps).catch((error: unknown) => {
+        throw storeUnavailable(entry, retry, attempt, error, 'record');
+      });
+      return { output: replayed, attempt, replayed: true };
+    }
     token = decision.token;
   }
 
@@ -281,7 +322,7 @@ async function claimAndRun(
     throw failure;
   }
   lease.stop();
-  return finishCall(tool, rawOutput, ctx, { store, token, attempt, retry });
+  return finishCall(tool, rawOutput, ctx, { store, token, attempt, retry }, deps);
 }
 
 async function finishCall(
@@ -289,6 +330,7 @@ async function finishCall(
   rawOutput: unknown,
   ctx: ToolContext,
   held: { store: IdempotencyStore | undefined; token: string | undefined; attempt: number; retry: ToolRetrySettings },
+  deps: ResolvedDeps,
 ): Promise<ToolActivityResult> {
   const { store, token, attempt, retry } = held;
   const entry = tool.contract.catalogEntry;
@@ -301,10 +343,18 @@ async function finishCall(
       await store.fail(ctx.idempotencyKey, token, storedFailureOf(observation, facts)).catch(() => {});
     throw toolFailure(observation, facts);
   }
+  let result: unknown;
+  try {
+    // Above the tool's budget the output is stored and the model (and the key store) get a claim check.
+    result = await boundOutput(tool, output.data, ctx, deps);
+  } catch (error) {
+    // Like a failed `complete`: the effect happened but is not recorded; never a blind repeat.
+    throw storeUnavailable(entry, retry, attempt, error, 'record');
+  }
   if (store && token) {
     try {
       // Even after the local deadline passed, the result is recorded while nobody has taken the key over.
-      await store.complete(ctx.idempotencyKey, token, output.data);
+      await store.complete(ctx.idempotencyKey, token, result);
     } catch (error) {
       if (isLeaseLostError(error)) throw leaseLost(entry, attempt, error as Error);
       // The effect happened but is not recorded: the next attempt finds the key in flight, then unknown,
@@ -317,7 +367,7 @@ async function finishCall(
       throw failure;
     }
   }
-  return { output: output.data, attempt };
+  return { output: result, attempt };
 }
 
 /** The final failure when every attempt the tool allows ran and the last one timed out. */
@@ -393,6 +443,53 @@ function invalidOutput(
     attempts: attempt,
     issues: listed.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message.slice(0, 300) })),
   };
+}
+
+/** The output within the tool's budget (the paging tool's pages are bounded by their own size). */
+function boundOutput(tool: Tool, output: unknown, ctx: ToolContext, deps: ResolvedDeps): Promise<unknown> {
+  const entry = tool.contract.catalogEntry;
+  if (entry.name === READ_STORED_OUTPUT_TOOL) return Promise.resolve(output);
+  return boundToolOutput(output, deps.payloadStore, {
+    budget: budgetOf(entry),
+    idempotencyKey: ctx.idempotencyKey,
+    runId: ctx.runId,
+    compensable: entry.undo !== undefined,
+  });
+}
+
+/** A claim check could not be read or written: missing is permanent, a store outage transient. */
+function payloadFailure(
+  entry: ToolCatalogEntry,
+  retry: ToolRetrySettings,
+  attempt: number,
+  cause: unknown,
+): ApplicationFailure {
+  if (cause instanceof ClaimCheckMissingError) {
+    return toolFailure(
+      {
+        status: 'error',
+        code: TOOL_ERROR_CODES.NOT_FOUND,
+        message: cause.message,
+        hint: 'Configure a shared transcript store (DURABLE_TOOLS_TRANSCRIPT_STORE=postgres) for several workers.',
+        retryable: false,
+        attempts: attempt,
+      },
+      { mayHaveHadEffect: false },
+    );
+  }
+  const lastAttempt = attempt >= retry.maximumAttempts;
+  return toolFailure(
+    {
+      status: 'error',
+      code: TOOL_ERROR_CODES.UNAVAILABLE,
+      message: `The transcript store could not be reached for "${entry.name}": ${cause instanceof Error ? cause.message : String(cause)}`,
+      hint: 'Try again later.',
+      retryable: true,
+      attempts: attempt,
+    },
+    { mayHaveHadEffect: false },
+    lastAttempt ? undefined : Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** (attempt - 1)),
+  );
 }
 
 function storeUnavailable(

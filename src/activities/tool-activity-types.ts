@@ -14,6 +14,11 @@ export interface ToolActivityInput {
   stepId: number;
   /** Set when this call undoes an earlier call of the named tool: retried until it succeeds or fails permanently. */
   compensationOf?: string;
+  /**
+   * Set by the workflow for a compensable call whose arguments are too large to carry inline in the
+   * compensation: the activity stores them (handle `args:<key>`) before the tool runs.
+   */
+  storeArguments?: boolean;
 }
 
 /** What an undo tool receives: what the forward call was given, what it returned if known, and its key. */

@@ -10,6 +10,7 @@ import {
   toolFailure,
   type ToolErrorObservation,
 } from '../protocol/activity-protocol';
+import { jsonByteLength, PAYLOAD_LIMITS, truncateText } from '../budget/payload-limits';
 
 /** What the wrapper knows when a tool implementation throws. */
 export interface ThrownErrorContext {
@@ -37,7 +38,7 @@ export function failureForThrownError(
   error: unknown,
   context: ThrownErrorContext,
 ): { failure: ApplicationFailure; retryDelayMs?: number } {
-  if (error instanceof ApplicationFailure) return { failure: error };
+  if (error instanceof ApplicationFailure) return { failure: boundApplicationFailure(error) };
   const { tool, attempt } = context;
   const classification = classify(error);
   const budget: RetryBudgetInput = context.budget ? { budget: context.budget, budgetKey: tool.name } : {};
@@ -115,4 +116,18 @@ export function cancelledCall(tool: string, attempt: number, error: unknown, rea
     },
     { mayHaveHadEffect: classification.mayHaveHadEffect },
   );
+}
+
+/** A tool's own ApplicationFailure, kept as it is unless its message or details would blow the payload budget. */
+function boundApplicationFailure(failure: ApplicationFailure): ApplicationFailure {
+  const tooLongMessage = failure.message.length > PAYLOAD_LIMITS.errorTextChars;
+  const tooLargeDetails = jsonByteLength(failure.details ?? null) > PAYLOAD_LIMITS.compensationInlineBytes * 4;
+  if (!tooLongMessage && !tooLargeDetails) return failure;
+  return ApplicationFailure.create({
+    message: truncateText(failure.message, PAYLOAD_LIMITS.errorTextChars),
+    ...(failure.type ? { type: failure.type } : {}),
+    nonRetryable: failure.nonRetryable === true,
+    ...(tooLargeDetails ? {} : { details: failure.details as unknown[] }),
+    ...(failure.nextRetryDelay != null ? { nextRetryDelay: failure.nextRetryDelay } : {}),
+  });
 }

@@ -64,7 +64,8 @@ export async function runMcpCommand(argv: readonly string[]): Promise<number> {
   const settings = connectionSettingsFromEnv();
   const temporal = await ensureLocalTemporal(settings, { log: say });
   const tools = await loadToolsModule(
-    values.tools ?? (process.env.DURABLE_TOOLS_TOOLS_MODULE || join(__dirname, '..', '..', 'examples', 'trip-tools.ts')),
+    values.tools ??
+      (process.env.DURABLE_TOOLS_TOOLS_MODULE || join(__dirname, '..', '..', 'examples', 'trip-tools.ts')),
   );
   const mcpConfigPath = process.env.DURABLE_TOOLS_MCP_CONFIG;
   const host = mcpConfigPath ? new McpHost(loadMcpConfigFile(mcpConfigPath)) : undefined;

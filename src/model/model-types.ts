@@ -53,6 +53,8 @@ export interface ModelTurn {
   finishReason?: ModelFinishReason;
   /** Set when the turn is a refusal, empty or truncated (then `done` is false and there are no tool calls). */
   issue?: ModelTurnIssue;
+  /** Calls beyond the per-turn limit that the engine dropped (never run); absent when none. */
+  droppedToolCalls?: number;
 }
 
 /** One message of the run's transcript. */

@@ -5,7 +5,8 @@
  * and forgotten on the other: every `type` our activities put on an `ApplicationFailure` is a member of
  * the closed union {@link ProtocolFailureType}.
  *
- * Pure: no Node built-ins, no zod; imports only `@temporalio/common` (safe in the workflow sandbox).
+ * Pure: no Node built-ins, no zod; imports only `@temporalio/common` and the pure payload budget (safe in the
+ * workflow sandbox).
  *
  * Layout of a tool failure (an `ApplicationFailure` thrown by a tool activity):
  * - `type`: the {@link ToolErrorCode};
@@ -15,6 +16,7 @@
  * - `details[1]`: the {@link ToolFailureFacts} only the engine sees (is a compensation still owed?).
  */
 import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/common';
+import { boundErrorObservation } from '../budget/bound-observation';
 
 /**
  * The string codes every tool failure is reduced to. They cross the wire as the `type` of a Temporal
@@ -166,10 +168,12 @@ export function isEngineFailureType(value: unknown): value is EngineFailureType 
  * the module notes). A retry delay makes it retryable with exactly that delay; without one it is final.
  */
 export function toolFailure(
-  observation: ToolErrorObservation,
+  unbounded: ToolErrorObservation,
   facts: ToolFailureFacts,
   nextRetryDelayMs?: number,
 ): ApplicationFailure {
+  // A tool may throw a 5 MB message: what crosses the wire stays within the error budget.
+  const observation = boundErrorObservation(unbounded);
   return ApplicationFailure.create({
     type: observation.code,
     message: observation.message,

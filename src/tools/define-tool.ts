@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Duration } from '@temporalio/common';
 import type { JitterStrategy, ToolApproval, ToolCatalogEntry, ToolEffect, ToolExecution } from './tool-catalog-entry';
+import { resolveToolBudget, type ToolBudgetOptions } from './tool-budget';
 import type { ToolContext } from './tool-context';
 import {
   checkApproval,
@@ -50,6 +51,11 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodType =
    * Allowed for read-only tools only; default `'activity'`. See README, "Local execution for read-only tools".
    */
   execution?: ToolExecution;
+  /**
+   * Output and argument budget: outputs above it are stored and the model sees a preview and a handle;
+   * arguments above it are refused. Defaults: 16 KB / 4,000 tokens out, 256 KB in.
+   */
+  budget?: ToolBudgetOptions;
 }
 
 /** The function that performs a tool call. It receives validated input and must return the output. */
@@ -167,6 +173,7 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
     retry,
     timeoutMs,
     ...(local ? { execution: 'local' as const } : {}),
+    budget: resolveToolBudget(name, spec.budget),
   };
 }
 

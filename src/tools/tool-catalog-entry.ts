@@ -3,6 +3,8 @@
  * so workflow code can import this type without pulling any implementation into its bundle.
  */
 
+import type { ToolBudget } from './tool-budget';
+
 /** How much a tool changes the world. */
 export type ToolEffect = 'read-only' | 'compensable' | 'irreversible';
 
@@ -56,6 +58,11 @@ export interface ToolCatalogEntry {
   trust?: ToolTrust;
   /** Present (`'local'`) when the tool runs as a local activity; absent for a regular activity. */
   execution?: 'local';
+  /**
+   * Output and argument budget (see the README, "Limits and budgets"). Always set by `defineTool`; absent
+   * only in catalogs recorded before budgets existed (the defaults apply then).
+   */
+  budget?: ToolBudget;
 }
 
 /** Whether a tool's description may be shown to the model as instructions or only as fenced data. */

@@ -12,7 +12,8 @@ export type ToolDefinitionErrorCode =
   /** The undo tool cannot undo: the tool itself, or a read-only tool. */
   | 'INVALID_UNDO'
   | 'MISSING_IMPLEMENTATION'
-  | 'DUPLICATE_TOOL';
+  | 'DUPLICATE_TOOL'
+  | 'INVALID_BUDGET';
 
 /**
  * A tool was declared or registered inconsistently. Raised at start-up, never during a run.

@@ -1,3 +1,4 @@
+import { READ_STORED_OUTPUT_TOOL } from '../budget/claim-check-reference';
 import type { ToolCatalogEntry } from './tool-catalog-entry';
 
 /**
@@ -12,7 +13,7 @@ export function undoToolNames(catalog: readonly ToolCatalogEntry[]): Set<string>
 
 /**
  * The catalog entries the model may see and call in a run: the run's `allowedTools` (all tools when not
- * given), in that order, minus every undo tool, whatever `allowedTools` says. A model call naming an undo
+ * given), in that order, plus the built-in `read_stored_output` when the worker has it, minus every undo tool, whatever `allowedTools` says. A model call naming an undo
  * tool is refused with `UNKNOWN_TOOL`: an undo with a made-up `originalKey` is not the model's to run.
  */
 export function modelVisibleTools(
@@ -21,8 +22,13 @@ export function modelVisibleTools(
 ): ToolCatalogEntry[] {
   const undo = undoToolNames(catalog);
   const byName = new Map(catalog.map((entry) => [entry.name, entry]));
-  const chosen = allowedTools
-    ? allowedTools.flatMap((name) => {
+  // The built-in pager of stored outputs comes with every run whose worker has it.
+  const names =
+    allowedTools && !allowedTools.includes(READ_STORED_OUTPUT_TOOL)
+      ? [...allowedTools, READ_STORED_OUTPUT_TOOL]
+      : allowedTools;
+  const chosen = names
+    ? names.flatMap((name) => {
         const entry = byName.get(name);
         return entry ? [entry] : [];
       })

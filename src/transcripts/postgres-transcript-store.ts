@@ -2,7 +2,7 @@ import { Pool, type PoolClient } from 'pg';
 import { createTablesSerialized, POSTGRES_IDENTIFIER } from '../postgres/create-tables';
 import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from '../idempotency/idempotency-defaults';
 import type { TranscriptMessage } from '../model/model-types';
-import type { TranscriptStore } from './transcript-store';
+import type { StoredPayload, TranscriptStore } from './transcript-store';
 import { TranscriptStoreError } from './transcript-store-error';
 
 /** Defaults of the Postgres transcript store. */
@@ -67,7 +67,8 @@ export class PostgresTranscriptStore implements TranscriptStore {
       }
     }
     this.tableName = schema === undefined ? `"${table}"` : `"${schema}"."${table}"`;
-    this.sql = statements(this.tableName, schema);
+    const payloads = `${table}_payloads`;
+    this.sql = statements(this.tableName, schema === undefined ? `"${payloads}"` : `"${schema}"."${payloads}"`, schema);
     if (options.pool) {
       this.pool = options.pool;
       this.ownsPool = false;
@@ -104,6 +105,20 @@ export class PostgresTranscriptStore implements TranscriptStore {
   async read(runKey: string): Promise<TranscriptMessage[] | undefined> {
     const { rows } = await this.run((client) => client.query<{ message: string }>(this.sql.read, [runKey]));
     return rows.length === 0 ? undefined : rows.map((row) => JSON.parse(row.message) as TranscriptMessage);
+  }
+
+  /** {@inheritDoc TranscriptStore.putPayload} */
+  async putPayload(handle: string, payload: StoredPayload): Promise<void> {
+    await this.run((client) => client.query(this.sql.putPayload, [handle, payload.runId, payload.text]));
+  }
+
+  /** {@inheritDoc TranscriptStore.getPayload} */
+  async getPayload(handle: string): Promise<StoredPayload | undefined> {
+    const { rows } = await this.run((client) =>
+      client.query<{ run_id: string; text: string }>(this.sql.getPayload, [handle]),
+    );
+    const row = rows[0];
+    return row ? { runId: row.run_id, text: row.text } : undefined;
   }
 
   /** {@inheritDoc TranscriptStore.delete} */
@@ -167,7 +182,7 @@ export class PostgresTranscriptStore implements TranscriptStore {
   }
 }
 
-function statements(qualified: string, schema: string | undefined) {
+function statements(qualified: string, payloads: string, schema: string | undefined) {
   return {
     create: [
       ...(schema === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS "${schema}"`]),
@@ -177,7 +192,11 @@ function statements(qualified: string, schema: string | undefined) {
         message JSON NOT NULL,
         PRIMARY KEY (run_key, seq)
       )`,
+      `CREATE TABLE IF NOT EXISTS ${payloads} (handle TEXT PRIMARY KEY, run_id TEXT NOT NULL, text TEXT NOT NULL)`,
     ],
+    putPayload: `INSERT INTO ${payloads} (handle, run_id, text) VALUES ($1, $2, $3)
+      ON CONFLICT (handle) DO UPDATE SET run_id = EXCLUDED.run_id, text = EXCLUDED.text`,
+    getPayload: `SELECT run_id, text FROM ${payloads} WHERE handle = $1`,
     // $1 table name, $2 run key. The two-key form keeps these locks apart from other users of advisory locks.
     lock: 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))',
     count: `SELECT count(*)::int AS n FROM ${qualified} WHERE run_key = $1`,

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { TranscriptMessage } from '../model/model-types';
-import type { TranscriptStore } from './transcript-store';
+import type { StoredPayload, TranscriptStore } from './transcript-store';
 
 /** Defaults of the SQLite transcript store. */
 export const SQLITE_TRANSCRIPT_DEFAULTS = {
@@ -26,6 +26,9 @@ export class SqliteTranscriptStore implements TranscriptStore {
     this.db.exec(
       'CREATE TABLE IF NOT EXISTS transcript_messages (run_key TEXT NOT NULL, seq INTEGER NOT NULL, message TEXT NOT NULL, PRIMARY KEY (run_key, seq))',
     );
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS stored_payloads (handle TEXT PRIMARY KEY, run_id TEXT NOT NULL, text TEXT NOT NULL)',
+    );
   }
 
   async write(runKey: string, fromIndex: number, messages: readonly TranscriptMessage[]): Promise<boolean> {
@@ -47,6 +50,20 @@ export class SqliteTranscriptStore implements TranscriptStore {
       .prepare('SELECT message FROM transcript_messages WHERE run_key = ? ORDER BY seq')
       .all(runKey) as Array<{ message: string }>;
     return rows.length === 0 ? undefined : rows.map((row) => JSON.parse(row.message) as TranscriptMessage);
+  }
+
+  async putPayload(handle: string, payload: StoredPayload): Promise<void> {
+    this.db
+      .prepare(
+        'INSERT INTO stored_payloads (handle, run_id, text) VALUES (?, ?, ?) ON CONFLICT (handle) DO UPDATE SET run_id = excluded.run_id, text = excluded.text',
+      )
+      .run(handle, payload.runId, payload.text);
+  }
+
+  async getPayload(handle: string): Promise<StoredPayload | undefined> {
+    const row = this.db.prepare('SELECT run_id, text FROM stored_payloads WHERE handle = ?').get(handle) as
+      { run_id: string; text: string } | undefined;
+    return row ? { runId: row.run_id, text: row.text } : undefined;
   }
 
   async delete(runKey: string): Promise<void> {

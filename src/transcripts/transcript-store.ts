@@ -1,6 +1,17 @@
 import type { TranscriptMessage } from '../model/model-types';
 
 /**
+ * A payload kept out of Temporal's history (a claim check): a tool output above its budget, or the
+ * arguments of a compensable call, as JSON text, with the workflow id of the run it belongs to.
+ */
+export interface StoredPayload {
+  /** Workflow id of the run that produced it: only that run may read it. */
+  runId: string;
+  /** The payload's JSON text. */
+  text: string;
+}
+
+/**
  * Where a run's transcript lives, so the workflow sends the model activity only what is new each turn
  * and its history grows by a constant amount per step. Keyed by run (workflow id and first run id).
  *
@@ -15,6 +26,13 @@ export interface TranscriptStore {
   write(runKey: string, fromIndex: number, messages: readonly TranscriptMessage[]): Promise<boolean>;
   /** The whole transcript of the run, or undefined when the store has none. */
   read(runKey: string): Promise<TranscriptMessage[] | undefined>;
+  /**
+   * Stores a payload under `handle` (idempotent: storing it again replaces it). Handles are derived from
+   * idempotency keys, so a retried call writes the same handle.
+   */
+  putPayload(handle: string, payload: StoredPayload): Promise<void>;
+  /** The payload stored under `handle`, or undefined. */
+  getPayload(handle: string): Promise<StoredPayload | undefined>;
   /** Forgets a run's transcript. */
   delete(runKey: string): Promise<void>;
   close(): Promise<void>;

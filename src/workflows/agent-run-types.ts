@@ -142,7 +142,7 @@ export interface StepRecord {
   turn: number;
   toolCallId: string;
   tool: string;
-  /** The model's raw arguments. */
+  /** The model's raw arguments (a shortened preview when they are large). */
   arguments: unknown;
   idempotencyKey: string;
   status: StepStatus;
@@ -219,6 +219,11 @@ export interface AgentRunState {
   usage: RunUsage;
   /** True when the model sees the catalog in summary form (names, one-line descriptions, `describe_tools`). */
   toolsDisclosedOnDemand?: boolean;
+  /**
+   * Oldest steps of this generation left out of this answer to keep it within the payload budget (absent
+   * when none was); they are in the workflow's history.
+   */
+  omittedSteps?: number;
 }
 
 /** What an agent run returns. */

@@ -33,6 +33,9 @@ import { endWithOutcome, showOutcome } from './run-outcome';
 import { addTurnUsage, initialRunUsage, modelTurnSummary, usageLimitReason, usageTotals } from './run-usage';
 import { compensate } from './saga';
 import { runToolStep, type StepContext } from './tool-step';
+import { boundObservation } from '../budget/bound-observation';
+import { jsonByteLength, PAYLOAD_LIMITS, truncateText } from '../budget/payload-limits';
+import { boundedRunView, transcriptToolCalls } from './run-budget';
 
 const { describeTools } = proxyActivities<{ describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]> }>(
   ENGINE_ACTIVITY_OPTIONS.describeTools,
@@ -72,7 +75,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
     policyWarnings: [],
     usage: initialRunUsage(carried?.usage),
   };
-  setHandler(getRunStateQuery, () => state);
+  setHandler(getRunStateQuery, () => boundedRunView(state));
   if (!carried) setStatus(state, 'running', input);
 
   const catalog = await describeTools();
@@ -135,7 +138,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
     reason: string,
     compensateNow = true,
   ): Promise<AgentRunResult> => {
-    state.reason = reason;
+    state.reason = truncateText(reason, PAYLOAD_LIMITS.errorTextChars * 2);
     if (!compensateNow || step.pending.length === 0) return finish(state, status, input);
     const stepsById = new Map(state.steps.map((s) => [s.stepId, s]));
     const outcome = await compensate(step.pending, step.catalog, stepsById, input.compensation ?? {});
@@ -158,7 +161,12 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
         );
       }
       const every = input.continueAsNewAfterSteps;
-      if (workflowInfo().continueAsNewSuggested || (every !== undefined && stepsThisGeneration >= every)) {
+      if (
+        workflowInfo().continueAsNewSuggested ||
+        (every !== undefined && stepsThisGeneration >= every) ||
+        // Keeps a full resend of this generation's transcript (after the store lost it) within budget.
+        transcript.generationBytes > PAYLOAD_LIMITS.generationTranscriptBytes
+      ) {
         const transcriptCarry = transcript.carryOver();
         const carryOver: AgentRunCarryOver = {
           generation: state.generation + 1,
@@ -177,8 +185,24 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
       const turn = await askModel();
       state.turns += 1;
       addTurnUsage(state.usage, state.turns, turn, input.model, input.costTable);
-      const toolCalls = Array.isArray(turn.toolCalls) ? turn.toolCalls : [];
-      transcript.push({ role: 'assistant', ...(typeof turn.text === 'string' ? { text: turn.text } : {}), toolCalls });
+      const toolCalls = (Array.isArray(turn.toolCalls) ? turn.toolCalls : []).slice(
+        0,
+        PAYLOAD_LIMITS.maxToolCallsPerTurn,
+      );
+      const text =
+        typeof turn.text === 'string' ? truncateText(turn.text, PAYLOAD_LIMITS.modelTurnTextChars) : undefined;
+      transcript.push({
+        role: 'assistant',
+        ...(text !== undefined ? { text } : {}),
+        toolCalls: transcriptToolCalls(toolCalls),
+      });
+      const dropped = (turn.droppedToolCalls ?? 0) + Math.max(0, (turn.toolCalls?.length ?? 0) - toolCalls.length);
+      if (dropped > 0 && toolCalls.length > 0) {
+        transcript.push({
+          role: 'user',
+          content: `(${dropped} further tool calls of your last turn were not run: at most ${PAYLOAD_LIMITS.maxToolCallsPerTurn} calls per turn.)`,
+        });
+      }
       const overBudget = turn.done && !turn.issue ? undefined : usageLimitReason(state.usage, input.limits);
       if (overBudget) return await abort('failed', overBudget, input.failurePolicy?.compensateOnLimit ?? true);
       if (turn.issue && toolCalls.length === 0) {
@@ -192,7 +216,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
       }
       consecutiveTurnIssues = 0;
       if (turn.done || toolCalls.length === 0) {
-        state.answer = typeof turn.text === 'string' ? turn.text : '';
+        state.answer = text ?? '';
         return finish(state, 'completed', input);
       }
       if (state.stepCount + toolCalls.length > maxSteps) {
@@ -205,14 +229,22 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
       // Calls of one turn run one after another (the failure policy may stop the turn after any of them),
       // or all at once with `parallelToolCalls`; step ids (so idempotency keys and the compensation order)
       // follow the model's order either way.
+      let turnObservationBytes = 0;
       const settle = (record: StepRecord): string | undefined => {
         stepsThisGeneration += 1;
+        // One turn's observations together stay within budget: later ones are shortened in the transcript.
+        const observation = boundObservation(
+          record.observation!,
+          Math.max(1_024, PAYLOAD_LIMITS.turnObservationBytes - turnObservationBytes),
+          'This turn returned too much; call fewer tools per turn, or read stored outputs page by page.',
+        );
+        turnObservationBytes += jsonByteLength(observation);
         transcript.push({
           role: 'tool',
           toolCallId: record.toolCallId,
           name: record.tool,
           stepId: record.stepId,
-          observation: record.observation!,
+          observation,
         });
         consecutiveToolErrors = record.status === 'failed' ? consecutiveToolErrors + 1 : 0;
         return failurePolicyVerdict(record, input, consecutiveToolErrors);
@@ -269,7 +301,8 @@ function failurePolicyVerdict(record: StepRecord, input: AgentRunInput, consecut
 
 function finish(state: AgentRunState, status: RunStatus, input: AgentRunInput): AgentRunResult {
   setStatus(state, status, input);
-  return state;
+  // The result references large outputs (claim checks) and stays within the payload budget.
+  return boundedRunView(state);
 }
 
 function setStatus(state: AgentRunState, status: RunStatus, input: AgentRunInput): void {

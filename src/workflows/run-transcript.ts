@@ -1,3 +1,4 @@
+import { jsonByteLength } from '../budget/payload-limits';
 import type { TranscriptMessage } from '../model/model-types';
 
 /**
@@ -12,6 +13,8 @@ export class RunTranscript {
   private offset: number;
   /** Messages the store holds (absolute count). */
   private stored: number;
+  /** JSON bytes of the messages of this generation. */
+  private bytes = 0;
 
   constructor(init: { goal: string } | { cursor: number; unsent: readonly TranscriptMessage[] }) {
     if ('goal' in init) {
@@ -33,6 +36,12 @@ export class RunTranscript {
 
   push(message: TranscriptMessage): void {
     this.messages.push(message);
+    this.bytes += jsonByteLength(message);
+  }
+
+  /** JSON bytes of the messages this generation added (what a full resend would send, roughly). */
+  get generationBytes(): number {
+    return this.bytes;
   }
 
   /** Absolute length of the transcript. */

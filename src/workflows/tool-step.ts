@@ -19,6 +19,9 @@ import {
   TOOL_ERROR_CODES,
   type ToolErrorObservation,
 } from '../protocol/activity-protocol';
+import { boundObservation } from '../budget/bound-observation';
+import { PAYLOAD_LIMITS } from '../budget/payload-limits';
+import { argumentsTooLarge, compensationArguments, compensationOutput, recordedArguments } from './run-budget';
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -52,7 +55,7 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
     turn: state.turns,
     toolCallId: typeof call?.id === 'string' ? call.id : `step_${stepId}`,
     tool: name,
-    arguments: call?.arguments,
+    arguments: recordedArguments(call?.arguments),
     idempotencyKey: `${ctx.workflowId}/${stepId}`,
     status: 'pending',
   };
@@ -60,6 +63,9 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
 
   const entry = ctx.visible.has(name) ? ctx.catalog.get(name) : undefined;
   if (!entry) return refuse(step, unknownTool(name, [...ctx.visible]));
+  // Measured on what the model sent, before anything is scheduled or stored.
+  const tooLarge = argumentsTooLarge(call.arguments, entry);
+  if (tooLarge) return refuse(step, tooLarge);
   if (entry.effect === 'compensable' && ctx.irreversibleDone) {
     return refuse(step, {
       status: 'error',
@@ -72,12 +78,16 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
   }
 
   let compensation: PendingCompensation | undefined;
+  let storeArguments = false;
   if (entry.undo) {
+    // Large arguments travel to the undo tool by reference, so the carried-over compensations stay small.
+    const carried = compensationArguments(call.arguments, step.idempotencyKey);
+    storeArguments = carried.storeArguments;
     compensation = {
       stepId,
       tool: name,
       undo: entry.undo,
-      arguments: call.arguments,
+      arguments: carried.value,
       idempotencyKey: step.idempotencyKey,
     };
     ctx.pending.push(compensation);
@@ -86,15 +96,24 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
   step.status = 'running';
   step.startedAt = Date.now();
   try {
-    const input: ToolActivityInput = { arguments: call.arguments, idempotencyKey: step.idempotencyKey, stepId };
+    const input: ToolActivityInput = {
+      arguments: call.arguments,
+      idempotencyKey: step.idempotencyKey,
+      stepId,
+      ...(storeArguments ? { storeArguments } : {}),
+    };
     const result =
       entry.execution === 'local'
         ? await scheduleLocalActivity<ToolActivityResult>(entry.name, [input], localToolOptions(entry, call.arguments))
         : await scheduleActivity<ToolActivityResult>(entry.name, [input], toolActivityOptions(entry, call.arguments));
     step.status = 'succeeded';
     step.attempts = result.attempt;
-    step.observation = { status: 'ok', output: result.output, ...(result.replayed ? { replayed: true } : {}) };
-    if (compensation) compensation.output = result.output;
+    step.observation = boundObservation(
+      { status: 'ok', output: result.output, ...(result.replayed ? { replayed: true } : {}) },
+      PAYLOAD_LIMITS.maxToolOutputBytes,
+      'The output was larger than any tool may return inline.',
+    );
+    if (compensation) compensation.output = compensationOutput(result.output, step.idempotencyKey);
     if (isUnguardedIrreversible(entry, ctx.undoTools)) ctx.irreversibleDone = true;
   } catch (error) {
     if (isCancellation(error)) {
@@ -105,7 +124,10 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
       throw error;
     }
     step.status = 'failed';
-    step.observation = observationFromFailure(error, entry.name, entry.retry.maximumAttempts);
+    step.observation = boundObservation(
+      observationFromFailure(error, entry.name, entry.retry.maximumAttempts),
+      PAYLOAD_LIMITS.maxToolOutputBytes,
+    ) as ToolErrorObservation;
     step.attempts = step.observation.attempts;
     if (compensation && !failureMayHaveHadEffect(error)) {
       ctx.pending.splice(ctx.pending.indexOf(compensation), 1);
@@ -160,7 +182,7 @@ function localToolOptions(entry: ToolCatalogEntry, args: unknown): LocalActivity
 
 function refuse(step: StepRecord, observation: ToolErrorObservation): StepRecord {
   step.status = 'failed';
-  step.observation = observation;
+  step.observation = boundObservation(observation, PAYLOAD_LIMITS.maxToolOutputBytes) as ToolErrorObservation;
   step.attempts = 0;
   return step;
 }

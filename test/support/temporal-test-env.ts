@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import type { ModelProvider } from '../../src/model/model-types';
 import type { Tool } from '../../src/tools/define-tool';
 import { createWorker, type CreateWorkerOptions } from '../../src/worker';
+import type { IdempotencyStore } from '../../src/idempotency/idempotency-store';
+import type { TranscriptStore } from '../../src/transcripts/transcript-store';
 
 let runtimeInstalled = false;
 
@@ -69,6 +71,8 @@ export async function createTestWorker(
     /** MCP servers (or a host) whose tools the worker also runs. */
     mcp?: CreateWorkerOptions['mcp'];
     workerOptions?: CreateWorkerOptions['workerOptions'];
+    idempotencyStore?: IdempotencyStore;
+    transcripts?: TranscriptStore;
   },
 ): Promise<Worker> {
   const { namespace, bundlePath } = testServer();
@@ -81,6 +85,8 @@ export async function createTestWorker(
     ...(options.random ? { random: options.random } : {}),
     ...(options.mcp ? { mcp: options.mcp } : {}),
     ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}),
+    ...(options.idempotencyStore ? { idempotencyStore: options.idempotencyStore } : {}),
+    ...(options.transcripts ? { transcripts: options.transcripts } : {}),
   });
   return worker;
 }

@@ -18,6 +18,7 @@ let runs = 0;
 afterAll(async () => {
   const admin = new Pool({ connectionString: POSTGRES_URL, max: 1 });
   await admin.query(`DROP TABLE IF EXISTS "${TABLE}"`);
+  await admin.query(`DROP TABLE IF EXISTS "${TABLE}_payloads"`);
   await admin.end();
   rmSync(tempDir, { recursive: true, force: true });
 });
@@ -190,6 +191,40 @@ describe.each(backends)('the $name transcript store', ({ name, create }) => {
     const length = (await store.read(run))?.length ?? 0;
     expect(await other.write(run, length, [user('tail')])).toBe(true);
     expect(await store.read(run)).toHaveLength(length + 1);
+  });
+});
+
+describe.each(backends)('stored payloads (claim checks) in the $name transcript store', ({ name, create }) => {
+  let store: TranscriptStore;
+  let other: TranscriptStore;
+
+  beforeAll(() => {
+    store = create();
+    other = name === 'memory' ? store : create();
+  });
+
+  afterAll(async () => {
+    await store.close();
+    if (other !== store) await other.close();
+  });
+
+  it('stores a payload of several megabytes and reads it back exactly, from another instance of the store', async () => {
+    const text = JSON.stringify({ blob: 'x'.repeat(3 * 1024 * 1024), unicode: 'Zürich 東京 🧳 \ud800 "q"' });
+
+    await store.putPayload(`out:${name}/big`, { runId: 'run-a', text });
+
+    expect(await other.getPayload(`out:${name}/big`)).toEqual({ runId: 'run-a', text });
+  });
+
+  it('replaces a payload stored again under the same handle (a retried call)', async () => {
+    await store.putPayload(`out:${name}/again`, { runId: 'run-a', text: '"first"' });
+    await store.putPayload(`out:${name}/again`, { runId: 'run-a', text: '"second"' });
+
+    expect(await store.getPayload(`out:${name}/again`)).toEqual({ runId: 'run-a', text: '"second"' });
+  });
+
+  it('reads an unknown handle as undefined', async () => {
+    expect(await store.getPayload(`out:${name}/never`)).toBeUndefined();
   });
 });
 

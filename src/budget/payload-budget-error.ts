@@ -1,0 +1,19 @@
+/** Codes of {@link PayloadBudgetError}. */
+export type PayloadBudgetErrorCode =
+  /** What a client passed to start a run is above `PAYLOAD_LIMITS.runInputBytes`. */
+  'RUN_INPUT_TOO_LARGE';
+
+/**
+ * Something a caller passed is above the payload budget, so the engine refuses it before Temporal would
+ * (Temporal carries the run's input into every continue-as-new and the goal into every model call).
+ */
+export class PayloadBudgetError extends Error {
+  override readonly name = 'PayloadBudgetError';
+  constructor(
+    message: string,
+    readonly code: PayloadBudgetErrorCode,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
