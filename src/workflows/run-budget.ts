@@ -11,7 +11,7 @@ import { formatBytes, jsonByteLength, PAYLOAD_LIMITS, truncateText } from '../bu
 import type { ModelToolCall } from '../model/model-types';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { budgetOf } from '../tools/tool-budget';
-import type { ToolErrorObservation } from '../protocol/activity-protocol';
+import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../protocol/activity-protocol';
 import type { AgentRunState, StepRecord } from './agent-run-types';
 
 /**
@@ -24,7 +24,7 @@ export function argumentsTooLarge(raw: unknown, entry: ToolCatalogEntry): ToolEr
   if (!isOversizedArguments(raw) && bytes <= limit) return undefined;
   return {
     status: 'error',
-    code: 'INVALID_ARGUMENTS',
+    code: TOOL_ERROR_CODES.INVALID_ARGUMENTS,
     message: `The arguments are too large: ${formatBytes(bytes)}, and "${entry.name}" accepts at most ${formatBytes(limit)}. Nothing was executed.`,
     hint: 'Send a much smaller request: pass references (ids, URLs, handles of stored outputs) instead of the data itself, or split the work into several calls.',
     retryable: false,

@@ -83,9 +83,17 @@ const tools = [
     retry: { maximumAttempts: 2, ...fast },
   }).implement(async (_input, ctx) => {
     ran.push('pay_slow');
-    await new Promise((resolve) => {
+    // Ends on abort too: a promise left pending would keep the worker from shutting down.
+    await new Promise((resolve, reject) => {
       const timer = setTimeout(resolve, 3_000);
-      ctx.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+      ctx.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          reject(new Error('aborted'));
+        },
+        { once: true },
+      );
     });
     return { paid: true };
   }),
