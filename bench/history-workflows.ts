@@ -12,6 +12,7 @@ import { AGENT_RUN_DEFAULTS, ENGINE_ACTIVITY_OPTIONS } from '../src/workflows/ag
 import type { AgentRunInput, AgentRunState } from '../src/workflows/agent-run-types';
 import { undoToolNames } from '../src/tools/tool-visibility';
 import { initialRunUsage } from '../src/workflows/run-usage';
+import { createApprovalGate } from '../src/workflows/approval-gate';
 import { runToolStep, type StepContext } from '../src/workflows/tool-step';
 
 export { agentRun } from '../src/workflows/agent-run';
@@ -50,6 +51,7 @@ export async function naiveAgentRun(input: AgentRunInput): Promise<AgentRunState
     undoTools: undoToolNames(catalog),
     pending: [],
     irreversibleDone: false,
+    approvals: createApprovalGate(workflowId, state, input.approval, false),
   };
   const transcript: TranscriptMessage[] = [{ role: 'user', content: input.goal }];
   while (state.turns < maxTurns) {

@@ -3,6 +3,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
 import { SEARCH_ATTRIBUTES } from './search-attributes';
+import { ensureApprovalSearchAttribute } from './approvals/approval-search-attribute';
 import { ensureStatusSearchAttribute } from './status-search-attribute';
 import { formatBytes, jsonByteLength, PAYLOAD_LIMITS } from './budget/payload-limits';
 import { PayloadBudgetError } from './budget/payload-budget-error';
@@ -63,10 +64,17 @@ export async function startAgentRun(
   }
   const runId = options.runId ?? `agent-run-${randomUUID()}`;
   const track = await ensureStatusSearchAttribute(client, clientAddress(client));
+  const trackApprovals = await ensureApprovalSearchAttribute(client, clientAddress(client));
   return client.workflow.start(AGENT_RUN_WORKFLOW, {
     taskQueue: options.taskQueue ?? connectionSettingsFromEnv().taskQueue,
     workflowId: runId,
-    args: [{ ...input, trackStatusSearchAttribute: input.trackStatusSearchAttribute ?? track }],
+    args: [
+      {
+        ...input,
+        trackStatusSearchAttribute: input.trackStatusSearchAttribute ?? track,
+        trackApprovalSearchAttribute: input.trackApprovalSearchAttribute ?? trackApprovals,
+      },
+    ],
     staticSummary: `Agent run: ${input.goal}`.slice(0, 200),
     staticDetails: `**Goal:** ${input.goal}`.slice(0, 10_000),
     ...(track ? { typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.runStatus, value: 'running' }] } : {}),

@@ -1,6 +1,9 @@
 import { isAbsolute, resolve } from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createApprovalActivities, type WorkerApprovalConfig } from './activities/approval-activities';
 import { createModelActivities } from './activities/model-activities';
+import type { AuditStore } from './approvals/audit-store';
+import { createAuditStore } from './approvals/create-audit-store';
 import { createToolActivities } from './activities/tool-activities';
 import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
 import type { IdempotencyStore } from './idempotency/idempotency-store';
@@ -53,6 +56,13 @@ export interface CreateWorkerOptions {
    * Their tools are named `${server}__${tool}`.
    */
   mcp?: McpServersConfigInput | McpHost;
+  /**
+   * Where the audit trail of gated calls goes (see `createAuditStore`; default: this process's memory). The
+   * worker process (`npm run worker`, `npm run dev`) uses SQLite in `.data/audit.sqlite`.
+   */
+  auditStore?: AuditStore;
+  /** Approval settings of this worker (whether runs may waive a tool's approval). */
+  approvals?: WorkerApprovalConfig;
   /**
    * Anything else Temporal's Worker accepts (concurrency, shutdown grace, interceptors, ...). Cache and
    * concurrency default to `tunedWorkerOptions()` (sized for many concurrent runs); these override them.
@@ -109,6 +119,11 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
         ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
         payloadStore: transcripts,
       }),
+      ...createApprovalActivities({
+        registry,
+        ...options.approvals,
+        ...(options.auditStore ? { auditStore: options.auditStore } : {}),
+      }),
       ...createModelActivities({
         registry,
         providers: options.modelProviders ?? {},
@@ -164,7 +179,8 @@ export async function loadToolsModule(modulePath: string, cwd: string = process.
  * Runs a worker the way a worker process should: idempotency keys in the configured durable store
  * (SQLite in `.data/` by default, Postgres with `DURABLE_TOOLS_IDEMPOTENCY_STORE=postgres`) with its reaper,
  * transcripts in the configured store (`.data/transcripts.sqlite` by default, Postgres with
- * `DURABLE_TOOLS_TRANSCRIPT_STORE=postgres`). Returns when `until` settles (the command line passes its
+ * `DURABLE_TOOLS_TRANSCRIPT_STORE=postgres`), the approval audit trail in the configured store
+ * (`.data/audit.sqlite` by default, Postgres with `DURABLE_TOOLS_AUDIT_STORE=postgres`). Returns when `until` settles (the command line passes its
  * Ctrl-C / SIGTERM), after the worker has drained; without `until`, when the worker shuts down.
  */
 export async function runWorkerProcess(options: {
@@ -178,6 +194,7 @@ export async function runWorkerProcess(options: {
   // First: a configuration error then leaves nothing open.
   const modelProviders = await modelProvidersFromEnv();
   const transcripts = createTranscriptStore();
+  const auditStore = createAuditStore();
   const idempotencyStore = createIdempotencyStore();
   const reaper = createIdempotencyReaper(idempotencyStore);
   try {
@@ -185,6 +202,7 @@ export async function runWorkerProcess(options: {
       tools: options.tools,
       idempotencyStore,
       transcripts,
+      auditStore,
       settings,
       modelProviders,
     });
@@ -201,5 +219,6 @@ export async function runWorkerProcess(options: {
     reaper.stop();
     await idempotencyStore.close();
     await transcripts.close();
+    await auditStore.close();
   }
 }

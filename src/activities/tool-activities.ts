@@ -21,6 +21,7 @@ import type { ToolRegistry } from '../tools/tool-registry';
 import { budgetOf } from '../tools/tool-budget';
 import { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
 import type { ToolActivityInput, ToolActivityResult } from './tool-activity-types';
+import { assertApprovedArguments } from './approved-arguments';
 import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
 import { deterministicStoreFailure, type StorePhase } from './store-failure';
@@ -181,6 +182,7 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
     : input.arguments;
   const parsed = parseToolArguments(tool.contract.spec.input, rawArguments);
   if (!parsed.ok) throw toolFailure(parsed.error, { mayHaveHadEffect: false });
+  if (input.approvedDigest !== undefined) assertApprovedArguments(entry.name, parsed.value, input.approvedDigest);
   if (input.storeArguments && !compensating) {
     await storeCallArguments(input.arguments, deps.payloadStore, input.idempotencyKey, runId).catch(
       (error: unknown) => {

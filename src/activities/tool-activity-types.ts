@@ -19,6 +19,11 @@ export interface ToolActivityInput {
    * compensation: the activity stores them (handle `args:<key>`) before the tool runs.
    */
   storeArguments?: boolean;
+  /**
+   * Set when a human approved the call: the digest of the validated arguments that were approved. The
+   * wrapper refuses to run the tool (`APPROVAL_MISMATCH`) when the arguments it validates have another digest.
+   */
+  approvedDigest?: string;
 }
 
 /** What an undo tool receives: what the forward call was given, what it returned if known, and its key. */

@@ -61,6 +61,12 @@ export const TOOL_ERROR_CODES = {
    * attempt finds out what happened before anything runs again.
    */
   LEASE_LOST: 'LEASE_LOST',
+  /** A human rejected the call; it was not run. */
+  APPROVAL_REJECTED: 'APPROVAL_REJECTED',
+  /** Nobody decided on the call in time: it counts as rejected and was not run. */
+  APPROVAL_TIMEOUT: 'APPROVAL_TIMEOUT',
+  /** The arguments the tool received are not the ones that were approved; it was not run. */
+  APPROVAL_MISMATCH: 'APPROVAL_MISMATCH',
 } as const;
 
 /** One of {@link TOOL_ERROR_CODES}. */
@@ -96,6 +102,8 @@ export const ENGINE_FAILURE_TYPES = {
   MODEL_REQUEST_REJECTED: 'MODEL_REQUEST_REJECTED',
   /** An error of the provider nobody recognises. Final. */
   MODEL_PROVIDER_ERROR: 'MODEL_PROVIDER_ERROR',
+  /** The approval audit trail could not be written (retried; the gated call is refused if it never can). */
+  AUDIT_STORE_UNAVAILABLE: 'AUDIT_STORE_UNAVAILABLE',
 } as const;
 
 /** One of {@link ENGINE_FAILURE_TYPES}. */

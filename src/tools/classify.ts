@@ -116,6 +116,10 @@ export const DEFAULT_HINTS_BY_CODE: Readonly<Record<ToolErrorCode, string>> = {
   CANCELLED: 'The call was cancelled; do not repeat it unless the user asks again.',
   POLICY_VIOLATION: "The run's rules refused this call; nothing was executed. Choose another step or finish.",
   LEASE_LOST: HINTS.checkEffect,
+  APPROVAL_REJECTED:
+    'A human rejected this call. Do not repeat it; read the reason and change the plan or ask the user.',
+  APPROVAL_TIMEOUT: 'Nobody approved this call in time. Do not repeat it; tell the user it is waiting for a decision.',
+  APPROVAL_MISMATCH: 'The approved call and this one differ; nothing was run. Do not repeat it.',
 };
 
 /** The taxonomy classes of `tool-errors.ts`: kind by class name; code, message and hint come from the error. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Duration } from '@temporalio/common';
-import type { JitterStrategy, ToolApproval, ToolCatalogEntry, ToolEffect, ToolExecution } from './tool-catalog-entry';
+import { catalogApproval, type ToolApprovalPolicy } from './approval-policy';
+import type { JitterStrategy, ToolCatalogEntry, ToolEffect, ToolExecution } from './tool-catalog-entry';
 import { resolveToolBudget, type ToolBudgetOptions } from './tool-budget';
 import type { ToolContext } from './tool-context';
 import {
@@ -8,6 +9,7 @@ import {
   checkIdempotent,
   checkNotReserved,
   checkUndoIsAnotherTool,
+  durationMs,
   resolveRetry,
   resolveTimeout,
 } from './tool-declaration-checks';
@@ -40,7 +42,17 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodType =
   idempotent: boolean;
   /** Name of the tool that undoes this one. Required when `effect` is `compensable`. */
   undo?: string;
-  approval?: ToolApproval;
+  /**
+   * Whether a call waits for a human decision before it runs: `'never'`, `'always'`, or a predicate on the
+   * validated arguments (run on the worker, e.g. `({ amountEur }) => amountEur > 500`). Default by effect
+   * tier: `'always'` for irreversible tools and for untrusted tools that are not read-only, else `'never'`.
+   * An irreversible tool that declares `'never'` must come after every compensable step of a run.
+   */
+  approval?: ToolApprovalPolicy<z.output<I>>;
+  /** How long a call waits for a decision before it counts as rejected (default 24 h; a run may set its own). */
+  approvalTimeout?: Duration;
+  /** The tool comes from an untrusted source (an MCP server not marked trusted): see `approval`. */
+  untrusted?: boolean;
   retry?: ToolRetryOptions;
   /** Start-to-close timeout of one attempt. */
   timeout?: Duration;
@@ -161,6 +173,9 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
   const local = checkExecution(name, spec.execution, spec.effect);
   const retry = resolveRetry(name, spec.retry as Record<string, unknown> | undefined);
   const timeoutMs = resolveTimeout(name, spec.timeout);
+  const approval = spec.approval as ToolApprovalPolicy<never> | undefined;
+  const approvalTimeoutMs =
+    spec.approvalTimeout === undefined ? undefined : durationMs(name, 'approvalTimeout', spec.approvalTimeout, 0);
   return {
     name,
     description: spec.description,
@@ -169,7 +184,9 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
     effect: spec.effect,
     idempotent: spec.idempotent === true,
     ...(spec.undo ? { undo: spec.undo } : {}),
-    approval: spec.approval ?? 'never',
+    approval: catalogApproval(approval, { effect: spec.effect, untrusted: spec.untrusted === true }),
+    ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
+    ...(spec.untrusted === true ? { untrusted: true } : {}),
     retry,
     timeoutMs,
     ...(local ? { execution: 'local' as const } : {}),

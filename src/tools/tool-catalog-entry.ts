@@ -14,8 +14,11 @@ export type ToolEffect = 'read-only' | 'compensable' | 'irreversible';
  */
 export type ToolExecution = 'activity' | 'local';
 
-/** How a tool wants a human to sign off before it runs. */
-export type ToolApproval = 'never' | 'always';
+/**
+ * Whether a call of the tool waits for a human decision before it runs: `never`, `always`, or
+ * `conditional` (a predicate on the validated arguments decides, on the worker, call by call).
+ */
+export type ToolApproval = 'never' | 'always' | 'conditional';
 
 /** Backoff shapes the engine supports. */
 export type JitterStrategy = 'full' | 'decorrelated';
@@ -47,7 +50,15 @@ export interface ToolCatalogEntry {
   idempotent: boolean;
   /** Name of the compensating tool, when the tool can be undone. */
   undo?: string;
+  /** Whether a call waits for approval (see {@link ToolApproval}); the default follows the effect tier. */
   approval: ToolApproval;
+  /** How long a call waits for a decision before it counts as rejected, in milliseconds (default 24 h). */
+  approvalTimeoutMs?: number;
+  /**
+   * True for tools from a source that is not trusted (an MCP server not marked trusted): their hints are
+   * not believed, and unless they are read-only they need approval by default.
+   */
+  untrusted?: boolean;
   retry: ToolRetrySettings;
   /** Start-to-close timeout of one attempt, in milliseconds. */
   timeoutMs: number;

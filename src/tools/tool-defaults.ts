@@ -20,4 +20,11 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
  * these names. `default` is Temporal's fallback activity, which the engine uses to run tools that appear
  * after the worker started (MCP `list_changed`).
  */
-export const RESERVED_ACTIVITY_NAMES = ['describeTools', 'callModel', 'default', 'describe_tools'] as const;
+export const RESERVED_ACTIVITY_NAMES = [
+  'describeTools',
+  'callModel',
+  'default',
+  'describe_tools',
+  'evaluateApproval',
+  'recordApprovalAudit',
+] as const;

@@ -1,6 +1,7 @@
 /**
  * Input, state and result of an agent run. Pure types: shared by the workflow, the client and the worker.
  */
+import type { RunApprovalPolicy, StepApproval } from '../approvals/approval-types';
 import type { ModelSettings, ModelTurnIssue, TranscriptMessage } from '../model/model-types';
 import type { ToolObservation } from '../protocol/activity-protocol';
 import type { ToolDisclosureBudget } from '../tools/tool-disclosure';
@@ -73,6 +74,8 @@ export interface AgentRunInput {
    * `describe_tools` (default: more than 30 tools or 8,000 schema tokens).
    */
   toolDisclosure?: ToolDisclosureBudget;
+  /** Approval overrides, timeout and what a rejection does (see {@link RunApprovalPolicy}). */
+  approval?: RunApprovalPolicy;
   /**
    * Continue as new after this many tool calls in one generation (default: when Temporal suggests it).
    * Keeps histories far from Temporal's limits on long runs.
@@ -83,6 +86,11 @@ export interface AgentRunInput {
    * has the attribute registered (an unregistered attribute would fail the workflow task).
    */
   trackStatusSearchAttribute?: boolean;
+  /**
+   * Keep the `DurableAwaitingApproval` search attribute up to date. Set by the client helpers when the server
+   * has the attribute registered.
+   */
+  trackApprovalSearchAttribute?: boolean;
   /** Set by the workflow itself when it continues as new; never by clients. */
   carriedOver?: AgentRunCarryOver;
 }
@@ -153,6 +161,8 @@ export interface StepRecord {
   undo?: string;
   /** The compensation's failure, when it failed. */
   compensationError?: string;
+  /** The approval the call waited for, when it needed one: digest, validated arguments, decision. */
+  approval?: StepApproval;
   /** Workflow time (ms since epoch) when the step started and ended. */
   startedAt?: number;
   endedAt?: number;

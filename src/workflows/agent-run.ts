@@ -24,6 +24,7 @@ import type {
   StepRecord,
 } from './agent-run-types';
 import { modelVisibleTools, undoToolNames } from '../tools/tool-visibility';
+import { approvalRejectionVerdict, createApprovalGate } from './approval-gate';
 import { checkEffectTiers } from './effect-tiers';
 import { describeToolsStep, isDescribeToolsCall } from './describe-tools-step';
 import { modelCallOptions } from './model-call-options';
@@ -76,12 +77,13 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
     usage: initialRunUsage(carried?.usage),
   };
   setHandler(getRunStateQuery, () => boundedRunView(state));
+  const approvals = createApprovalGate(workflowId, state, input.approval, input.trackApprovalSearchAttribute === true);
   if (!carried) setStatus(state, 'running', input);
 
   const catalog = await describeTools();
   // Undo tools are never the model's: they run only as compensations, whatever allowedTools says.
   const visible = new Set(modelVisibleTools(catalog, input.allowedTools).map((entry) => entry.name));
-  state.policyWarnings = checkEffectTiers(catalog, visible);
+  state.policyWarnings = checkEffectTiers(catalog, visible, input.approval);
   // Progressive disclosure: over the catalog budget, the model sees names, one-line descriptions and
   // describe_tools; the engine still checks every call against the full schema.
   const disclosedOnDemand = exceedsCatalogBudget(
@@ -97,6 +99,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
     undoTools: undoToolNames(catalog),
     pending: [...(carried?.compensations ?? [])],
     irreversibleDone: carried?.irreversibleDone ?? false,
+    approvals,
   };
   const transcript = carried
     ? new RunTranscript({ cursor: carried.transcriptCursor, unsent: carried.unsentMessages ?? [] })
@@ -247,7 +250,9 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
           observation,
         });
         consecutiveToolErrors = record.status === 'failed' ? consecutiveToolErrors + 1 : 0;
-        return failurePolicyVerdict(record, input, consecutiveToolErrors);
+        return (
+          approvalRejectionVerdict(record, input.approval) ?? failurePolicyVerdict(record, input, consecutiveToolErrors)
+        );
       };
       let abortReason: string | undefined;
       if (input.parallelToolCalls) {

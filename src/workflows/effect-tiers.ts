@@ -1,37 +1,46 @@
+import type { RunApprovalPolicy } from '../approvals/approval-types';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { undoToolNames } from '../tools/tool-visibility';
+import { runOverride } from './approval-gate';
 
 /**
- * Whether a human approval guards this tool's calls, exempting it from the tier rule below.
- *
- * INTERIM (issue 8, until the approval gate of issue 12 exists): nothing enforces `approval: 'always'` yet,
- * so it guards nothing and an irreversible tool that asks for approval is treated as irreversible WITHOUT
- * approval. The approval gate makes this `entry.approval === 'always'` once it really waits for a human.
+ * The rule for irreversible tools: an irreversible call needs approval, or must come after every
+ * compensable step (once it has run unapproved, nothing before it can be undone, so no compensable step may
+ * follow). Undo tools are exempt: they are the compensations. Whether a call was approved is known only
+ * when it runs (a predicate may waive it): the tool step applies the rule to calls that ran unapproved.
  */
-export function approvalGuards(entry: ToolCatalogEntry): boolean {
-  void entry;
-  return false;
+export function isIrreversibleForward(entry: ToolCatalogEntry, undoTools: ReadonlySet<string>): boolean {
+  return entry.effect === 'irreversible' && !undoTools.has(entry.name);
 }
 
 /**
- * The rule for irreversible tools: an irreversible tool needs approval, or must come after every
- * compensable step (once it has run, nothing before it can be undone, so no compensable step may follow).
- * Undo tools are exempt: they are the compensations.
+ * Whether calls of the tool may run without a human's approval in this run (for the warnings at start): its
+ * approval is `never` or `conditional` (a predicate may waive it), unless the run requires it.
  */
-export function isUnguardedIrreversible(entry: ToolCatalogEntry, undoTools: ReadonlySet<string>): boolean {
-  return entry.effect === 'irreversible' && !approvalGuards(entry) && !undoTools.has(entry.name);
+export function isUnguardedIrreversible(
+  entry: ToolCatalogEntry,
+  undoTools: ReadonlySet<string>,
+  policy: RunApprovalPolicy = {},
+): boolean {
+  if (!isIrreversibleForward(entry, undoTools)) return false;
+  const override = runOverride(entry, policy);
+  return override === 'never' || (override !== 'always' && entry.approval !== 'always');
 }
 
 /** Checks the catalog against the effect-tier rule at run start; returns warnings for the run state. */
-export function checkEffectTiers(catalog: readonly ToolCatalogEntry[], visible: ReadonlySet<string>): string[] {
+export function checkEffectTiers(
+  catalog: readonly ToolCatalogEntry[],
+  visible: ReadonlySet<string>,
+  policy: RunApprovalPolicy = {},
+): string[] {
   const undoTools = undoToolNames(catalog);
   const warnings: string[] = [];
   const hasCompensable = catalog.some((entry) => visible.has(entry.name) && entry.effect === 'compensable');
   for (const entry of catalog) {
     if (!visible.has(entry.name)) continue;
-    if (isUnguardedIrreversible(entry, undoTools) && hasCompensable) {
+    if (isUnguardedIrreversible(entry, undoTools, policy) && hasCompensable) {
       warnings.push(
-        `Tool "${entry.name}" is irreversible and no approval guards it: once it has run, compensable tools are refused in this run.`,
+        `Tool "${entry.name}" is irreversible and may run without approval: once it has, compensable tools are refused in this run.`,
       );
     }
     if (entry.undo && !catalog.some((other) => other.name === entry.undo)) {

@@ -4,6 +4,7 @@ import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
 import type { AgentRunState } from './agent-run-types';
 import { modelVisibleTools, undoToolNames } from '../tools/tool-visibility';
+import { createApprovalGate } from './approval-gate';
 import { initialRunUsage } from './run-usage';
 import { compensate } from './saga';
 import { runToolStep, type StepContext } from './tool-step';
@@ -57,6 +58,8 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
     undoTools,
     pending: [],
     irreversibleDone: false,
+    // A tool that needs approval waits for a decision here too (`approve <workflow id> 1`).
+    approvals: createApprovalGate(workflowId, state, undefined, false),
   };
   try {
     const record = await runToolStep({ id: 'mcp', name: input.tool, arguments: input.arguments }, step);

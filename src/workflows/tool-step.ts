@@ -11,7 +11,8 @@ import type { ModelToolCall } from '../model/model-types';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { SUMMARY_MAX_LENGTH, TOOL_ATTEMPT_HEADROOM, TOOL_HEARTBEAT_TIMEOUT_MS } from './agent-run-defaults';
 import type { AgentRunState, PendingCompensation, StepRecord } from './agent-run-types';
-import { isUnguardedIrreversible } from './effect-tiers';
+import { passApprovalGate, recordApprovalOutcome, type ApprovalGate } from './approval-gate';
+import { isIrreversibleForward } from './effect-tiers';
 import {
   failureMayHaveHadEffect,
   observationFromFailure,
@@ -35,12 +36,15 @@ export interface StepContext {
   /** Compensations owed, oldest first. */
   pending: PendingCompensation[];
   irreversibleDone: boolean;
+  /** The run's approval gate. */
+  approvals: ApprovalGate;
 }
 
 /**
  * Runs one tool call of the model through the gates, then as an activity named after the tool:
  * - visibility: an unknown or hidden tool is refused and nothing runs;
  * - effect tiers: a compensable call after an unguarded irreversible one is refused;
+ * - approval: a call that needs it waits for a decision bound to its arguments' digest (approval-gate.ts);
  * - the pending compensation is registered BEFORE the call and dropped only when the call provably had
  *   no effect.
  * Every outcome becomes the step's observation; only cancellation escapes.
@@ -77,6 +81,9 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
     });
   }
 
+  const gate = await passApprovalGate(step, entry, ctx.approvals);
+  if (gate.kind === 'refused') return refuse(step, gate.observation);
+
   let compensation: PendingCompensation | undefined;
   let storeArguments = false;
   if (entry.undo) {
@@ -101,6 +108,7 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
       idempotencyKey: step.idempotencyKey,
       stepId,
       ...(storeArguments ? { storeArguments } : {}),
+      ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
     };
     const result =
       entry.execution === 'local'
@@ -114,7 +122,8 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
       'The output was larger than any tool may return inline.',
     );
     if (compensation) compensation.output = compensationOutput(result.output, step.idempotencyKey);
-    if (isUnguardedIrreversible(entry, ctx.undoTools)) ctx.irreversibleDone = true;
+    // An irreversible call a human approved may come before compensable steps; one that ran unapproved may not.
+    if (gate.kind !== 'approved' && isIrreversibleForward(entry, ctx.undoTools)) ctx.irreversibleDone = true;
   } catch (error) {
     if (isCancellation(error)) {
       // The run is being cancelled: keep what the call reported (the tool's own error, if it also failed).
@@ -135,6 +144,7 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
     }
   }
   step.endedAt = Date.now();
+  if (gate.kind === 'approved') await recordApprovalOutcome(step, ctx.approvals);
   return step;
 }
 

@@ -20,16 +20,26 @@ function entry(name: string, fields: Partial<ToolCatalogEntry>): ToolCatalogEntr
 const book = entry('book', { effect: 'compensable', undo: 'cancel' });
 const cancel = entry('cancel', { effect: 'irreversible' });
 const wire = entry('wire_money', { effect: 'irreversible', approval: 'always' });
+const invoice = entry('send_invoice', { effect: 'irreversible', approval: 'never' });
+const refund = entry('refund', { effect: 'irreversible', approval: 'conditional' });
 const catalog = [book, cancel, wire];
 
-describe('effect tiers until the approval gate exists', () => {
-  test("an irreversible tool with approval: 'always' counts as irreversible without approval", () => {
-    expect(isUnguardedIrreversible(wire, new Set(['cancel']))).toBe(true);
+describe('effect tiers with the approval gate', () => {
+  test("an irreversible tool with approval: 'always' is guarded: it may come before compensable steps", () => {
+    expect(isUnguardedIrreversible(wire, new Set(['cancel']))).toBe(false);
+    expect(checkEffectTiers(catalog, new Set(['book', 'wire_money']))).toEqual([]);
   });
 
-  test('it gets the same start-of-run warning as any unguarded irreversible tool', () => {
-    const warnings = checkEffectTiers(catalog, new Set(['book', 'wire_money']));
-    expect(warnings.join('\n')).toContain('"wire_money" is irreversible and no approval guards it');
+  test("approval 'never' or a predicate leaves it unguarded, with a start-of-run warning", () => {
+    expect(isUnguardedIrreversible(invoice, new Set())).toBe(true);
+    expect(isUnguardedIrreversible(refund, new Set())).toBe(true);
+    const warnings = checkEffectTiers([book, cancel, invoice], new Set(['book', 'send_invoice']));
+    expect(warnings.join('\n')).toContain('"send_invoice" is irreversible and may run without approval');
+  });
+
+  test("a run that requires approval guards it; a run's waiver unguards it", () => {
+    expect(isUnguardedIrreversible(invoice, new Set(), { tools: { send_invoice: 'always' } })).toBe(false);
+    expect(isUnguardedIrreversible(wire, new Set(), { tools: { wire_money: 'never' } })).toBe(true);
   });
 
   test('undo tools stay exempt: they are the compensations', () => {

@@ -1,0 +1,149 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { ApprovalAuditRecord, ApprovalEvaluation, EvaluateApprovalInput } from '../approvals/approval-types';
+import { argumentsDigest } from '../approvals/arguments-digest';
+import type { AuditStore } from '../approvals/audit-store';
+import { MemoryAuditStore } from '../approvals/memory-audit-store';
+import type { Tool } from '../tools/define-tool';
+import { parseToolArguments } from '../tools/parse-tool-arguments';
+import { TOOL_ERROR_CODES } from '../protocol/activity-protocol';
+import type { ToolRegistry } from '../tools/tool-registry';
+
+/** Worker-side approval settings (`createWorker({ approvals })`). */
+export interface WorkerApprovalConfig {
+  /**
+   * Let runs waive a tool's own approval (`approval: { tools: { pay: 'never' } }` in the run input).
+   * Default false: a run may require approval for more tools, never for fewer.
+   */
+  allowRunsToWaive?: boolean;
+}
+
+/** Dependencies of {@link createApprovalActivities}. */
+export interface ApprovalActivityDeps extends WorkerApprovalConfig {
+  registry: ToolRegistry;
+  /** Where the audit trail goes (default: this process's memory). */
+  auditStore?: AuditStore;
+}
+
+/** The engine's approval activities, registered by `createWorker`. */
+export interface ApprovalActivities {
+  /**
+   * Validates a call's arguments and evaluates the tool's approval policy (predicates run here, on the
+   * worker), with the run's override. When approval is required it computes the digest of the validated
+   * arguments and writes the audit record's request. Recorded in history: replay never evaluates again.
+   */
+  evaluateApproval(input: EvaluateApprovalInput): Promise<ApprovalEvaluation>;
+  /** Writes (completes) the audit record of a gated call. */
+  recordApprovalAudit(record: ApprovalAuditRecord): Promise<void>;
+}
+
+/**
+ * Builds the approval activities of a worker.
+ *
+ * @example
+ * ```ts
+ * const activities = createApprovalActivities({ registry, auditStore: createAuditStore() });
+ * ```
+ */
+export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
+  const auditStore = deps.auditStore ?? new MemoryAuditStore();
+  return {
+    evaluateApproval: async (input) => {
+      const evaluation = await evaluate(input, deps);
+      if (evaluation.status === 'required') {
+        await writeAudit(auditStore, {
+          idempotencyKey: input.idempotencyKey,
+          workflowId: input.workflowId,
+          stepId: input.stepId,
+          tool: input.tool,
+          argumentsDigest: evaluation.digest,
+          arguments: evaluation.arguments,
+          requestedAt: input.requestedAt,
+          deadline: input.deadline,
+        });
+      }
+      return evaluation;
+    },
+    recordApprovalAudit: (record) => writeAudit(auditStore, record),
+  };
+}
+
+async function evaluate(input: EvaluateApprovalInput, deps: ApprovalActivityDeps): Promise<ApprovalEvaluation> {
+  const notes: string[] = [];
+  const tool = deps.registry.get(input.tool);
+  if (!tool) {
+    return {
+      status: 'invalid',
+      notes,
+      observation: {
+        status: 'error',
+        code: TOOL_ERROR_CODES.TOOL_NOT_REGISTERED,
+        message: `Tool "${input.tool}" is in the catalog but the worker that evaluated its approval does not implement it.`,
+        hint: 'Do not call this tool again in this run; use another tool or finish.',
+        retryable: false,
+        attempts: 0,
+      },
+    };
+  }
+  const parsed = parseToolArguments(tool.contract.spec.input, input.arguments);
+  if (!parsed.ok) return { status: 'invalid', observation: parsed.error, notes };
+
+  let required = await declaredRequirement(tool, parsed.value, notes);
+  if (input.runOverride === 'always') required = true;
+  if (input.runOverride === 'never' && required) {
+    if (deps.allowRunsToWaive) required = false;
+    else
+      notes.push(
+        `The run asked to waive approval for "${input.tool}", but this worker does not allow runs to waive approval: it is still required.`,
+      );
+  }
+  if (!required) return { status: 'not_required', notes };
+  let digest: string;
+  let shown: unknown;
+  try {
+    digest = argumentsDigest(parsed.value);
+    shown = JSON.parse(JSON.stringify(parsed.value)) as unknown;
+  } catch (error) {
+    return {
+      status: 'invalid',
+      notes,
+      observation: {
+        status: 'error',
+        code: TOOL_ERROR_CODES.INVALID_ARGUMENTS,
+        message: `The arguments of "${input.tool}" cannot be shown to an approver: ${(error as Error).message}`,
+        hint: 'Call the tool with plain JSON arguments.',
+        retryable: false,
+        attempts: 0,
+      },
+    };
+  }
+  return { status: 'required', digest, arguments: shown, notes };
+}
+
+/** What the tool itself says; a predicate that throws means approval is required. */
+async function declaredRequirement(tool: Tool, validated: unknown, notes: string[]): Promise<boolean> {
+  const declared = tool.contract.spec.approval as unknown;
+  if (typeof declared === 'function') {
+    try {
+      return Boolean(await (declared as (input: unknown) => boolean | Promise<boolean>)(validated));
+    } catch (error) {
+      notes.push(
+        `The approval predicate of "${tool.contract.name}" failed (${error instanceof Error ? error.message : String(error)}): approval is required.`,
+      );
+      return true;
+    }
+  }
+  // 'conditional' without a predicate on this worker: ask, rather than let it through.
+  return tool.contract.catalogEntry.approval !== 'never';
+}
+
+async function writeAudit(store: AuditStore, record: ApprovalAuditRecord): Promise<void> {
+  try {
+    await store.write(record);
+  } catch (error) {
+    throw ApplicationFailure.create({
+      type: 'AUDIT_STORE_UNAVAILABLE',
+      message: `The audit record of ${record.idempotencyKey} could not be written: ${(error as Error).message}`,
+      cause: error instanceof Error ? error : undefined,
+    });
+  }
+}

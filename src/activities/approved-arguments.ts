@@ -1,0 +1,30 @@
+import { argumentsDigest } from '../approvals/arguments-digest';
+import { TOOL_ERROR_CODES } from '../protocol/activity-protocol';
+import { toolFailure } from '../protocol/activity-protocol';
+
+/**
+ * Refuses, before anything runs, a call whose validated arguments are not the ones a human approved (their
+ * digest differs): an approval given for one call is never used for other arguments.
+ *
+ * @throws a non-retryable `APPROVAL_MISMATCH` failure that had no effect.
+ */
+export function assertApprovedArguments(tool: string, validated: unknown, approvedDigest: string): void {
+  let digest: string | undefined;
+  try {
+    digest = argumentsDigest(validated);
+  } catch {
+    digest = undefined;
+  }
+  if (digest === approvedDigest) return;
+  throw toolFailure(
+    {
+      status: 'error',
+      code: TOOL_ERROR_CODES.APPROVAL_MISMATCH,
+      message: `The arguments of "${tool}" are not the ones that were approved (digest ${digest ?? 'unavailable'}, approved ${approvedDigest}); nothing was run.`,
+      hint: 'Do not repeat the call; ask for a new approval with the arguments you mean.',
+      retryable: false,
+      attempts: 0,
+    },
+    { mayHaveHadEffect: false },
+  );
+}
