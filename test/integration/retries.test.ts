@@ -68,6 +68,8 @@ async function runHttpTool(
     output: z.object({ ok: z.boolean() }),
     effect: spec.effect,
     idempotent: spec.idempotent,
+    // These tests are about retries: the irreversible ones run without a human in the loop.
+    approval: 'never',
     ...(spec.retry ? { retry: spec.retry } : {}),
   }).implement(async (_input, ctx) => {
     const response = await throwForHttpStatus(

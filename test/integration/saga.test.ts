@@ -159,6 +159,7 @@ function sagaTools(options: { cancelRoom?: UndoBehaviour; slowToStopSeat?: strin
       output: z.object({ chargeId: z.string() }),
       effect: 'irreversible',
       idempotent: true,
+      approval: 'never',
     }).implement(async (input, ctx) => {
       record('charge_card', input, ctx);
       if (input.amountCents > 1000)
@@ -172,6 +173,7 @@ function sagaTools(options: { cancelRoom?: UndoBehaviour; slowToStopSeat?: strin
       output: z.object({ sent: z.boolean() }),
       effect: 'irreversible',
       idempotent: true,
+      approval: 'never',
     }).implement(async (input, ctx) => {
       record('send_invoice', input, ctx);
       return { sent: true };

@@ -87,6 +87,7 @@ const chargeCard = defineTool({
   output: z.object({ chargeId: z.string() }),
   effect: 'irreversible',
   idempotent: true,
+  approval: 'never',
 }).implement(async ({ amountEur }, ctx) => {
   if (amountEur > 500) throw httpError(402, `Card declined: ${amountEur} EUR is over the card's limit of 500 EUR.`);
   return { chargeId: `ch-${ctx.idempotencyKey}` };

@@ -38,6 +38,7 @@ export function createRecordingTools(): { tools: Tool[]; calls: RecordedCall[] }
       output: z.object({ mode: z.string() }),
       effect: 'irreversible',
       idempotent: true,
+      approval: 'never',
     }).implement(async (input, ctx) => {
       record('set_mode', input, ctx);
       return { mode: input.mode };
