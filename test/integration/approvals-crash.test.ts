@@ -1,0 +1,202 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Pool } from 'pg';
+import { approveStep, getPendingApprovals, type PendingApproval } from '../../src/approvals/approval-client';
+import { PostgresAuditStore } from '../../src/approvals/postgres-audit-store';
+import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
+import { createWorker } from '../../src/worker';
+import { createLedgerPayTool } from '../support/approval-tools';
+import { APPROVAL_WORKER_ENV, APPROVAL_WORKER_LEASE_MS, APPROVAL_WORKER_READY } from '../support/approval-worker';
+import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
+import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+
+/**
+ * Crash safety of approvals (issue 12): a worker process SIGKILLed while a call waits for approval, or just
+ * after the approval, and a new worker: the approval is not asked again and the tool's effect happens exactly
+ * once, counted at a ledger that does not deduplicate. The audit trail is in Postgres, written by both workers.
+ */
+
+const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const WORKER_SCRIPT = join(__dirname, '..', 'support', 'approval-worker.ts');
+
+let temporal: TestTemporal;
+let ledger: LedgerServer;
+let schema: string;
+let auditStore: PostgresAuditStore;
+let workDir: string;
+/** One worker process per test, started together (starting one takes a while on a busy machine). */
+const workers: Record<'waiting' | 'approved', { taskQueue: string; keysPath: string; process?: ChildProcess }> = {
+  waiting: { taskQueue: uniqueTaskQueue('approval-kill-waiting'), keysPath: '' },
+  approved: { taskQueue: uniqueTaskQueue('approval-kill-approved'), keysPath: '' },
+};
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+  ledger = await startLedgerServer();
+  schema = `approvals_crash_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  auditStore = new PostgresAuditStore({ connectionString: POSTGRES_URL, schema });
+  workDir = mkdtempSync(join(tmpdir(), 'approvals-crash-'));
+  await Promise.all(
+    Object.values(workers).map(async (w) => {
+      w.keysPath = join(workDir, `${w.taskQueue}.sqlite`);
+      w.process = await spawnWorker(w.taskQueue, w.keysPath);
+    }),
+  );
+}, 120_000);
+afterAll(async () => {
+  for (const w of Object.values(workers)) if (w.process && w.process.exitCode === null) w.process.kill('SIGKILL');
+  await auditStore.close();
+  const pool = new Pool({ connectionString: POSTGRES_URL });
+  await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+  await pool.end();
+  await ledger.close();
+  await temporal.close();
+});
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Starts the approval worker in its own process; resolves once it polls. */
+async function spawnWorker(taskQueue: string, keysPath: string): Promise<ChildProcess> {
+  const env = APPROVAL_WORKER_ENV;
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT], {
+    cwd: resolve(__dirname, '..', '..'),
+    env: {
+      ...process.env,
+      [env.address]: testServer().address,
+      [env.namespace]: testServer().namespace,
+      [env.taskQueue]: taskQueue,
+      [env.bundlePath]: testServer().bundlePath,
+      [env.ledgerUrl]: ledger.url,
+      [env.keysPath]: keysPath,
+      [env.auditSchema]: schema,
+      DURABLE_TOOLS_POSTGRES_URL: POSTGRES_URL,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolveReady, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`approval-worker exited (${code}): ${output}`));
+    child.once('exit', onExit);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes(APPROVAL_WORKER_READY)) {
+        child.off('exit', onExit);
+        resolveReady();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+  });
+  return child;
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+/** A second worker in this process, with the same idempotency keys and audit trail. */
+async function secondWorker(taskQueue: string, keysPath: string) {
+  const idempotencyStore = new SqliteIdempotencyStore({ path: keysPath });
+  const audit = new PostgresAuditStore({ connectionString: POSTGRES_URL, schema });
+  const { worker } = await createWorker({
+    tools: [createLedgerPayTool(ledger.url)],
+    connection: temporal.nativeConnection,
+    settings: { namespace: testServer().namespace, taskQueue },
+    workflowBundle: { codePath: testServer().bundlePath },
+    idempotencyStore,
+    leaseMs: APPROVAL_WORKER_LEASE_MS,
+    auditStore: audit,
+  });
+  return {
+    worker,
+    close: async () => {
+      await idempotencyStore.close();
+      await audit.close();
+    },
+  };
+}
+
+async function startPayRun(taskQueue: string) {
+  const handle = await startAgentRun(
+    temporal.client,
+    {
+      goal: 'pay the invoice',
+      model: {
+        provider: 'scripted',
+        script: [
+          { toolCalls: [{ name: 'pay', arguments: { amountEur: 120, reference: 'INV-7' } }] },
+          { text: 'paid', final: true },
+        ],
+      },
+    },
+    { taskQueue },
+  );
+  const [pending] = await waitFor(async () => {
+    const calls = await getPendingApprovals(temporal.client, handle.workflowId);
+    return calls.length > 0 ? calls : undefined;
+  });
+  return { handle, pending: pending as PendingApproval };
+}
+
+async function updatesAccepted(workflowId: string): Promise<number> {
+  const history = await temporal.client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+}
+
+test('a worker SIGKILLed while a call waits for approval, then approve: the tool runs exactly once', async () => {
+  const { taskQueue, keysPath, process: first } = workers.waiting;
+  const { handle, pending } = await startPayRun(taskQueue);
+  await kill(first!);
+
+  const { worker, close } = await secondWorker(taskQueue, keysPath);
+  const result = await worker.runUntil(async () => {
+    await approveStep(temporal.client, handle.workflowId, { stepId: 1, digest: pending.digest, approver: 'alice' });
+    return waitForAgentRun(handle);
+  });
+  await close();
+
+  expect(result.status).toBe('completed');
+  expect(result.steps[0]).toMatchObject({
+    status: 'succeeded',
+    approval: { decision: 'approved', decidedBy: 'alice' },
+  });
+  expect(ledger.effects.filter((e) => e.key === `${handle.workflowId}/1`)).toHaveLength(1);
+  expect(await updatesAccepted(handle.workflowId)).toBe(1);
+  expect(await auditStore.get(`${handle.workflowId}/1`)).toMatchObject({
+    tool: 'pay',
+    argumentsDigest: pending.digest,
+    decision: 'approved',
+    decidedBy: 'alice',
+    outcome: 'succeeded',
+  });
+});
+
+test('a worker SIGKILLed just after the approval: not asked again, and the tool runs exactly once', async () => {
+  const { taskQueue, keysPath, process: first } = workers.approved;
+  const { handle, pending } = await startPayRun(taskQueue);
+  await approveStep(temporal.client, handle.workflowId, { stepId: 1, digest: pending.digest, approver: 'bob' });
+  await kill(first!);
+
+  const { worker, close } = await secondWorker(taskQueue, keysPath);
+  const result = await worker.runUntil(waitForAgentRun(handle));
+  await close();
+
+  expect(result.status).toBe('completed');
+  expect(result.steps[0]).toMatchObject({ status: 'succeeded', approval: { decision: 'approved', decidedBy: 'bob' } });
+  expect(ledger.effects.filter((e) => e.key === `${handle.workflowId}/1`)).toHaveLength(1);
+  expect(await updatesAccepted(handle.workflowId)).toBe(1);
+  expect(await auditStore.get(`${handle.workflowId}/1`)).toMatchObject({ decision: 'approved', outcome: 'succeeded' });
+});
