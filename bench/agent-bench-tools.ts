@@ -24,6 +24,7 @@ const addToCart = defineTool({
   output: z.object({ cartLine: z.string(), sku: z.string(), quantity: z.number() }),
   effect: 'irreversible',
   idempotent: true,
+  approval: 'never', // a benchmark of the engine, not of a human
 }).implement(async ({ sku, quantity }, ctx) => ({ cartLine: `line-${ctx.idempotencyKey}`, sku, quantity }));
 
 /** The benchmark's tools. */
