@@ -23,6 +23,7 @@ import { getRunStateQuery } from '../src/workflows/agent-run-messages';
 import { createIdempotencyStore } from '../src/idempotency/create-idempotency-store';
 import { SqliteTranscriptStore } from '../src/transcripts/sqlite-transcript-store';
 import type { AgentRunInput, AgentRunState, StepRecord } from '../src/workflows/agent-run-types';
+import { DemoApprover } from './demo-approval';
 import { tripScript, tripScriptDeclined } from './trip-script';
 import { tools } from './trip-tools';
 import { demoMcpServers, mcpScript } from './mcp-scenario';
@@ -113,10 +114,13 @@ async function main(): Promise<void> {
       );
       console.log(`Run ${handle.workflowId} started.\n`);
       const printer = new StepPrinter();
+      const approver = new DemoApprover(client);
       let done = false;
       const result = waitForAgentRun(handle).finally(() => (done = true));
       while (!done) {
-        printer.print(await handle.query(getRunStateQuery).catch(() => undefined));
+        const live = await handle.query(getRunStateQuery).catch(() => undefined);
+        printer.print(live);
+        await approver.decide(live);
         await new Promise((r) => setTimeout(r, DEMO_TIMING.pollIntervalMs));
       }
       const final = (await result) as AgentRunState;
@@ -161,7 +165,7 @@ class StepPrinter {
     for (const step of steps) {
       const previous = this.printed.get(step.stepId);
       if (previous === undefined) console.log(`  step ${step.stepId}  → ${step.tool} ${preview(step.arguments, 80)}`);
-      const ended = !['pending', 'running'].includes(step.status);
+      const ended = !['pending', 'awaiting_approval', 'running'].includes(step.status);
       if (ended && previous !== 'ended') {
         console.log(`          ${outcome(step)}`);
         this.printed.set(step.stepId, 'ended');
