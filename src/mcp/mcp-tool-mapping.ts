@@ -75,6 +75,8 @@ export function toolFromMcp(binding: McpToolBinding): Tool {
     output: mcpToolOutputSchema,
     effect: policy.effect,
     idempotent: policy.idempotent,
+    // An untrusted server's tools that are not read-only need approval by default (see approval-policy.ts).
+    ...(binding.trust === 'trusted' ? {} : { untrusted: true }),
     timeout: timeoutMs + ACTIVITY_TIMEOUT_MARGIN_MS,
   };
   const checked = defineTool({ ...spec, input: z.object({}) });
