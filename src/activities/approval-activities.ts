@@ -5,7 +5,7 @@ import type { AuditStore } from '../approvals/audit-store';
 import { MemoryAuditStore } from '../approvals/memory-audit-store';
 import type { Tool } from '../tools/define-tool';
 import { parseToolArguments } from '../tools/parse-tool-arguments';
-import { TOOL_ERROR_CODES } from '../protocol/activity-protocol';
+import { ENGINE_FAILURE_TYPES, TOOL_ERROR_CODES } from '../protocol/activity-protocol';
 import type { ToolRegistry } from '../tools/tool-registry';
 
 /** Worker-side approval settings (`createWorker({ approvals })`). */
@@ -141,7 +141,7 @@ async function writeAudit(store: AuditStore, record: ApprovalAuditRecord): Promi
     await store.write(record);
   } catch (error) {
     throw ApplicationFailure.create({
-      type: 'AUDIT_STORE_UNAVAILABLE',
+      type: ENGINE_FAILURE_TYPES.AUDIT_STORE_UNAVAILABLE,
       message: `The audit record of ${record.idempotencyKey} could not be written: ${(error as Error).message}`,
       cause: error instanceof Error ? error : undefined,
     });

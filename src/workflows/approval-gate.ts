@@ -18,7 +18,7 @@ import {
 import { SEARCH_ATTRIBUTES } from '../search-attributes';
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from '../tools/approval-policy';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import type { ToolErrorObservation } from '../protocol/activity-protocol';
+import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../protocol/activity-protocol';
 import type { AgentRunState, StepRecord } from './agent-run-types';
 import { decideApprovalUpdate } from './approval-messages';
 
@@ -192,14 +192,14 @@ async function waitForDecision(
       step.status = 'failed';
       step.observation = {
         status: 'error',
-        code: 'CANCELLED',
+        code: TOOL_ERROR_CODES.CANCELLED,
         message: `The run was cancelled while "${step.tool}" waited for approval; nothing was run.`,
         hint: 'The run is being cancelled.',
         retryable: false,
         attempts: 0,
       };
       await CancellationScope.nonCancellable(() =>
-        writeAudit(step, { outcome: 'not_run', outcomeCode: 'CANCELLED', completedAt: Date.now() }),
+        writeAudit(step, { outcome: 'not_run', outcomeCode: TOOL_ERROR_CODES.CANCELLED, completedAt: Date.now() }),
       ).catch(() => undefined);
     }
     throw error;
@@ -296,7 +296,7 @@ function rejection(step: StepRecord, tool: string, timeoutMs: number): ToolError
   if (approval.decision === 'timed_out') {
     return {
       status: 'error',
-      code: 'APPROVAL_TIMEOUT',
+      code: TOOL_ERROR_CODES.APPROVAL_TIMEOUT,
       message: `Nobody approved the call of "${tool}" within ${Math.round(timeoutMs / 1000)} s; it counts as rejected and nothing was run.`,
       hint: 'Do not repeat the call; tell the user it needs a human decision.',
       retryable: false,
@@ -305,7 +305,7 @@ function rejection(step: StepRecord, tool: string, timeoutMs: number): ToolError
   }
   return {
     status: 'error',
-    code: 'APPROVAL_REJECTED',
+    code: TOOL_ERROR_CODES.APPROVAL_REJECTED,
     message: `${approval.decidedBy} rejected the call of "${tool}": ${approval.reason ?? 'no reason given'}. Nothing was run.`,
     hint: 'Do not repeat the call; take the reason into account, change the plan or ask the user.',
     retryable: false,
@@ -316,7 +316,7 @@ function rejection(step: StepRecord, tool: string, timeoutMs: number): ToolError
 function unavailable(tool: string, what: string): ToolErrorObservation {
   return {
     status: 'error',
-    code: 'UNAVAILABLE',
+    code: TOOL_ERROR_CODES.UNAVAILABLE,
     message: `"${tool}" needs approval, but ${what}; nothing was run.`,
     hint: 'Try again later.',
     retryable: true,
