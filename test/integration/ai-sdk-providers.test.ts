@@ -26,6 +26,9 @@ import {
   type TestTemporal,
 } from '../support/temporal-test-env';
 
+/** These tests are about providers: the demo's `pay` (approval by default) runs without a human. */
+const NO_HUMAN_IN_THE_LOOP = { tools: { pay: 'never' } } as const;
+
 let temporal: TestTemporal;
 let server: FakeModelServer;
 beforeAll(async () => {
@@ -59,11 +62,12 @@ async function run(
     tools,
     taskQueue,
     modelProviders: { [kind]: await providerFor(kind) },
+    approvals: { allowRunsToWaive: true },
   });
   return worker.runUntil(async () => {
     const handle = await startAgentRun(
       temporal.client,
-      { goal: name, ...input, model: { provider: kind, ...input.model } },
+      { goal: name, approval: NO_HUMAN_IN_THE_LOOP, ...input, model: { provider: kind, ...input.model } },
       { taskQueue },
     );
     return { result: await waitForAgentRun(handle), handle };
@@ -86,14 +90,18 @@ describe('AI SDK providers over HTTP', () => {
   test('a run against the OpenAI-compatible server books the demo trip with the same tool calls as the scripted demo', async () => {
     server.respond(scriptResponder(tripScript));
     const scriptedQueue = uniqueTaskQueue('trip-scripted');
-    const scriptedWorker = await createTestWorker(temporal, { tools: tripTools, taskQueue: scriptedQueue });
+    const scriptedWorker = await createTestWorker(temporal, {
+      tools: tripTools,
+      taskQueue: scriptedQueue,
+      approvals: { allowRunsToWaive: true },
+    });
     // Side by side: the scripted demo and the same trip with the model behind HTTP.
     const [scripted, { result }] = await Promise.all([
       scriptedWorker.runUntil(async () =>
         waitForAgentRun(
           await startAgentRun(
             temporal.client,
-            { goal: GOAL, model: { provider: 'scripted', script: tripScript } },
+            { goal: GOAL, approval: NO_HUMAN_IN_THE_LOOP, model: { provider: 'scripted', script: tripScript } },
             {
               taskQueue: scriptedQueue,
             },

@@ -55,6 +55,7 @@ const tools = [
     input: z.object({}),
     output: z.object({ paid: z.boolean() }),
     effect: 'irreversible',
+    approval: 'never', // not a test of approvals
     idempotent: true,
   }).implement(async () => {
     ran.push('pay_declined');
@@ -66,6 +67,7 @@ const tools = [
     input: z.object({}),
     output: z.object({ paid: z.boolean() }),
     effect: 'irreversible',
+    approval: 'never', // not a test of approvals
     idempotent: true,
     retry: { maximumAttempts: 2, ...fast },
   }).implement(async () => {
@@ -78,6 +80,7 @@ const tools = [
     input: z.object({}),
     output: z.object({ paid: z.boolean() }),
     effect: 'irreversible',
+    approval: 'never', // not a test of approvals
     idempotent: true,
     timeout: '1 second',
     retry: { maximumAttempts: 2, ...fast },
@@ -103,6 +106,7 @@ const tools = [
     input: z.object({}),
     output: z.object({ paid: z.boolean() }),
     effect: 'irreversible',
+    approval: 'never', // not a test of approvals
     idempotent: false,
   }).implement(async () => {
     ran.push('pay_uncertain');
@@ -117,6 +121,7 @@ const tools = [
     input: z.object({}),
     output: z.object({ paid: z.boolean() }),
     effect: 'irreversible',
+    approval: 'never', // not a test of approvals
     idempotent: true,
   }).implement(async () => {
     ran.push('pay_missing');

@@ -35,6 +35,7 @@ export const tools: Tool[] = [
     input: z.object({ amount: z.number() }),
     output: z.object({ charged: z.number() }),
     effect: 'irreversible',
+    approval: 'never', // not a test of approvals
     idempotent: true,
   }).implement(async ({ amount }) => {
     if (amount > 100) throw new PermanentToolError('The card was declined (402).', { code: 'PERMISSION_DENIED' });

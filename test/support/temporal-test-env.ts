@@ -73,6 +73,7 @@ export async function createTestWorker(
     workerOptions?: CreateWorkerOptions['workerOptions'];
     idempotencyStore?: IdempotencyStore;
     transcripts?: TranscriptStore;
+    approvals?: CreateWorkerOptions['approvals'];
   },
 ): Promise<Worker> {
   const { namespace, bundlePath } = testServer();
@@ -87,6 +88,7 @@ export async function createTestWorker(
     ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}),
     ...(options.idempotencyStore ? { idempotencyStore: options.idempotencyStore } : {}),
     ...(options.transcripts ? { transcripts: options.transcripts } : {}),
+    ...(options.approvals ? { approvals: options.approvals } : {}),
   });
   return worker;
 }
