@@ -4,7 +4,7 @@
  * as the failure's type and message.
  */
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { chromium, type Browser } from 'playwright-core';
 import { startAgentRun, waitForAgentRun } from '../../src/client';
 import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
@@ -20,6 +20,7 @@ let browser: Browser;
 let workflowId: string;
 
 beforeAll(async () => {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   server = await startDevServer({ ui: true });
   const taskQueue = uniqueTaskQueue('ui');
   const connection = await Connection.connect({ address: server.address });
