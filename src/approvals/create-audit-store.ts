@@ -46,7 +46,7 @@ export function auditStoreConfigFromEnv(env: NodeJS.ProcessEnv = process.env): A
 
 /**
  * Creates the audit store a configuration names, or the one the environment names (see
- * {@link auditStoreConfigFromEnv}). The worker writes the trail; `npm run approvals -- audit` reads it.
+ * {@link auditStoreConfigFromEnv}). The worker writes the trail; `durable-tools audit` reads it.
  *
  * @example
  * ```ts

@@ -15,7 +15,7 @@ export const SQLITE_AUDIT_DEFAULTS = {
 
 /**
  * An audit store in a SQLite file: the embedded default of a worker process. Shared by the worker
- * processes of one machine and readable by `npm run approvals -- audit` on that machine.
+ * processes of one machine and readable by `durable-tools audit` on that machine.
  */
 export class SqliteAuditStore implements AuditStore {
   private readonly db: Database.Database;

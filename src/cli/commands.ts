@@ -42,6 +42,26 @@ export const COMMANDS: readonly CliCommandEntry[] = [
     load: async () => (await import('./commands/cancel')).cancelCommand,
   },
   {
+    name: 'pending',
+    summary: 'list the tool calls waiting for a human decision: run, step, tool, arguments, digest',
+    load: async () => (await import('./commands/pending')).pendingCommand,
+  },
+  {
+    name: 'approve',
+    summary: 'print a waiting call (tool, arguments, digest), then approve it: the tool runs once',
+    load: async () => (await import('./commands/decide')).approveCommand,
+  },
+  {
+    name: 'reject',
+    summary: 'print a waiting call, then reject it with --reason: the model is told, or the run aborts',
+    load: async () => (await import('./commands/decide')).rejectCommand,
+  },
+  {
+    name: 'audit',
+    summary: "print the audit trail of gated calls (decision, who, why, outcome) from the worker's store",
+    load: async () => (await import('./commands/audit')).auditCommand,
+  },
+  {
     name: 'mcp',
     summary: 'serve the tools over MCP (stdio or Streamable HTTP), each call a durable workflow',
     load: async () => {

@@ -1,0 +1,63 @@
+/**
+ * How the approval commands show a waiting call and an audit record.
+ */
+import type { PendingApproval } from '../approvals/approval-client';
+import type { ApprovalAuditRecord } from '../approvals/approval-types';
+
+/** Width of argument previews in `pending` and `audit`. */
+const ARGUMENTS_PREVIEW = 120;
+
+/** The lines `pending` prints for one waiting call: run, step, tool, arguments; digest and deadline. */
+export function pendingCallLines(call: PendingApproval): string[] {
+  return [
+    `${call.workflowId}  step ${call.stepId}  ${call.tool}  ${oneLine(call.arguments)}`,
+    `    digest ${call.digest}`,
+    `    waiting since ${iso(call.requestedAt)}, counts as rejected at ${iso(call.deadline)}`,
+  ];
+}
+
+/** What `approve` and `reject` print before they act: the run, step, tool, the full arguments and the digest. */
+export function callUnderReviewLines(call: PendingApproval): string[] {
+  const args = JSON.stringify(call.arguments, null, 2) ?? 'undefined';
+  return [
+    `run       ${call.workflowId}`,
+    `step      ${call.stepId}`,
+    `tool      ${call.tool}`,
+    `arguments ${args.replace(/\n/g, '\n          ')}`,
+    `digest    ${call.digest}`,
+    `deadline  ${iso(call.deadline)} (no decision by then counts as a rejection)`,
+  ];
+}
+
+/** One audit record: the call, then its digest, decision and outcome. */
+export function auditRecordLines(r: ApprovalAuditRecord): string[] {
+  const decision = r.decision
+    ? [
+        r.decision,
+        r.decidedBy ? `by ${r.decidedBy}` : undefined,
+        r.decidedAt !== undefined ? `at ${iso(r.decidedAt)}` : undefined,
+        r.reason ? `(${r.reason})` : undefined,
+      ]
+        .filter((part) => part !== undefined)
+        .join(' ')
+    : 'waiting for a decision';
+  const outcome = r.outcome
+    ? `${r.outcome}${r.outcomeCode ? ` ${r.outcomeCode}` : ''}${r.completedAt !== undefined ? ` at ${iso(r.completedAt)}` : ''}`
+    : '-';
+  return [
+    `${r.idempotencyKey}  ${r.tool}  ${oneLine(r.arguments)}`,
+    `    digest    ${r.argumentsDigest}`,
+    `    requested ${iso(r.requestedAt)}`,
+    `    decision  ${decision}`,
+    `    outcome   ${outcome}`,
+  ];
+}
+
+function oneLine(value: unknown): string {
+  const text = (JSON.stringify(value) ?? 'undefined').replace(/\s+/g, ' ');
+  return text.length > ARGUMENTS_PREVIEW ? `${text.slice(0, ARGUMENTS_PREVIEW - 1)}…` : text;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
