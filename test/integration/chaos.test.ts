@@ -35,7 +35,7 @@ test('SIGKILLs of the worker during agent runs: every run completes or compensat
   expect(result.missing).toBe(0);
   expect(Object.keys(result.statuses).sort()).toEqual(['compensated', 'completed']);
   expect(result.statuses.completed! + result.statuses.compensated!).toBe(SMALL_CHAOS.runs);
-}, 180_000);
+}, 600_000); // a worker may take a minute to start on a loaded machine, and each kill starts one
 
 test('SIGKILL of the worker during compensation still gives exactly one compensation effect per key', async () => {
   const { result, kills, effectsByKey, reconciles } = await runCompensationKill({ temporal: temporal(), log });
@@ -62,7 +62,7 @@ test('SIGKILL of the worker during compensation still gives exactly one compensa
   }
   // The rejected charge (step 4) left no effect and so no refund.
   expect(effectsByKey).toEqual(expected);
-}, 180_000);
+}, 600_000); // a worker may take a minute to start on a loaded machine, and each kill starts one
 
 test('SIGSTOP of a worker holding a key for longer than its lease, with a second worker taking over: one effect per key', async () => {
   const result = await runChaos({ ...SMALL_PAUSES, mode: 'pause', temporal: temporal(), log });
@@ -79,4 +79,4 @@ test('SIGSTOP of a worker holding a key for longer than its lease, with a second
   expect(result.pausesAt['before-send']).toBe(1);
   expect(result.pausesAt['after-claim']).toBe(1);
   expect(result.statuses.completed! + (result.statuses.compensated ?? 0)).toBe(SMALL_PAUSES.runs);
-}, 300_000);
+}, 600_000);

@@ -54,6 +54,7 @@ function hostileTools(ran: string[]): Tool[] {
       }),
       output: z.object({ paid: z.boolean() }),
       effect: 'irreversible',
+      approval: 'never', // not a test of approvals
       idempotent: false,
     }).implement(async () => {
       record('pay');

@@ -56,6 +56,7 @@ export function createPayloadTools(ledger: EffectLedger): Tool[] {
       input: z.object({ mb: z.number().min(0).max(10) }),
       output: z.object({ receipt: z.string(), blob: z.string() }),
       effect: 'irreversible',
+      approval: 'never', // not a test of approvals
       idempotent: false,
     }).implement(async ({ mb }, ctx) => {
       ledger.record(ctx.idempotencyKey);
@@ -124,6 +125,7 @@ export function createPayloadTools(ledger: EffectLedger): Tool[] {
       input: z.object({}),
       output: z.object({ ok: z.boolean() }),
       effect: 'irreversible',
+      approval: 'never', // not a test of approvals
       idempotent: true,
     }).implement(async () => {
       throw new PermanentToolError('Card declined.', { code: 'PERMISSION_DENIED' });
