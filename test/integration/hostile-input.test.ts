@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { startAgentRun, waitForAgentRun } from '../../src/client';
 import { MemoryIdempotencyStore } from '../../src/idempotency/memory-idempotency-store';
+import type { ModelProvider, ModelRequest } from '../../src/model/model-types';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
 import { defineTool, type Tool } from '../../src/tools/define-tool';
@@ -38,6 +39,7 @@ function hostileTools(ran: string[]): Tool[] {
       input: z.object({ originalInput: z.unknown(), originalOutput: z.unknown().optional(), originalKey: z.string() }),
       output: z.object({ note: z.string() }),
       effect: 'irreversible',
+      approval: 'never', // these tests are about input, not approvals
       idempotent: false,
     }).implement(async () => {
       record('unbook');
@@ -84,7 +86,10 @@ function hostileTools(ran: string[]): Tool[] {
   ];
 }
 
-async function run(name: string, input: { script: ScriptedTurn[]; provider?: string; critical?: string[] }) {
+async function run(
+  name: string,
+  input: { script: ScriptedTurn[]; provider?: string; critical?: string[]; providers?: Record<string, ModelProvider> },
+) {
   const ran: string[] = [];
   const taskQueue = uniqueTaskQueue(name);
   const { namespace, bundlePath } = testServer();
@@ -94,7 +99,7 @@ async function run(name: string, input: { script: ScriptedTurn[]; provider?: str
     settings: { namespace, taskQueue },
     workflowBundle: { codePath: bundlePath },
     idempotencyStore: new MemoryIdempotencyStore(),
-    modelProviders: { broken: async () => ({ toolCalls: 'call everything' }) as never },
+    modelProviders: { broken: async () => ({ toolCalls: 'call everything' }) as never, ...input.providers },
   });
   const result = await worker.runUntil(async () =>
     waitForAgentRun(
@@ -164,6 +169,36 @@ describe('hostile input on the real server', () => {
     expect(result.reason).toContain('MODEL_EMPTY_RESPONSE');
     expect(result.reason).toContain('neither text nor tool calls');
     expect(result.reason).not.toContain('Activity task failed');
+  });
+
+  test('a custom provider answering {} every turn fails the run with MODEL_EMPTY_RESPONSE, never completed', async () => {
+    const { result } = await run('empty-provider', {
+      script: [],
+      provider: 'silent',
+      providers: { silent: async () => ({}) as never },
+    });
+    expect(result.status).toBe('failed');
+    expect(result.reason).toContain('MODEL_EMPTY_RESPONSE');
+    expect(result.reason).toContain('neither text nor tool calls');
+  });
+
+  test('an empty turn {} from a custom provider is an observation the model reads before it answers', async () => {
+    const requests: ModelRequest[] = [];
+    const { result } = await run('empty-once', {
+      script: [],
+      provider: 'emptyOnce',
+      providers: {
+        emptyOnce: async (request) => {
+          requests.push(request);
+          return (request.turn === 0 ? {} : { text: 'Here is the answer.', toolCalls: [], done: true }) as never;
+        },
+      },
+    });
+    expect(result.status).toBe('completed');
+    expect(result.answer).toBe('Here is the answer.');
+    const seen = requests[1]?.transcript.at(-1);
+    expect(seen).toMatchObject({ role: 'user' });
+    expect(seen?.role === 'user' ? seen.content : '').toContain('MODEL_EMPTY_RESPONSE');
   });
 
   test('a malformed model turn fails the run quoting the turn and what was wrong with it', async () => {

@@ -202,10 +202,24 @@ export function payloadScenarios(): PayloadScenario[] {
       effects: 'none',
     },
     {
-      name: 'an empty model turn {}',
-      input: run('empty turn', [{ raw: {} }]),
+      name: 'empty model turns {} in a row',
+      input: run('empty turns', [{ raw: {} }, { raw: {} }]),
       expected: 'failed',
       effects: 'none',
+      check: (result) =>
+        result.reason?.includes('MODEL_EMPTY_RESPONSE')
+          ? undefined
+          : `the reason does not say MODEL_EMPTY_RESPONSE: ${result.reason}`,
+    },
+    {
+      name: 'one empty model turn {}, then an answer',
+      input: run('empty turn then answer', [{ raw: {} }, { final: 'answered after the observation' }]),
+      expected: 'completed',
+      effects: 'none',
+      check: (result) =>
+        result.answer === 'answered after the observation'
+          ? undefined
+          : `the answer is ${JSON.stringify(result.answer)}`,
     },
   ];
 }

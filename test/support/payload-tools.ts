@@ -72,6 +72,7 @@ export function createPayloadTools(ledger: EffectLedger): Tool[] {
       input: z.object({ originalInput: z.unknown(), originalOutput: z.unknown().optional(), originalKey: z.string() }),
       output: z.object({ undone: z.boolean() }),
       effect: 'irreversible',
+      approval: 'never', // the stress runs have no human in the loop
       idempotent: true,
     }).implement(async (input, ctx) => {
       ledger.record(ctx.idempotencyKey);
