@@ -39,6 +39,11 @@ export interface PostgresIdempotencyStoreOptions extends IdempotencyStoreBaseOpt
   pool?: Pool;
   /** Size of the pool the store creates. Default 10. */
   poolSize?: number;
+  /**
+   * How long a call waits for a connection of the pool the store creates (opening one, or a free one when all are
+   * busy) before failing with the retryable `STORE_UNAVAILABLE`. Default 5 s; raise it for many concurrent callers.
+   */
+  connectionTimeoutMs?: number;
   /** Table name (letters, digits, `_`, at most 48). Default `idempotency_keys`. */
   table?: string;
   /** Schema of the table, created if missing. Default: the connection's search path (usually `public`). */
@@ -123,7 +128,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         connectionString:
           options.connectionString ?? process.env[IDEMPOTENCY_ENV.postgresUrl] ?? IDEMPOTENCY_DEFAULTS.postgresUrl,
         max: checkDuration(options.poolSize ?? POSTGRES_STORE_DEFAULTS.poolSize, 'poolSize'),
-        connectionTimeoutMillis: POSTGRES_STORE_DEFAULTS.connectionTimeoutMs,
+        connectionTimeoutMillis: checkDuration(
+          options.connectionTimeoutMs ?? POSTGRES_STORE_DEFAULTS.connectionTimeoutMs,
+          'connectionTimeoutMs',
+        ),
       };
       this.pool = new Pool(config);
       this.ownsPool = true;

@@ -9,9 +9,16 @@ const BEGINS_PER_KEY = 64;
 const KEYS_AT_ONCE = 8;
 
 describe('the Postgres idempotency store under contention', () => {
-  // Two "workers", each with its own pool of 8 connections, share the table.
+  // Two "workers", each with its own pool of 8 connections, share the table. 256 begins queue for each pool's
+  // 8 connections: on a loaded machine a begin may wait well past the default 5 s for one.
   const stores = [0, 1].map(
-    () => new PostgresIdempotencyStore({ connectionString: POSTGRES_URL, table: TABLE, poolSize: 8 }),
+    () =>
+      new PostgresIdempotencyStore({
+        connectionString: POSTGRES_URL,
+        table: TABLE,
+        poolSize: 8,
+        connectionTimeoutMs: 300_000,
+      }),
   );
   const admin = new Pool({ connectionString: POSTGRES_URL, max: 1 });
 
