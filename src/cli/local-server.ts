@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { Connection } from '@temporalio/client';
+import { answersAsTemporal } from '../dev-server/answers-as-temporal';
 import { startDevServer, type DevServer } from '../dev-server/dev-server';
 import { isPortOpen } from '../dev-server/free-port';
 import { LOCAL_TEMPORAL } from '../dev-server/local-temporal';
@@ -54,18 +54,4 @@ export async function startLocalServer(options: LocalServerOptions, context: Cli
 
 function absolute(path: string, cwd: string): string {
   return isAbsolute(path) ? path : resolve(cwd, path);
-}
-
-async function answersAsTemporal(address: string, namespace: string): Promise<boolean> {
-  try {
-    const connection = await Connection.connect({ address, connectTimeout: 2000 });
-    try {
-      await connection.workflowService.describeNamespace({ namespace });
-      return true;
-    } finally {
-      await connection.close();
-    }
-  } catch {
-    return false;
-  }
 }

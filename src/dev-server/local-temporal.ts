@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Connection } from '@temporalio/client';
+import { answersAsTemporal } from './answers-as-temporal';
 import type { ConnectionSettings } from '../connection-settings';
 import { startDevServer } from './dev-server';
 import { isPortOpen } from './free-port';
@@ -72,18 +72,4 @@ export async function ensureLocalTemporal(
     origin: 'started',
     stop: () => server.stop(),
   };
-}
-
-async function answersAsTemporal(address: string, namespace: string): Promise<boolean> {
-  try {
-    const connection = await Connection.connect({ address, connectTimeout: 2000 });
-    try {
-      await connection.workflowService.describeNamespace({ namespace });
-      return true;
-    } finally {
-      await connection.close();
-    }
-  } catch {
-    return false;
-  }
 }
