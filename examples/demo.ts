@@ -20,6 +20,8 @@ import {
 import type { ModelSettings } from '../src/model/model-types';
 import { createWorker } from '../src/worker';
 import { getRunStateQuery } from '../src/workflows/agent-run-messages';
+import { temporalShowCommand } from '../src/cli/hints';
+import { Lifecycle } from '../src/cli/lifecycle';
 import { createIdempotencyStore } from '../src/idempotency/create-idempotency-store';
 import { SqliteTranscriptStore } from '../src/transcripts/sqlite-transcript-store';
 import type { AgentRunInput, AgentRunState, StepRecord } from '../src/workflows/agent-run-types';
@@ -69,6 +71,16 @@ function describeModel(config: ModelProviderConfig | undefined): string {
   return `${config.kind}:${model}${config.baseURL ? ` at ${config.baseURL}` : ''}`;
 }
 
+/** `npm start -- --help`. */
+const DEMO_USAGE = `usage: npm start [-- --scenario ${Object.keys(SCENARIOS).join('|')}]
+
+Runs the trip-booking agent on a Temporal server (TEMPORAL_ADDRESS, else the one answering on 127.0.0.1:7233,
+else a local dev server started here and stopped at the end), with a worker in this process, printing each
+step. Ctrl-C or SIGTERM stops watching (the run goes on in Temporal) and stops what the demo started.
+A model from DURABLE_TOOLS_MODEL (openai, anthropic, openai-compatible:<model>) replaces the scripted one.
+
+exit codes: 0 the run ended as the scenario expects, 1 it did not or an error, 130/143 Ctrl-C/SIGTERM`;
+
 function scenarioFromArgs(argv: string[]): keyof typeof SCENARIOS {
   const index = argv.indexOf('--scenario');
   const name = index >= 0 ? argv[index + 1] : argv.find((a) => a.startsWith('--scenario='))?.split('=')[1];
@@ -78,8 +90,11 @@ function scenarioFromArgs(argv: string[]): keyof typeof SCENARIOS {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) return void console.log(DEMO_USAGE);
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const scenario = SCENARIOS[scenarioFromArgs(process.argv.slice(2))];
+  // Ctrl-C / SIGTERM, or the npm wrapper going away: stop watching, then stop the worker and the server.
+  const lifecycle = new Lifecycle().listen();
   const settings = connectionSettingsFromEnv();
   const modelConfig = modelProviderConfigFromEnv(); // DURABLE_TOOLS_MODEL; unset means the scripted model
   const modelProviders = modelConfig ? { [modelConfig.kind]: await createConfiguredModelProvider(modelConfig) } : {};
@@ -117,11 +132,15 @@ async function main(): Promise<void> {
       const approver = new DemoApprover(client);
       let done = false;
       const result = waitForAgentRun(handle).finally(() => (done = true));
-      while (!done) {
+      while (!done && lifecycle.signal === undefined) {
         const live = await handle.query(getRunStateQuery).catch(() => undefined);
         printer.print(live);
         await approver.decide(live);
         await new Promise((r) => setTimeout(r, DEMO_TIMING.pollIntervalMs));
+      }
+      if (!done) {
+        result.catch(() => {}); // the connection closes below; the run itself goes on
+        return { final: undefined, workflowId: handle.workflowId };
       }
       const final = (await result) as AgentRunState;
       printer.print(final);
@@ -129,12 +148,20 @@ async function main(): Promise<void> {
       const url = temporal.uiUrl
         ? agentRunUrl(temporal.uiUrl, temporal.namespace, handle.workflowId, description.runId)
         : undefined;
-      return { final, url };
+      return { final, url, workflowId: handle.workflowId };
     });
     await close();
     await client.connection.close();
     await idempotencyStore.close();
     await transcripts.close();
+    if (!state.final) {
+      console.log(`\nStopped (${lifecycle.signal}); run ${state.workflowId} is not finished: it goes on in Temporal`);
+      console.log(
+        `(with this demo's worker, the next time it runs). npm run -s durable-tools -- cancel ${state.workflowId}`,
+      );
+      process.exitCode = lifecycle.signal === 'SIGINT' ? 130 : 143;
+      return;
+    }
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     console.log(
       `\nRun ${state.final.status} in ${seconds} s after ${state.final.turns} model turns and ${state.final.steps.length} tool calls.`,
@@ -146,12 +173,12 @@ async function main(): Promise<void> {
     }
     if (state.final.reason) console.log(`Why: ${state.final.reason}`);
     if (state.url) console.log(`Open the run in the Temporal UI: ${state.url}`);
-    console.log(
-      `History on the command line: temporal workflow show --address ${temporal.address} -w ${state.final.runId}`,
-    );
+    const history = await temporalShowCommand(temporal.address, temporal.namespace, state.workflowId);
+    if (history) console.log(`History on the command line: ${history}`);
     if (state.final.status !== scenario.expected) process.exitCode = 1;
   } finally {
     await temporal.stop();
+    await lifecycle.stopAll();
   }
 }
 

@@ -64,18 +64,7 @@ export const COMMANDS: readonly CliCommandEntry[] = [
   {
     name: 'mcp',
     summary: 'serve the tools over MCP (stdio or Streamable HTTP), each call a durable workflow',
-    load: async () => {
-      const { runMcpCommand, MCP_COMMAND_USAGE } = await import('../mcp/mcp-command');
-      const help = `${MCP_COMMAND_USAGE}\n\nexit codes: 0 stopped (Ctrl-C, SIGTERM, stdin closed), 1 an error, 2 bad arguments`;
-      return {
-        name: 'mcp',
-        help,
-        run: async (argv, context) => {
-          if (argv.includes('--help') || argv.includes('-h')) return (context.out(help), 0);
-          return runMcpCommand(argv);
-        },
-      };
-    },
+    load: async () => (await import('./commands/mcp')).mcpCommand,
   },
   {
     name: 'install-cli',

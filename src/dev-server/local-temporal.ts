@@ -28,7 +28,8 @@ export interface LocalTemporal {
 /**
  * Gives a Temporal server for local work: the one in TEMPORAL_ADDRESS if set; else a server already
  * answering on 127.0.0.1:7233; else a dev server started here with its UI, keeping state in
- * `.data/temporal.sqlite` so histories survive a restart.
+ * `.data/temporal.sqlite` so histories survive a restart, in its own process group (Ctrl-C reaches only the
+ * caller, which calls `stop` after its worker) and killed if the caller exits without calling `stop`.
  */
 export async function ensureLocalTemporal(
   settings: ConnectionSettings,
@@ -64,12 +65,26 @@ export async function ensureLocalTemporal(
     logFile: join(dataDir, LOCAL_TEMPORAL.logFile),
     namespace: settings.namespace,
     ...(portsFree ? { port: LOCAL_TEMPORAL.port, uiPort: LOCAL_TEMPORAL.uiPort } : {}),
+    // Ctrl-C reaches only the caller, which stops the server after its worker (in `stop`).
+    ownProcessGroup: true,
   });
+  // A last resort when the caller exits without calling `stop` (an uncaught error): no server left behind.
+  const killOnExit = () => {
+    try {
+      process.kill(server.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  process.once('exit', killOnExit);
   return {
     address: server.address,
     namespace: server.namespace,
     ...(server.uiUrl ? { uiUrl: server.uiUrl } : {}),
     origin: 'started',
-    stop: () => server.stop(),
+    stop: async () => {
+      await server.stop();
+      process.off('exit', killOnExit);
+    },
   };
 }

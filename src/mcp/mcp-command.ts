@@ -32,22 +32,10 @@ TEMPORAL_ADDRESS etc. (default: a local dev server, started if none answers on 1
  * `DURABLE_TOOLS_TOOLS_MODULE` (and of `DURABLE_TOOLS_MCP_CONFIG`'s servers), each call run as a Temporal workflow.
  * Returns the process exit code.
  */
-export async function runMcpCommand(argv: readonly string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      stdio: { type: 'boolean' },
-      http: { type: 'boolean' },
-      port: { type: 'string', default: '8765' },
-      host: { type: 'string', default: '127.0.0.1' },
-      'no-worker': { type: 'boolean' },
-      'allow-host': { type: 'string', multiple: true },
-      'allow-origin': { type: 'string', multiple: true },
-      tools: { type: 'string' },
-      help: { type: 'boolean' },
-    },
-    strict: true,
-  });
+export async function runMcpCommand(argv: readonly string[], options: McpCommandOptions = {}): Promise<number> {
+  const parsed = parseMcpArgs(argv);
+  if (!parsed) return 2;
+  const { values } = parsed;
   if (values.help || values.stdio === values.http) {
     console.error(MCP_COMMAND_USAGE);
     return values.help ? 0 : 2;
@@ -60,6 +48,7 @@ export async function runMcpCommand(argv: readonly string[]): Promise<number> {
   // On stdio, stdout belongs to the protocol: every message of ours goes to stderr.
   const say = (line: string) => console.error(line);
   if (values.stdio) console.log = console.error;
+  const stopRequested = Promise.race([untilSignal(), ...(options.until ? [options.until.then(() => {})] : [])]);
 
   const settings = connectionSettingsFromEnv();
   const temporal = await ensureLocalTemporal(settings, { log: say });
@@ -81,7 +70,7 @@ export async function runMcpCommand(argv: readonly string[]): Promise<number> {
       const closed = new Promise<void>((resolve) => (server.onclose = resolve));
       await server.connect(new StdioServerTransport());
       say(`durable-tools MCP server on stdio: ${registry.list().length} tools, Temporal at ${temporal.address}.`);
-      await Promise.race([closed, untilSignal()]);
+      await Promise.race([closed, stopRequested]);
       await server.close();
     } else {
       const token = process.env.DURABLE_TOOLS_MCP_TOKEN || undefined;
@@ -96,7 +85,7 @@ export async function runMcpCommand(argv: readonly string[]): Promise<number> {
       say(
         `durable-tools MCP server at ${listener.url}${token ? ' (bearer token required)' : ''}: ${registry.list().length} tools, Temporal at ${temporal.address}. Ctrl-C stops it.`,
       );
-      await untilSignal();
+      await stopRequested;
       await listener.close();
     }
   } finally {
@@ -106,6 +95,36 @@ export async function runMcpCommand(argv: readonly string[]): Promise<number> {
     await temporal.stop();
   }
   return 0;
+}
+
+/** Options of {@link runMcpCommand} besides its arguments. */
+export interface McpCommandOptions {
+  /** Resolves when the command should stop, besides SIGINT/SIGTERM (the command line's parent watch). */
+  until?: Promise<unknown>;
+}
+
+/** Parses the arguments strictly; prints the mistake and the usage and returns undefined on a bad one. */
+function parseMcpArgs(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      options: {
+        stdio: { type: 'boolean' },
+        http: { type: 'boolean' },
+        port: { type: 'string', default: '8765' },
+        host: { type: 'string', default: '127.0.0.1' },
+        'no-worker': { type: 'boolean' },
+        'allow-host': { type: 'string', multiple: true },
+        'allow-origin': { type: 'string', multiple: true },
+        tools: { type: 'string' },
+        help: { type: 'boolean' },
+      },
+      strict: true,
+    });
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : String(error)}\n\n${MCP_COMMAND_USAGE}`);
+    return undefined;
+  }
 }
 
 async function startWorker(

@@ -13,6 +13,7 @@ import { Lifecycle } from '../../src/cli/lifecycle';
 import { runCli } from '../../src/cli/main';
 import type { CliContext } from '../../src/cli/command';
 import { getAgentRunState } from '../../src/client';
+import { answersAsTemporal } from '../../src/dev-server/answers-as-temporal';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { commandLine, descendants, runCliToEnd, startCli, waitAllGone, type CliProcess } from '../support/cli-process';
 import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
@@ -75,7 +76,7 @@ async function runCliInProcess(argv: string[]): Promise<{ code: number; stdout: 
   }
 }
 
-/** Waits for a line in a process's stdout, failing with its output if it exits first. */
+/** Waits for a line in a process's output (stdout or stderr), failing with its output if it exits first. */
 async function waitForOutput(cli: CliProcess, pattern: RegExp): Promise<void> {
   let exitCode: number | undefined;
   void cli.exited.then((code) => (exitCode = code));
@@ -83,7 +84,7 @@ async function waitForOutput(cli: CliProcess, pattern: RegExp): Promise<void> {
     `output ${pattern}`,
     () => {
       if (exitCode !== undefined) throw new Error(`exited ${exitCode}:\n${cli.stdout()}\n${cli.stderr()}`);
-      return pattern.test(cli.stdout());
+      return pattern.test(cli.stdout()) || pattern.test(cli.stderr());
     },
     { timeoutMs: 90_000 },
   );
@@ -118,6 +119,28 @@ describe('help and usage', () => {
     const unknown = await runCliInProcess(['runs', '--colour']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/Unknown option '--colour'/);
+  });
+
+  test('mcp with contradictory or unknown options exits 2', async () => {
+    const both = await runCliInProcess(['mcp', '--tools', TOOLS, '--stdio', '--http']);
+    expect(both.code).toBe(2);
+    const unknown = await runCliToEnd(['mcp', '--tools', TOOLS, '--colour'], {});
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/Unknown option '--colour'[\s\S]*usage: durable-tools mcp/);
+  });
+
+  test('install-cli --path prints a Temporal CLI that runs as printed', async () => {
+    const { code, stdout } = await runCliToEnd(['install-cli', '--path'], {});
+    expect(code).toBe(0);
+    const version = execFileSync('sh', ['-c', `"${stdout.trim()}" --version`], { encoding: 'utf8' });
+    expect(version).toMatch(/temporal version/);
+  });
+
+  test("npm start -- --help prints the demo's usage and exits 0 without starting anything", async () => {
+    const demo = startCli(['--help'], {}, 'npm-start');
+    await expect(demo.exited).resolves.toBe(0);
+    expect(demo.stdout()).toMatch(/^usage: npm start/m);
+    expect(demo.stdout()).not.toMatch(/Starting a local Temporal|Temporal server:|Run \S+ started/);
   });
 
   test('dev refuses a port where a Temporal server already answers, and says how to use it', async () => {
@@ -248,6 +271,35 @@ describe('against a server, with a worker started through npm', () => {
     expect(again.code).toBe(1);
   });
 
+  test('run: Ctrl-C stops watching, exits 130 and leaves the run going', async () => {
+    const runId = `${taskQueue}-watched`;
+    const script = scriptFile('watched', [
+      { toolCalls: [{ name: 'hold', arguments: {} }] },
+      { text: 'never', final: true },
+    ]);
+    const run = startCli(['run', 'Hold while watched', '--script', script, '--id', runId], env);
+    await waitForOutput(run, /step 1 {2}→ hold/);
+    process.kill(run.child.pid!, 'SIGINT');
+    await expect(run.exited).resolves.toBe(130);
+    expect(run.stdout()).toMatch(/Stopped watching; the run goes on/);
+    const handle = client.workflow.getHandle(runId);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    await handle.cancel();
+    await waitFor('the run to end cancelled', async () => (await handle.describe()).status.name === 'CANCELLED');
+  });
+
+  test('mcp --http serves over HTTP until SIGTERM, then exits 0 and leaves no process', async () => {
+    const mcp = startCli(['mcp', '--tools', TOOLS, '--http', '--port', '0', '--no-worker'], env);
+    await waitForOutput(mcp, /MCP server at (http:\S+):/);
+    const url = /MCP server at (http:\S+):/.exec(mcp.stderr())![1]!;
+    const response = await fetch(url, { method: 'GET' });
+    expect(response.status).toBeLessThan(500);
+    const started = descendants(mcp.child.pid!);
+    process.kill(mcp.child.pid!, 'SIGTERM');
+    await expect(mcp.exited).resolves.toBe(0);
+    await waitAllGone(started);
+  });
+
   test('SIGTERM to npm stops the worker it started: no process is left', async () => {
     const started = descendants(worker.child.pid!);
     expect(started.map(commandLine).join('\n')).toMatch(/src\/cli\/main\.ts worker/);
@@ -261,6 +313,26 @@ function inputFile(input: object): string {
   writeFileSync(file, JSON.stringify(input));
   return file;
 }
+
+describe('server: a local Temporal server of its own, until SIGTERM', () => {
+  test('it says it ignores TEMPORAL_ADDRESS, serves, and SIGTERM stops it: exit 0, no process left', async () => {
+    const server = startCli(['server', '--port', '0', '--ui-port', '0', '--db', 'memory'], {
+      TEMPORAL_ADDRESS: testServer().address,
+      TEMPORAL_CONFIG_FILE: join(dir, 'no-temporal.toml'),
+    });
+    await waitForOutput(server, /Temporal server at (\S+), web UI at http/);
+    expect(server.stderr()).toContain(`points at ${testServer().address}; \`server\` starts its own server regardless`);
+    const address = /Temporal server at (\S+),/.exec(server.stdout())![1]!;
+    expect(address).not.toBe(testServer().address);
+    await expect(answersAsTemporal(address, 'default')).resolves.toBe(true);
+    const started = descendants(server.child.pid!);
+    expect(started.map(commandLine).join('\n')).toMatch(/temporal server start-dev/);
+    process.kill(server.child.pid!, 'SIGTERM');
+    await expect(server.exited).resolves.toBe(0);
+    expect(server.stdout()).toMatch(/Temporal server stopped\./);
+    await waitAllGone(started);
+  });
+});
 
 describe('dev: a server, its UI and a worker, stopped in order', () => {
   const devArgs = ['dev', '--tools', TOOLS, '--port', '0', '--ui-port', '0', '--db', 'memory'];

@@ -19,15 +19,16 @@ export interface CliProcess {
   exited: Promise<number>;
 }
 
-/** How to start the command line. */
-export type CliLauncher = 'node' | 'npm';
+/** How to start the command line (`npm-start`: `npm start -- <args>`, the demo). */
+export type CliLauncher = 'node' | 'npm' | 'npm-start';
 
 /** Starts `durable-tools <args>` in its own process group, with `env` added to this process's environment. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv, launcher: CliLauncher = 'node'): CliProcess {
-  const [command, prefix] =
-    launcher === 'node'
-      ? [process.execPath, ['--import', 'tsx', 'src/cli/main.ts']]
-      : ['npm', ['run', '-s', 'durable-tools', '--']];
+  const [command, prefix] = {
+    node: [process.execPath, ['--import', 'tsx', 'src/cli/main.ts']] as const,
+    npm: ['npm', ['run', '-s', 'durable-tools', '--']] as const,
+    'npm-start': ['npm', ['start', '-s', '--']] as const,
+  }[launcher];
   const child = spawn(command, [...prefix, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
