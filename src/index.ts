@@ -35,6 +35,13 @@ export {
   type ToolSuccessObservation,
 } from './protocol/activity-protocol';
 export { parseToolArguments, type ParsedToolArguments } from './tools/parse-tool-arguments';
+export {
+  ARGUMENT_GUARD_CEILINGS,
+  ArgumentGuardConfigError,
+  type ArgumentGuardConfigErrorCode,
+  type ArgumentGuardOptions,
+} from './tools/argument-guard-options';
+export { ARGUMENT_GUARD_LIMITS, type ArgumentGuardLimits } from './tools/json-arguments';
 export { compensationInput } from './tools/compensation-input';
 export {
   withIdempotencyKey,
@@ -127,11 +134,7 @@ export type {
   ModelTurnIssue,
 } from './model/model-types';
 export { scriptedModel, type ScriptedTurn, type ScriptedModelSettings } from './model/scripted-model';
-export {
-  aiSdkModelProvider,
-  type AiSdkProviderOptions,
-  type LanguageModelSource,
-} from './model/ai-sdk-model-provider';
+export { aiSdkModelProvider, type AiSdkProviderOptions, type LanguageModelSource } from './model/ai-sdk-model-provider';
 export { DEFAULT_SYSTEM_PROMPT } from './model/ai-sdk-mapping';
 export {
   createConfiguredModelProvider,

@@ -20,6 +20,7 @@ import type { McpServersConfigInput } from './mcp/mcp-config';
 import { tunedWorkerOptions } from './worker-tuning';
 import { MemoryTranscriptStore } from './transcripts/memory-transcript-store';
 import { withReadStoredOutputTool } from './budget/read-stored-output-tool';
+import { resolveArgumentGuard, type ArgumentGuardOptions } from './tools/argument-guard-options';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions {
@@ -64,6 +65,13 @@ export interface CreateWorkerOptions {
   /** Approval settings of this worker (whether runs may waive a tool's approval). */
   approvals?: WorkerApprovalConfig;
   /**
+   * Limits of the argument guard for this worker's tools: `maxDepth` (nesting of objects and arrays, default
+   * 64, at most 256), `maxIssues` (problems listed in an `INVALID_ARGUMENTS` error, default 10, at most 20),
+   * `maxIssueChars` (characters per problem, default 300, at most 1,000). A tool's own `argumentGuard` wins.
+   * Checked before anything connects: a bad value throws `ArgumentGuardConfigError` (`INVALID_ARGUMENT_GUARD`).
+   */
+  argumentGuard?: ArgumentGuardOptions;
+  /**
    * Anything else Temporal's Worker accepts (concurrency, shutdown grace, interceptors, ...). Cache and
    * concurrency default to `tunedWorkerOptions()` (sized for many concurrent runs); these override them.
    */
@@ -90,6 +98,7 @@ export interface DurableToolsWorker {
  * ```
  */
 export async function createWorker(options: CreateWorkerOptions): Promise<DurableToolsWorker> {
+  const argumentGuard = resolveArgumentGuard(options.argumentGuard);
   const settings = { ...connectionSettingsFromEnv(), ...options.settings };
   const ownTools = 'catalog' in options.tools ? options.tools : createToolRegistry(options.tools as readonly Tool[]);
   const ownHost = options.mcp && !isMcpHost(options.mcp) ? createMcpHost(options.mcp) : undefined;
@@ -118,11 +127,13 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
         ...(options.idempotencyStore ? { idempotencyStore: options.idempotencyStore } : {}),
         ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
         payloadStore: transcripts,
+        argumentGuard,
       }),
       ...createApprovalActivities({
         registry,
         ...options.approvals,
         ...(options.auditStore ? { auditStore: options.auditStore } : {}),
+        argumentGuard,
       }),
       ...createModelActivities({
         registry,

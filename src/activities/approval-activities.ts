@@ -5,6 +5,8 @@ import type { AuditStore } from '../approvals/audit-store';
 import { MemoryAuditStore } from '../approvals/memory-audit-store';
 import type { Tool } from '../tools/define-tool';
 import { parseToolArguments } from '../tools/parse-tool-arguments';
+import { toolArgumentGuard } from '../tools/argument-guard-options';
+import { ARGUMENT_GUARD_LIMITS, type ArgumentGuardLimits } from '../tools/json-arguments';
 import { ENGINE_FAILURE_TYPES, TOOL_ERROR_CODES } from '../protocol/activity-protocol';
 import type { ToolRegistry } from '../tools/tool-registry';
 
@@ -22,6 +24,8 @@ export interface ApprovalActivityDeps extends WorkerApprovalConfig {
   registry: ToolRegistry;
   /** Where the audit trail goes (default: this process's memory). */
   auditStore?: AuditStore;
+  /** The worker's argument guard limits (resolved); a tool's own `argumentGuard` overrides them. */
+  argumentGuard?: ArgumentGuardLimits;
 }
 
 /** The engine's approval activities, registered by `createWorker`. */
@@ -84,7 +88,8 @@ async function evaluate(input: EvaluateApprovalInput, deps: ApprovalActivityDeps
       },
     };
   }
-  const parsed = parseToolArguments(tool.contract.spec.input, input.arguments);
+  const limits = toolArgumentGuard(deps.argumentGuard ?? ARGUMENT_GUARD_LIMITS, tool.contract.spec.argumentGuard);
+  const parsed = parseToolArguments(tool.contract.spec.input, input.arguments, limits);
   if (!parsed.ok) return { status: 'invalid', observation: parsed.error, notes };
 
   let required = await declaredRequirement(tool, parsed.value, notes);

@@ -12,7 +12,8 @@ import { READ_STORED_OUTPUT_TOOL } from '../budget/claim-check-reference';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import { isLeaseLostError } from '../idempotency/idempotency-store-error';
 import type { Tool } from '../tools/define-tool';
-import { ARGUMENT_GUARD_LIMITS, nestsDeeperThan, OUTPUT_MAX_DEPTH } from '../tools/json-arguments';
+import { type ArgumentGuardLimits, nestsDeeperThan, OUTPUT_MAX_DEPTH } from '../tools/json-arguments';
+import { resolveArgumentGuard, toolArgumentGuard, type ArgumentGuardOptions } from '../tools/argument-guard-options';
 import { parseToolArguments } from '../tools/parse-tool-arguments';
 import { RetryBudget } from '../tools/retry-budget';
 import type { ToolCatalogEntry, ToolRetrySettings } from '../tools/tool-catalog-entry';
@@ -69,6 +70,12 @@ export interface ToolActivityDeps {
    * model activities and `read_stored_output`, as `createWorker` does).
    */
   payloadStore?: PayloadStore;
+  /**
+   * Limits of the argument guard for this worker's tools (nesting depth, problems listed, characters per
+   * problem); a tool's own `argumentGuard` overrides them. Checked at once: an unknown limit or a value out
+   * of range throws {@link ArgumentGuardConfigError}. Defaults: `ARGUMENT_GUARD_LIMITS`.
+   */
+  argumentGuard?: ArgumentGuardOptions;
 }
 
 /**
@@ -98,6 +105,7 @@ type ResolvedDeps = ToolActivityDeps & {
   leaseMs: number;
   owner: string;
   payloadStore: PayloadStore;
+  guard: ArgumentGuardLimits;
 };
 
 /**
@@ -131,6 +139,7 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
     leaseMs: deps.leaseMs ?? TOOL_CALL_LEASE.leaseMs,
     owner: `${hostname()}:${process.pid}`,
     payloadStore: deps.payloadStore ?? new MemoryTranscriptStore(),
+    guard: resolveArgumentGuard(deps.argumentGuard),
   };
   for (const tool of deps.registry.list()) {
     activities[tool.contract.name] = (input: ToolActivityInput) => runToolCall(tool, input, resolved);
@@ -180,7 +189,8 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
         throw payloadFailure(entry, retry, attempt, error);
       })
     : input.arguments;
-  const parsed = parseToolArguments(tool.contract.spec.input, rawArguments);
+  const limits = toolArgumentGuard(deps.guard, tool.contract.spec.argumentGuard);
+  const parsed = parseToolArguments(tool.contract.spec.input, rawArguments, limits);
   if (!parsed.ok) throw toolFailure(parsed.error, { mayHaveHadEffect: false });
   if (input.approvedDigest !== undefined) assertApprovedArguments(entry.name, parsed.value, input.approvedDigest);
   if (input.storeArguments && !compensating) {
@@ -339,7 +349,7 @@ async function finishCall(
   const output = tool.contract.spec.output.safeParse(rawOutput);
   const outputProblem = output.success ? undefined : output.error.issues;
   if (outputProblem || nestsDeeperThan(output.data, OUTPUT_MAX_DEPTH)) {
-    const observation = invalidOutput(entry.name, attempt, outputProblem);
+    const observation = invalidOutput(entry.name, attempt, outputProblem, deps.guard.maxIssues);
     const facts = { mayHaveHadEffect: true };
     if (store && token)
       await store.fail(ctx.idempotencyKey, token, storedFailureOf(observation, facts)).catch(() => {});
@@ -432,8 +442,9 @@ function invalidOutput(
   tool: string,
   attempt: number,
   issues: ReadonlyArray<{ path: PropertyKey[]; message: string }> | undefined,
+  maxIssues: number,
 ): ToolErrorObservation {
-  const listed = (issues ?? []).slice(0, ARGUMENT_GUARD_LIMITS.maxIssues);
+  const listed = (issues ?? []).slice(0, maxIssues);
   return {
     status: 'error',
     code: TOOL_ERROR_CODES.INVALID_OUTPUT,

@@ -34,6 +34,13 @@ export {
   type ToolSuccessObservation,
 } from '../protocol/activity-protocol';
 export { parseToolArguments, type ParsedToolArguments } from '../tools/parse-tool-arguments';
+export {
+  ARGUMENT_GUARD_CEILINGS,
+  ArgumentGuardConfigError,
+  type ArgumentGuardConfigErrorCode,
+  type ArgumentGuardOptions,
+} from '../tools/argument-guard-options';
+export { ARGUMENT_GUARD_LIMITS, type ArgumentGuardLimits } from '../tools/json-arguments';
 export { compensationInput } from '../tools/compensation-input';
 export { withIdempotencyKey, idempotentFetch, IDEMPOTENCY_KEY_HEADER } from '../tools/idempotent-fetch';
 

@@ -3,6 +3,7 @@ import type { Duration } from '@temporalio/common';
 import { catalogApproval, type ToolApprovalPolicy } from './approval-policy';
 import type { JitterStrategy, ToolCatalogEntry, ToolEffect, ToolExecution } from './tool-catalog-entry';
 import { resolveToolBudget, type ToolBudgetOptions } from './tool-budget';
+import { checkArgumentGuardOptions, type ArgumentGuardOptions } from './argument-guard-options';
 import type { ToolContext } from './tool-context';
 import {
   checkApproval,
@@ -68,6 +69,11 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodType =
    * arguments above it are refused. Defaults: 16 KB / 4,000 tokens out, 256 KB in.
    */
   budget?: ToolBudgetOptions;
+  /**
+   * Limits of the argument guard for this tool's calls, over the worker's (`createWorker({ argumentGuard })`):
+   * `maxDepth` (default 64, at most 256), `maxIssues` (10, at most 20), `maxIssueChars` (300, at most 1,000).
+   */
+  argumentGuard?: ArgumentGuardOptions;
 }
 
 /** The function that performs a tool call. It receives validated input and must return the output. */
@@ -171,6 +177,11 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
     );
   }
   const local = checkExecution(name, spec.execution, spec.effect);
+  checkArgumentGuardOptions(
+    spec.argumentGuard,
+    `Tool "${name}": argumentGuard`,
+    (message) => new ToolDefinitionError(message, 'INVALID_ARGUMENT_GUARD'),
+  );
   const retry = resolveRetry(name, spec.retry as Record<string, unknown> | undefined);
   const timeoutMs = resolveTimeout(name, spec.timeout);
   const approval = spec.approval as ToolApprovalPolicy<never> | undefined;

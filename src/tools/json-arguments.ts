@@ -4,15 +4,29 @@
  * no input can overflow the stack; one pass, linear in the size of the input.
  */
 
-/** Limits of the argument guard. */
-export const ARGUMENT_GUARD_LIMITS = {
+/** Limits of the argument guard: the defaults, a worker's (`createWorker({ argumentGuard })`) or a tool's. */
+export interface ArgumentGuardLimits {
   /** Deepest nesting of objects and arrays accepted in a tool's arguments. */
-  maxDepth: 64,
-  /** Problems listed one by one in an `INVALID_ARGUMENTS` error; the rest are counted. */
-  maxIssues: 10,
+  maxDepth: number;
+  /** Problems (invented fields, schema errors) listed one by one in an `INVALID_ARGUMENTS` error; the rest are counted. */
+  maxIssues: number;
   /** Characters of one problem's text kept in the error. */
+  maxIssueChars: number;
+}
+
+/** Default limits of the argument guard (see {@link ARGUMENT_GUARD_CEILINGS} for the highest allowed). */
+export const ARGUMENT_GUARD_LIMITS = {
+  maxDepth: 64,
+  maxIssues: 10,
   maxIssueChars: 300,
-} as const;
+} as const satisfies ArgumentGuardLimits;
+
+/**
+ * The key that no argument object may hold, at any depth: assigning it (as zod does for the keys of a
+ * `z.record` or a loose object, or `Object.assign` in a tool) replaces the object's prototype instead of
+ * adding a field.
+ */
+export const FORBIDDEN_ARGUMENT_KEY = '__proto__';
 
 /** Why arguments are not acceptable JSON, and where. */
 export interface JsonProblem {
@@ -21,8 +35,12 @@ export interface JsonProblem {
   hint: string;
 }
 
-/** The outcome of {@link plainJsonCopy}. */
-export type PlainJsonCopy = { ok: true; value: unknown } | { ok: false; problem: JsonProblem };
+/**
+ * The outcome of {@link plainJsonCopy}. `forbiddenKeyPaths` lists the paths of the objects holding a
+ * {@link FORBIDDEN_ARGUMENT_KEY} key (kept as an own key in the copy), for the guard to refuse.
+ */
+export type PlainJsonCopy =
+  { ok: true; value: unknown; forbiddenKeyPaths: Array<Array<string | number>> } | { ok: false; problem: JsonProblem };
 
 type Container = Record<string, unknown> | unknown[];
 
@@ -58,6 +76,7 @@ interface Frame {
  */
 export function plainJsonCopy(input: unknown, maxDepth: number = ARGUMENT_GUARD_LIMITS.maxDepth): PlainJsonCopy {
   const holder: unknown[] = [undefined];
+  const forbiddenKeyPaths: Array<Array<string | number>> = [];
   const stack: Frame[] = [{ source: input, depth: 0, parent: undefined, key: 0, target: holder }];
   while (stack.length > 0) {
     const frame = stack.pop()!;
@@ -90,20 +109,27 @@ export function plainJsonCopy(input: unknown, maxDepth: number = ARGUMENT_GUARD_
         if (!isWellFormed(key)) {
           return { ok: false, problem: { path: pathOf(frame, key), ...loneSurrogate('the key') } };
         }
+        if (key === FORBIDDEN_ARGUMENT_KEY) forbiddenKeyPaths.push(keysOf(frame));
         const value = (source as Record<string, unknown>)[key];
         if (value !== undefined) stack.push({ source: value, depth: depth + 1, parent: frame, key, target: copy });
       }
     }
     (frame.target as Record<string | number, unknown>)[frame.key] = copy;
   }
-  return { ok: true, value: holder[0] };
+  return { ok: true, value: holder[0], forbiddenKeyPaths };
+}
+
+/** The keys leading from the root to the value of `frame`. */
+function keysOf(frame: Frame): Array<string | number> {
+  const keys: Array<string | number> = [];
+  for (let f: Frame | undefined = frame; f?.parent; f = f.parent) keys.push(f.key);
+  return keys.reverse();
 }
 
 /** `a.b[2].c`, or `(root)`; built only for an error message. */
 function pathOf(frame: Frame, lastKey?: string): string {
-  const parts: Array<string | number> = lastKey === undefined ? [] : [lastKey];
-  for (let f: Frame | undefined = frame; f?.parent; f = f.parent) parts.push(f.key);
-  parts.reverse();
+  const parts = keysOf(frame);
+  if (lastKey !== undefined) parts.push(lastKey);
   let path = '';
   for (const part of parts) path += typeof part === 'number' ? `[${part}]` : path ? `.${part}` : part;
   return path || '(root)';

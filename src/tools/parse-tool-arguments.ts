@@ -1,7 +1,12 @@
 import type { z } from 'zod';
 import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../protocol/activity-protocol';
 import { findInventedFields, type InventedField } from './invented-fields';
-import { ARGUMENT_GUARD_LIMITS, plainJsonCopy } from './json-arguments';
+import {
+  ARGUMENT_GUARD_LIMITS,
+  FORBIDDEN_ARGUMENT_KEY,
+  plainJsonCopy,
+  type ArgumentGuardLimits,
+} from './json-arguments';
 
 /**
  * The outcome of checking a model's arguments against a tool's input schema. `value` is what zod produced
@@ -10,6 +15,9 @@ import { ARGUMENT_GUARD_LIMITS, plainJsonCopy } from './json-arguments';
 export type ParsedToolArguments<T> = { ok: true; value: T; sent: unknown } | { ok: false; error: ToolErrorObservation };
 
 type Issue = { path: string; message: string };
+
+/** A key to remove: invented (no schema declares it there) or forbidden (`__proto__`, wherever it is). */
+type KeyProblem = InventedField & { forbidden?: true };
 
 /**
  * Checks a model's raw tool arguments against the tool's input schema and explains the problems in
@@ -20,12 +28,15 @@ type Issue = { path: string; message: string };
  * - type drift (`"10"` for `10`),
  * - an enum value that does not exist,
  * - invented fields, in objects, arrays, records, unions, discriminated unions and intersections
- *   (rejected even where the schema would silently strip them); `constructor` or `__proto__` are field
- *   names like any other.
+ *   (rejected even where the schema would silently strip them); `constructor` is a field name like any
+ *   other;
+ * - a `__proto__` key anywhere (in a record, a loose object, an `unknown` value): forbidden, since
+ *   assigning it replaces an object's prototype (zod would silently drop it from a record).
  *
  * Nothing is coerced: a call either matches the contract exactly or never reaches the implementation.
  * The cost is linear in the size of the input, nothing recurses deeper than the bounded nesting, and at
- * most {@link ARGUMENT_GUARD_LIMITS.maxIssues} problems are listed (the rest are counted).
+ * most `limits.maxIssues` problems are listed (the rest are counted). `limits` default to
+ * {@link ARGUMENT_GUARD_LIMITS}; a worker or a tool may set others (`argumentGuard`).
  *
  * @example
  * ```ts
@@ -33,7 +44,12 @@ type Issue = { path: string; message: string };
  * if (!parsed.ok) return parsed.error; // { code: 'INVALID_ARGUMENTS', hint: '`nights` must be a number ...' }
  * ```
  */
-export function parseToolArguments<S extends z.ZodType>(schema: S, raw: unknown): ParsedToolArguments<z.output<S>> {
+export function parseToolArguments<S extends z.ZodType>(
+  schema: S,
+  raw: unknown,
+  limits: ArgumentGuardLimits = ARGUMENT_GUARD_LIMITS,
+): ParsedToolArguments<z.output<S>> {
+  const clip = (text: string) => clipTo(text, limits.maxIssueChars);
   let value = raw;
   if (typeof raw === 'string') {
     try {
@@ -54,7 +70,7 @@ export function parseToolArguments<S extends z.ZodType>(schema: S, raw: unknown)
       [],
     );
   }
-  const copy = plainJsonCopy(value);
+  const copy = plainJsonCopy(value, limits.maxDepth);
   if (!copy.ok) {
     const { path, message, hint } = copy.problem;
     return fail(`The arguments cannot be accepted: \`${clip(path)}\`: ${message}.`, hint, [
@@ -63,16 +79,16 @@ export function parseToolArguments<S extends z.ZodType>(schema: S, raw: unknown)
   }
   const sent = copy.value;
 
-  const invented = findInventedFields(schema, sent);
+  const keys = keyProblems(findInventedFields(schema, sent), copy.forbiddenKeyPaths);
   const result = schema.safeParse(sent);
-  if (result.success && invented.length === 0) return { ok: true, value: result.data, sent };
+  if (result.success && keys.length === 0) return { ok: true, value: result.data, sent };
   const zodIssues = result.success ? [] : result.error.issues;
-  const total = countInventedIssues(invented) + zodIssues.length;
+  const total = countKeyIssues(keys) + zodIssues.length;
   const issues = [
-    ...describeInventedFields(invented, ARGUMENT_GUARD_LIMITS.maxIssues),
-    ...zodIssues.slice(0, ARGUMENT_GUARD_LIMITS.maxIssues).map((issue) => explainIssue(issue, sent)),
+    ...describeKeyProblems(keys, limits.maxIssues),
+    ...zodIssues.slice(0, limits.maxIssues).map((issue) => explainIssue(issue, sent)),
   ]
-    .slice(0, ARGUMENT_GUARD_LIMITS.maxIssues)
+    .slice(0, limits.maxIssues)
     .map((issue) => ({ path: clip(issue.path), message: clip(issue.message) }));
   const rest = total - issues.length;
   const more = rest > 0 ? ` (and ${rest} more problem${rest === 1 ? '' : 's'} not listed)` : '';
@@ -98,26 +114,57 @@ function fail(message: string, hint: string, issues: Issue[]): { ok: false; erro
   };
 }
 
-function clip(text: string): string {
-  const max = ARGUMENT_GUARD_LIMITS.maxIssueChars;
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+function clipTo(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, Math.max(0, max - 1))}…` : text;
 }
 
-/** One issue per object holding invented keys. */
-function countInventedIssues(invented: readonly InventedField[]): number {
-  return new Set(invented.map((field) => formatPath(field.path))).size;
+/**
+ * The invented keys, then every `__proto__` key not already reported as invented: a record or a loose
+ * object would accept it, and zod would silently drop it (or a tool's `Object.assign` swap a prototype).
+ */
+function keyProblems(
+  invented: readonly InventedField[],
+  forbiddenKeyPaths: ReadonlyArray<ReadonlyArray<string | number>>,
+): KeyProblem[] {
+  const reported = new Set(invented.filter((f) => f.key === FORBIDDEN_ARGUMENT_KEY).map((f) => formatPath(f.path)));
+  const forbidden = forbiddenKeyPaths
+    .filter((path) => !reported.has(formatPath(path)))
+    .map((path): KeyProblem => ({ path, key: FORBIDDEN_ARGUMENT_KEY, allowed: [], forbidden: true }));
+  return [...invented, ...forbidden];
 }
 
-/** Groups invented keys by the object holding them, in order, up to `max` objects. */
-function describeInventedFields(invented: readonly InventedField[], max: number): Issue[] {
-  const byPath = new Map<string, { keys: string[]; allowed: readonly string[] }>();
-  for (const field of invented) {
+/** One issue per object holding invented keys, and one per forbidden key. */
+function countKeyIssues(keys: readonly KeyProblem[]): number {
+  return new Set(keys.map((field) => `${field.forbidden ? '!' : ''}${formatPath(field.path)}`)).size;
+}
+
+/** Groups invented keys by the object holding them, in order, up to `max` objects; forbidden keys apart. */
+function describeKeyProblems(keys: readonly KeyProblem[], max: number): Issue[] {
+  const byPath = new Map<string, { where: string; keys: string[]; allowed: readonly string[]; forbidden: boolean }>();
+  for (const field of keys) {
     const where = formatPath(field.path);
-    const entry = byPath.get(where);
+    const id = `${field.forbidden ? '!' : ''}${where}`;
+    const entry = byPath.get(id);
     if (entry) entry.keys.push(field.key);
-    else if (byPath.size < max) byPath.set(where, { keys: [field.key], allowed: field.allowed });
+    else if (byPath.size < max) {
+      byPath.set(id, { where, keys: [field.key], allowed: field.allowed, forbidden: field.forbidden === true });
+    }
   }
-  return [...byPath].map(([where, { keys, allowed }]) => ({
+  return [...byPath.values()].map((entry) =>
+    entry.forbidden ? forbiddenKeyIssue(entry.where) : inventedKeysIssue(entry.where, entry.keys, entry.allowed),
+  );
+}
+
+function forbiddenKeyIssue(where: string): Issue {
+  const place = where === '(root)' ? '' : ` in \`${where}\``;
+  return {
+    path: where,
+    message: `remove the forbidden field \`${FORBIDDEN_ARGUMENT_KEY}\`${place} (a key that would replace an object's prototype is never accepted)`,
+  };
+}
+
+function inventedKeysIssue(where: string, keys: readonly string[], allowed: readonly string[]): Issue {
+  return {
     path: where,
     message: `remove the unknown field${keys.length === 1 ? '' : 's'} ${keys
       .slice(0, 10)
@@ -125,7 +172,7 @@ function describeInventedFields(invented: readonly InventedField[], max: number)
       .join(
         ', ',
       )}${keys.length > 10 ? ` and ${keys.length - 10} more` : ''}${where === '(root)' ? '' : ` in \`${where}\``} (allowed: ${allowed.slice(0, 20).join(', ') || 'none'}${allowed.length > 20 ? ', …' : ''})`,
-  }));
+  };
 }
 
 function formatPath(path: ReadonlyArray<PropertyKey>): string {

@@ -13,7 +13,9 @@ export type ToolDefinitionErrorCode =
   | 'INVALID_UNDO'
   | 'MISSING_IMPLEMENTATION'
   | 'DUPLICATE_TOOL'
-  | 'INVALID_BUDGET';
+  | 'INVALID_BUDGET'
+  /** `argumentGuard` names an unknown limit or a value out of range. */
+  | 'INVALID_ARGUMENT_GUARD';
 
 /**
  * A tool was declared or registered inconsistently. Raised at start-up, never during a run.

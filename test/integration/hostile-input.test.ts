@@ -24,7 +24,11 @@ function hostileTools(ran: string[]): Tool[] {
     defineTool({
       name: 'book',
       description: 'Books a room.',
-      input: z.object({ room: z.string(), extras: z.unknown().optional() }),
+      input: z.object({
+        room: z.string(),
+        extras: z.unknown().optional(),
+        tags: z.record(z.string(), z.string()).optional(),
+      }),
       output: z.object({ bookingId: z.string() }),
       effect: 'compensable',
       undo: 'unbook',
@@ -88,7 +92,13 @@ function hostileTools(ran: string[]): Tool[] {
 
 async function run(
   name: string,
-  input: { script: ScriptedTurn[]; provider?: string; critical?: string[]; providers?: Record<string, ModelProvider> },
+  input: {
+    script: ScriptedTurn[];
+    provider?: string;
+    critical?: string[];
+    providers?: Record<string, ModelProvider>;
+    argumentGuard?: { maxDepth?: number };
+  },
 ) {
   const ran: string[] = [];
   const taskQueue = uniqueTaskQueue(name);
@@ -99,6 +109,7 @@ async function run(
     settings: { namespace, taskQueue },
     workflowBundle: { codePath: bundlePath },
     idempotencyStore: new MemoryIdempotencyStore(),
+    ...(input.argumentGuard ? { argumentGuard: input.argumentGuard } : {}),
     modelProviders: { broken: async () => ({ toolCalls: 'call everything' }) as never, ...input.providers },
   });
   const result = await worker.runUntil(async () =>
@@ -130,19 +141,41 @@ describe('hostile input on the real server', () => {
             { name: 'book', arguments: '{"room":"a","constructor":{"x":1}}' },
             { name: 'book', arguments: { room: 'a', ['__proto__']: { admin: true } } },
             { name: 'pay', arguments: { method: { kind: 'card', last4: '4242', iban: 'DE00' } } },
+            { name: 'book', arguments: '{"room":"a","tags":{"__proto__":"x","vip":"yes"}}' },
           ],
         },
         { text: 'gave up', final: true },
       ],
     });
     expect(result.status).toBe('completed');
-    expect(observations.map((o) => o.code)).toEqual(Array(5).fill('INVALID_ARGUMENTS'));
+    expect(observations.map((o) => o.code)).toEqual(Array(6).fill('INVALID_ARGUMENTS'));
     expect(observations[0]?.message).toContain('lone UTF-16 surrogate');
     expect(observations[1]?.message).toContain('nesting deeper than');
     expect(observations[2]?.hint).toContain('remove the unknown field `constructor`');
     expect(observations[4]?.hint).toContain('remove the unknown field `iban` in `method`');
+    expect(observations[5]?.hint).toContain('remove the forbidden field `__proto__` in `tags`');
     expect(ran).toEqual([]);
     expect(result.steps.every((step) => step.status === 'failed' && step.undo === undefined)).toBe(true);
+  });
+
+  test("the worker's argumentGuard limits apply to a run's calls", async () => {
+    const { result, observations, ran } = await run('worker-guard', {
+      argumentGuard: { maxDepth: 4 },
+      script: [
+        {
+          toolCalls: [
+            { name: 'book', arguments: { room: 'a', extras: [[[[['too deep for this worker']]]]] } },
+            { name: 'book', arguments: { room: 'b', extras: [['fine']] } },
+          ],
+        },
+        { text: 'done', final: true },
+      ],
+    });
+    expect(result.status).toBe('completed');
+    expect(observations[0]).toMatchObject({ code: 'INVALID_ARGUMENTS' });
+    expect(observations[0]?.message).toContain('nesting deeper than 4 levels');
+    expect(result.steps[1]?.status).toBe('succeeded');
+    expect(ran).toEqual(['book']);
   });
 
   test("a tool's own message is kept next to the HTTP status, and a downstream 422 is not a schema error", async () => {
