@@ -2,7 +2,7 @@
  * `durable-tools approve <run> [step]` and `durable-tools reject <run> [step] --reason …`: print the waiting
  * call (tool, arguments, digest), then send the run's `decideApproval` update bound to that digest.
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { approveStep, getPendingApprovals, rejectStep, type PendingApproval } from '../../approvals/approval-client';
 import { ApprovalError } from '../../approvals/approval-error';
 import { parseCommandArgs, stringOption, type ParsedValues } from '../args';
@@ -138,6 +138,10 @@ async function findCall(
   try {
     pending = await getPendingApprovals(client, workflowId);
   } catch (error) {
+    if (error instanceof WorkflowNotFoundError) {
+      context.err(`No run ${workflowId}.`);
+      return undefined;
+    }
     context.err(
       `Cannot read the calls of run ${workflowId}: ${error instanceof Error ? error.message : String(error)}`,
     );
