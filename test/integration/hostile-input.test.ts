@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
+import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
 import { MemoryIdempotencyStore } from '../../src/idempotency/memory-idempotency-store';
 import type { ModelProvider, ModelRequest } from '../../src/model/model-types';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
@@ -7,6 +9,7 @@ import type { ToolErrorObservation } from '../../src/protocol/activity-protocol'
 import { defineTool, type Tool } from '../../src/tools/define-tool';
 import { PermanentToolError } from '../../src/tools/tool-errors';
 import { createWorker } from '../../src/worker';
+import { waitFor } from '../support/wait-for';
 import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
 
 let temporal: TestTemporal;
@@ -264,5 +267,58 @@ describe('hostile input on the real server', () => {
     expect(result.failedCompensationStep).toBe(1);
     expect(result.reason).toContain('Compensation of step 1 (book) failed: INVALID_OUTPUT');
     expect(ran.filter((name) => name === 'unbook')).toHaveLength(1);
+  });
+});
+
+describe('a call cancelled while its tool fails, on the real server', () => {
+  test("the step's observation is CANCELLED and keeps the tool's own error, and the run ends cancelled", async () => {
+    let entered = false;
+    const flush = defineTool({
+      name: 'flush_ledger',
+      description: 'Flushes the ledger; slow.',
+      input: z.object({}),
+      output: z.object({ flushed: z.boolean() }),
+      effect: 'read-only',
+      idempotent: true,
+    }).implement(async (_input, ctx) => {
+      entered = true;
+      await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+      // The tool notices the abort and fails with its own error, not an AbortError.
+      throw new Error('ledger locked: the flush was interrupted half way');
+    });
+    const taskQueue = uniqueTaskQueue('cancelled-and-failed');
+    const { namespace, bundlePath } = testServer();
+    const { worker } = await createWorker({
+      tools: [flush],
+      connection: temporal.nativeConnection,
+      settings: { namespace, taskQueue },
+      workflowBundle: { codePath: bundlePath },
+      // Flush heartbeats quickly, so the cancellation reaches the blocked call at once.
+      workerOptions: { defaultHeartbeatThrottleInterval: '100 ms', maxHeartbeatThrottleInterval: '100 ms' },
+    });
+    const { error, state } = await worker.runUntil(async () => {
+      const handle = await startAgentRun(
+        temporal.client,
+        {
+          goal: 'flush',
+          model: { provider: 'scripted', script: [{ toolCalls: [{ name: 'flush_ledger', arguments: {} }] }] },
+        },
+        { taskQueue },
+      );
+      await waitFor('the tool to run', () => entered);
+      await handle.cancel();
+      const error = await handle.result().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      return { error, state: await getAgentRunState(temporal.client, handle.workflowId) };
+    });
+    expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    expect(state.status).toBe('cancelled');
+    const observation = state.steps[0]?.observation as ToolErrorObservation;
+    expect(state.steps[0]?.status).toBe('failed');
+    expect(observation.code).toBe('CANCELLED');
+    expect(observation.message).toContain('was cancelled, and the tool failed');
+    expect(observation.message).toContain('ledger locked: the flush was interrupted half way');
   });
 });
