@@ -10,21 +10,37 @@ import { PayloadBudgetError } from './budget/payload-budget-error';
 import { getRunStateQuery } from './workflows/agent-run-messages';
 import type { AgentRunInput, AgentRunResult, AgentRunState } from './workflows/agent-run-types';
 import { isFailedRunStatus } from './workflows/run-outcome-statuses';
+import { encryptedDataConverter } from './encryption/encryption-codec';
+import { resolveEncryptionKeys, type EncryptionKeyring } from './encryption/encryption-keys';
 
 /** The workflow type of an agent run. */
 export const AGENT_RUN_WORKFLOW = 'agentRun';
 
+/** Options of {@link connectClient}. */
+export interface ConnectClientOptions {
+  /**
+   * Payload encryption keys (the workers' keys, README "Encryption"); `false` turns it off. Default:
+   * `DURABLE_TOOLS_ENCRYPTION_KEYS` / `DURABLE_TOOLS_ENCRYPTION_KEYS_FILE` when set, else off.
+   */
+  encryption?: EncryptionKeyring | false;
+}
+
 /**
- * Connects a Temporal client with the given settings (by default from the environment).
+ * Connects a Temporal client with the given settings (by default from the environment), encrypting payloads
+ * when encryption keys are configured.
  *
  * @example
  * ```ts
  * const client = await connectClient();
  * ```
  */
-export async function connectClient(settings: ConnectionSettings = connectionSettingsFromEnv()): Promise<Client> {
+export async function connectClient(
+  settings: ConnectionSettings = connectionSettingsFromEnv(),
+  options: ConnectClientOptions = {},
+): Promise<Client> {
+  const dataConverter = encryptedDataConverter(resolveEncryptionKeys(options.encryption));
   const connection = await Connection.connect(connectionOptions(settings));
-  return new Client({ connection, namespace: settings.namespace });
+  return new Client({ connection, namespace: settings.namespace, ...(dataConverter ? { dataConverter } : {}) });
 }
 
 /** Options of {@link startAgentRun}. */

@@ -176,6 +176,7 @@ export {
   runResultOfFailure,
   type RunHistory,
   type StartAgentRunOptions,
+  type ConnectClientOptions,
 } from './client';
 export {
   connectionSettingsFromEnv,
@@ -244,3 +245,21 @@ export {
 export { TemporalTaskStore, MCP_CALL_WORKFLOW, MCP_CALL_WORKFLOW_PREFIX } from './mcp/temporal-task-store';
 export { runMcpCommand, MCP_COMMAND_USAGE } from './mcp/mcp-command';
 export type { McpToolCallInput, McpToolCallResult } from './workflows/mcp-tool-call';
+
+// Payload encryption (README, "Encryption")
+export {
+  EncryptionCodec,
+  encryptedDataConverter,
+  isEncryptedPayload,
+  ENCRYPTED_PAYLOAD,
+} from './encryption/encryption-codec';
+export {
+  parseEncryptionKeys,
+  encryptionKeysFromEnv,
+  ENCRYPTION_ENV,
+  type EncryptionKey,
+  type EncryptionKeyring,
+} from './encryption/encryption-keys';
+export { EncryptionError, type EncryptionErrorCode } from './encryption/encryption-error';
+export { EncryptedIdempotencyStore } from './encryption/encrypted-idempotency-store';
+export { EncryptedTranscriptStore } from './encryption/encrypted-transcript-store';

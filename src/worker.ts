@@ -21,6 +21,9 @@ import { tunedWorkerOptions } from './worker-tuning';
 import { MemoryTranscriptStore } from './transcripts/memory-transcript-store';
 import { withReadStoredOutputTool } from './budget/read-stored-output-tool';
 import { resolveArgumentGuard, type ArgumentGuardOptions } from './tools/argument-guard-options';
+import { encryptedDataConverter } from './encryption/encryption-codec';
+import { encryptionKeysFromEnv, resolveEncryptionKeys, type EncryptionKeyring } from './encryption/encryption-keys';
+import { withIdempotencyEncryption, withTranscriptEncryption } from './encryption/encrypted-stores';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions {
@@ -72,6 +75,12 @@ export interface CreateWorkerOptions {
    */
   argumentGuard?: ArgumentGuardOptions;
   /**
+   * Payload encryption (README, "Encryption"): the keys that encrypt every payload this worker writes to
+   * Temporal and the results it keeps in the idempotency and transcript stores; `false` turns it off. Default:
+   * `DURABLE_TOOLS_ENCRYPTION_KEYS` / `DURABLE_TOOLS_ENCRYPTION_KEYS_FILE` when set, else off.
+   */
+  encryption?: EncryptionKeyring | false;
+  /**
    * Anything else Temporal's Worker accepts (concurrency, shutdown grace, interceptors, ...). Cache and
    * concurrency default to `tunedWorkerOptions()` (sized for many concurrent runs); these override them.
    */
@@ -99,6 +108,7 @@ export interface DurableToolsWorker {
  */
 export async function createWorker(options: CreateWorkerOptions): Promise<DurableToolsWorker> {
   const argumentGuard = resolveArgumentGuard(options.argumentGuard);
+  const encryption = resolveEncryptionKeys(options.encryption);
   const settings = { ...connectionSettingsFromEnv(), ...options.settings };
   const ownTools = 'catalog' in options.tools ? options.tools : createToolRegistry(options.tools as readonly Tool[]);
   const ownHost = options.mcp && !isMcpHost(options.mcp) ? createMcpHost(options.mcp) : undefined;
@@ -106,7 +116,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   // List the MCP servers once now, so the tools they have at start are registered by name (later ones run
   // through the fallback activity).
   await mcpHost?.refresh();
-  const transcripts = options.transcripts ?? new MemoryTranscriptStore();
+  const transcripts = withTranscriptEncryption(options.transcripts ?? new MemoryTranscriptStore(), encryption);
+  const idempotencyStore = withIdempotencyEncryption(options.idempotencyStore, encryption);
   // The built-in pager of stored outputs reads the same store the tool activities write claim checks to.
   const registry = withReadStoredOutputTool(mcpHost ? withMcpTools(ownTools, mcpHost) : ownTools, transcripts);
   const ownConnection = options.connection ? undefined : await NativeConnection.connect(connectionOptions(settings));
@@ -117,6 +128,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
+    dataConverter: encryptedDataConverter(encryption, options.workerOptions?.dataConverter),
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: require.resolve('./workflows') }),
@@ -124,7 +136,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
       ...createToolActivities({
         registry,
         ...(options.random ? { random: options.random } : {}),
-        ...(options.idempotencyStore ? { idempotencyStore: options.idempotencyStore } : {}),
+        ...(idempotencyStore ? { idempotencyStore } : {}),
         ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
         payloadStore: transcripts,
         argumentGuard,
@@ -204,6 +216,7 @@ export async function runWorkerProcess(options: {
   const log = options.log ?? ((line: string) => console.log(line));
   // First: a configuration error then leaves nothing open.
   const modelProviders = await modelProvidersFromEnv();
+  const encryption = encryptionKeysFromEnv();
   const transcripts = createTranscriptStore();
   const auditStore = createAuditStore();
   const idempotencyStore = createIdempotencyStore();
@@ -216,10 +229,12 @@ export async function runWorkerProcess(options: {
       auditStore,
       settings,
       modelProviders,
+      encryption: encryption ?? false,
     });
     const models = ['scripted', ...Object.keys(modelProviders)].join(', ');
     log(
-      `durable-tools worker: ${options.tools.length} tools, models ${models}, on task queue "${settings.taskQueue}" at ${settings.address} (namespace ${settings.namespace}). Ctrl-C stops it.`,
+      `durable-tools worker: ${options.tools.length} tools, models ${models}, on task queue "${settings.taskQueue}" at ${settings.address} (namespace ${settings.namespace})` +
+        `${encryption ? `, payloads encrypted with key "${encryption.current.id}"` : ''}. Ctrl-C stops it.`,
     );
     try {
       await (options.until ? worker.runUntil(options.until) : worker.run());

@@ -38,7 +38,33 @@ export async function readRun(client: Client, workflowId: string): Promise<RunVi
     .catch(() => undefined);
   if (state) return { description, state };
   const history = await handle.fetchHistory();
+  await decodeToolPayloads(client, history);
   return { description, historySteps: stepsFromHistory(history) };
+}
+
+/**
+ * Runs the client's payload codecs (decryption) over the tool calls' inputs and results of a history, in
+ * place, so that an encrypted run's steps read in clear; a payload a codec refuses is left as it is.
+ */
+async function decodeToolPayloads(client: Client, history: RunHistory): Promise<void> {
+  const codecs = [...client.options.loadedDataConverter.payloadCodecs].reverse();
+  if (codecs.length === 0) return;
+  for (const event of history.events ?? []) {
+    const holders = [
+      event.activityTaskScheduledEventAttributes?.input,
+      event.activityTaskCompletedEventAttributes?.result,
+    ];
+    for (const holder of holders) {
+      if (!holder?.payloads) continue;
+      let payloads = holder.payloads;
+      try {
+        for (const codec of codecs) payloads = await codec.decode(payloads);
+        holder.payloads = payloads;
+      } catch {
+        // Shown without its arguments, like any payload that cannot be read.
+      }
+    }
+  }
 }
 
 /** The tool calls of a history (compensations included), for a run no worker can describe. */

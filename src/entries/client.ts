@@ -16,6 +16,7 @@ export {
   runResultOfFailure,
   type RunHistory,
   type StartAgentRunOptions,
+  type ConnectClientOptions,
 } from '../client';
 export {
   connectionSettingsFromEnv,
@@ -46,3 +47,19 @@ export type {
 export type { ModelSettings } from '../model/model-types';
 export type { ScriptedTurn, ScriptedModelSettings } from '../model/scripted-model';
 export type { ToolObservation, ToolErrorObservation, ToolSuccessObservation } from '../protocol/activity-protocol';
+
+// Payload encryption (README, "Encryption")
+export {
+  EncryptionCodec,
+  encryptedDataConverter,
+  isEncryptedPayload,
+  ENCRYPTED_PAYLOAD,
+} from '../encryption/encryption-codec';
+export {
+  parseEncryptionKeys,
+  encryptionKeysFromEnv,
+  ENCRYPTION_ENV,
+  type EncryptionKey,
+  type EncryptionKeyring,
+} from '../encryption/encryption-keys';
+export { EncryptionError, type EncryptionErrorCode } from '../encryption/encryption-error';

@@ -160,3 +160,21 @@ export {
   CONNECTION_DEFAULTS,
   type ConnectionSettings,
 } from '../connection-settings';
+
+// Payload encryption (README, "Encryption")
+export {
+  EncryptionCodec,
+  encryptedDataConverter,
+  isEncryptedPayload,
+  ENCRYPTED_PAYLOAD,
+} from '../encryption/encryption-codec';
+export {
+  parseEncryptionKeys,
+  encryptionKeysFromEnv,
+  ENCRYPTION_ENV,
+  type EncryptionKey,
+  type EncryptionKeyring,
+} from '../encryption/encryption-keys';
+export { EncryptionError, type EncryptionErrorCode } from '../encryption/encryption-error';
+export { EncryptedIdempotencyStore } from '../encryption/encrypted-idempotency-store';
+export { EncryptedTranscriptStore } from '../encryption/encrypted-transcript-store';

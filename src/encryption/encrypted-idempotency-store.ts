@@ -1,0 +1,82 @@
+import { serializeFailure, serializeResult } from '../idempotency/idempotency-record';
+import type { BeginOptions, BeginOutcome, IdempotencyStore, StoredFailure } from '../idempotency/idempotency-store';
+import type { EncryptionKeyring } from './encryption-keys';
+import { isSealedText, openText, sealText } from './sealed-text';
+
+/** The JSON a sealed result or failure detail is stored as: `{ "$sealed": "dtenc:v1:…" }`. */
+const SEALED_FIELD = '$sealed';
+
+/** Message of a stored failure whose real message and hint are sealed in its details. */
+export const SEALED_FAILURE_MESSAGE = 'The stored failure is encrypted.';
+
+/**
+ * An idempotency store whose stored results and failures are encrypted with the keyring (the failure's
+ * `code` stays readable; its message, hint and details are sealed). Keys, fingerprints (SHA-256 of the
+ * arguments), owners and leases stay as they are. Records written before encryption was turned on, or with
+ * a key since rotated out of first place, are still read.
+ *
+ * @example
+ * ```ts
+ * const store = new EncryptedIdempotencyStore(createIdempotencyStore(), keyring);
+ * ```
+ */
+export class EncryptedIdempotencyStore implements IdempotencyStore {
+  constructor(
+    private readonly inner: IdempotencyStore,
+    private readonly keyring: EncryptionKeyring,
+  ) {}
+
+  async begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome> {
+    const outcome = await this.inner.begin(key, fingerprint, options);
+    if (outcome.state === 'completed') return { ...outcome, result: this.openValue(outcome.result) };
+    if (outcome.state === 'failed') return { ...outcome, error: this.openFailure(outcome.error) };
+    return outcome;
+  }
+
+  heartbeat(key: string, token: string, leaseMs?: number): Promise<boolean> {
+    return this.inner.heartbeat(key, token, leaseMs);
+  }
+
+  async complete(key: string, token: string, result: unknown): Promise<void> {
+    // serializeResult refuses what is not JSON with the store's own NOT_JSON error.
+    const json = serializeResult(result);
+    await this.inner.complete(key, token, json === null ? undefined : { [SEALED_FIELD]: sealText(this.keyring, json) });
+  }
+
+  async fail(key: string, token: string, error: StoredFailure): Promise<void> {
+    const json = serializeFailure(error);
+    await this.inner.fail(key, token, {
+      code: error.code,
+      message: SEALED_FAILURE_MESSAGE,
+      details: { [SEALED_FIELD]: sealText(this.keyring, json) },
+    });
+  }
+
+  release(key: string, token: string): Promise<boolean> {
+    return this.inner.release(key, token);
+  }
+
+  reap(now?: number): Promise<number> {
+    return this.inner.reap(now);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  private openValue(stored: unknown): unknown {
+    const sealed = sealedOf(stored);
+    return sealed === undefined ? stored : JSON.parse(openText(this.keyring, sealed));
+  }
+
+  private openFailure(stored: StoredFailure): StoredFailure {
+    const sealed = sealedOf(stored.details);
+    return sealed === undefined ? stored : (JSON.parse(openText(this.keyring, sealed)) as StoredFailure);
+  }
+}
+
+function sealedOf(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Object.keys(value).length !== 1) return undefined;
+  const sealed = (value as Record<string, unknown>)[SEALED_FIELD];
+  return isSealedText(sealed) ? sealed : undefined;
+}
