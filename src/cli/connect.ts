@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { connectClient } from '../client';
 import { connectionSettingsFromEnv, type ConnectionSettings } from '../connection-settings';
+import { encryptionKeysFromEnv } from '../encryption/encryption-keys';
 import type { CliContext } from './command';
 
 /** The Temporal server could not be reached: says where it looked and what to do. */
@@ -14,9 +15,11 @@ export async function connectForCommand(
   context: CliContext,
 ): Promise<{ client: Client; settings: ConnectionSettings }> {
   const settings = connectionSettingsFromEnv(context.env);
+  // Outside the try: a bad key list is a configuration error, not an unreachable server.
+  const encryption = encryptionKeysFromEnv(context.env) ?? false;
   let client: Client;
   try {
-    client = await connectClient(settings);
+    client = await connectClient(settings, { encryption });
     await client.workflowService.getSystemInfo({});
   } catch (error) {
     throw new ServerUnreachableError(
