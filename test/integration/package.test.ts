@@ -3,11 +3,13 @@
  * blocks type-checked against it, the program run against the test server, and the client entry checked to
  * load no worker, SQLite or Postgres code.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { descendants, isAlive, waitAllGone } from '../support/cli-process';
 import { packAndInstall, REPO, typescriptBlocks, type PackedApp } from '../support/packed-app';
 import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { waitFor } from '../support/wait-for';
 
 /** A small app: a worker with one tool (durable-tools/worker) and a run started from durable-tools/client. */
 const PROGRAM = `
@@ -101,4 +103,40 @@ test('npx durable-tools runs the installed command', () => {
   const help = spawnSync('npx', ['--no-install', 'durable-tools', '--help'], { cwd: app.dir, encoding: 'utf8' });
   expect(help.stdout).toMatch(/^usage: durable-tools <command>/);
   expect(help.status).toBe(0);
+});
+
+test('SIGTERM to npx durable-tools server stops the server it started: exit, no process left', async () => {
+  const npx = spawn(
+    'npx',
+    ['--no-install', 'durable-tools', 'server', '--port', '0', '--ui-port', '0', '--db', 'memory'],
+    {
+      cwd: app.dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
+  let output = '';
+  npx.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  npx.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise((resolve) => npx.once('exit', resolve));
+  let started: number[] = [];
+  try {
+    await waitFor(
+      'the server to start',
+      () => {
+        if (npx.exitCode !== null) throw new Error(`npx exited ${npx.exitCode}: ${output}`);
+        return /Temporal server at \S+, web UI/.test(output);
+      },
+      {
+        timeoutMs: 120_000,
+      },
+    );
+    started = descendants(npx.pid!);
+    expect(started.length).toBeGreaterThan(1); // the command and the Temporal server (and npx's shell, if any)
+    process.kill(npx.pid!, 'SIGTERM');
+    await exited;
+    await waitAllGone(started);
+  } finally {
+    for (const pid of [npx.pid!, ...started]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  }
 });
