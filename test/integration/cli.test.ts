@@ -122,8 +122,14 @@ describe('help and usage', () => {
   });
 
   test('mcp with contradictory or unknown options exits 2', async () => {
-    const both = await runCliInProcess(['mcp', '--tools', TOOLS, '--stdio', '--http']);
-    expect(both.code).toBe(2);
+    const printed = jest.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const both = await runCliInProcess(['mcp', '--tools', TOOLS, '--stdio', '--http']);
+      expect(both.code).toBe(2);
+      expect(printed).toHaveBeenCalledWith(expect.stringContaining('usage: durable-tools mcp'));
+    } finally {
+      printed.mockRestore();
+    }
     const unknown = await runCliToEnd(['mcp', '--tools', TOOLS, '--colour'], {});
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/Unknown option '--colour'[\s\S]*usage: durable-tools mcp/);
