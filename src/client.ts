@@ -177,8 +177,8 @@ export async function fetchRunHistories(client: Client, workflowId: string, firs
   return histories;
 }
 
-/** The address a client is connected to, when it is a plain `Connection`. */
-function clientAddress(client: Client): string {
+/** The address a client is connected to, when it is a plain `Connection` (else an empty string). */
+export function clientAddress(client: Client): string {
   const options = (client.connection as Partial<Connection>).options;
   return options?.address ?? '';
 }

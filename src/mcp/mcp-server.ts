@@ -9,9 +9,12 @@ import {
   type Tool as McpToolListing,
 } from '@modelcontextprotocol/sdk/types.js';
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { ensureApprovalSearchAttribute } from '../approvals/approval-search-attribute';
+import { clientAddress } from '../client';
 import { fingerprint } from '../idempotency/canonical-json';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { modelVisibleTools } from '../tools/tool-visibility';
+import { approvalRequested, approvalRequiredResult } from './mcp-approval-wait';
 import { MCP_IDEMPOTENCY_KEY_META } from './mcp-client-pool';
 import { agentRunTools, type AgentRunTool } from './mcp-agent-run-tools';
 import { callToolErrorOf } from './mcp-tool-call-result';
@@ -84,7 +87,7 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
       const cancel = () => void handle.cancel().catch(() => {});
       extra.signal.addEventListener('abort', cancel, { once: true });
       try {
-        return await toolCallResult(options.client, handle.workflowId);
+        return await resultOrApprovalRequest(options.client, handle.workflowId, entry, keyOf(request) !== undefined);
       } finally {
         extra.signal.removeEventListener('abort', cancel);
       }
@@ -118,7 +121,16 @@ async function startCall(
     handle = await options.client.workflow.start(MCP_CALL_WORKFLOW, {
       taskQueue: options.taskQueue,
       workflowId,
-      args: [{ tool: entry.name, arguments: args }],
+      args: [
+        {
+          tool: entry.name,
+          arguments: args,
+          trackApprovalSearchAttribute: await ensureApprovalSearchAttribute(
+            options.client,
+            clientAddress(options.client),
+          ),
+        },
+      ],
       memo: { tool: entry.name, argumentsDigest, structured: isObjectSchema(entry.outputSchema) },
       staticSummary: `MCP call: ${entry.name}`,
       workflowIdConflictPolicy: 'USE_EXISTING',
@@ -139,6 +151,30 @@ async function startCall(
     }
   }
   return { handle };
+}
+
+/**
+ * The call's result; or, for a tool that may need approval, an `APPROVAL_REQUIRED` answer as soon as the call
+ * waits for a human decision (the call keeps waiting; see mcp-approval-wait.ts).
+ */
+async function resultOrApprovalRequest(
+  client: Client,
+  workflowId: string,
+  entry: ToolCatalogEntry,
+  keyed: boolean,
+): Promise<CallToolResult> {
+  if (entry.approval === 'never') return toolCallResult(client, workflowId);
+  const stop = new AbortController();
+  try {
+    const first = await Promise.race([
+      toolCallResult(client, workflowId, stop.signal).then((result) => ({ result })),
+      approvalRequested(client, workflowId, stop.signal).then((waiting) => ({ waiting })),
+    ]);
+    if ('result' in first) return first.result;
+    return first.waiting ? approvalRequiredResult(first.waiting, keyed) : toolCallResult(client, workflowId);
+  } finally {
+    stop.abort();
+  }
 }
 
 function listingOf(entry: ToolCatalogEntry): McpToolListing {

@@ -3,6 +3,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { CallToolResult, Result, Task } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolCallResult } from '../workflows/mcp-tool-call';
+import { SEARCH_ATTRIBUTES } from '../search-attributes';
 import { callToolErrorOf, callToolResultOf } from './mcp-tool-call-result';
 
 /** Workflow ids of MCP tool calls start with this; only those are tasks. */
@@ -78,12 +79,20 @@ export class TemporalTaskStore implements TaskStore {
   }
 }
 
-/** Waits for a tool-call workflow and turns its outcome into a `tools/call` result. */
-export async function toolCallResult(client: Client, workflowId: string): Promise<CallToolResult> {
+/**
+ * Waits for a tool-call workflow and turns its outcome into a `tools/call` result. Aborting `signal` stops the
+ * wait (the result is then an error result nobody should read).
+ */
+export async function toolCallResult(
+  client: Client,
+  workflowId: string,
+  signal?: AbortSignal,
+): Promise<CallToolResult> {
   const handle = client.workflow.getHandle(workflowId);
   const withStructuredContent = (await handle.describe().catch(() => undefined))?.memo?.['structured'] === true;
   try {
-    return callToolResultOf((await handle.result()) as McpToolCallResult, withStructuredContent);
+    const result = signal ? await client.withAbortSignal(signal, () => handle.result()) : await handle.result();
+    return callToolResultOf(result as McpToolCallResult, withStructuredContent);
   } catch (error) {
     const cause = (error as { cause?: unknown }).cause;
     const reason = cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error);
@@ -92,13 +101,19 @@ export async function toolCallResult(client: Client, workflowId: string): Promis
 }
 
 function taskOf(description: WorkflowExecutionDescription, cancelling: boolean): Task {
-  return taskOfStatus(
+  const task = taskOfStatus(
     description.workflowId,
     description.status.name,
     description.startTime,
     description.closeTime,
     cancelling,
   );
+  const waitingOn = description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.awaitingApproval);
+  if (task.status !== 'working' || !waitingOn?.length) return task;
+  return {
+    ...task,
+    statusMessage: `Waiting for a human approval of ${waitingOn.join(', ')}: \`durable-tools approve ${description.workflowId} 1\` or \`durable-tools reject ${description.workflowId} 1 --reason <why>\`.`,
+  };
 }
 
 function taskOfStatus(

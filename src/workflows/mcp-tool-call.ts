@@ -1,7 +1,8 @@
-import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { isCancellation, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import { TOOL_ERROR_CODES, type ToolObservation } from '../protocol/activity-protocol';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
+import { getRunStateQuery } from './agent-run-messages';
 import type { AgentRunState } from './agent-run-types';
 import { modelVisibleTools, undoToolNames } from '../tools/tool-visibility';
 import { createApprovalGate } from './approval-gate';
@@ -18,6 +19,11 @@ export interface McpToolCallInput {
   tool: string;
   /** The client's arguments, checked by the tool's guard on the worker. */
   arguments: unknown;
+  /**
+   * Mark the call in the `DurableAwaitingApproval` search attribute while it waits for a decision, so
+   * `durable-tools pending` lists it (the MCP server sets it when the server knows the attribute).
+   */
+  trackApprovalSearchAttribute?: boolean;
 }
 
 /** What {@link mcpToolCall} returns: the observation a model would have seen, and the attempts it took. */
@@ -49,6 +55,8 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
     policyWarnings: [],
     usage: initialRunUsage(),
   };
+  // The call's state, as a run's: `durable-tools approve` reads a waiting call's arguments and digest here.
+  setHandler(getRunStateQuery, () => state);
   const undoTools = undoToolNames(catalog);
   const step: StepContext = {
     workflowId,
@@ -58,8 +66,8 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
     undoTools,
     pending: [],
     irreversibleDone: false,
-    // A tool that needs approval waits for a decision here too (`approve <workflow id> 1`).
-    approvals: createApprovalGate(workflowId, state, undefined, false),
+    // A tool that needs approval waits for a decision here too (`durable-tools approve <workflow id> 1`).
+    approvals: createApprovalGate(workflowId, state, undefined, input.trackApprovalSearchAttribute === true),
   };
   try {
     const record = await runToolStep({ id: 'mcp', name: input.tool, arguments: input.arguments }, step);

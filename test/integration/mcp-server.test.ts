@@ -8,6 +8,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Worker } from '@temporalio/worker';
 import { z } from 'zod';
+import { approveStep, listPendingApprovals } from '../../src/approvals/approval-client';
+import { argumentsDigest } from '../../src/approvals/arguments-digest';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/mcp-client-pool';
 import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/mcp-http-listener';
 import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/mcp-server';
@@ -51,7 +53,19 @@ const waitForCancel = defineTool({
       }),
     ),
 );
-const registry = createToolRegistry([...recording.tools, waitForCancel]);
+const wired: number[] = [];
+const wire = defineTool({
+  name: 'wire',
+  description: 'Wires money. Irreversible, so a human approves each call (the default of the tier).',
+  input: z.object({ amount: z.number().positive() }),
+  output: z.object({ wired: z.number() }),
+  effect: 'irreversible',
+  idempotent: true,
+}).implement(async ({ amount }) => {
+  wired.push(amount);
+  return { wired: amount };
+});
+const registry = createToolRegistry([...recording.tools, waitForCancel, wire]);
 
 beforeAll(async () => {
   temporal = await connectTestTemporal();
@@ -173,6 +187,37 @@ describe('our MCP server over Streamable HTTP, driven by an SDK client', () => {
     const cancel = await client.experimental.tasks.cancelTask(long.task.taskId);
     expect(cancel.status).toBe('cancelled');
     await waitFor('the workflow to be cancelled', async () => (await handle.describe()).status.name === 'CANCELLED');
+    await client.close();
+  });
+
+  test('a tool that needs approval answers APPROVAL_REQUIRED at once; once approved, the same key returns its result', async () => {
+    const client = await connect();
+    const key = `wire-${Date.now()}`;
+    const call = () =>
+      client.callTool({ name: 'wire', arguments: { amount: 500 }, _meta: { [MCP_IDEMPOTENCY_KEY_META]: key } });
+    const workflowId = mcpCallWorkflowId(key);
+    const digest = argumentsDigest({ amount: 500 });
+
+    const first = await call();
+    expect(first.isError).toBe(true);
+    const text = JSON.stringify(first.content);
+    expect(text).toContain('APPROVAL_REQUIRED: \\"wire\\" needs a human approval before it runs; nothing has run yet.');
+    expect(text).toContain(`durable-tools approve ${workflowId} 1 --digest ${digest}`);
+    expect(wired).toEqual([]);
+
+    const listed = await waitFor('the call to be listed as waiting', async () =>
+      (await listPendingApprovals(temporal.client, { taskQueue })).find((p) => p.workflowId === workflowId),
+    );
+    expect(listed).toMatchObject({ stepId: 1, tool: 'wire', digest, arguments: { amount: 500 } });
+    const task = await client.experimental.tasks.getTask(workflowId);
+    expect(task).toMatchObject({ status: 'working', statusMessage: expect.stringContaining('approval of wire') });
+
+    await approveStep(temporal.client, workflowId, { stepId: 1, digest, approver: 'alice' });
+    const second = await call();
+    expect(second.isError).toBeFalsy();
+    expect(second.structuredContent).toEqual({ wired: 500 });
+    expect(await call()).toMatchObject({ structuredContent: { wired: 500 } });
+    expect(wired).toEqual([500]);
     await client.close();
   });
 
