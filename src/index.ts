@@ -263,3 +263,9 @@ export {
 export { EncryptionError, type EncryptionErrorCode } from './encryption/encryption-error';
 export { EncryptedIdempotencyStore } from './encryption/encrypted-idempotency-store';
 export { EncryptedTranscriptStore } from './encryption/encrypted-transcript-store';
+export {
+  startCodecServer,
+  CODEC_SERVER_DEFAULTS,
+  type CodecServer,
+  type CodecServerOptions,
+} from './encryption/codec-server';

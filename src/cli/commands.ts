@@ -67,6 +67,11 @@ export const COMMANDS: readonly CliCommandEntry[] = [
     load: async () => (await import('./commands/mcp')).mcpCommand,
   },
   {
+    name: 'codec-server',
+    summary: 'decrypt encrypted payloads for the web UI and the Temporal CLI (Temporal codec server), until Ctrl-C',
+    load: async () => (await import('./commands/codec-server')).codecServerCommand,
+  },
+  {
     name: 'install-cli',
     summary: 'find or build the Temporal CLI and print its path',
     load: async () => (await import('./commands/install-cli')).installCliCommand,

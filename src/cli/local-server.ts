@@ -42,6 +42,7 @@ export async function startLocalServer(options: LocalServerOptions, context: Cli
     ...(dbFile ? { dbFile } : {}),
     logFile: absolute(`${LOCAL_TEMPORAL.dataDir}/${LOCAL_TEMPORAL.logFile}`, context.cwd),
     namespace: options.namespace,
+    ...(options.uiCodecEndpoint ? { uiCodecEndpoint: options.uiCodecEndpoint } : {}),
     ownProcessGroup: true,
   });
   context.lifecycle.killOnExit(server.pid);

@@ -27,6 +27,11 @@ export interface DevServerOptions {
   uiPort?: number;
   /** Start the web UI (default true). */
   ui?: boolean;
+  /**
+   * URL of a codec server the web UI sends payloads to for decoding (`--ui-codec-endpoint`), e.g. the one
+   * `durable-tools codec-server` starts: the UI then shows encrypted runs in clear.
+   */
+  uiCodecEndpoint?: string;
   namespace?: string;
   /** File that receives the server's own log (default: discarded). */
   logFile?: string;
@@ -97,6 +102,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     'warn',
   ];
   if (ui && uiPort !== undefined) args.push('--ui-ip', '127.0.0.1', '--ui-port', String(uiPort));
+  if (ui && options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   else args.push('--headless');
   if (options.dbFile) {
     mkdirSync(dirname(options.dbFile), { recursive: true });

@@ -1,0 +1,69 @@
+import { startCodecServer } from '../../encryption/codec-server';
+import { encryptionKeysFromEnv, ENCRYPTION_ENV } from '../../encryption/encryption-keys';
+import { parseCommandArgs, portOption, stringOption } from '../args';
+import { CliUsageError, EXIT_CODES, type CliCommand } from '../command';
+
+/** Environment variable holding the codec server's bearer token (not an argument: `ps` would show it). */
+export const CODEC_TOKEN_ENV = 'DURABLE_TOOLS_CODEC_TOKEN';
+
+/** `durable-tools codec-server`: decrypts payloads for the web UI and the Temporal CLI, until Ctrl-C. */
+export const codecServerCommand: CliCommand = {
+  name: 'codec-server',
+  help: `usage: durable-tools codec-server [options]
+
+Serves Temporal's codec protocol (POST /encode, POST /decode) with the payload encryption keys, so the web UI
+and \`temporal workflow show --codec-endpoint <url>\` show encrypted runs in clear while the history keeps
+ciphertext. Start the local server with \`durable-tools server --ui-codec-endpoint <url>\` to wire its UI to it.
+Whoever reaches this server reads the payloads: it listens on 127.0.0.1 unless told otherwise.
+
+options:
+  --port <n>           port (default 8888; 0 = a free port)
+  --host <address>     interface to listen on (default 127.0.0.1)
+  --ui-origin <url>    browser origin allowed by CORS (repeatable; default http://127.0.0.1:8233 and
+                       http://localhost:8233, the local web UI)
+  -h, --help           this help
+
+environment: ${ENCRYPTION_ENV.keys} or ${ENCRYPTION_ENV.keysFile} (required), ${CODEC_TOKEN_ENV} (optional:
+  requests must then send Authorization: Bearer <token>)
+
+exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 it could not start (no keys, port taken), 2 bad arguments`,
+  async run(argv, context) {
+    const { values, help } = parseCommandArgs(argv, {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'ui-origin': { type: 'string', multiple: true },
+    });
+    if (help) return (context.out(codecServerCommand.help), EXIT_CODES.ok);
+    const origins = (values['ui-origin'] as string[] | undefined) ?? ['http://127.0.0.1:8233', 'http://localhost:8233'];
+    for (const origin of origins) {
+      if (!/^https?:\/\/[^/]+$/.test(origin))
+        throw new CliUsageError(`--ui-origin must be scheme://host[:port], not "${origin}".`);
+    }
+    const keyring = encryptionKeysFromEnv(context.env);
+    if (!keyring) {
+      context.err(
+        `No encryption keys: set ${ENCRYPTION_ENV.keys} or ${ENCRYPTION_ENV.keysFile} (README, "Encryption").`,
+      );
+      return EXIT_CODES.error;
+    }
+    const token = context.env[CODEC_TOKEN_ENV] || undefined;
+    const server = await startCodecServer({
+      keyring,
+      port: portOption(values, 'port', 8888),
+      host: stringOption(values, 'host', '127.0.0.1')!,
+      corsOrigins: origins,
+      ...(token ? { token } : {}),
+    });
+    context.lifecycle.defer('the codec server', () => server.close());
+    context.out(
+      `Codec server at ${server.url} (keys ${[...keyring.keys.keys()].join(', ')}; CORS ${origins.join(', ')}` +
+        `${token ? '; bearer token required' : ''}). Ctrl-C stops it.`,
+    );
+    context.out(
+      `Web UI: ${context.self} server --ui-codec-endpoint ${server.url}; CLI: temporal workflow show --codec-endpoint ${server.url} ...`,
+    );
+    await context.lifecycle.stopRequested;
+    await context.lifecycle.stopAll();
+    return EXIT_CODES.ok;
+  },
+};
