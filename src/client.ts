@@ -12,6 +12,7 @@ import type { AgentRunInput, AgentRunResult, AgentRunState } from './workflows/a
 import { isFailedRunStatus } from './workflows/run-outcome-statuses';
 import { encryptedDataConverter } from './encryption/encryption-codec';
 import { resolveEncryptionKeys, type EncryptionKeyring } from './encryption/encryption-keys';
+import { withLiveProgress } from './long-calls/live-progress';
 
 /** The workflow type of an agent run. */
 export const AGENT_RUN_WORKFLOW = 'agentRun';
@@ -134,9 +135,12 @@ export function runResultOfFailure(error: unknown): AgentRunResult | undefined {
   return isFailedRunStatus(type ?? undefined) && result?.status === type ? result : undefined;
 }
 
-/** Reads the state of a live (or finished, while its worker can answer queries) agent run. */
+/**
+ * Reads the state of a live (or finished, while its worker can answer queries) agent run, with the latest
+ * progress of each running tool call (`step.progress`, from its activity's heartbeat details).
+ */
 export async function getAgentRunState(client: Client, runId: string): Promise<AgentRunState> {
-  return client.workflow.getHandle(runId).query(getRunStateQuery);
+  return withLiveProgress(client, await client.workflow.getHandle(runId).query(getRunStateQuery));
 }
 
 /**

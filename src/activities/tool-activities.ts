@@ -25,6 +25,8 @@ import type { ToolActivityInput, ToolActivityResult } from './tool-activity-type
 import { assertApprovedArguments } from './approved-arguments';
 import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
+import { CallHeartbeat, lastCheckpoint, saveCheckpoint, type CallHeartbeatDetails } from './call-heartbeat';
+import { DEFAULT_MAX_CHECKPOINT_BYTES } from '../tools/long-call';
 import { deterministicStoreFailure, type StorePhase } from './store-failure';
 import { cancelledCall, failureForThrownError } from './tool-error-handling';
 import {
@@ -76,18 +78,6 @@ export interface ToolActivityDeps {
    * of range throws {@link ArgumentGuardConfigError}. Defaults: `ARGUMENT_GUARD_LIMITS`.
    */
   argumentGuard?: ArgumentGuardOptions;
-}
-
-/**
- * Heartbeat detail the wrapper leaves for the next attempt: the previous delay, and how many attempts
- * really ran the tool (an attempt lost to a paused worker's poll never gets that far, so it does not count
- * against the tool's `maximumAttempts`).
- */
-interface RetryHeartbeat {
-  retryDelayMs?: number;
-  executions?: number;
-  /** What the tool itself passed to `ctx.heartbeat`. */
-  tool?: unknown;
 }
 
 /** An activity implementing one tool call. */
@@ -204,40 +194,27 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
   // A local activity (a read-only tool declared `execution: 'local'`) cannot heartbeat; its attempt number
   // is exact, since every attempt runs inside the workflow task of the worker that owns the run.
   const local = activity.info.isLocal;
-  const executions = local ? attempt : ((heartbeatDetails as RetryHeartbeat | undefined)?.executions ?? 0) + 1;
-  // The lease's own heartbeats repeat the tool's last details (MCP progress, say) instead of erasing them.
-  let toolDetails: unknown;
-  const beat = () => {
-    if (local) return;
-    activity.heartbeat({
-      executions,
-      ...(toolDetails === undefined ? {} : { tool: toolDetails }),
-    } satisfies RetryHeartbeat);
-  };
+  const previous = heartbeatDetails as CallHeartbeatDetails | undefined;
+  const executions = local ? attempt : (previous?.executions ?? 0) + 1;
+  const resumeFrom =
+    attempt > 1
+      ? await lastCheckpoint(previous?.checkpoint, deps.payloadStore, input.idempotencyKey, runId, activity.log)
+      : undefined;
+  // Every heartbeat (the lease's, the tool's, a checkpoint, a progress report) carries all the details.
+  const heartbeat = new CallHeartbeat(local ? undefined : (details) => activity.heartbeat(details), {
+    executions,
+    stepId: input.stepId,
+    ...(resumeFrom ? { checkpoint: resumeFrom } : {}),
+  });
   const lease = new ToolCallLease({
     key: input.idempotencyKey,
     leaseMs: deps.leaseMs,
-    heartbeat: beat,
+    heartbeat: () => heartbeat.beat(),
     log: activity.log,
     ...(activity.info.heartbeatTimeoutMs ? { heartbeatTimeoutMs: activity.info.heartbeatTimeoutMs } : {}),
     ...(deps.leaseClock ? { now: deps.leaseClock } : {}),
   });
-  const ctx: ToolContext = {
-    idempotencyKey: input.idempotencyKey,
-    stepId: input.stepId,
-    runId,
-    attempt,
-    signal: AbortSignal.any([activity.cancellationSignal, lease.signal]),
-    assertLease: () => lease.assert(),
-    get fencingToken() {
-      return lease.fencingToken;
-    },
-    heartbeat: (details?: unknown) => {
-      if (details !== undefined) toolDetails = details;
-      beat();
-    },
-    log: activity.log,
-  };
+  const ctx = toolContext(tool, input, { runId, attempt, lease, heartbeat, deps, resumeFrom: resumeFrom?.state });
   try {
     return await claimAndRun(tool, parsed.value, ctx, lease, {
       retry,
@@ -245,10 +222,68 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
       executions,
       deps,
       sent: parsed.sent,
+      heartbeat,
     });
   } finally {
     lease.stop();
   }
+}
+
+/** What {@link toolContext} builds the context from. */
+interface ContextParts {
+  runId: string;
+  attempt: number;
+  lease: ToolCallLease;
+  heartbeat: CallHeartbeat;
+  deps: ResolvedDeps;
+  resumeFrom: unknown;
+}
+
+/**
+ * The context a tool runs with. A `longCall.onCancel: 'finish-unit'` tool's `signal` does not abort on
+ * cancellation: its next checkpoint saves and then ends the call.
+ */
+function toolContext(tool: Tool, input: ToolActivityInput, parts: ContextParts): ToolContext {
+  const activity = Context.current();
+  const { lease, heartbeat, deps } = parts;
+  const longCall = tool.contract.catalogEntry.longCall;
+  const cancellation = activity.cancellationSignal;
+  const finishUnit = longCall?.onCancel === 'finish-unit';
+  const target = {
+    heartbeat,
+    store: deps.payloadStore,
+    idempotencyKey: input.idempotencyKey,
+    runId: parts.runId,
+    maxBytes: longCall?.maxCheckpointBytes ?? DEFAULT_MAX_CHECKPOINT_BYTES,
+    log: activity.log,
+  };
+  return {
+    idempotencyKey: input.idempotencyKey,
+    stepId: input.stepId,
+    runId: parts.runId,
+    attempt: parts.attempt,
+    signal: finishUnit ? lease.signal : AbortSignal.any([cancellation, lease.signal]),
+    cancellation,
+    assertLease: () => lease.assert(),
+    get fencingToken() {
+      return lease.fencingToken;
+    },
+    heartbeat: (details?: unknown) => {
+      if (details !== undefined) heartbeat.setTool(details);
+      heartbeat.beat();
+    },
+    ...(parts.resumeFrom !== undefined ? { resumeFrom: parts.resumeFrom } : {}),
+    checkpoint: async (state: unknown) => {
+      await saveCheckpoint(target, state);
+      // The unit is finished and saved: a cancellation that came meanwhile ends the call here.
+      if (finishUnit && cancellation.aborted) throw cancellation.reason;
+    },
+    progress: (percent: number, message?: string) => {
+      heartbeat.setProgress(percent, message, new Date());
+      heartbeat.beat();
+    },
+    log: activity.log,
+  };
 }
 
 interface CallSettings {
@@ -259,6 +294,7 @@ interface CallSettings {
   deps: ResolvedDeps;
   /** The arguments as the model sent them (parsed JSON), for the key's fingerprint. */
   sent: unknown;
+  heartbeat: CallHeartbeat;
 }
 
 async function claimAndRun(
@@ -279,7 +315,8 @@ async function claimAndRun(
     const decision = await claimKey(store, tool, call.sent, ctx, {
       owner: `${deps.owner}/attempt-${attempt}`,
       leaseMs: deps.leaseMs,
-      takeoverGraceMs: deps.takeoverGraceMs ?? entry.timeoutMs,
+      // A long call's single requests are bounded by its heartbeat timeout, not by its hours-long attempt.
+      takeoverGraceMs: deps.takeoverGraceMs ?? entry.longCall?.heartbeatTimeoutMs ?? entry.timeoutMs,
       maximumAttempts: compensating
         ? Number.POSITIVE_INFINITY
         : activity.info.retryPolicy?.maximumAttempts || retry.maximumAttempts,
@@ -314,7 +351,7 @@ async function claimAndRun(
       throw cancelledCall(entry.name, attempt, error, activity.cancellationSignal.reason);
     // The lease is gone: another attempt owns (or will own) the key and finds out what happened. Keep it.
     if (lease.lost) throw leaseLost(entry, attempt, lease.lost);
-    const previousDelayMs = (heartbeatDetails as RetryHeartbeat | undefined)?.retryDelayMs;
+    const previousDelayMs = (heartbeatDetails as CallHeartbeatDetails | undefined)?.retryDelayMs;
     const { failure, retryDelayMs } = failureForThrownError(error, {
       tool: { ...entry, retry },
       attempt: call.executions,
@@ -328,9 +365,7 @@ async function claimAndRun(
       if (retryDelayMs !== undefined) await store.release(ctx.idempotencyKey, token).catch(() => false);
       else await recordFinalFailure(store, ctx.idempotencyKey, token, failure);
     }
-    if (retryDelayMs !== undefined && !activity.info.isLocal) {
-      activity.heartbeat({ retryDelayMs, executions: call.executions } satisfies RetryHeartbeat);
-    }
+    if (retryDelayMs !== undefined) call.heartbeat.retry(retryDelayMs, call.executions);
     throw failure;
   }
   lease.stop();

@@ -167,6 +167,12 @@ async function resolveUnknownOutcome(
     return { kind: 'execute', token };
   }
   if (entry.idempotent || entry.effect === 'read-only') return { kind: 'execute', token };
+  if (ctx.resumeFrom !== undefined) {
+    // The tool checkpointed: everything up to the checkpoint is done; it resumes from there (the unit that
+    // was running may run again, which is why each unit carries its own key downstream).
+    ctx.log.info('Resuming from the last checkpoint of the attempt that died.', { key: ctx.idempotencyKey });
+    return { kind: 'execute', token };
+  }
   const observation: ToolErrorObservation = {
     status: 'error',
     code: TOOL_ERROR_CODES.OUTCOME_UNKNOWN,

@@ -71,7 +71,7 @@ export class LiveSteps {
 
   update(state: AgentRunState | undefined): void {
     for (const step of state?.steps ?? []) {
-      const key = `${step.status}|${step.attempts ?? ''}`;
+      const key = `${step.status}|${step.attempts ?? ''}|${progressText(step) ?? ''}`;
       if (this.seen.get(step.stepId) === key) continue;
       const first = !this.seen.has(step.stepId);
       this.seen.set(step.stepId, key);
@@ -89,8 +89,11 @@ function stepLine(step: StepRecord): string | undefined {
   const attempts = step.attempts && step.attempts > 1 ? ` after ${step.attempts} attempts` : '';
   switch (step.status) {
     case 'pending':
-    case 'running':
       return undefined;
+    case 'running': {
+      const progress = progressText(step);
+      return progress ? `⋯ ${progress}` : undefined;
+    }
     case 'awaiting_approval':
       return '⏸ awaiting approval';
     case 'succeeded':
@@ -104,6 +107,13 @@ function stepLine(step: StepRecord): string | undefined {
     case 'compensation_failed':
       return `✗ undo failed: ${step.compensationError ?? 'unknown error'}`;
   }
+}
+
+/** A running call's latest progress, as `40% unit 4 of 10`. */
+export function progressText(step: StepRecord): string | undefined {
+  if (step.status !== 'running' || !step.progress) return undefined;
+  const { percent, message } = step.progress;
+  return `${percent}%${message ? ` ${preview(message, VIEW.observation)}` : ''}`;
 }
 
 /** The progress line under the live steps. */

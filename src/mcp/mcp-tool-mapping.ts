@@ -97,7 +97,13 @@ export function toolFromMcp(binding: McpToolBinding): Tool {
         idempotencyKey: ctx.idempotencyKey,
         ...(ctx.fencingToken !== undefined ? { fencingToken: ctx.fencingToken } : {}),
         timeoutMs,
-        onProgress: (progress) => ctx.heartbeat({ mcpProgress: progress }),
+        onProgress: (progress) => {
+          ctx.heartbeat({ mcpProgress: progress });
+          // MCP progress with a known total is also the step's progress in the run state.
+          if (typeof progress.total === 'number' && progress.total > 0) {
+            ctx.progress((progress.progress / progress.total) * 100, progress.message);
+          }
+        },
       });
     } catch (error) {
       throw classifyMcpCallError(server, listing.name, error, ctx.signal.aborted);

@@ -15,6 +15,7 @@ import {
   resolveTimeout,
 } from './tool-declaration-checks';
 import { TOOL_NAME_PATTERN } from './tool-defaults';
+import { resolveLongCall, type ToolLongCallOptions } from './long-call';
 import { ToolDefinitionError } from './tool-definition-error';
 
 /** Retry settings a tool may override; durations as Temporal durations (`'2s'`, `500`). */
@@ -74,6 +75,13 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodType =
    * `maxDepth` (default 64, at most 256), `maxIssues` (10, at most 20), `maxIssueChars` (300, at most 1,000).
    */
   argumentGuard?: ArgumentGuardOptions;
+  /**
+   * Declares a long call (minutes to hours): heartbeat timeout, total deadline (also the default attempt
+   * timeout and retry deadline), what cancellation means, largest checkpoint. The tool checkpoints with
+   * `ctx.checkpoint(state)`, reports `ctx.progress(pct, message)`, and a retried attempt resumes from
+   * `ctx.resumeFrom`. See README, "Long tool calls".
+   */
+  longCall?: ToolLongCallOptions;
 }
 
 /** The function that performs a tool call. It receives validated input and must return the output. */
@@ -182,8 +190,17 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
     `Tool "${name}": argumentGuard`,
     (message) => new ToolDefinitionError(message, 'INVALID_ARGUMENT_GUARD'),
   );
+  const longCall = resolveLongCall(name, spec.longCall);
+  if (longCall && local) {
+    throw new ToolDefinitionError(
+      `Tool "${name}" declares both longCall and execution "local": a local activity cannot heartbeat or checkpoint.`,
+      'INVALID_OPTION',
+    );
+  }
   const retry = resolveRetry(name, spec.retry as Record<string, unknown> | undefined);
-  const timeoutMs = resolveTimeout(name, spec.timeout);
+  // A long call's deadline is its attempt timeout and its retry deadline unless it sets them itself.
+  if (longCall && spec.retry?.totalDeadline === undefined) retry.totalDeadlineMs = longCall.deadlineMs;
+  const timeoutMs = spec.timeout === undefined && longCall ? longCall.deadlineMs : resolveTimeout(name, spec.timeout);
   const approval = spec.approval as ToolApprovalPolicy<never> | undefined;
   const approvalTimeoutMs =
     spec.approvalTimeout === undefined ? undefined : durationMs(name, 'approvalTimeout', spec.approvalTimeout, 0);
@@ -201,6 +218,7 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
     retry,
     timeoutMs,
     ...(local ? { execution: 'local' as const } : {}),
+    ...(longCall ? { longCall } : {}),
     budget: resolveToolBudget(name, spec.budget),
   };
 }

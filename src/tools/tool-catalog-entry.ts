@@ -4,6 +4,7 @@
  */
 
 import type { ToolBudget } from './tool-budget';
+import type { ToolLongCallSettings } from './long-call';
 
 /** How much a tool changes the world. */
 export type ToolEffect = 'read-only' | 'compensable' | 'irreversible';
@@ -69,6 +70,8 @@ export interface ToolCatalogEntry {
   trust?: ToolTrust;
   /** Present (`'local'`) when the tool runs as a local activity; absent for a regular activity. */
   execution?: 'local';
+  /** Present when the tool declares itself a long call (see README, "Long tool calls"). */
+  longCall?: ToolLongCallSettings;
   /**
    * Output and argument budget (see the README, "Limits and budgets"). Always set by `defineTool`; absent
    * only in catalogs recorded before budgets existed (the defaults apply then).

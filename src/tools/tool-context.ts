@@ -34,6 +34,34 @@ export interface ToolContext {
   fencingToken?: string;
   /** Tells Temporal (and the idempotency lease) the tool is still alive. */
   heartbeat(details?: unknown): void;
+  /**
+   * The last checkpoint an earlier attempt of this call saved (`ctx.checkpoint(state)`), when a retry (after
+   * a worker crash, a timeout, a transient error) runs the call again: continue from it instead of starting
+   * over. Undefined on a first attempt, or when no attempt checkpointed.
+   */
+  resumeFrom?: unknown;
+  /**
+   * Saves the call's progress so a retried attempt resumes from it (`ctx.resumeFrom`). `state` must be JSON
+   * of at most the tool's `longCall.maxCheckpointBytes` (default 16 KB), else this throws a
+   * `CheckpointError`. Resolves once the checkpoint is recorded: in the worker's transcript store (durable
+   * when the store is shared: SQLite or Postgres) and as the activity's heartbeat details (which reach the
+   * server within the heartbeat throttle interval). Call it after each unit of work: work done after the
+   * last checkpoint may be done again by the next attempt.
+   *
+   * For a tool declared `longCall.onCancel: 'finish-unit'`, a cancellation requested while a unit runs
+   * makes this call save the checkpoint and then throw the cancellation, ending the call there.
+   */
+  checkpoint(state: unknown): Promise<void>;
+  /**
+   * Reports progress: `percent` from 0 to 100 and a short message. It shows in the activity's heartbeat
+   * details in the web UI, in `getAgentRunState` (each running step's `progress`) and in `durable-tools run`.
+   */
+  progress(percent: number, message?: string): void;
+  /**
+   * Aborted when the call is cancelled, whatever `longCall.onCancel` says. For `'abort'` tools `signal`
+   * aborts with it; a `'finish-unit'` tool may look at this between units.
+   */
+  cancellation: AbortSignal;
   /** Structured log of the activity, tagged with the run and step. */
   log: ToolLogger;
 }

@@ -1,6 +1,7 @@
 /**
  * Input, state and result of an agent run. Pure types: shared by the workflow, the client and the worker.
  */
+import type { ToolProgress } from '../tools/tool-progress';
 import type { RunApprovalPolicy, StepApproval } from '../approvals/approval-types';
 import type { ModelSettings, ModelTurnIssue, TranscriptMessage } from '../model/model-types';
 import type { ToolObservation } from '../protocol/activity-protocol';
@@ -163,6 +164,12 @@ export interface StepRecord {
   compensationError?: string;
   /** The approval the call waited for, when it needed one: digest, validated arguments, decision. */
   approval?: StepApproval;
+  /**
+   * The latest progress of a running call (`ctx.progress`), read from its activity's heartbeat details by
+   * `getAgentRunState` and `durable-tools run`. The workflow itself never sees heartbeats: absent in the
+   * bare `getRunState` query.
+   */
+  progress?: ToolProgress;
   /** Workflow time (ms since epoch) when the step started and ended. */
   startedAt?: number;
   endedAt?: number;

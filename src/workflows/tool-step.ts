@@ -153,7 +153,7 @@ function toolActivityOptions(entry: ToolCatalogEntry, args: unknown): ActivityOp
   return {
     summary: summarize(entry.name, args),
     startToCloseTimeout: entry.timeoutMs,
-    ...(entry.timeoutMs > TOOL_HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT_MS } : {}),
+    ...heartbeatTimeout(entry),
     scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
     // Wait for a cancelled call to really stop, so a compensation never races its forward call.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -167,6 +167,12 @@ function toolActivityOptions(entry: ToolCatalogEntry, args: unknown): ActivityOp
       nonRetryableErrorTypes: [...TOOL_ACTIVITY_NON_RETRYABLE_TYPES],
     },
   };
+}
+
+/** A long call's own heartbeat timeout; the engine's for other tools whose attempts are longer than it. */
+function heartbeatTimeout(entry: ToolCatalogEntry): Pick<ActivityOptions, 'heartbeatTimeout'> {
+  if (entry.longCall) return { heartbeatTimeout: entry.longCall.heartbeatTimeoutMs };
+  return entry.timeoutMs > TOOL_HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT_MS } : {};
 }
 
 /**

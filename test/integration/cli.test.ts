@@ -168,7 +168,7 @@ describe('against a server, with a worker started through npm', () => {
 
   beforeAll(async () => {
     worker = startCli(['worker', '--tools', TOOLS], env, 'npm');
-    await waitForOutput(worker, /durable-tools worker: 4 tools/);
+    await waitForOutput(worker, /durable-tools worker: 5 tools/);
     client = new Client({
       connection: await Connection.connect({ address: testServer().address }),
       namespace: testServer().namespace,
@@ -188,6 +188,22 @@ describe('against a server, with a worker started through npm', () => {
     expect(stdout).toMatch(/step 1 {2}→ create_order \{"item":"book"\}\n\s+✓ ok: \{"orderId":"order-1"\}/);
     expect(stdout).toMatch(/step 2 {2}→ charge \{"amount":20\}/);
     expect(stdout).toMatch(/status: {2}completed/);
+  });
+
+  test('run shows the progress of a running long call as it goes', async () => {
+    const script: ScriptedTurn[] = [
+      { toolCalls: [{ name: 'crunch', arguments: { units: 4, unitMs: 2_000 } }] },
+      { text: 'Crunched.', final: true },
+    ];
+    const { code, stdout } = await runCliToEnd(
+      ['run', 'Crunch the batch', '--script', scriptFile('crunch', script), '--id', `${taskQueue}-crunch`],
+      env,
+    );
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/step 1 {2}→ crunch \{"units":4,"unitMs":2000\}/);
+    // The poll sees most units' progress; at least one of them is printed before the step ends.
+    expect(stdout).toMatch(/⋯ (25|50|75)% unit [1-3] of 4\n/);
+    expect(stdout).toMatch(/✓ ok: \{"crunched":4\}/);
   });
 
   test('the printed history command works as typed', async () => {
@@ -350,7 +366,7 @@ describe('dev: a server, its UI and a worker, stopped in order', () => {
 
   test('Ctrl-C (SIGINT) drains the worker, then stops the server, exits 0 and leaves no process', async () => {
     const dev = startCli(devArgs, env);
-    await waitForOutput(dev, /durable-tools worker: 4 tools/);
+    await waitForOutput(dev, /durable-tools worker: 5 tools/);
     const started = descendants(dev.child.pid!);
     expect(started.map(commandLine).join('\n')).toMatch(/temporal server start-dev/);
     process.kill(dev.child.pid!, 'SIGINT');
@@ -362,7 +378,7 @@ describe('dev: a server, its UI and a worker, stopped in order', () => {
 
   test('SIGTERM to npm run stops the worker and the server: no process is left', async () => {
     const dev = startCli(devArgs, env, 'npm');
-    await waitForOutput(dev, /durable-tools worker: 4 tools/);
+    await waitForOutput(dev, /durable-tools worker: 5 tools/);
     const started = descendants(dev.child.pid!);
     expect(started.map(commandLine).join('\n')).toMatch(/temporal server start-dev/);
     process.kill(dev.child.pid!, 'SIGTERM');

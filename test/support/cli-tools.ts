@@ -2,8 +2,10 @@
  * The tools module the command-line tests hand to `durable-tools worker --tools` / `dev --tools`:
  * - `create_order` (compensable, undone by `cancel_order`);
  * - `charge` (irreversible): a card that is declined (permanent 402) when `amount` is over 100;
- * - `hold` (read-only): blocks until its call is cancelled, so a run can be cancelled mid-call.
+ * - `hold` (read-only): blocks until its call is cancelled, so a run can be cancelled mid-call;
+ * - `crunch` (read-only long call): `units` units of `unitMs`, reporting progress after each.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool, type Tool } from '../../src/tools/define-tool';
@@ -55,4 +57,19 @@ export const tools: Tool[] = [
         ctx.signal.addEventListener('abort', () => reject(new Error('cancelled')), { once: true });
       }),
   ),
+  defineTool({
+    name: 'crunch',
+    description: 'Crunches a batch, unit by unit.',
+    input: z.object({ units: z.number().int().min(1), unitMs: z.number().int().min(0) }),
+    output: z.object({ crunched: z.number() }),
+    effect: 'read-only',
+    idempotent: true,
+    longCall: { heartbeatTimeout: '5 s', deadline: '5 min' },
+  }).implement(async ({ units, unitMs }, ctx) => {
+    for (let unit = 0; unit < units; unit += 1) {
+      await sleep(unitMs, undefined, { signal: ctx.signal });
+      ctx.progress(((unit + 1) / units) * 100, `unit ${unit + 1} of ${units}`);
+    }
+    return { crunched: units };
+  }),
 ];

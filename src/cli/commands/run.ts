@@ -2,10 +2,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { agentRunUrl, startAgentRun, waitForAgentRun } from '../../client';
+import { agentRunUrl, getAgentRunState, startAgentRun, waitForAgentRun } from '../../client';
 import type { ModelSettings } from '../../model/model-types';
-import { getRunStateQuery } from '../../workflows/agent-run-messages';
-import type { AgentRunInput, AgentRunResult, AgentRunState } from '../../workflows/agent-run-types';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run-types';
 import { parseCommandArgs, stringOption, type ParsedValues } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../command';
 import { connectForCommand } from '../connect';
@@ -164,7 +163,8 @@ async function watch(
   );
   let warnedNoWorker = false;
   while (ended === undefined && failure === undefined && context.lifecycle.signal === undefined) {
-    const state = (await handle.query(getRunStateQuery).catch(() => undefined)) as AgentRunState | undefined;
+    // With the latest progress of running long calls (their heartbeat details).
+    const state = await getAgentRunState(client, handle.workflowId).catch(() => undefined);
     live.update(state);
     const line = progressLine(state, startedAt, Date.now());
     if (context.interactive) {

@@ -1,0 +1,57 @@
+import type { Client } from '@temporalio/client';
+import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
+import type { ToolProgress } from '../tools/tool-progress';
+import type { AgentRunState } from '../workflows/agent-run-types';
+
+/** What a running tool activity reports through its heartbeat details, as a client reads it. */
+export interface RunningCall {
+  stepId: number;
+  /** The tool (activity type). */
+  tool: string;
+  /** Temporal's attempt number of the running attempt. */
+  attempt: number;
+  progress?: ToolProgress;
+  /** When the server last heard from the attempt. */
+  lastHeartbeatAt?: Date;
+}
+
+/**
+ * The tool calls of a run that are running now, with their latest progress: read from the pending activities
+ * of the workflow's description (their heartbeat details), not from the workflow, which never sees heartbeats.
+ * Works without a worker.
+ */
+export async function runningCalls(client: Client, workflowId: string): Promise<RunningCall[]> {
+  const description = await client.workflow.getHandle(workflowId).describe();
+  const calls: RunningCall[] = [];
+  for (const pending of description.raw.pendingActivities ?? []) {
+    const [details] = await decodeArrayFromPayloads(
+      client.options.loadedDataConverter,
+      pending.heartbeatDetails?.payloads,
+    ).catch(() => [undefined]);
+    const stepId = (details as { stepId?: unknown } | undefined)?.stepId;
+    if (typeof stepId !== 'number') continue;
+    const progress = (details as { progress?: ToolProgress }).progress;
+    const seconds = pending.lastHeartbeatTime?.seconds;
+    calls.push({
+      stepId,
+      tool: pending.activityType?.name ?? '',
+      attempt: pending.attempt ?? 1,
+      ...(progress ? { progress } : {}),
+      ...(seconds != null ? { lastHeartbeatAt: new Date(Number(seconds) * 1000) } : {}),
+    });
+  }
+  return calls;
+}
+
+/** The run state with each running step's latest progress filled in (see {@link runningCalls}). */
+export async function withLiveProgress(client: Client, state: AgentRunState): Promise<AgentRunState> {
+  if (!state.steps.some((step) => step.status === 'running')) return state;
+  const byStep = new Map((await runningCalls(client, state.runId)).map((call) => [call.stepId, call]));
+  return {
+    ...state,
+    steps: state.steps.map((step) => {
+      const progress = step.status === 'running' ? byStep.get(step.stepId)?.progress : undefined;
+      return progress ? { ...step, progress } : step;
+    }),
+  };
+}
