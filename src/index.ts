@@ -26,6 +26,9 @@ export type {
   JitterStrategy,
 } from './tools/tool-catalog-entry';
 export type { ToolContext, ToolLogger } from './tools/tool-context';
+export type { ToolLongCallOptions, ToolLongCallSettings, LongCallCancellation } from './tools/long-call';
+export type { ToolProgress } from './tools/tool-progress';
+export { CheckpointError, type CheckpointErrorCode } from './tools/checkpoint-error';
 export { ToolDefinitionError, type ToolDefinitionErrorCode } from './tools/tool-definition-error';
 export {
   TOOL_ERROR_CODES,
@@ -178,6 +181,7 @@ export {
   type StartAgentRunOptions,
   type ConnectClientOptions,
 } from './client';
+export { runningCalls, type RunningCall } from './long-calls/live-progress';
 export {
   connectionSettingsFromEnv,
   connectionOptions,

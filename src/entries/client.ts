@@ -28,6 +28,8 @@ export { SEARCH_ATTRIBUTES } from '../search-attributes';
 export { registerStatusAttributeCommand } from '../status-search-attribute';
 export { FAILED_RUN_STATUSES, isFailedRunStatus, type FailedRunStatus } from '../workflows/run-outcome-statuses';
 export { getRunStateQuery } from '../workflows/agent-run-messages';
+export { runningCalls, type RunningCall } from '../long-calls/live-progress';
+export type { ToolProgress } from '../tools/tool-progress';
 export type {
   AgentRunInput,
   AgentRunLimits,

@@ -25,6 +25,9 @@ export type {
   JitterStrategy,
 } from '../tools/tool-catalog-entry';
 export type { ToolContext, ToolLogger } from '../tools/tool-context';
+export type { ToolLongCallOptions, ToolLongCallSettings, LongCallCancellation } from '../tools/long-call';
+export type { ToolProgress } from '../tools/tool-progress';
+export { CheckpointError, type CheckpointErrorCode } from '../tools/checkpoint-error';
 export { ToolDefinitionError, type ToolDefinitionErrorCode } from '../tools/tool-definition-error';
 export {
   TOOL_ERROR_CODES,
