@@ -43,10 +43,15 @@ export async function runningCalls(client: Client, workflowId: string): Promise<
   return calls;
 }
 
-/** The run state with each running step's latest progress filled in (see {@link runningCalls}). */
+/**
+ * The run state with each running step's latest progress filled in (see {@link runningCalls}); the state as
+ * it is when the workflow's description cannot be read.
+ */
 export async function withLiveProgress(client: Client, state: AgentRunState): Promise<AgentRunState> {
-  if (!state.steps.some((step) => step.status === 'running')) return state;
-  const byStep = new Map((await runningCalls(client, state.runId)).map((call) => [call.stepId, call]));
+  if (!Array.isArray(state?.steps) || !state.steps.some((step) => step.status === 'running')) return state;
+  // Progress is an addition: a description that cannot be read leaves the state as the workflow answered it.
+  const calls = await runningCalls(client, state.runId).catch(() => []);
+  const byStep = new Map(calls.map((call) => [call.stepId, call]));
   return {
     ...state,
     steps: state.steps.map((step) => {
