@@ -108,6 +108,12 @@ export {
   type TranscriptStoreConfig,
 } from './transcripts/create-transcript-store';
 export { TranscriptStoreError, type TranscriptStoreErrorCode } from './transcripts/transcript-store-error';
+export {
+  PAYLOAD_RETENTION,
+  PAYLOAD_RETENTION_ENV,
+  type PayloadRetentionOptions,
+} from './transcripts/payload-retention';
+export { createPayloadReaper, type PayloadReaper, type PayloadReaperOptions } from './transcripts/payload-reaper';
 
 // Payload and context budget
 export { PAYLOAD_LIMITS } from './budget/payload-limits';

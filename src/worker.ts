@@ -14,6 +14,7 @@ import { createIdempotencyStore } from './idempotency/create-idempotency-store';
 import { createIdempotencyReaper } from './idempotency/idempotency-reaper';
 import { createToolRegistry, type ToolRegistry } from './tools/tool-registry';
 import { createTranscriptStore } from './transcripts/create-transcript-store';
+import { createPayloadReaper } from './transcripts/payload-reaper';
 import { modelProvidersFromEnv } from './model/configured-model-providers';
 import { createMcpHost, withMcpTools, type McpHost } from './mcp/mcp-host';
 import type { McpServersConfigInput } from './mcp/mcp-config';
@@ -202,7 +203,7 @@ export async function loadToolsModule(modulePath: string, cwd: string = process.
  * Runs a worker the way a worker process should: idempotency keys in the configured durable store
  * (SQLite in `.data/` by default, Postgres with `DURABLE_TOOLS_IDEMPOTENCY_STORE=postgres`) with its reaper,
  * transcripts in the configured store (`.data/transcripts.sqlite` by default, Postgres with
- * `DURABLE_TOOLS_TRANSCRIPT_STORE=postgres`), the approval audit trail in the configured store
+ * `DURABLE_TOOLS_TRANSCRIPT_STORE=postgres`) with a reaper of expired stored payloads, the approval audit trail in the configured store
  * (`.data/audit.sqlite` by default, Postgres with `DURABLE_TOOLS_AUDIT_STORE=postgres`). Returns when `until` settles (the command line passes its
  * Ctrl-C / SIGTERM), after the worker has drained; without `until`, when the worker shuts down.
  */
@@ -221,6 +222,7 @@ export async function runWorkerProcess(options: {
   const auditStore = createAuditStore();
   const idempotencyStore = createIdempotencyStore();
   const reaper = createIdempotencyReaper(idempotencyStore);
+  const payloadReaper = createPayloadReaper(transcripts);
   try {
     const { worker, close } = await createWorker({
       tools: options.tools,
@@ -243,6 +245,7 @@ export async function runWorkerProcess(options: {
     }
   } finally {
     reaper.stop();
+    payloadReaper.stop();
     await idempotencyStore.close();
     await transcripts.close();
     await auditStore.close();

@@ -59,9 +59,9 @@ export function createReadStoredOutputTool(store: PayloadStore): Tool {
   }).implement(async ({ handle, offset = 0, maxChars = READ_STORED_OUTPUT_PAGE.defaultChars }, ctx) => {
     const stored = await store.getPayload(handle);
     if (!stored || stored.runId !== ctx.runId || !handle.startsWith('out:')) {
-      throw new PermanentToolError(`There is no stored output "${handle}" in this run.`, {
+      throw new PermanentToolError(`There is no stored output "${handle}" in this run (or it expired).`, {
         code: 'NOT_FOUND',
-        hint: 'Use the exact handle shown in a stored output of this run.',
+        hint: 'Use the exact handle shown in a stored output of this run; an expired output is gone: call the tool that produced it again if you still need it.',
       });
     }
     const start = Math.min(offset, stored.text.length);

@@ -84,7 +84,7 @@ export {
   type BeginOutcome,
   type StoredFailure,
 } from '../idempotency';
-export type { TranscriptStore } from '../transcripts/transcript-store';
+export type { TranscriptStore, StoredPayload } from '../transcripts/transcript-store';
 export { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
 export { SqliteTranscriptStore } from '../transcripts/sqlite-transcript-store';
 export {
@@ -100,6 +100,12 @@ export {
   type TranscriptStoreConfig,
 } from '../transcripts/create-transcript-store';
 export { TranscriptStoreError, type TranscriptStoreErrorCode } from '../transcripts/transcript-store-error';
+export {
+  PAYLOAD_RETENTION,
+  PAYLOAD_RETENTION_ENV,
+  type PayloadRetentionOptions,
+} from '../transcripts/payload-retention';
+export { createPayloadReaper, type PayloadReaper, type PayloadReaperOptions } from '../transcripts/payload-reaper';
 
 // Models
 export type {

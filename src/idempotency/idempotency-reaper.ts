@@ -1,6 +1,7 @@
 import { IDEMPOTENCY_DEFAULTS } from './idempotency-defaults';
 import { checkDuration } from './idempotency-record';
 import type { IdempotencyStore } from './idempotency-store';
+import { createPeriodicReaper, type PeriodicReaper } from '../retention/periodic-reaper';
 
 /** Options of {@link createIdempotencyReaper}. */
 export interface IdempotencyReaperOptions {
@@ -12,13 +13,8 @@ export interface IdempotencyReaperOptions {
   onError?: (error: unknown) => void;
 }
 
-/** A running reaper. */
-export interface IdempotencyReaper {
-  /** Reaps now (waiting for a reap already under way instead of starting a second one). */
-  runOnce(): Promise<number>;
-  /** Stops the timer; a reap under way finishes. Idempotent. */
-  stop(): void;
-}
+/** A running reaper: `runOnce()` reaps now, `stop()` stops the timer. */
+export type IdempotencyReaper = PeriodicReaper;
 
 /**
  * Deletes records past retention every `intervalMs`. The timer is unref'd, so it never keeps a process alive,
@@ -37,20 +33,5 @@ export function createIdempotencyReaper(
   options: IdempotencyReaperOptions = {},
 ): IdempotencyReaper {
   const intervalMs = checkDuration(options.intervalMs ?? IDEMPOTENCY_DEFAULTS.reaperIntervalMs, 'intervalMs');
-  let running: Promise<number> | undefined;
-  const runOnce = (): Promise<number> =>
-    (running ??= store
-      .reap()
-      .then((count) => {
-        options.onReaped?.(count);
-        return count;
-      })
-      .finally(() => {
-        running = undefined;
-      }));
-  const timer = setInterval(() => {
-    runOnce().catch((error: unknown) => options.onError?.(error));
-  }, intervalMs);
-  timer.unref();
-  return { runOnce, stop: () => clearInterval(timer) };
+  return createPeriodicReaper(() => store.reap(), { ...options, intervalMs });
 }

@@ -1,5 +1,6 @@
 import type { TranscriptMessage } from '../model/model-types';
 import type { StoredPayload, TranscriptStore } from './transcript-store';
+import { expiryOf, payloadRetention, type PayloadRetention, type PayloadRetentionOptions } from './payload-retention';
 
 /**
  * A transcript store in this process's memory: the default of a single worker process. A worker that
@@ -10,7 +11,13 @@ import type { StoredPayload, TranscriptStore } from './transcript-store';
  */
 export class MemoryTranscriptStore implements TranscriptStore {
   private readonly runs = new Map<string, TranscriptMessage[]>();
-  private readonly payloads = new Map<string, StoredPayload>();
+  private readonly payloads = new Map<string, Required<StoredPayload>>();
+  private readonly retention: PayloadRetention;
+
+  /** @throws {@link TranscriptStoreError} `INVALID_CONFIG` for a retention that is not a positive number. */
+  constructor(options: PayloadRetentionOptions = {}) {
+    this.retention = payloadRetention(options);
+  }
 
   async write(runKey: string, fromIndex: number, messages: readonly TranscriptMessage[]): Promise<boolean> {
     const stored = this.runs.get(runKey) ?? [];
@@ -28,12 +35,24 @@ export class MemoryTranscriptStore implements TranscriptStore {
   }
 
   async putPayload(handle: string, payload: StoredPayload): Promise<void> {
-    this.payloads.set(handle, { runId: payload.runId, text: payload.text });
+    const expiresAt = expiryOf(payload, this.retention);
+    this.payloads.set(handle, { runId: payload.runId, text: payload.text, expiresAt });
   }
 
   async getPayload(handle: string): Promise<StoredPayload | undefined> {
     const stored = this.payloads.get(handle);
-    return stored ? { ...stored } : undefined;
+    return stored && stored.expiresAt > this.retention.clock() ? { ...stored } : undefined;
+  }
+
+  async reapPayloads(now: number = this.retention.clock()): Promise<number> {
+    let count = 0;
+    for (const [handle, payload] of this.payloads) {
+      if (payload.expiresAt <= now) {
+        this.payloads.delete(handle);
+        count += 1;
+      }
+    }
+    return count;
   }
 
   async delete(runKey: string): Promise<void> {

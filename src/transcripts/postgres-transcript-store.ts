@@ -4,6 +4,13 @@ import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from '../idempotency/idempotenc
 import type { TranscriptMessage } from '../model/model-types';
 import type { StoredPayload, TranscriptStore } from './transcript-store';
 import { TranscriptStoreError } from './transcript-store-error';
+import {
+  expiryOf,
+  PAYLOAD_RETENTION,
+  payloadRetention,
+  type PayloadRetention,
+  type PayloadRetentionOptions,
+} from './payload-retention';
 
 /** Defaults of the Postgres transcript store. */
 export const POSTGRES_TRANSCRIPT_DEFAULTS = {
@@ -18,7 +25,7 @@ export const POSTGRES_TRANSCRIPT_DEFAULTS = {
 } as const;
 
 /** Options of {@link PostgresTranscriptStore}. */
-export interface PostgresTranscriptStoreOptions {
+export interface PostgresTranscriptStoreOptions extends PayloadRetentionOptions {
   /** Default: `DURABLE_TOOLS_POSTGRES_URL`, else `postgres://postgres@127.0.0.1:5432/test`. Ignored with `pool`. */
   connectionString?: string;
   /** A pool to use instead of creating one; `close()` leaves it open. */
@@ -57,8 +64,10 @@ export class PostgresTranscriptStore implements TranscriptStore {
   private readonly sql: ReturnType<typeof statements>;
   private ready: Promise<void> | undefined;
   private closed = false;
+  private readonly retention: PayloadRetention;
 
   constructor(options: PostgresTranscriptStoreOptions = {}) {
+    this.retention = payloadRetention(options);
     const table = options.table ?? POSTGRES_TRANSCRIPT_DEFAULTS.table;
     const schema = options.schema;
     for (const name of schema === undefined ? [table] : [table, schema]) {
@@ -68,7 +77,12 @@ export class PostgresTranscriptStore implements TranscriptStore {
     }
     this.tableName = schema === undefined ? `"${table}"` : `"${schema}"."${table}"`;
     const payloads = `${table}_payloads`;
-    this.sql = statements(this.tableName, schema === undefined ? `"${payloads}"` : `"${schema}"."${payloads}"`, schema);
+    this.sql = statements(
+      this.tableName,
+      schema === undefined ? `"${payloads}"` : `"${schema}"."${payloads}"`,
+      schema,
+      `"${payloads}_expires_at"`,
+    );
     if (options.pool) {
       this.pool = options.pool;
       this.ownsPool = false;
@@ -109,16 +123,32 @@ export class PostgresTranscriptStore implements TranscriptStore {
 
   /** {@inheritDoc TranscriptStore.putPayload} */
   async putPayload(handle: string, payload: StoredPayload): Promise<void> {
-    await this.run((client) => client.query(this.sql.putPayload, [handle, payload.runId, payload.text]));
+    const expiresAt = expiryOf(payload, this.retention);
+    await this.run((client) => client.query(this.sql.putPayload, [handle, payload.runId, payload.text, expiresAt]));
   }
 
   /** {@inheritDoc TranscriptStore.getPayload} */
   async getPayload(handle: string): Promise<StoredPayload | undefined> {
     const { rows } = await this.run((client) =>
-      client.query<{ run_id: string; text: string }>(this.sql.getPayload, [handle]),
+      client.query<{ run_id: string; text: string; expires_at: string }>(this.sql.getPayload, [
+        handle,
+        this.retention.clock(),
+      ]),
     );
     const row = rows[0];
-    return row ? { runId: row.run_id, text: row.text } : undefined;
+    return row ? { runId: row.run_id, text: row.text, expiresAt: Number(row.expires_at) } : undefined;
+  }
+
+  /** {@inheritDoc TranscriptStore.reapPayloads} */
+  async reapPayloads(now: number = this.retention.clock()): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const { rowCount } = await this.run((client) =>
+        client.query(this.sql.reapPayloads, [now, PAYLOAD_RETENTION.reapBatchSize]),
+      );
+      total += rowCount ?? 0;
+      if ((rowCount ?? 0) < PAYLOAD_RETENTION.reapBatchSize) return total;
+    }
   }
 
   /** {@inheritDoc TranscriptStore.delete} */
@@ -174,7 +204,9 @@ export class PostgresTranscriptStore implements TranscriptStore {
 
   private async createTable(): Promise<void> {
     try {
-      await createTablesSerialized(this.pool, `durable-tools:${this.tableName}`, this.sql.create);
+      // Payloads stored before they expired get the default retention from now.
+      const backfill = `UPDATE ${this.sql.payloads} SET expires_at = ${this.retention.clock() + this.retention.retentionMs} WHERE expires_at IS NULL`;
+      await createTablesSerialized(this.pool, `durable-tools:${this.tableName}`, [...this.sql.create, backfill]);
     } catch (error) {
       this.ready = undefined; // try again on the next call
       throw error;
@@ -182,8 +214,9 @@ export class PostgresTranscriptStore implements TranscriptStore {
   }
 }
 
-function statements(qualified: string, payloads: string, schema: string | undefined) {
+function statements(qualified: string, payloads: string, schema: string | undefined, expiryIndex: string) {
   return {
+    payloads,
     create: [
       ...(schema === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS "${schema}"`]),
       `CREATE TABLE IF NOT EXISTS ${qualified} (
@@ -192,11 +225,17 @@ function statements(qualified: string, payloads: string, schema: string | undefi
         message JSON NOT NULL,
         PRIMARY KEY (run_key, seq)
       )`,
-      `CREATE TABLE IF NOT EXISTS ${payloads} (handle TEXT PRIMARY KEY, run_id TEXT NOT NULL, text TEXT NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS ${payloads} (handle TEXT PRIMARY KEY, run_id TEXT NOT NULL, text TEXT NOT NULL, expires_at BIGINT)`,
+      // Tables created before payloads expired.
+      `ALTER TABLE ${payloads} ADD COLUMN IF NOT EXISTS expires_at BIGINT`,
+      `CREATE INDEX IF NOT EXISTS ${expiryIndex} ON ${payloads} (expires_at)`,
     ],
-    putPayload: `INSERT INTO ${payloads} (handle, run_id, text) VALUES ($1, $2, $3)
-      ON CONFLICT (handle) DO UPDATE SET run_id = EXCLUDED.run_id, text = EXCLUDED.text`,
-    getPayload: `SELECT run_id, text FROM ${payloads} WHERE handle = $1`,
+    putPayload: `INSERT INTO ${payloads} (handle, run_id, text, expires_at) VALUES ($1, $2, $3, $4)
+      ON CONFLICT (handle) DO UPDATE SET run_id = EXCLUDED.run_id, text = EXCLUDED.text, expires_at = EXCLUDED.expires_at`,
+    getPayload: `SELECT run_id, text, expires_at FROM ${payloads} WHERE handle = $1 AND expires_at > $2`,
+    // $1 now, $2 batch size: one bounded batch per statement, so no reap holds locks on many rows.
+    reapPayloads: `DELETE FROM ${payloads} WHERE handle IN (
+      SELECT handle FROM ${payloads} WHERE expires_at <= $1 LIMIT $2)`,
     // $1 table name, $2 run key. The two-key form keeps these locks apart from other users of advisory locks.
     lock: 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))',
     count: `SELECT count(*)::int AS n FROM ${qualified} WHERE run_key = $1`,

@@ -3,6 +3,13 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { TranscriptMessage } from '../model/model-types';
 import type { StoredPayload, TranscriptStore } from './transcript-store';
+import {
+  expiryOf,
+  PAYLOAD_RETENTION,
+  payloadRetention,
+  type PayloadRetention,
+  type PayloadRetentionOptions,
+} from './payload-retention';
 
 /** Defaults of the SQLite transcript store. */
 export const SQLITE_TRANSCRIPT_DEFAULTS = {
@@ -16,8 +23,11 @@ export const SQLITE_TRANSCRIPT_DEFAULTS = {
  */
 export class SqliteTranscriptStore implements TranscriptStore {
   private readonly db: Database.Database;
+  private readonly retention: PayloadRetention;
 
-  constructor(options: { path?: string } = {}) {
+  /** @throws {@link TranscriptStoreError} `INVALID_CONFIG` for a retention that is not a positive number. */
+  constructor(options: { path?: string } & PayloadRetentionOptions = {}) {
+    this.retention = payloadRetention(options);
     const path = options.path ?? SQLITE_TRANSCRIPT_DEFAULTS.path;
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
@@ -27,8 +37,25 @@ export class SqliteTranscriptStore implements TranscriptStore {
       'CREATE TABLE IF NOT EXISTS transcript_messages (run_key TEXT NOT NULL, seq INTEGER NOT NULL, message TEXT NOT NULL, PRIMARY KEY (run_key, seq))',
     );
     this.db.exec(
-      'CREATE TABLE IF NOT EXISTS stored_payloads (handle TEXT PRIMARY KEY, run_id TEXT NOT NULL, text TEXT NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS stored_payloads (handle TEXT PRIMARY KEY, run_id TEXT NOT NULL, text TEXT NOT NULL, expires_at INTEGER)',
     );
+    this.addExpiryColumn();
+  }
+
+  /** Tables created before payloads expired get the column, and their payloads the default retention from now. */
+  private addExpiryColumn(): void {
+    const columns = this.db.prepare('PRAGMA table_info(stored_payloads)').all() as Array<{ name: string }>;
+    this.db
+      .transaction(() => {
+        if (!columns.some((column) => column.name === 'expires_at')) {
+          this.db.exec('ALTER TABLE stored_payloads ADD COLUMN expires_at INTEGER');
+        }
+        this.db
+          .prepare('UPDATE stored_payloads SET expires_at = ? WHERE expires_at IS NULL')
+          .run(this.retention.clock() + this.retention.retentionMs);
+      })
+      .immediate();
+    this.db.exec('CREATE INDEX IF NOT EXISTS stored_payloads_expires_at ON stored_payloads (expires_at)');
   }
 
   async write(runKey: string, fromIndex: number, messages: readonly TranscriptMessage[]): Promise<boolean> {
@@ -53,17 +80,31 @@ export class SqliteTranscriptStore implements TranscriptStore {
   }
 
   async putPayload(handle: string, payload: StoredPayload): Promise<void> {
+    const expiresAt = expiryOf(payload, this.retention);
     this.db
       .prepare(
-        'INSERT INTO stored_payloads (handle, run_id, text) VALUES (?, ?, ?) ON CONFLICT (handle) DO UPDATE SET run_id = excluded.run_id, text = excluded.text',
+        'INSERT INTO stored_payloads (handle, run_id, text, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (handle) DO UPDATE SET run_id = excluded.run_id, text = excluded.text, expires_at = excluded.expires_at',
       )
-      .run(handle, payload.runId, payload.text);
+      .run(handle, payload.runId, payload.text, expiresAt);
   }
 
   async getPayload(handle: string): Promise<StoredPayload | undefined> {
-    const row = this.db.prepare('SELECT run_id, text FROM stored_payloads WHERE handle = ?').get(handle) as
-      { run_id: string; text: string } | undefined;
-    return row ? { runId: row.run_id, text: row.text } : undefined;
+    const row = this.db
+      .prepare('SELECT run_id, text, expires_at FROM stored_payloads WHERE handle = ? AND expires_at > ?')
+      .get(handle, this.retention.clock()) as { run_id: string; text: string; expires_at: number } | undefined;
+    return row ? { runId: row.run_id, text: row.text, expiresAt: row.expires_at } : undefined;
+  }
+
+  async reapPayloads(now: number = this.retention.clock()): Promise<number> {
+    const batch = this.db.prepare(
+      'DELETE FROM stored_payloads WHERE rowid IN (SELECT rowid FROM stored_payloads WHERE expires_at <= ? LIMIT ?)',
+    );
+    let total = 0;
+    for (;;) {
+      const { changes } = batch.run(now, PAYLOAD_RETENTION.reapBatchSize);
+      total += changes;
+      if (changes < PAYLOAD_RETENTION.reapBatchSize) return total;
+    }
   }
 
   async delete(runKey: string): Promise<void> {

@@ -9,6 +9,13 @@ export interface StoredPayload {
   runId: string;
   /** The payload's JSON text. */
   text: string;
+  /**
+   * When the payload expires, in epoch ms by the store's clock: past it the payload reads as absent and
+   * `reapPayloads` deletes it. Omitted on `putPayload`: now plus the store's `payloadRetentionMs` (default
+   * 7 days). A caller that keeps results for a declared time (a long call's result) sets it per entry;
+   * storing the handle again with a later `expiresAt` extends it.
+   */
+  expiresAt?: number;
 }
 
 /**
@@ -31,8 +38,13 @@ export interface TranscriptStore {
    * idempotency keys, so a retried call writes the same handle.
    */
   putPayload(handle: string, payload: StoredPayload): Promise<void>;
-  /** The payload stored under `handle`, or undefined. */
+  /** The payload stored under `handle` (with its `expiresAt`), or undefined when there is none or it expired. */
   getPayload(handle: string): Promise<StoredPayload | undefined>;
+  /**
+   * Deletes the payloads whose expiry is at or before `now` (default: the store's clock) and returns how many.
+   * See `createPayloadReaper` for running it periodically.
+   */
+  reapPayloads(now?: number): Promise<number>;
   /** Forgets a run's transcript. */
   delete(runKey: string): Promise<void>;
   close(): Promise<void>;
