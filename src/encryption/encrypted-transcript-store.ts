@@ -41,13 +41,21 @@ export class EncryptedTranscriptStore implements TranscriptStore {
   }
 
   putPayload(handle: string, payload: StoredPayload): Promise<void> {
-    return this.inner.putPayload(handle, { runId: payload.runId, text: sealText(this.keyring, payload.text) });
+    return this.inner.putPayload(handle, {
+      runId: payload.runId,
+      text: sealText(this.keyring, payload.text),
+      ...(payload.expiresAt !== undefined ? { expiresAt: payload.expiresAt } : {}),
+    });
   }
 
   async getPayload(handle: string): Promise<StoredPayload | undefined> {
     const stored = await this.inner.getPayload(handle);
     if (!stored || !isSealedText(stored.text)) return stored;
-    return { runId: stored.runId, text: openText(this.keyring, stored.text) };
+    return { ...stored, text: openText(this.keyring, stored.text) };
+  }
+
+  reapPayloads(now?: number): Promise<number> {
+    return this.inner.reapPayloads(now);
   }
 
   delete(runKey: string): Promise<void> {

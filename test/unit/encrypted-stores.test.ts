@@ -7,6 +7,7 @@ import { EncryptedTranscriptStore } from '../../src/encryption/encrypted-transcr
 import type { EncryptionKeyring } from '../../src/encryption/encryption-keys';
 import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
 import type { TranscriptMessage } from '../../src/model/model-types';
+import { MemoryTranscriptStore } from '../../src/transcripts/memory-transcript-store';
 import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
 import { keyEntry, keyringOf } from '../support/encryption-keys';
 
@@ -113,7 +114,20 @@ describe('the transcript store with encryption', () => {
     expect(storedCells(path, 'transcript_messages')).not.toContain('4111');
     expect(storedCells(path, 'stored_payloads')).not.toContain('4111');
     await expect(store.read('run')).resolves.toEqual(messages);
-    await expect(store.getPayload('run/1/output')).resolves.toEqual({ runId: 'run', text: `{"card":"${SECRET}"}` });
+    await expect(store.getPayload('run/1/output')).resolves.toMatchObject({
+      runId: 'run',
+      text: `{"card":"${SECRET}"}`,
+    });
+    await store.close();
+  });
+
+  test("keeps a payload's own expiry, and reaps through to the inner store", async () => {
+    let now = 0;
+    const store = new EncryptedTranscriptStore(new MemoryTranscriptStore({ clock: () => now }), keyringOf(k1));
+    await store.putPayload('run/2/output', { runId: 'run', text: '"x"', expiresAt: 500 });
+    await expect(store.getPayload('run/2/output')).resolves.toEqual({ runId: 'run', text: '"x"', expiresAt: 500 });
+    now = 500;
+    await expect(store.reapPayloads()).resolves.toBe(1);
     await store.close();
   });
 
