@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
+import { isStoredOutputReference } from '../../src/budget/claim-check-reference';
 import { MemoryIdempotencyStore } from '../../src/idempotency/memory-idempotency-store';
+import { MemoryTranscriptStore } from '../../src/transcripts/memory-transcript-store';
 import type { ModelProvider, ModelRequest } from '../../src/model/model-types';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
@@ -320,5 +322,58 @@ describe('a call cancelled while its tool fails, on the real server', () => {
     expect(observation.code).toBe('CANCELLED');
     expect(observation.message).toContain('was cancelled, and the tool failed');
     expect(observation.message).toContain('ledger locked: the flush was interrupted half way');
+  });
+});
+
+describe('stored outputs past their retention, on the real server', () => {
+  test('a page read after the output expired is a NOT_FOUND observation saying so, and the run goes on', async () => {
+    let now = 1_000_000;
+    const transcripts = new MemoryTranscriptStore({ clock: () => now, payloadRetentionMs: 60_000 });
+    const report = defineTool({
+      name: 'big_report',
+      description: 'Returns a large report.',
+      input: z.object({}),
+      output: z.object({ data: z.string() }),
+      effect: 'read-only',
+      idempotent: true,
+    }).implement(async () => ({ data: 'r'.repeat(40 * 1024) }));
+    const lateReader: ModelProvider = async (request) => {
+      if (request.turn === 0) return { toolCalls: [{ id: 'c1', name: 'big_report', arguments: {} }], done: false };
+      if (request.turn === 1) {
+        const stored = request.transcript.find(
+          (m) =>
+            m.role === 'tool' &&
+            isStoredOutputReference(m.observation.status === 'ok' ? m.observation.output : undefined),
+        );
+        const handle =
+          stored?.role === 'tool' && stored.observation.status === 'ok'
+            ? (stored.observation.output as { handle: string }).handle
+            : 'none';
+        now += 60_000; // the retention passes before the model reads on
+        return { toolCalls: [{ id: 'c2', name: 'read_stored_output', arguments: { handle, offset: 0 } }], done: false };
+      }
+      return { text: 'gave up on the report', toolCalls: [], done: true };
+    };
+    const taskQueue = uniqueTaskQueue('expired-output');
+    const { namespace, bundlePath } = testServer();
+    const { worker } = await createWorker({
+      tools: [report],
+      transcripts,
+      modelProviders: { lateReader },
+      connection: temporal.nativeConnection,
+      settings: { namespace, taskQueue },
+      workflowBundle: { codePath: bundlePath },
+    });
+    const result = await worker.runUntil(async () =>
+      waitForAgentRun(
+        await startAgentRun(temporal.client, { goal: 'report', model: { provider: 'lateReader' } }, { taskQueue }),
+      ),
+    );
+    expect(result.status).toBe('completed');
+    expect(isStoredOutputReference((result.steps[0]?.observation as { output?: unknown }).output)).toBe(true);
+    const expired = result.steps[1]?.observation as ToolErrorObservation;
+    expect(expired.code).toBe('NOT_FOUND');
+    expect(expired.message).toContain('or it expired');
+    expect(await transcripts.reapPayloads()).toBe(1);
   });
 });
