@@ -215,6 +215,44 @@ export type {
 } from './workflows/agent-run-types';
 export { getRunStateQuery } from './workflows/agent-run-messages';
 
+// Approvals: deciding waiting calls (README, "Approvals")
+export {
+  approveStep,
+  rejectStep,
+  getPendingApprovals,
+  listPendingApprovals,
+  type PendingApproval,
+  type StepDecision,
+  type ListPendingApprovalsOptions,
+} from './approvals/approval-client';
+export { ApprovalError, type ApprovalErrorCode } from './approvals/approval-error';
+export { argumentsDigest } from './approvals/arguments-digest';
+export {
+  APPROVAL_REFUSAL_CODES,
+  type ApprovalRefusalCode,
+  type RunApprovalPolicy,
+  type StepApproval,
+  type ApprovalDecisionKind,
+  type ApprovalDecisionResult,
+  type ApprovalAuditRecord,
+  type ApprovalOutcome,
+} from './approvals/approval-types';
+
+// Approvals: tool policy and the audit trail (README, "Approvals")
+export type { ToolApprovalPolicy, ApprovalPredicate } from './tools/approval-policy';
+export type { WorkerApprovalConfig } from './activities/approval-activities';
+export {
+  createAuditStore,
+  auditStoreConfigFromEnv,
+  AUDIT_STORE_ENV,
+  type AuditStoreConfig,
+} from './approvals/create-audit-store';
+export type { AuditStore, AuditQuery } from './approvals/audit-store';
+export { SqliteAuditStore } from './approvals/sqlite-audit-store';
+export { PostgresAuditStore, type PostgresAuditStoreOptions } from './approvals/postgres-audit-store';
+export { MemoryAuditStore } from './approvals/memory-audit-store';
+export { AuditStoreError, type AuditStoreErrorCode } from './approvals/audit-store-error';
+
 // Local Temporal server
 export { resolveTemporalCli, TEMPORAL_CLI, type ResolvedTemporalCli } from './dev-server/temporal-cli';
 export { startDevServer, type DevServer, type DevServerOptions } from './dev-server/dev-server';

@@ -30,6 +30,29 @@ export { FAILED_RUN_STATUSES, isFailedRunStatus, type FailedRunStatus } from '..
 export { getRunStateQuery } from '../workflows/agent-run-messages';
 export { runningCalls, type RunningCall } from '../long-calls/live-progress';
 export type { ToolProgress } from '../tools/tool-progress';
+
+// Approvals: deciding waiting calls (README, "Approvals")
+export {
+  approveStep,
+  rejectStep,
+  getPendingApprovals,
+  listPendingApprovals,
+  type PendingApproval,
+  type StepDecision,
+  type ListPendingApprovalsOptions,
+} from '../approvals/approval-client';
+export { ApprovalError, type ApprovalErrorCode } from '../approvals/approval-error';
+export { argumentsDigest } from '../approvals/arguments-digest';
+export {
+  APPROVAL_REFUSAL_CODES,
+  type ApprovalRefusalCode,
+  type RunApprovalPolicy,
+  type StepApproval,
+  type ApprovalDecisionKind,
+  type ApprovalDecisionResult,
+  type ApprovalAuditRecord,
+  type ApprovalOutcome,
+} from '../approvals/approval-types';
 export type {
   AgentRunInput,
   AgentRunLimits,

@@ -193,3 +193,18 @@ export {
   type CodecServer,
   type CodecServerOptions,
 } from '../encryption/codec-server';
+
+// Approvals: tool policy and the audit trail (README, "Approvals")
+export type { ToolApprovalPolicy, ApprovalPredicate } from '../tools/approval-policy';
+export type { WorkerApprovalConfig } from '../activities/approval-activities';
+export {
+  createAuditStore,
+  auditStoreConfigFromEnv,
+  AUDIT_STORE_ENV,
+  type AuditStoreConfig,
+} from '../approvals/create-audit-store';
+export type { AuditStore, AuditQuery } from '../approvals/audit-store';
+export { SqliteAuditStore } from '../approvals/sqlite-audit-store';
+export { PostgresAuditStore, type PostgresAuditStoreOptions } from '../approvals/postgres-audit-store';
+export { MemoryAuditStore } from '../approvals/memory-audit-store';
+export { AuditStoreError, type AuditStoreErrorCode } from '../approvals/audit-store-error';
