@@ -1,3 +1,5 @@
+import { redactFailure, redactingLogger } from './redact-sensitive';
+import { sensitiveValues } from '../tools/sensitive-arguments';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { hostname } from 'node:os';
@@ -179,9 +181,11 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
         throw payloadFailure(entry, retry, attempt, error);
       })
     : input.arguments;
+  // Values of fields the schema marks sensitive: kept out of error messages, details and logs.
+  const secrets = sensitiveValues(rawArguments, entry.inputSchema);
   const limits = toolArgumentGuard(deps.guard, tool.contract.spec.argumentGuard);
   const parsed = parseToolArguments(tool.contract.spec.input, rawArguments, limits);
-  if (!parsed.ok) throw toolFailure(parsed.error, { mayHaveHadEffect: false });
+  if (!parsed.ok) throw redactFailure(toolFailure(parsed.error, { mayHaveHadEffect: false }), secrets);
   if (input.approvedDigest !== undefined) assertApprovedArguments(entry.name, parsed.value, input.approvedDigest);
   if (input.storeArguments && !compensating) {
     await storeCallArguments(input.arguments, deps.payloadStore, input.idempotencyKey, runId).catch(
@@ -215,6 +219,7 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
     ...(deps.leaseClock ? { now: deps.leaseClock } : {}),
   });
   const ctx = toolContext(tool, input, { runId, attempt, lease, heartbeat, deps, resumeFrom: resumeFrom?.state });
+  ctx.log = redactingLogger(ctx.log, secrets);
   try {
     return await claimAndRun(tool, parsed.value, ctx, lease, {
       retry,
@@ -224,6 +229,8 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
       sent: parsed.sent,
       heartbeat,
     });
+  } catch (error) {
+    throw redactFailure(error, secrets);
   } finally {
     lease.stop();
   }

@@ -21,6 +21,7 @@ import {
   type ToolErrorObservation,
 } from '../protocol/activity-protocol';
 import { boundObservation } from '../budget/bound-observation';
+import { redactArguments, redactDeep, sensitiveValues } from '../tools/sensitive-arguments';
 import { PAYLOAD_LIMITS } from '../budget/payload-limits';
 import { argumentsTooLarge, compensationArguments, compensationOutput, recordedArguments } from './run-budget';
 
@@ -67,6 +68,9 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
 
   const entry = ctx.visible.has(name) ? ctx.catalog.get(name) : undefined;
   if (!entry) return refuse(step, unknownTool(name, [...ctx.visible]));
+  // Fields the schema marks sensitive: never in the step's record, its summary or what the model reads back.
+  const secrets = sensitiveValues(call.arguments, entry.inputSchema);
+  step.arguments = recordedArguments(redactArguments(call?.arguments, entry.inputSchema));
   // Measured on what the model sent, before anything is scheduled or stored.
   const tooLarge = argumentsTooLarge(call.arguments, entry);
   if (tooLarge) return refuse(step, tooLarge);
@@ -117,7 +121,7 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
     step.status = 'succeeded';
     step.attempts = result.attempt;
     step.observation = boundObservation(
-      { status: 'ok', output: result.output, ...(result.replayed ? { replayed: true } : {}) },
+      { status: 'ok', output: redactDeep(result.output, secrets), ...(result.replayed ? { replayed: true } : {}) },
       PAYLOAD_LIMITS.maxToolOutputBytes,
       'The output was larger than any tool may return inline.',
     );
@@ -128,13 +132,13 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
     if (isCancellation(error)) {
       // The run is being cancelled: keep what the call reported (the tool's own error, if it also failed).
       step.status = 'failed';
-      step.observation = observationFromFailure(error, entry.name, entry.retry.maximumAttempts);
+      step.observation = redactDeep(observationFromFailure(error, entry.name, entry.retry.maximumAttempts), secrets);
       step.endedAt = Date.now();
       throw error;
     }
     step.status = 'failed';
     step.observation = boundObservation(
-      observationFromFailure(error, entry.name, entry.retry.maximumAttempts),
+      redactDeep(observationFromFailure(error, entry.name, entry.retry.maximumAttempts), secrets),
       PAYLOAD_LIMITS.maxToolOutputBytes,
     ) as ToolErrorObservation;
     step.attempts = step.observation.attempts;
@@ -151,7 +155,7 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
 /** Options of a tool call scheduled as a regular activity. */
 function toolActivityOptions(entry: ToolCatalogEntry, args: unknown): ActivityOptions {
   return {
-    summary: summarize(entry.name, args),
+    summary: summarize(entry.name, redactArguments(args, entry.inputSchema)),
     startToCloseTimeout: entry.timeoutMs,
     ...heartbeatTimeout(entry),
     scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
@@ -182,7 +186,7 @@ function heartbeatTimeout(entry: ToolCatalogEntry): Pick<ActivityOptions, 'heart
  */
 function localToolOptions(entry: ToolCatalogEntry, args: unknown): LocalActivityOptions {
   return {
-    summary: summarize(entry.name, args),
+    summary: summarize(entry.name, redactArguments(args, entry.inputSchema)),
     startToCloseTimeout: entry.timeoutMs,
     scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
