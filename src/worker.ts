@@ -25,6 +25,11 @@ import { resolveArgumentGuard, type ArgumentGuardOptions } from './tools/argumen
 import { encryptedDataConverter } from './encryption/encryption-codec';
 import { encryptionKeysFromEnv, resolveEncryptionKeys, type EncryptionKeyring } from './encryption/encryption-keys';
 import { withIdempotencyEncryption, withTranscriptEncryption } from './encryption/encrypted-stores';
+import {
+  telemetryActivityDeps,
+  telemetryWorkerOptions,
+  type WorkerTelemetryOptions,
+} from './telemetry/worker-telemetry';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions {
@@ -68,6 +73,8 @@ export interface CreateWorkerOptions {
   auditStore?: AuditStore;
   /** Approval settings of this worker (whether runs may waive a tool's approval). */
   approvals?: WorkerApprovalConfig;
+  /** OpenTelemetry tracing and metrics (see the README, "Tracing and metrics"). */
+  telemetry?: WorkerTelemetryOptions;
   /**
    * Limits of the argument guard for this worker's tools: `maxDepth` (nesting of objects and arrays, default
    * 64, at most 256), `maxIssues` (problems listed in an `INVALID_ARGUMENTS` error, default 10, at most 20),
@@ -126,6 +133,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   const worker = await Worker.create({
     ...tunedWorkerOptions(),
     ...options.workerOptions,
+    ...telemetryWorkerOptions(options.workerOptions, options.telemetry),
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
@@ -141,12 +149,14 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
         ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
         payloadStore: transcripts,
         argumentGuard,
+        ...telemetryActivityDeps(options.telemetry),
       }),
       ...createApprovalActivities({
         registry,
         ...options.approvals,
         ...(options.auditStore ? { auditStore: options.auditStore } : {}),
         argumentGuard,
+        ...telemetryActivityDeps(options.telemetry),
       }),
       ...createModelActivities({
         registry,

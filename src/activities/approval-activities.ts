@@ -9,6 +9,9 @@ import { toolArgumentGuard } from '../tools/argument-guard-options';
 import { ARGUMENT_GUARD_LIMITS, type ArgumentGuardLimits } from '../tools/json-arguments';
 import { ENGINE_FAILURE_TYPES, TOOL_ERROR_CODES } from '../protocol/activity-protocol';
 import type { ToolRegistry } from '../tools/tool-registry';
+import type { MeterProvider } from '@opentelemetry/api';
+import { createEngineMetrics } from '../telemetry/engine-metrics';
+import { approvalWaitEnded } from '../telemetry/approval-telemetry';
 
 /** Worker-side approval settings (`createWorker({ approvals })`). */
 export interface WorkerApprovalConfig {
@@ -26,6 +29,8 @@ export interface ApprovalActivityDeps extends WorkerApprovalConfig {
   auditStore?: AuditStore;
   /** The worker's argument guard limits (resolved); a tool's own `argumentGuard` overrides them. */
   argumentGuard?: ArgumentGuardLimits;
+  /** Where the engine's metrics go (default: the global OpenTelemetry meter provider). */
+  meterProvider?: MeterProvider;
 }
 
 /** The engine's approval activities, registered by `createWorker`. */
@@ -50,6 +55,7 @@ export interface ApprovalActivities {
  */
 export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
   const auditStore = deps.auditStore ?? new MemoryAuditStore();
+  const metrics = createEngineMetrics(deps.meterProvider);
   return {
     evaluateApproval: async (input) => {
       const evaluation = await evaluate(input, deps);
@@ -67,7 +73,10 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
       }
       return evaluation;
     },
-    recordApprovalAudit: (record) => writeAudit(auditStore, record),
+    recordApprovalAudit: async (record) => {
+      await writeAudit(auditStore, record);
+      approvalWaitEnded(metrics, record);
+    },
   };
 }
 

@@ -31,6 +31,9 @@ import { CallHeartbeat, lastCheckpoint, saveCheckpoint, type CallHeartbeatDetail
 import { DEFAULT_MAX_CHECKPOINT_BYTES } from '../tools/long-call';
 import { deterministicStoreFailure, type StorePhase } from './store-failure';
 import { cancelledCall, failureForThrownError } from './tool-error-handling';
+import type { MeterProvider } from '@opentelemetry/api';
+import { createEngineMetrics, type EngineMetrics } from '../telemetry/engine-metrics';
+import { ToolCallRecord } from '../telemetry/tool-call-telemetry';
 import {
   TEMPORAL_FAILURE_TYPES,
   TOOL_ERROR_CODES,
@@ -80,6 +83,11 @@ export interface ToolActivityDeps {
    * of range throws {@link ArgumentGuardConfigError}. Defaults: `ARGUMENT_GUARD_LIMITS`.
    */
   argumentGuard?: ArgumentGuardOptions;
+  /**
+   * Where the engine's metrics go (default: the global OpenTelemetry meter provider, a no-op until an SDK
+   * registers one). See the README, "Tracing and metrics".
+   */
+  meterProvider?: MeterProvider;
 }
 
 /** An activity implementing one tool call. */
@@ -98,6 +106,7 @@ type ResolvedDeps = ToolActivityDeps & {
   owner: string;
   payloadStore: PayloadStore;
   guard: ArgumentGuardLimits;
+  metrics: EngineMetrics;
 };
 
 /**
@@ -132,6 +141,7 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
     owner: `${hostname()}:${process.pid}`,
     payloadStore: deps.payloadStore ?? new MemoryTranscriptStore(),
     guard: resolveArgumentGuard(deps.argumentGuard),
+    metrics: createEngineMetrics(deps.meterProvider),
   };
   for (const tool of deps.registry.list()) {
     activities[tool.contract.name] = (input: ToolActivityInput) => runToolCall(tool, input, resolved);
@@ -161,7 +171,31 @@ async function runLateTool(input: ToolActivityInput, deps: ResolvedDeps): Promis
   return runToolCall(tool, input, deps);
 }
 
+/** One attempt of a tool call, with its telemetry (span attributes and metrics). */
 async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedDeps): Promise<ToolActivityResult> {
+  const record = new ToolCallRecord(deps.metrics, {
+    tool: tool.contract.name,
+    idempotencyKey: typeof input?.idempotencyKey === 'string' ? input.idempotencyKey : '',
+    stepId: typeof input?.stepId === 'number' ? input.stepId : 0,
+    attempt: Context.current().info.attempt,
+    ...(typeof input?.compensationOf === 'string' ? { compensationOf: input.compensationOf } : {}),
+  });
+  try {
+    const result = await executeToolCall(tool, input, deps, record);
+    record.succeeded(result.replayed === true);
+    return result;
+  } catch (error) {
+    record.failed(error);
+    throw error;
+  }
+}
+
+async function executeToolCall(
+  tool: Tool,
+  input: ToolActivityInput,
+  deps: ResolvedDeps,
+  record: ToolCallRecord,
+): Promise<ToolActivityResult> {
   const activity = Context.current();
   const { attempt, workflowExecution, heartbeatDetails } = activity.info;
   const entry = tool.contract.catalogEntry;
@@ -228,6 +262,7 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
       deps,
       sent: parsed.sent,
       heartbeat,
+      record,
     });
   } catch (error) {
     throw redactFailure(error, secrets);
@@ -302,6 +337,8 @@ interface CallSettings {
   /** The arguments as the model sent them (parsed JSON), for the key's fingerprint. */
   sent: unknown;
   heartbeat: CallHeartbeat;
+  /** The attempt's telemetry. */
+  record: ToolCallRecord;
 }
 
 async function claimAndRun(
@@ -328,6 +365,7 @@ async function claimAndRun(
         ? Number.POSITIVE_INFINITY
         : activity.info.retryPolicy?.maximumAttempts || retry.maximumAttempts,
       lease,
+      onReconcile: (result) => call.record.reconciled(result),
     }).catch((error: unknown) => {
       if (error instanceof ApplicationFailure) throw error;
       throw storeUnavailable(entry, retry, attempt, error, 'claim');
@@ -359,7 +397,7 @@ async function claimAndRun(
     // The lease is gone: another attempt owns (or will own) the key and finds out what happened. Keep it.
     if (lease.lost) throw leaseLost(entry, attempt, lease.lost);
     const previousDelayMs = (heartbeatDetails as CallHeartbeatDetails | undefined)?.retryDelayMs;
-    const { failure, retryDelayMs } = failureForThrownError(error, {
+    const { failure, retryDelayMs, classification, refusedBy } = failureForThrownError(error, {
       tool: { ...entry, retry },
       attempt: call.executions,
       elapsedMs: Date.now() - scheduledTimestampMs,
@@ -367,6 +405,7 @@ async function claimAndRun(
       ...(previousDelayMs !== undefined ? { previousDelayMs } : {}),
       ...(deps.random ? { random: deps.random } : {}),
     });
+    if (classification) call.record.classified(classification, refusedBy);
     if (store && token) {
       // A transient failure is forgotten so the next attempt starts fresh; a final one is kept for replay.
       if (retryDelayMs !== undefined) await store.release(ctx.idempotencyKey, token).catch(() => false);

@@ -32,6 +32,8 @@ export interface ClaimOptions {
   maximumAttempts: number;
   /** Told when the key is owned, so it renews the lease from then on (reconcile included). */
   lease: ToolCallLease;
+  /** Told what a `reconcile` check found (for telemetry). */
+  onReconcile?: (result: 'done' | 'not_done' | 'failed') => void;
 }
 
 /** A stored permanent failure: the observation the model saw and the saga's facts. */
@@ -123,7 +125,7 @@ export async function claimKey(
       // The previous holder's lease ran out more than the takeover grace ago: it can no longer send (its
       // local deadline passed before that), and what it sent has had the grace to land downstream.
       options.lease.owned(store, outcome.token, sentAt, outcome.fencingToken);
-      return resolveUnknownOutcome(store, tool, ctx, outcome.token, outcome.previousOwner);
+      return resolveUnknownOutcome(store, tool, ctx, outcome.token, outcome.previousOwner, options.onReconcile);
   }
 }
 
@@ -133,6 +135,7 @@ async function resolveUnknownOutcome(
   ctx: ToolContext,
   token: string,
   previousOwner: string,
+  onReconcile: ClaimOptions['onReconcile'],
 ): Promise<KeyDecision> {
   const entry = tool.contract.catalogEntry;
   ctx.log.warn('An earlier attempt died holding the idempotency key; its outcome is unknown.', {
@@ -145,6 +148,7 @@ async function resolveUnknownOutcome(
     try {
       found = await tool.hooks.reconcile(ctx.idempotencyKey, ctx);
     } catch (error) {
+      onReconcile?.('failed');
       // Keep the key (do not release it): the next attempt must reconcile again, never run blindly.
       throw toolFailure(
         {
@@ -159,6 +163,7 @@ async function resolveUnknownOutcome(
         RECONCILE_RETRY_DELAY_MS,
       );
     }
+    onReconcile?.(found.done ? 'done' : 'not_done');
     if (found.done) {
       const output = tool.contract.spec.output.parse(found.output);
       await store.complete(ctx.idempotencyKey, token, output);

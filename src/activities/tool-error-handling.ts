@@ -1,6 +1,12 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { classify } from '../tools/classify';
-import { decideRetry, OUTCOME_UNKNOWN_EXPLANATION, type RetryBudgetInput } from '../tools/retry-decision';
+import {
+  decideRetry,
+  OUTCOME_UNKNOWN_EXPLANATION,
+  type NoRetryReason,
+  type RetryBudgetInput,
+} from '../tools/retry-decision';
+import type { FailureKind } from '../tools/classify';
 import type { RetryBudget } from '../tools/retry-budget';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { CancelledFailure } from '@temporalio/common';
@@ -32,12 +38,13 @@ export interface ThrownErrorContext {
  * delay (full jitter, or exactly the server's Retry-After) or a final, structured failure the model
  * will read. An `ApplicationFailure` thrown by the tool itself is passed through untouched.
  *
- * @returns the failure to throw, and the delay when it is a retry.
+ * @returns the failure to throw, the delay when it is a retry, and (for telemetry) the error's
+ * classification and why no retry follows when none does.
  */
 export function failureForThrownError(
   error: unknown,
   context: ThrownErrorContext,
-): { failure: ApplicationFailure; retryDelayMs?: number } {
+): { failure: ApplicationFailure; retryDelayMs?: number; classification?: FailureKind; refusedBy?: NoRetryReason } {
   if (error instanceof ApplicationFailure) return { failure: boundApplicationFailure(error) };
   const { tool, attempt } = context;
   const classification = classify(error);
@@ -64,6 +71,7 @@ export function failureForThrownError(
     return {
       failure: toolFailure(observation, { mayHaveHadEffect: classification.mayHaveHadEffect }, decision.delayMs),
       retryDelayMs: decision.delayMs,
+      classification: classification.kind,
     };
   }
   const outcomeUnknown = decision.reason === 'may-have-had-effect';
@@ -77,7 +85,11 @@ export function failureForThrownError(
     retryable: !outcomeUnknown && classification.kind !== 'permanent',
     attempts: attempt,
   };
-  return { failure: toolFailure(observation, { mayHaveHadEffect: classification.mayHaveHadEffect }) };
+  return {
+    failure: toolFailure(observation, { mayHaveHadEffect: classification.mayHaveHadEffect }),
+    classification: classification.kind,
+    refusedBy: decision.reason,
+  };
 }
 
 function withReason(message: string, reason: string, attempt: number): string {

@@ -109,6 +109,8 @@ export interface PendingCompensation {
   output?: unknown;
   /** The forward call's idempotency key; the compensation runs under `${key}/undo`. */
   idempotencyKey: string;
+  /** The forward call's span, when the run is traced: the compensation's span links to it. */
+  span?: { traceId: string; spanId: string; traceFlags: number };
 }
 
 /** What one generation hands to the next when the run continues as new. */

@@ -34,6 +34,7 @@ import { endWithOutcome, showOutcome } from './run-outcome';
 import { addTurnUsage, initialRunUsage, modelTurnSummary, usageLimitReason, usageTotals } from './run-usage';
 import { compensate } from './saga';
 import { runToolStep, type StepContext } from './tool-step';
+import { markRunStatus, traceModelTurn, traceToolStep } from './run-tracing';
 import { boundObservation } from '../budget/bound-observation';
 import { jsonByteLength, PAYLOAD_LIMITS, truncateText } from '../budget/payload-limits';
 import { boundedRunView, transcriptToolCalls } from './run-budget';
@@ -109,7 +110,9 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
   let consecutiveTurnIssues = 0;
   let stepsThisGeneration = 0;
   const runStep = (call: ModelToolCall): Promise<StepRecord> =>
-    isDescribeToolsCall(call, disclosedOnDemand) ? describeToolsStep(call, step) : runToolStep(call, step);
+    traceToolStep(String(call?.name), step.pending, () =>
+      isDescribeToolsCall(call, disclosedOnDemand) ? describeToolsStep(call, step) : runToolStep(call, step),
+    );
 
   const askModel = async (): Promise<ModelTurn> => {
     const request = (delta: { fromIndex: number; messages: CallModelInput['messages'] }): CallModelInput => ({
@@ -185,7 +188,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
         return await continueAsNew<typeof agentRun>({ ...input, carriedOver: carryOver });
       }
 
-      const turn = await askModel();
+      const turn = await traceModelTurn(state.turns + 1, askModel);
       state.turns += 1;
       addTurnUsage(state.usage, state.turns, turn, input.model, input.costTable);
       const toolCalls = (Array.isArray(turn.toolCalls) ? turn.toolCalls : []).slice(
@@ -312,6 +315,7 @@ function finish(state: AgentRunState, status: RunStatus, input: AgentRunInput): 
 
 function setStatus(state: AgentRunState, status: RunStatus, input: AgentRunInput): void {
   state.status = status;
+  markRunStatus(status);
   if (input.trackStatusSearchAttribute) {
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.runStatus, value: status }]);
   }

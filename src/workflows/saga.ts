@@ -4,6 +4,7 @@ import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import type { PendingCompensation, StepRecord } from './agent-run-types';
 import { describeActivityFailure } from '../protocol/activity-protocol';
 import { COMPENSATION_ACTIVITY_OPTIONS, SUMMARY_MAX_LENGTH } from './agent-run-defaults';
+import { traceCompensation } from './run-tracing';
 
 /** How compensation went. */
 export interface CompensationOutcome {
@@ -68,11 +69,13 @@ function compensateOne(item: PendingCompensation, undo: ToolCatalogEntry | undef
     compensationOf: item.tool,
   };
   const summary = `undo step ${item.stepId} (${item.tool}) with ${item.undo}`.slice(0, SUMMARY_MAX_LENGTH);
-  return scheduleActivity(item.undo, [input], {
-    ...COMPENSATION_ACTIVITY_OPTIONS,
-    ...(undo ? { startToCloseTimeout: undo.timeoutMs } : {}),
-    summary,
-  });
+  return traceCompensation(item, () =>
+    scheduleActivity(item.undo, [input], {
+      ...COMPENSATION_ACTIVITY_OPTIONS,
+      ...(undo ? { startToCloseTimeout: undo.timeoutMs } : {}),
+      summary,
+    }),
+  );
 }
 
 function parseIfJson(value: unknown): unknown {

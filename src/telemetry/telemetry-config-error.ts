@@ -1,0 +1,15 @@
+/** Codes of {@link TelemetryConfigError}. */
+export type TelemetryConfigErrorCode = 'NO_TRACER_PROVIDER' | 'INVALID_PROMETHEUS_ADDRESS';
+
+/** Tracing or metrics were asked for, but their configuration cannot work. */
+export class TelemetryConfigError extends Error {
+  override readonly name = 'TelemetryConfigError';
+
+  constructor(
+    message: string,
+    readonly code: TelemetryConfigErrorCode,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,40 @@
+import type { MeterProvider } from '@opentelemetry/api';
+import type { WorkerOptions } from '@temporalio/worker';
+import { withWorkerTracing, type WorkerTracingOptions } from './worker-tracing';
+
+/**
+ * OpenTelemetry of a worker (`createWorker({ telemetry })`); see the README, "Tracing and metrics". Without it
+ * the worker traces nothing and records its metrics on the global meter provider (a no-op until an SDK
+ * registers one).
+ */
+export interface WorkerTelemetryOptions {
+  /**
+   * Trace runs, model turns, tool calls (one span per attempt) and compensations: `true` sends the spans to
+   * the tracer provider an OpenTelemetry SDK registered globally (`startTelemetryFromEnv`, or your NodeSDK),
+   * `{ spanProcessor }` to that processor. The workflows are bundled with Temporal's OpenTelemetry workflow
+   * interceptors; a pre-built `workflowBundle` must include `TRACING_WORKFLOW_MODULES` itself.
+   */
+  tracing?: boolean | WorkerTracingOptions;
+  /** Where the engine's metrics go (default: the global meter provider). */
+  meterProvider?: MeterProvider;
+}
+
+/**
+ * The worker options tracing adds to (or merges with) the caller's: interceptors and sinks. Nothing without
+ * tracing, so an untraced worker is created exactly as before.
+ */
+export function telemetryWorkerOptions(
+  workerOptions: Partial<WorkerOptions> | undefined,
+  telemetry: WorkerTelemetryOptions | undefined,
+): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
+  if (!telemetry?.tracing) return {};
+  const { interceptors, sinks } = withWorkerTracing(workerOptions ?? {}, telemetry.tracing);
+  return { interceptors, sinks };
+}
+
+/** What the engine's activities need of the telemetry options (the meter provider, when one is given). */
+export function telemetryActivityDeps(telemetry: WorkerTelemetryOptions | undefined): {
+  meterProvider?: MeterProvider;
+} {
+  return telemetry?.meterProvider ? { meterProvider: telemetry.meterProvider } : {};
+}

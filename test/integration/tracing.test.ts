@@ -1,0 +1,211 @@
+import { Client } from '@temporalio/client';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { z } from 'zod';
+import { startAgentRun, waitForAgentRun } from '../../src/client';
+import type { ScriptedTurn } from '../../src/model/scripted-model';
+import { ENGINE_METRICS } from '../../src/telemetry/engine-metrics';
+import { tracingClientInterceptors } from '../../src/telemetry/client-tracing';
+import { TOOL_CALL_SPAN_ATTRIBUTES as TOOL } from '../../src/telemetry/tool-call-telemetry';
+import { compensationInput } from '../../src/tools/compensation-input';
+import { defineTool } from '../../src/tools/define-tool';
+import { PermanentToolError, TransientToolError } from '../../src/tools/tool-errors';
+import { createWorker } from '../../src/worker';
+import type { AgentRunResult } from '../../src/workflows/agent-run-types';
+import { RUN_SPANS } from '../../src/workflows/run-tracing';
+import { inMemoryMetrics, inMemoryTracing } from '../support/in-memory-telemetry';
+import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+
+/**
+ * Issue 15, tracing and metrics, on the real dev server: a run books a hotel (its first attempt fails
+ * transiently and is retried), then its card is declined, so the booking is compensated. The worker bundles
+ * the workflows with Temporal's OpenTelemetry interceptors and exports into an in-memory span exporter.
+ */
+
+const bookHotelContract = defineTool({
+  name: 'book_hotel',
+  description: 'Books a hotel.',
+  input: z.object({ hotel: z.string() }),
+  output: z.object({ bookingId: z.string() }),
+  effect: 'compensable',
+  undo: 'cancel_hotel',
+  idempotent: true,
+  retry: { initialDelay: '50 ms', maxDelay: '100 ms' },
+});
+
+const tools = [
+  bookHotelContract.implement(async (_input, ctx) => {
+    if (ctx.attempt === 1) throw new TransientToolError('The hotel API is busy.', { code: 'UNAVAILABLE' });
+    return { bookingId: `booking-${ctx.stepId}` };
+  }),
+  defineTool({
+    name: 'cancel_hotel',
+    description: 'Cancels a hotel booking.',
+    input: compensationInput(bookHotelContract),
+    output: z.object({ cancelled: z.boolean() }),
+    effect: 'irreversible',
+    idempotent: true,
+    approval: 'never',
+  }).implement(async () => ({ cancelled: true })),
+  defineTool({
+    name: 'charge_card',
+    description: 'Charges the card.',
+    input: z.object({ amountCents: z.number().int() }),
+    output: z.object({ chargeId: z.string() }),
+    effect: 'irreversible',
+    idempotent: true,
+    approval: 'never',
+  }).implement(async () => {
+    throw new PermanentToolError('The card was declined.', { code: 'PERMISSION_DENIED' });
+  }),
+];
+
+const script: ScriptedTurn[] = [
+  { toolCalls: [{ name: 'book_hotel', arguments: { hotel: 'Adlon' } }] },
+  { toolCalls: [{ name: 'charge_card', arguments: { amountCents: 99_999 } }] },
+  { text: 'done', final: true },
+];
+
+let temporal: TestTemporal;
+const tracing = inMemoryTracing();
+const metrics = inMemoryMetrics();
+let result: AgentRunResult;
+
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+  const taskQueue = uniqueTaskQueue('tracing');
+  // No pre-built bundle: the worker bundles the workflows with the tracing interceptors, as in production.
+  const { worker } = await createWorker({
+    tools,
+    connection: temporal.nativeConnection,
+    settings: { namespace: testServer().namespace, taskQueue },
+    telemetry: { tracing: { spanProcessor: tracing.spanProcessor }, meterProvider: metrics.meterProvider },
+  });
+  const client = new Client({
+    connection: temporal.client.connection,
+    namespace: testServer().namespace,
+    interceptors: tracingClientInterceptors({ tracerProvider: tracing.tracerProvider }),
+  });
+  result = await worker.runUntil(async () => {
+    const handle = await startAgentRun(
+      client,
+      {
+        goal: 'Book and pay',
+        model: { provider: 'scripted', script },
+        failurePolicy: { criticalTools: ['charge_card'] },
+      },
+      { taskQueue },
+    );
+    return waitForAgentRun(handle);
+  });
+});
+
+afterAll(async () => {
+  await temporal?.close();
+});
+
+const named = (name: string) => tracing.spans().filter((span) => span.name === name);
+const one = (name: string): ReadableSpan => {
+  const found = named(name);
+  if (found.length !== 1) throw new Error(`expected one span "${name}", found ${found.length}`);
+  return found[0]!;
+};
+const childrenOf = (parent: ReadableSpan) =>
+  tracing.spans().filter((span) => span.parentSpanId === parent.spanContext().spanId);
+const childNamed = (parent: ReadableSpan, name: string) => childrenOf(parent).filter((span) => span.name === name);
+
+describe('a traced run with a retry and a compensation', () => {
+  test('the run ends compensated', () => {
+    expect(result.status).toBe('compensated');
+  });
+
+  test('every span of the run is in the trace the client started', () => {
+    const start = one('StartWorkflow:agentRun');
+    const traceIds = new Set(tracing.spans().map((span) => span.spanContext().traceId));
+    expect([...traceIds]).toEqual([start.spanContext().traceId]);
+    expect(childNamed(start, 'RunWorkflow:agentRun')).toHaveLength(1);
+  });
+
+  test('the run span carries the status the run ended with', () => {
+    expect(one('RunWorkflow:agentRun').attributes[RUN_SPANS.attributes.runStatus]).toBe('compensated');
+  });
+
+  test('each model turn is a span of the run, above its model activity', () => {
+    const run = one('RunWorkflow:agentRun');
+    const turns = childNamed(run, RUN_SPANS.modelTurn);
+    expect(turns.map((span) => span.attributes[RUN_SPANS.attributes.turn])).toEqual([1, 2]);
+    for (const turn of turns) {
+      const [start] = childNamed(turn, 'StartActivity:callModel');
+      expect(childNamed(start!, 'RunActivity:callModel')).toHaveLength(1);
+    }
+  });
+
+  test('a retried tool call is one span with one attempt span per attempt, each with its outcome', () => {
+    const call = one(`${RUN_SPANS.toolCall} book_hotel`);
+    expect(call.parentSpanId).toBe(one('RunWorkflow:agentRun').spanContext().spanId);
+    expect(call.attributes).toMatchObject({
+      [RUN_SPANS.attributes.stepId]: 1,
+      [RUN_SPANS.attributes.idempotencyKey]: `${result.runId}/1`,
+      [RUN_SPANS.attributes.stepStatus]: 'succeeded',
+      [RUN_SPANS.attributes.attempts]: 2,
+    });
+    const [start] = childNamed(call, 'StartActivity:book_hotel');
+    const attempts = childNamed(start!, 'RunActivity:book_hotel').map((span) => span.attributes);
+    attempts.sort((a, b) => Number(a[TOOL.attempt]) - Number(b[TOOL.attempt]));
+    expect(attempts).toEqual([
+      expect.objectContaining({
+        [TOOL.tool]: 'book_hotel',
+        [TOOL.idempotencyKey]: `${result.runId}/1`,
+        [TOOL.attempt]: 1,
+        [TOOL.outcome]: 'retrying',
+        [TOOL.classification]: 'transient',
+        [TOOL.errorCode]: 'UNAVAILABLE',
+        [TOOL.retryDelayMs]: expect.any(Number),
+      }),
+      expect.objectContaining({ [TOOL.attempt]: 2, [TOOL.outcome]: 'succeeded' }),
+    ]);
+  });
+
+  test('a permanently failed tool call says so on its attempt span', () => {
+    const [start] = childNamed(one(`${RUN_SPANS.toolCall} charge_card`), 'StartActivity:charge_card');
+    expect(childNamed(start!, 'RunActivity:charge_card').map((span) => span.attributes)).toEqual([
+      expect.objectContaining({
+        [TOOL.outcome]: 'failed',
+        [TOOL.classification]: 'permanent',
+        [TOOL.errorCode]: 'PERMISSION_DENIED',
+      }),
+    ]);
+  });
+
+  test('the compensation span is linked to the span of the step it undoes', () => {
+    const compensation = one(`${RUN_SPANS.compensation} cancel_hotel`);
+    const booked = one(`${RUN_SPANS.toolCall} book_hotel`);
+    expect(compensation.parentSpanId).toBe(one('RunWorkflow:agentRun').spanContext().spanId);
+    expect(compensation.links.map((link) => link.context.spanId)).toEqual([booked.spanContext().spanId]);
+    expect(compensation.attributes).toMatchObject({
+      [RUN_SPANS.attributes.compensationOf]: 'book_hotel',
+      [RUN_SPANS.attributes.stepId]: 1,
+    });
+    const [start] = childNamed(compensation, 'StartActivity:cancel_hotel');
+    expect(childNamed(start!, 'RunActivity:cancel_hotel').map((span) => span.attributes)).toEqual([
+      expect.objectContaining({
+        [TOOL.compensationOf]: 'book_hotel',
+        [TOOL.idempotencyKey]: `${result.runId}/1/undo`,
+        [TOOL.outcome]: 'succeeded',
+      }),
+    ]);
+  });
+
+  test("the run's metrics count its calls by outcome, its retry and its compensation", async () => {
+    expect(await metrics.total(ENGINE_METRICS.toolCalls, { tool: 'book_hotel', outcome: 'retrying' })).toBe(1);
+    expect(await metrics.total(ENGINE_METRICS.toolCalls, { tool: 'book_hotel', outcome: 'succeeded' })).toBe(1);
+    expect(await metrics.total(ENGINE_METRICS.toolCalls, { tool: 'charge_card', outcome: 'failed' })).toBe(1);
+    expect(await metrics.total(ENGINE_METRICS.retries, { tool: 'book_hotel', classification: 'transient' })).toBe(1);
+    expect(
+      await metrics.total(ENGINE_METRICS.compensations, {
+        tool: 'cancel_hotel',
+        compensation_of: 'book_hotel',
+        outcome: 'succeeded',
+      }),
+    ).toBe(1);
+  });
+});
