@@ -25,6 +25,7 @@ import { resolveArgumentGuard, type ArgumentGuardOptions } from './tools/argumen
 import { encryptedDataConverter } from './encryption/encryption-codec';
 import { encryptionKeysFromEnv, resolveEncryptionKeys, type EncryptionKeyring } from './encryption/encryption-keys';
 import { withIdempotencyEncryption, withTranscriptEncryption } from './encryption/encrypted-stores';
+import { startTelemetryFromEnv } from './telemetry/telemetry-from-env';
 import {
   telemetryActivityDeps,
   telemetryWorkerOptions,
@@ -133,7 +134,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   const worker = await Worker.create({
     ...tunedWorkerOptions(),
     ...options.workerOptions,
-    ...telemetryWorkerOptions(options.workerOptions, options.telemetry),
+    ...(await telemetryWorkerOptions(options.workerOptions, options.telemetry)),
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
@@ -214,7 +215,8 @@ export async function loadToolsModule(modulePath: string, cwd: string = process.
  * (SQLite in `.data/` by default, Postgres with `DURABLE_TOOLS_IDEMPOTENCY_STORE=postgres`) with its reaper,
  * transcripts in the configured store (`.data/transcripts.sqlite` by default, Postgres with
  * `DURABLE_TOOLS_TRANSCRIPT_STORE=postgres`) with a reaper of expired stored payloads, the approval audit trail in the configured store
- * (`.data/audit.sqlite` by default, Postgres with `DURABLE_TOOLS_AUDIT_STORE=postgres`). Returns when `until` settles (the command line passes its
+ * (`.data/audit.sqlite` by default, Postgres with `DURABLE_TOOLS_AUDIT_STORE=postgres`), OpenTelemetry traces and
+ * metrics as the standard `OTEL_*` variables ask (see `startTelemetryFromEnv`). Returns when `until` settles (the command line passes its
  * Ctrl-C / SIGTERM), after the worker has drained; without `until`, when the worker shuts down.
  */
 export async function runWorkerProcess(options: {
@@ -228,6 +230,8 @@ export async function runWorkerProcess(options: {
   // First: a configuration error then leaves nothing open.
   const modelProviders = await modelProvidersFromEnv();
   const encryption = encryptionKeysFromEnv();
+  // OpenTelemetry as the OTEL_* variables ask (nothing loaded when they ask for nothing).
+  const telemetry = await startTelemetryFromEnv();
   const transcripts = createTranscriptStore();
   const auditStore = createAuditStore();
   const idempotencyStore = createIdempotencyStore();
@@ -242,6 +246,7 @@ export async function runWorkerProcess(options: {
       settings,
       modelProviders,
       encryption: encryption ?? false,
+      ...(telemetry?.traces ? { telemetry: { tracing: true } } : {}),
     });
     const models = ['scripted', ...Object.keys(modelProviders)].join(', ');
     log(
@@ -259,5 +264,6 @@ export async function runWorkerProcess(options: {
     await idempotencyStore.close();
     await transcripts.close();
     await auditStore.close();
+    await telemetry?.shutdown();
   }
 }

@@ -3,7 +3,15 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 /**
  * Installs the Temporal runtime for a command that runs a worker: warnings and errors only, and no signal
  * handlers of its own — the command's lifecycle decides when the worker drains and in which order things stop.
+ * With `prometheusBindAddress`, the runtime serves its own metrics (task slots, poll latencies, schedule-to-start,
+ * workflow and activity counts, sticky cache) for Prometheus at `http://<address>/metrics`.
  */
-export function installRuntime(): void {
-  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+export function installRuntime(options: { prometheusBindAddress?: string } = {}): void {
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    shutdownSignals: [],
+    ...(options.prometheusBindAddress
+      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: options.prometheusBindAddress } } } }
+      : {}),
+  });
 }

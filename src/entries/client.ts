@@ -88,3 +88,5 @@ export {
   type EncryptionKeyring,
 } from '../encryption/encryption-keys';
 export { EncryptionError, type EncryptionErrorCode } from '../encryption/encryption-error';
+
+export { tracingClientInterceptors } from '../telemetry/client-tracing';

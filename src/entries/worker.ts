@@ -208,3 +208,20 @@ export { SqliteAuditStore } from '../approvals/sqlite-audit-store';
 export { PostgresAuditStore, type PostgresAuditStoreOptions } from '../approvals/postgres-audit-store';
 export { MemoryAuditStore } from '../approvals/memory-audit-store';
 export { AuditStoreError, type AuditStoreErrorCode } from '../approvals/audit-store-error';
+
+// Tracing and metrics (OpenTelemetry)
+export type { WorkerTelemetryOptions } from '../telemetry/worker-telemetry';
+export type { WorkerTracingOptions } from '../telemetry/worker-tracing';
+export { TRACING_WORKFLOW_MODULES } from '../telemetry/tracing-workflow-modules';
+export {
+  startTelemetryFromEnv,
+  telemetryConfigFromEnv,
+  DEFAULT_SERVICE_NAME,
+  type TelemetryEnvConfig,
+  type StartedTelemetry,
+} from '../telemetry/telemetry-from-env';
+export { TelemetryConfigError, type TelemetryConfigErrorCode } from '../telemetry/telemetry-config-error';
+export { ENGINE_METRICS, DURABLE_TOOLS_METER } from '../telemetry/engine-metrics';
+export { TOOL_CALL_SPAN_ATTRIBUTES, type ToolCallOutcome } from '../telemetry/tool-call-telemetry';
+export { RUN_SPANS } from '../workflows/run-tracing';
+export { tracingClientInterceptors } from '../telemetry/client-tracing';

@@ -1,6 +1,6 @@
 import type { MeterProvider } from '@opentelemetry/api';
 import type { WorkerOptions } from '@temporalio/worker';
-import { withWorkerTracing, type WorkerTracingOptions } from './worker-tracing';
+import type { WorkerTracingOptions } from './worker-tracing';
 
 /**
  * OpenTelemetry of a worker (`createWorker({ telemetry })`); see the README, "Tracing and metrics". Without it
@@ -21,13 +21,14 @@ export interface WorkerTelemetryOptions {
 
 /**
  * The worker options tracing adds to (or merges with) the caller's: interceptors and sinks. Nothing without
- * tracing, so an untraced worker is created exactly as before.
+ * tracing, so an untraced worker is created exactly as before, without loading the tracing modules.
  */
-export function telemetryWorkerOptions(
+export async function telemetryWorkerOptions(
   workerOptions: Partial<WorkerOptions> | undefined,
   telemetry: WorkerTelemetryOptions | undefined,
-): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
+): Promise<Pick<WorkerOptions, 'interceptors' | 'sinks'>> {
   if (!telemetry?.tracing) return {};
+  const { withWorkerTracing } = await import('./worker-tracing');
   const { interceptors, sinks } = withWorkerTracing(workerOptions ?? {}, telemetry.tracing);
   return { interceptors, sinks };
 }

@@ -10,6 +10,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry/lib/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import { TelemetryConfigError } from './telemetry-config-error';
+import { TRACING_WORKFLOW_MODULES } from './tracing-workflow-modules';
 
 /**
  * Where a worker's spans go. Without it (`tracing: true`), the global tracer provider registered by an
@@ -21,11 +22,6 @@ export interface WorkerTracingOptions {
   /** Resource of the workflow spans (default: the SDK's default resource). */
   resource?: Resource;
 }
-
-/** The workflow interceptors of `@temporalio/interceptors-opentelemetry`, bundled with the workflows. */
-export const TRACING_WORKFLOW_MODULES: readonly string[] = [
-  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
-];
 
 /**
  * Adds tracing to a worker's options: the activity interceptors (a `RunActivity:<tool>` span per attempt, child

@@ -83,7 +83,7 @@ beforeAll(async () => {
   const client = new Client({
     connection: temporal.client.connection,
     namespace: testServer().namespace,
-    interceptors: tracingClientInterceptors({ tracerProvider: tracing.tracerProvider }),
+    interceptors: await tracingClientInterceptors({ tracerProvider: tracing.tracerProvider }),
   });
   result = await worker.runUntil(async () => {
     const handle = await startAgentRun(

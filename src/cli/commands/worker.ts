@@ -4,6 +4,7 @@ import { parseCommandArgs } from '../args';
 import { EXIT_CODES, type CliCommand } from '../command';
 import { installRuntime } from '../runtime';
 import { TOOLS_OPTION_HELP, TOOLS_OPTION_SPEC, toolsModuleOption } from '../tools-option';
+import { PROMETHEUS_OPTION_HELP, PROMETHEUS_OPTION_SPEC, prometheusOption } from '../prometheus-option';
 
 /** `durable-tools worker`: a worker running the tools of a module, against the configured server. */
 export const workerCommand: CliCommand = {
@@ -17,18 +18,21 @@ connects to TEMPORAL_ADDRESS / the TEMPORAL_PROFILE of the Temporal config file 
 
 options:
 ${TOOLS_OPTION_HELP}
+${PROMETHEUS_OPTION_HELP}
   -h, --help      this help
 
 environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_PROFILE,
-  TEMPORAL_CONFIG_FILE, DURABLE_TOOLS_TASK_QUEUE, DURABLE_TOOLS_TOOLS_MODULE
+  TEMPORAL_CONFIG_FILE, DURABLE_TOOLS_TASK_QUEUE, DURABLE_TOOLS_TOOLS_MODULE; OpenTelemetry traces and metrics
+  from the standard OTEL_* variables (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT, ...)
 
 exit codes: 0 stopped by Ctrl-C/SIGTERM after draining, 1 the worker failed (server unreachable, bad tools
 module, ...), 2 bad arguments`,
   async run(argv, context) {
-    const { values, help } = parseCommandArgs(argv, TOOLS_OPTION_SPEC);
+    const { values, help } = parseCommandArgs(argv, { ...TOOLS_OPTION_SPEC, ...PROMETHEUS_OPTION_SPEC });
     if (help) return (context.out(workerCommand.help), EXIT_CODES.ok);
     const toolsModule = toolsModuleOption(values, context);
-    installRuntime();
+    const prometheusBindAddress = prometheusOption(values, context);
+    installRuntime(prometheusBindAddress ? { prometheusBindAddress } : {});
     const tools = await loadToolsModule(toolsModule, context.cwd);
     const settings = connectionSettingsFromEnv(context.env);
     await runWorkerProcess({ tools, settings, until: context.lifecycle.stopRequested, log: context.out });
