@@ -2,6 +2,7 @@ import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@t
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
+import { tracingClientInterceptors } from './telemetry/client-tracing';
 import { SEARCH_ATTRIBUTES } from './search-attributes';
 import { ensureApprovalSearchAttribute } from './approvals/approval-search-attribute';
 import { ensureStatusSearchAttribute } from './status-search-attribute';
@@ -24,6 +25,11 @@ export interface ConnectClientOptions {
    * `DURABLE_TOOLS_ENCRYPTION_KEYS` / `DURABLE_TOOLS_ENCRYPTION_KEYS_FILE` when set, else off.
    */
   encryption?: EncryptionKeyring | false;
+  /**
+   * Start runs inside OpenTelemetry spans (`StartWorkflow:agentRun`) of the global tracer provider and pass the
+   * trace context on, so a traced worker's spans join the caller's trace (see `tracingClientInterceptors`).
+   */
+  tracing?: boolean;
 }
 
 /**
@@ -41,7 +47,13 @@ export async function connectClient(
 ): Promise<Client> {
   const dataConverter = encryptedDataConverter(resolveEncryptionKeys(options.encryption));
   const connection = await Connection.connect(connectionOptions(settings));
-  return new Client({ connection, namespace: settings.namespace, ...(dataConverter ? { dataConverter } : {}) });
+  const interceptors = options.tracing ? await tracingClientInterceptors() : undefined;
+  return new Client({
+    connection,
+    namespace: settings.namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(interceptors ? { interceptors } : {}),
+  });
 }
 
 /** Options of {@link startAgentRun}. */
