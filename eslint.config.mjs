@@ -30,9 +30,19 @@ export default tseslint.config(
         {
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflows must not import Node built-ins.' })),
           patterns: [
-            { group: ['@temporalio/activity', '@temporalio/client', '@temporalio/worker'], message: 'Workflows must not import activity, client or worker packages.' },
-            { group: ['zod', 'zod/*'], message: 'Keep zod out of the workflow bundle; workflows use the JSON catalog.' },
-            { group: ['../activities/*', '../idempotency/*', '../dev-server/*'], message: 'Import only types from activities.', allowTypeImports: true },
+            {
+              group: ['@temporalio/activity', '@temporalio/client', '@temporalio/worker'],
+              message: 'Workflows must not import activity, client or worker packages.',
+            },
+            {
+              group: ['zod', 'zod/*'],
+              message: 'Keep zod out of the workflow bundle; workflows use the JSON catalog.',
+            },
+            {
+              group: ['../activities/*', '../idempotency/*', '../dev-server/*'],
+              message: 'Import only types from activities.',
+              allowTypeImports: true,
+            },
           ],
         },
       ],

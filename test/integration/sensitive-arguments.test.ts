@@ -26,7 +26,7 @@ const charge = defineTool({
   effect: 'read-only',
   idempotent: true,
   retry: { maximumAttempts: 1 },
-}).implement(async (input, ctx) => {
+}).implement(async (input) => {
   received.push(input.card);
   throw new PermanentToolError(`The card ${input.card} was declined.`, { code: 'PERMISSION_DENIED' });
 });
