@@ -103,7 +103,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   ];
   if (ui && uiPort !== undefined) args.push('--ui-ip', '127.0.0.1', '--ui-port', String(uiPort));
   if (ui && options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
-  else args.push('--headless');
+  if (!ui) args.push('--headless');
   if (options.dbFile) {
     mkdirSync(dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);
