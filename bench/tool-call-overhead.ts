@@ -10,6 +10,11 @@
  * - throughput: `concurrentRuns` workflows at once, each making `callsPerRun` sequential calls (calls/s);
  * - the worker process's CPU time per call in each.
  * Printed, never asserted. The last line compares the SQLite-backed tool with effects to the bare activity.
+ *
+ * Each ratio is the median of per-round ratios: within a round every configuration runs back to back, so a
+ * change of the machine's load between rounds (other processes on a shared machine) cancels out of the ratio;
+ * the printed range (min–max over rounds) shows how much a single round can swing. A throughput sample is
+ * `concurrentRuns × callsPerRun` calls, large enough that starting and ending the runs is a small part of it.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,9 +28,9 @@ import { OVERHEAD_MODES, type OverheadMode } from './overhead-workflows';
 
 const BENCH = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 6),
-  sequentialCalls: 30,
+  sequentialCalls: 40,
   concurrentRuns: 20,
-  callsPerRun: 10,
+  callsPerRun: 25,
   warmupCalls: 10,
 } as const;
 
@@ -99,27 +104,40 @@ async function main(): Promise<void> {
   }
 
   const m = (mode: OverheadMode, field: keyof Samples) => median(samples[mode][field]);
+  const latency = (mode: OverheadMode) => pairedRatio(samples[mode].latencyMs, samples.bare.latencyMs);
+  const throughput = (mode: OverheadMode) => pairedRatio(samples[mode].callsPerSecond, samples.bare.callsPerSecond);
   console.log(
     `${BENCH.rounds} interleaved rounds on ${temporal.startedServer ? 'a tuned in-memory dev server started by the bench' : `the server at ${temporal.address}`}; ` +
       `latency: ${BENCH.sequentialCalls} sequential calls in one run; throughput: ${BENCH.concurrentRuns} runs at once × ${BENCH.callsPerRun} sequential calls`,
   );
   console.log(
-    `${'configuration'.padEnd(30)}${'ms/call'.padStart(9)}${'CPU ms'.padStart(9)}${'calls/s'.padStart(10)}${'CPU ms'.padStart(9)}${'latency'.padStart(10)}${'throughput'.padStart(12)}`,
+    `${'configuration'.padEnd(30)}${'ms/call'.padStart(9)}${'CPU ms'.padStart(9)}${'calls/s'.padStart(10)}${'CPU ms'.padStart(9)}${'latency'.padStart(19)}${'throughput'.padStart(19)}`,
   );
   for (const mode of OVERHEAD_MODES) {
     console.log(
       `${LABELS[mode].padEnd(30)}${m(mode, 'latencyMs').toFixed(2).padStart(9)}${m(mode, 'latencyCpuMs').toFixed(2).padStart(9)}` +
         `${m(mode, 'callsPerSecond').toFixed(0).padStart(10)}${m(mode, 'throughputCpuMs').toFixed(2).padStart(9)}` +
-        `${`x${(m(mode, 'latencyMs') / m('bare', 'latencyMs')).toFixed(2)}`.padStart(10)}` +
-        `${`x${(m(mode, 'callsPerSecond') / m('bare', 'callsPerSecond')).toFixed(2)}`.padStart(12)}`,
+        `${latency(mode).text.padStart(19)}${throughput(mode).text.padStart(19)}`,
     );
   }
-  console.log('(medians of rounds; CPU ms = worker process CPU time per call; x = vs the bare activity)');
+  console.log(
+    '(medians of rounds; CPU ms = worker process CPU time per call; x = median of per-round ratios to the bare activity, range in brackets)',
+  );
   console.log(`machine: ${machineLine()}; load average during the rounds ${load.range()}`);
   console.log(
-    `tool-call overhead: latency x${(m('effectsSqlite', 'latencyMs') / m('bare', 'latencyMs')).toFixed(2)}, ` +
-      `throughput x${(m('effectsSqlite', 'callsPerSecond') / m('bare', 'callsPerSecond')).toFixed(2)}`,
+    `tool-call overhead: latency x${latency('effectsSqlite').median.toFixed(2)}, ` +
+      `throughput x${throughput('effectsSqlite').median.toFixed(2)}`,
   );
+}
+
+/** Median and range of `values[i] / baseline[i]` over the rounds. */
+function pairedRatio(values: readonly number[], baseline: readonly number[]): { median: number; text: string } {
+  const ratios = values.map((value, i) => value / (baseline[i] ?? Number.NaN));
+  const mid = median(ratios);
+  return {
+    median: mid,
+    text: `x${mid.toFixed(2)} [${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}]`,
+  };
 }
 
 main().catch((error: unknown) => {
