@@ -2,7 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { z } from 'zod';
 import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
+import { startMcpHttpListener } from '../../src/mcp/mcp-http-listener';
+import { createDurableMcpServer } from '../../src/mcp/mcp-server';
+import { defineTool } from '../../src/tools/define-tool';
+import { createToolRegistry } from '../../src/tools/tool-registry';
 import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
 import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
 import { createWorker } from '../../src/worker';
@@ -15,7 +20,13 @@ import {
   MCP_TASK_WORKER_READY,
   mcpTaskWorkerConfig,
 } from '../support/mcp-task-worker';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import {
+  connectTestTemporal,
+  createTestWorker,
+  testServer,
+  uniqueTaskQueue,
+  type TestTemporal,
+} from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -207,4 +218,70 @@ test('cancelling the run during an MCP task sends tasks/cancel for that task', a
   expect(cancels).toHaveLength(1);
   expect(cancels[0]?.params?.['taskId']).toBe(polledTaskIds()[0]);
   expect(proxy.calls('tasks/result')).toHaveLength(0);
+});
+
+test('an optional task tool of our own durable MCP server runs as a task when its server config says when-supported', async () => {
+  // The inner side: our MCP server over HTTP, each call a workflow run by its own worker (task id = workflow id).
+  const innerQueue = uniqueTaskQueue('mcp-task-inner');
+  const slowDouble = defineTool({
+    name: 'slow_double',
+    description: 'Doubles a number, slowly.',
+    input: z.object({ n: z.number() }),
+    output: z.object({ doubled: z.number() }),
+    effect: 'read-only',
+    idempotent: true,
+  }).implement(async ({ n }) => {
+    await new Promise((r) => setTimeout(r, 1_500));
+    return { doubled: n * 2 };
+  });
+  const registry = createToolRegistry([slowDouble]);
+  const inner = await createTestWorker(temporal, { tools: registry.list(), taskQueue: innerQueue });
+  const listener = await startMcpHttpListener({
+    port: 0,
+    createServer: () =>
+      createDurableMcpServer({
+        client: temporal.client,
+        taskQueue: innerQueue,
+        catalog: registry.catalog(),
+        agentRuns: false,
+      }),
+  });
+  const ours = await startMcpRecordingProxy(listener.url);
+  // The outer side: a worker whose MCP server is ours, optional task tools run as tasks.
+  const outerQueue = uniqueTaskQueue('mcp-task-outer');
+  const { worker: outer, close } = await createWorker({
+    tools: [],
+    mcp: { mcpServers: { durable: { url: ours.url, trust: 'trusted', tasks: { use: 'when-supported' } } } },
+    connection: temporal.nativeConnection,
+    settings: { namespace: testServer().namespace, taskQueue: outerQueue },
+    workflowBundle: { codePath: testServer().bundlePath },
+  });
+  const input: AgentRunInput = {
+    goal: 'double 21',
+    model: {
+      provider: 'scripted',
+      script: [{ toolCalls: [{ name: 'durable__slow_double', arguments: { n: 21 } }] }, { text: 'done', final: true }],
+    },
+  };
+  try {
+    const result = await inner.runUntil(
+      outer.runUntil(async () =>
+        waitForAgentRun(await startAgentRun(temporal.client, input, { taskQueue: outerQueue })),
+      ),
+    );
+    expect(result.status).toBe('completed');
+    expect(result.steps[0]?.observation).toMatchObject({
+      status: 'ok',
+      output: { structuredContent: { doubled: 42 } },
+    });
+    const created = ours.calls('tools/call');
+    expect(created).toHaveLength(1);
+    expect(created[0]?.params?.['task']).toBeDefined();
+    expect(ours.calls('tasks/get').length).toBeGreaterThanOrEqual(1);
+    expect(ours.calls('tasks/result')).toHaveLength(1);
+  } finally {
+    await close();
+    await ours.close();
+    await listener.close();
+  }
 });
