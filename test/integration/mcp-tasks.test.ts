@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpClientPool } from '../../src/mcp/mcp-client-pool';
 import { startMcpHttpListener } from '../../src/mcp/mcp-http-listener';
+import { poolTaskChannel } from '../../src/mcp/mcp-task-channel';
 import { createDurableMcpServer } from '../../src/mcp/mcp-server';
 import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
@@ -283,5 +286,32 @@ test('an optional task tool of our own durable MCP server runs as a task when it
     await close();
     await ours.close();
     await listener.close();
+  }
+});
+
+test("a task whose session the server forgot is looked up through the worker's own session, which says it is unknown", async () => {
+  const pools = [0, 1].map(() => new McpClientPool({ research: { url: proxy.url, trust: 'trusted' as const } }));
+  const [creator, poller] = pools.map((pool) => poolTaskChannel(pool, 'research', 'simulate-research-query'));
+  try {
+    const created = await creator!.create(
+      { topic: 'sessions' },
+      { signal: new AbortController().signal, idempotencyKey: 'k-1', ttlMs: 60_000 },
+    );
+    if (!('ref' in created)) throw new Error('server-everything should have created a task');
+    expect(created.ref.session?.sessionId).toEqual(expect.any(String));
+    // In its own session (rejoined by another client) the task is found...
+    await expect(poller!.get(created.ref, new AbortController().signal)).resolves.toMatchObject({
+      taskId: created.ref.taskId,
+    });
+    // ...in a session the server does not have, the poller asks in its own one, where it is unknown.
+    const gone = { taskId: created.ref.taskId, session: { sessionId: 'no-such-session' } };
+    const error = await poller!.get(gone, new AbortController().signal).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(McpError);
+    expect((error as McpError).message).toMatch(/not found/i);
+    const sessions = proxy.calls('tasks/get').map((message) => message.sessionId);
+    expect(sessions.slice(-2)[0]).toBe('no-such-session');
+    expect(sessions.slice(-1)[0]).not.toBe('no-such-session');
+  } finally {
+    await Promise.all(pools.map((pool) => pool.close()));
   }
 });
