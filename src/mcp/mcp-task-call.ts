@@ -38,6 +38,8 @@ interface TaskReport {
 
 /** The state of one attempt's polling, shared by the loop and the progress callback. */
 interface Watch {
+  /** The task being driven, as soon as it exists (so a cancellation during its checkpoint still cancels it). */
+  ref?: McpTaskRef;
   report: TaskReport;
   percent: number;
   message?: string;
@@ -64,12 +66,10 @@ export async function runMcpTask(
   deps: McpTaskRunDeps,
 ): Promise<CallToolResult> {
   const watch: Watch = { report: {}, percent: 0 };
-  let ref: McpTaskRef | undefined;
   try {
     let start = await startOrResume(args, ctx, deps, watch);
     if ('result' in start) return start.result;
     for (let losses = 0; ; losses += 1) {
-      ref = start.ref;
       const settled = await pollUntilSettled(start.ref, start.task, ctx, deps, watch);
       const outcome = LOST in settled ? settled : await outcomeOf(start.ref, settled, ctx, deps);
       if (!(LOST in outcome)) return outcome;
@@ -81,6 +81,7 @@ export async function runMcpTask(
       if ('result' in start) return start.result;
     }
   } catch (error) {
+    const { ref } = watch;
     if (ref && ctx.signal.aborted && deps.cancelRequested()) await cancelQuietly(ref, ctx, deps);
     if (ctx.signal.aborted) throw ctx.signal.reason ?? error;
     throw error;
@@ -103,6 +104,7 @@ async function startOrResume(
     return createTask(args, ctx, deps, watch);
   }
   ctx.log.info('Resuming the MCP task of an earlier attempt.', { taskId: resumed.taskId });
+  watch.ref = resumed;
   return { ref: resumed };
 }
 
@@ -130,8 +132,10 @@ async function createTask(
     if (created.result.isError === true) throw toolErrorFromResult(deps.where.server, deps.where.tool, created.result);
     return { result: created.result };
   }
-  if (!isUsableTaskId(created.task.taskId))
+  if (!isUsableTaskId(created.task.taskId)) {
     throw taskUnusableError(deps.where, 'returned a task id that cannot be kept.');
+  }
+  watch.ref = created.ref;
   await ctx.checkpoint(taskCheckpoint(created.ref));
   report(created.task, 0, ctx, watch);
   return { ref: created.ref, task: created.task };
@@ -239,7 +243,7 @@ async function cancelQuietly(ref: McpTaskRef, ctx: ToolContext, deps: McpTaskRun
 function report(task: Task, polls: number, ctx: ToolContext, watch: Watch): void {
   const message = task.statusMessage?.slice(0, STATUS_MESSAGE_MAX_CHARS);
   watch.report.mcpTask = {
-    taskId: task.taskId.slice(0, 200),
+    taskId: (watch.ref?.taskId ?? task.taskId).slice(0, 200),
     status: task.status,
     ...(message !== undefined ? { statusMessage: message } : {}),
     polls,
