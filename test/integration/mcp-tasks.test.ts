@@ -157,7 +157,7 @@ test('an MCP task survives a SIGKILLed worker: the next worker polls the same ta
   const [firstPoll] = proxy.calls('tasks/get');
   const taskId = firstPoll?.params?.['taskId'];
   expect(typeof taskId).toBe('string');
-  proxy.hold(() => false);
+  proxy.hold(() => false); // the kept poll is never answered: its worker is dead
 
   const { worker, close } = await inProcessWorker(taskQueue, keysPath, transcriptsPath);
   const result = await worker.runUntil(waitForAgentRun(handle));
@@ -183,6 +183,8 @@ test('a running MCP task shows its status message as the step progress, and ends
     join(workDir, 'progress-keys.sqlite'),
     join(workDir, 'progress-transcripts.sqlite'),
   );
+  // The result is held until the progress was seen, so the step surely runs while the test looks (a loaded machine).
+  proxy.hold((message) => message.method === 'tasks/result');
   const result = await worker.runUntil(async () => {
     const handle = await startAgentRun(temporal.client, research('tasks'), { taskQueue });
     const progress = await waitFor('a stage of the research in the run state', async () => {
@@ -190,6 +192,7 @@ test('a running MCP task shows its status message as the step progress, and ends
       return step?.status === 'running' && step.progress?.message?.match(/\.\.\.$/) ? step.progress : undefined;
     });
     expect(progress.message).toMatch(/^(Gathering sources|Analyzing content|Synthesizing findings|Generating report)/);
+    proxy.release();
     return waitForAgentRun(handle);
   });
   await close();

@@ -19,8 +19,10 @@ export interface McpRecordingProxy {
   messages: ProxiedMessage[];
   /** The messages of a JSON-RPC method. */
   calls(method: string): ProxiedMessage[];
-  /** Requests matching `predicate` from now on are recorded but never forwarded nor answered. */
+  /** Requests matching `predicate` from now on are recorded but not forwarded (until `release`) nor answered. */
   hold(predicate: (message: ProxiedMessage) => boolean): void;
+  /** Stops holding and forwards the held requests whose clients are still connected. */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -33,16 +35,17 @@ export async function startMcpRecordingProxy(target: string): Promise<McpRecordi
   const upstream = new URL(target);
   const messages: ProxiedMessage[] = [];
   let holding: ((message: ProxiedMessage) => boolean) | undefined;
+  const held: (() => void)[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const received = req.method === 'POST' ? parseMessages(body, req) : [];
-      const held = holding !== undefined && received.some((message) => holding?.({ ...message, held: true }));
-      for (const message of received) messages.push({ ...message, held });
-      if (held) return; // never answered: the client is about to die
-      forward(upstream, req, body, res);
+      const hold = holding !== undefined && received.some((message) => holding?.({ ...message, held: true }));
+      for (const message of received) messages.push({ ...message, held: hold });
+      if (hold) held.push(() => forward(upstream, req, body, res));
+      else forward(upstream, req, body, res);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -53,6 +56,10 @@ export async function startMcpRecordingProxy(target: string): Promise<McpRecordi
     calls: (method) => messages.filter((message) => message.method === method),
     hold: (predicate) => {
       holding = predicate;
+    },
+    release: () => {
+      holding = undefined;
+      for (const send of held.splice(0)) send();
     },
     close: async () => {
       server.closeAllConnections();
@@ -76,6 +83,7 @@ function parseMessages(body: Buffer, req: IncomingMessage): Omit<ProxiedMessage,
 }
 
 function forward(upstream: URL, req: IncomingMessage, body: Buffer, res: ServerResponse): void {
+  if (res.destroyed) return; // its client is gone (a killed worker)
   const outgoing = httpRequest(
     {
       host: upstream.hostname,
