@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { LONG_CALL_DEFAULTS } from '../tools/long-call';
 import { McpConfigError } from './mcp-config-error';
 
 /**
@@ -20,11 +21,18 @@ export type McpTrust = 'trusted' | 'untrusted';
  * - `heartbeatTimeoutMs`: how soon a worker that died while polling is noticed and another worker resumes
  *   polling the same task (default 30 s).
  */
-const tasksSchema = z.strictObject({
-  use: z.enum(['when-required', 'when-supported']).default('when-required'),
-  deadlineMs: z.number().int().positive().optional(),
-  heartbeatTimeoutMs: z.number().int().positive().optional(),
-});
+const tasksSchema = z
+  .strictObject({
+    use: z.enum(['when-required', 'when-supported']).default('when-required'),
+    deadlineMs: z.number().int().positive().optional(),
+    heartbeatTimeoutMs: z.number().int().positive().optional(),
+  })
+  .refine(
+    (tasks) =>
+      (tasks.heartbeatTimeoutMs ?? LONG_CALL_DEFAULTS.heartbeatTimeoutMs) <
+      (tasks.deadlineMs ?? LONG_CALL_DEFAULTS.deadlineMs),
+    'tasks.heartbeatTimeoutMs (default 30 s) must be shorter than tasks.deadlineMs (default 1 h)',
+  );
 
 /** The `tasks` settings of a server, defaults applied (see the schema's documentation). */
 export type McpTaskSettings = z.output<typeof tasksSchema>;

@@ -85,6 +85,16 @@ describe('which MCP tools run as tasks', () => {
     expect(config.mcpServers.a?.tasks).toEqual({ use: 'when-required' });
     expect(() => parseMcpConfig({ mcpServers: { a: { command: 'x', tasks: { use: 'always' } } } })).toThrow();
   });
+
+  test('a heartbeat timeout not shorter than the deadline is a configuration error', () => {
+    expect(() => parseMcpConfig({ mcpServers: { a: { command: 'x', tasks: { deadlineMs: 10_000 } } } })).toThrow(
+      /heartbeatTimeoutMs .* must be shorter than tasks.deadlineMs/,
+    );
+    expect(
+      parseMcpConfig({ mcpServers: { a: { command: 'x', tasks: { deadlineMs: 10_000, heartbeatTimeoutMs: 2_000 } } } })
+        .mcpServers.a?.tasks,
+    ).toMatchObject({ deadlineMs: 10_000, heartbeatTimeoutMs: 2_000 });
+  });
 });
 
 // ---- runMcpTask against a scripted server ----
