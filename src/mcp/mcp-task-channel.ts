@@ -73,34 +73,7 @@ export function poolTaskChannel(pool: McpClientPool, server: string, tool: strin
     }
   };
   return {
-    create: async (args, options) => {
-      const { client, session } = await pool.sessionClient(server);
-      const answer = await client.request(
-        {
-          method: 'tools/call',
-          params: {
-            name: tool,
-            arguments: args,
-            _meta: {
-              [MCP_IDEMPOTENCY_KEY_META]: options.idempotencyKey,
-              ...(options.fencingToken ? { [MCP_FENCING_TOKEN_META]: options.fencingToken } : {}),
-            },
-          },
-        },
-        CreateTaskResultSchema.or(CallToolResultSchema),
-        {
-          task: { ttl: options.ttlMs },
-          timeout: timeout(),
-          signal: options.signal,
-          ...(options.onProgress ? { onprogress: options.onProgress } : {}),
-        },
-      );
-      if ('task' in answer) {
-        const task = answer.task as Task;
-        return { task, ref: { taskId: task.taskId, ...(session ? { session } : {}) } };
-      }
-      return { result: answer as CallToolResult };
-    },
+    create: (args, options) => createTask(pool, server, tool, args, { ...options, timeoutMs: timeout() }),
     get: (ref, signal) =>
       inSession(ref, (client) =>
         client.experimental.tasks.getTask(ref.taskId, {
@@ -121,4 +94,40 @@ export function poolTaskChannel(pool: McpClientPool, server: string, tool: strin
       );
     },
   };
+}
+
+/** `tools/call` with `task`: the task and the session it lives in, or the plain result of a server that ran it. */
+async function createTask(
+  pool: McpClientPool,
+  server: string,
+  tool: string,
+  args: Record<string, unknown>,
+  options: McpTaskCreateOptions & { timeoutMs: number },
+): Promise<McpTaskCreation> {
+  const { client, session } = await pool.sessionClient(server);
+  const answer = await client.request(
+    {
+      method: 'tools/call',
+      params: {
+        name: tool,
+        arguments: args,
+        _meta: {
+          [MCP_IDEMPOTENCY_KEY_META]: options.idempotencyKey,
+          ...(options.fencingToken ? { [MCP_FENCING_TOKEN_META]: options.fencingToken } : {}),
+        },
+      },
+    },
+    CreateTaskResultSchema.or(CallToolResultSchema),
+    {
+      task: { ttl: options.ttlMs },
+      timeout: options.timeoutMs,
+      signal: options.signal,
+      ...(options.onProgress ? { onprogress: options.onProgress } : {}),
+    },
+  );
+  if ('task' in answer) {
+    const task = answer.task as Task;
+    return { task, ref: { taskId: task.taskId, ...(session ? { session } : {}) } };
+  }
+  return { result: answer as CallToolResult };
 }
