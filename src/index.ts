@@ -288,6 +288,7 @@ export {
   type McpServerConfig,
   type McpStdioServerConfig,
   type McpHttpServerConfig,
+  type McpTaskSettings,
 } from './mcp/mcp-config';
 export { McpConfigError, type McpConfigErrorCode } from './mcp/mcp-config-error';
 export {
@@ -295,6 +296,7 @@ export {
   MCP_IDEMPOTENCY_KEY_META,
   MCP_FENCING_TOKEN_META,
   type McpCallOptions,
+  type McpSession,
 } from './mcp/mcp-client-pool';
 export { mcpToolName, MCP_NAME_SEPARATOR } from './mcp/mcp-tool-name';
 export { mcpToolPolicy, type McpToolPolicy } from './mcp/mcp-tool-mapping';

@@ -34,6 +34,12 @@ export interface McpCallOptions {
   timeoutMs?: number;
 }
 
+/** The Streamable HTTP session a task was created in (tasks of some servers are visible only in it). */
+export interface McpSession {
+  sessionId: string;
+  protocolVersion?: string;
+}
+
 interface Connection {
   client: Client;
   /** Process id of a stdio server. */
@@ -52,6 +58,8 @@ export class McpClientPool {
   readonly #connections = new Map<string, Promise<Connection>>();
   readonly #onToolsChanged: (server: string) => void;
   readonly #inFlight = new Map<string, number>();
+  /** Connections that rejoin the HTTP session of an earlier worker, to poll the tasks created in it. */
+  readonly #rejoined = new Map<string, Promise<Client>>();
   #closed = false;
 
   constructor(
@@ -144,6 +152,52 @@ export class McpClientPool {
     return result as CallToolResult;
   }
 
+  /** Whether the server declared that `tools/call` may run as a task (`capabilities.tasks.requests.tools.call`). */
+  async supportsToolTasks(server: string): Promise<boolean> {
+    const { client } = await this.#connect(server);
+    return client.getServerCapabilities()?.tasks?.requests?.tools?.call !== undefined;
+  }
+
+  /**
+   * The client for a server's requests, and the HTTP session it is in (none over stdio). With `session`, a client
+   * in that session: this worker's own connection when it is in it, else one that rejoins it (no new handshake),
+   * so the tasks an earlier worker created there can be polled.
+   */
+  async sessionClient(server: string, session?: McpSession): Promise<{ client: Client; session?: McpSession }> {
+    const connection = await this.#connect(server);
+    const own = sessionOf(connection.client);
+    if (!session || own?.sessionId === session.sessionId)
+      return { client: connection.client, ...(own ? { session: own } : {}) };
+    const key = `${server}\n${session.sessionId}`;
+    let pending = this.#rejoined.get(key);
+    if (!pending) {
+      pending = this.#rejoin(server, session, () => this.#rejoined.delete(key));
+      this.#rejoined.set(key, pending);
+      pending.catch(() => this.#rejoined.delete(key));
+    }
+    return { client: await pending, session };
+  }
+
+  async #rejoin(server: string, session: McpSession, forget: () => void): Promise<Client> {
+    const config = this.config(server);
+    if (isStdioServer(config))
+      throw new Error(`MCP server "${server}" is a stdio server: it has no sessions to rejoin.`);
+    const client = new Client({ name: 'durable-tools', version: '0.1.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(config.url), {
+      sessionId: session.sessionId,
+      ...(config.headers ? { requestInit: { headers: config.headers } } : {}),
+    });
+    if (session.protocolVersion) transport.setProtocolVersion(session.protocolVersion);
+    client.onclose = forget;
+    try {
+      await client.connect(transport); // a transport with a session id skips the handshake
+    } catch (cause) {
+      await client.close().catch(() => {});
+      throw unreachableServerError(server, cause);
+    }
+    return client;
+  }
+
   /** The process id of a running stdio server, or undefined (not connected, or not stdio). */
   async processId(server: string): Promise<number | undefined> {
     const pending = this.#connections.get(server);
@@ -161,10 +215,13 @@ export class McpClientPool {
   async close(): Promise<void> {
     this.#closed = true;
     const all = [...this.#connections.values()];
+    const rejoined = [...this.#rejoined.values()];
     this.#connections.clear();
-    await Promise.all(
-      all.map(async (pending) => (await pending.catch(() => undefined))?.client.close().catch(() => {})),
-    );
+    this.#rejoined.clear();
+    await Promise.all([
+      ...all.map(async (pending) => (await pending.catch(() => undefined))?.client.close().catch(() => {})),
+      ...rejoined.map(async (pending) => (await pending.catch(() => undefined))?.close().catch(() => {})),
+    ]);
   }
 
   #connect(server: string): Promise<Connection> {
@@ -225,4 +282,13 @@ export class McpClientPool {
       ...(config.headers ? { requestInit: { headers: config.headers } } : {}),
     });
   }
+}
+
+function sessionOf(client: Client): McpSession | undefined {
+  const transport = client.transport;
+  if (!(transport instanceof StreamableHTTPClientTransport) || !transport.sessionId) return undefined;
+  return {
+    sessionId: transport.sessionId,
+    ...(transport.protocolVersion ? { protocolVersion: transport.protocolVersion } : {}),
+  };
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { LONG_CALL_DEFAULTS } from '../tools/long-call';
 import { McpConfigError } from './mcp-config-error';
 
 /**
@@ -11,6 +12,31 @@ import { McpConfigError } from './mcp-config-error';
  */
 export type McpTrust = 'trusted' | 'untrusted';
 
+/**
+ * How tools that can run as MCP tasks (MCP 2025-11-25, `execution.taskSupport`) are called.
+ * - `use`: `'when-required'` (default) runs only tools that say `required` as tasks (the others are plain calls);
+ *   `'when-supported'` also runs tools that say `optional` as tasks, which survive a worker crash without
+ *   sending the call again. Either way only when the server declares `tasks.requests.tools.call`.
+ * - `deadlineMs`: how long a task may take in all, attempts included (default 1 h).
+ * - `heartbeatTimeoutMs`: how soon a worker that died while polling is noticed and another worker resumes
+ *   polling the same task (default 30 s).
+ */
+const tasksSchema = z
+  .strictObject({
+    use: z.enum(['when-required', 'when-supported']).default('when-required'),
+    deadlineMs: z.number().int().positive().optional(),
+    heartbeatTimeoutMs: z.number().int().positive().optional(),
+  })
+  .refine(
+    (tasks) =>
+      (tasks.heartbeatTimeoutMs ?? LONG_CALL_DEFAULTS.heartbeatTimeoutMs) <
+      (tasks.deadlineMs ?? LONG_CALL_DEFAULTS.deadlineMs),
+    'tasks.heartbeatTimeoutMs (default 30 s) must be shorter than tasks.deadlineMs (default 1 h)',
+  );
+
+/** The `tasks` settings of a server, defaults applied (see the schema's documentation). */
+export type McpTaskSettings = z.output<typeof tasksSchema>;
+
 const common = {
   /** See {@link McpTrust}; `untrusted` unless said. */
   trust: z.enum(['trusted', 'untrusted']).default('untrusted'),
@@ -20,6 +46,8 @@ const common = {
   timeoutMs: z.number().int().positive().optional(),
   /** Whether the server is skipped. */
   disabled: z.boolean().optional(),
+  /** How tools that can run as MCP tasks are called (see {@link McpTaskSettings}). */
+  tasks: tasksSchema.optional(),
 };
 
 const stdioServerSchema = z.strictObject({

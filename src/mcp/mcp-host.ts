@@ -3,7 +3,7 @@ import type { Tool } from '../tools/define-tool';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { McpClientPool } from './mcp-client-pool';
-import { DEFAULT_MCP_LIST_TTL_MS, parseMcpConfig, type McpServersConfig } from './mcp-config';
+import { DEFAULT_MCP_LIST_TTL_MS, parseMcpConfig, type McpServersConfig, type McpTaskSettings } from './mcp-config';
 import { mcpToolName } from './mcp-tool-name';
 import { toolFromMcp } from './mcp-tool-mapping';
 
@@ -104,7 +104,8 @@ export class McpHost {
     this.#changed.delete(server);
     try {
       const listed = await this.pool.listTools(server);
-      this.#listings.set(server, { tools: this.#toTools(server, listed), listedAt: startedAt });
+      const tasks = await this.pool.supportsToolTasks(server);
+      this.#listings.set(server, { tools: this.#toTools(server, listed, tasks), listedAt: startedAt });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.#warn(`could not list the tools of MCP server "${server}": ${reason}`);
@@ -116,15 +117,18 @@ export class McpHost {
     }
   }
 
-  #toTools(server: string, listed: McpToolListing[]): Tool[] {
+  #toTools(server: string, listed: McpToolListing[], serverRunsTasks: boolean): Tool[] {
     const config = this.pool.config(server);
     const wanted = config.tools ? new Set(config.tools) : undefined;
     const names = new Set<string>();
     const tools: Tool[] = [];
     for (const listing of listed) {
       if (wanted && !wanted.has(listing.name)) continue;
-      if (listing.execution?.taskSupport === 'required') {
-        this.#warn(`MCP tool "${listing.name}" of "${server}" can only run as an MCP task; it is not offered.`);
+      const asTask = runsAsTask(listing, config.tasks?.use ?? 'when-required', serverRunsTasks);
+      if (asTask === 'impossible') {
+        this.#warn(
+          `MCP tool "${listing.name}" of "${server}" can only run as an MCP task, but the server does not declare tasks for tools/call; it is not offered.`,
+        );
         continue;
       }
       let name = mcpToolName(server, listing.name);
@@ -139,6 +143,7 @@ export class McpHost {
             listing,
             pool: this.pool,
             ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
+            ...(asTask ? { task: taskSettings(config.tasks) } : {}),
           }),
         );
       } catch (error) {
@@ -147,6 +152,28 @@ export class McpHost {
     }
     return tools;
   }
+}
+
+/**
+ * Whether a listed tool runs as an MCP task: a `required` one always (`'impossible'` when the server does not
+ * declare `tasks.requests.tools.call`, so it cannot be called at all), an `optional` one when the server's
+ * configuration says `tasks.use: 'when-supported'` and the server declares tasks; never a `forbidden` one.
+ */
+export function runsAsTask(
+  listing: McpToolListing,
+  use: McpTaskSettings['use'],
+  serverRunsTasks: boolean,
+): boolean | 'impossible' {
+  const support = listing.execution?.taskSupport;
+  if (support === 'required') return serverRunsTasks ? true : 'impossible';
+  return support === 'optional' && use === 'when-supported' && serverRunsTasks;
+}
+
+function taskSettings(tasks: McpTaskSettings | undefined): { deadlineMs?: number; heartbeatTimeoutMs?: number } {
+  return {
+    ...(tasks?.deadlineMs !== undefined ? { deadlineMs: tasks.deadlineMs } : {}),
+    ...(tasks?.heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs: tasks.heartbeatTimeoutMs } : {}),
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { CallToolResult, Tool as McpToolListing, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { Context } from '@temporalio/activity';
 import { z } from 'zod';
 import { defineTool, type Tool, type ToolContract, type ToolSpec } from '../tools/define-tool';
 import type { ToolEffect } from '../tools/tool-catalog-entry';
@@ -6,6 +7,9 @@ import { ToolDefinitionError } from '../tools/tool-definition-error';
 import type { McpClientPool } from './mcp-client-pool';
 import { DEFAULT_MCP_CALL_TIMEOUT_MS, type McpTrust } from './mcp-config';
 import { classifyMcpCallError, toolErrorFromResult } from './mcp-errors';
+import { runMcpTask } from './mcp-task-call';
+import { poolTaskChannel } from './mcp-task-channel';
+import { LONG_CALL_DEFAULTS } from '../tools/long-call';
 
 /** Room Temporal gets beyond the MCP request timeout, so the MCP timeout (a classified error) fires first. */
 const ACTIVITY_TIMEOUT_MARGIN_MS = 5_000;
@@ -54,17 +58,22 @@ export interface McpToolBinding {
   listing: McpToolListing;
   timeoutMs?: number;
   pool: McpClientPool;
+  /** Set when the tool runs as an MCP task (see `McpTaskSettings`): it is then a long call. */
+  task?: { deadlineMs?: number; heartbeatTimeoutMs?: number };
 }
+
+/** What an engine tool's `execute` gets and returns. */
+type Execute = Tool['execute'];
 
 /**
  * Turns a listed MCP tool into an engine {@link Tool}: the catalog entry keeps the server's JSON Schema (its root
  * object closed, so invented fields are refused), the guard is `z.fromJSONSchema` of it, and the implementation
  * calls the server with the idempotency key in `_meta`, progress as heartbeats and the activity's cancellation as
  * the request's abort signal. The wrapper then treats it like any other tool (key store, classification, retries,
- * output budget).
+ * output budget). With `binding.task` it is a long call that runs the tool as an MCP task (see `runMcpTask`).
  */
 export function toolFromMcp(binding: McpToolBinding): Tool {
-  const { server, listing, pool } = binding;
+  const { server, listing } = binding;
   const policy = mcpToolPolicy(listing.annotations, binding.trust);
   const inputSchema = closeRootObject(listing.inputSchema as Record<string, unknown>);
   const timeoutMs = binding.timeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
@@ -77,7 +86,14 @@ export function toolFromMcp(binding: McpToolBinding): Tool {
     idempotent: policy.idempotent,
     // An untrusted server's tools that are not read-only need approval by default (see approval-policy.ts).
     ...(binding.trust === 'trusted' ? {} : { untrusted: true }),
-    timeout: timeoutMs + ACTIVITY_TIMEOUT_MARGIN_MS,
+    ...(binding.task
+      ? {
+          longCall: {
+            deadline: binding.task.deadlineMs ?? LONG_CALL_DEFAULTS.deadlineMs,
+            heartbeatTimeout: binding.task.heartbeatTimeoutMs ?? LONG_CALL_DEFAULTS.heartbeatTimeoutMs,
+          },
+        }
+      : { timeout: timeoutMs + ACTIVITY_TIMEOUT_MARGIN_MS }),
   };
   const checked = defineTool({ ...spec, input: z.object({}) });
   const contract: ToolContract<z.ZodType, typeof mcpToolOutputSchema> = Object.freeze({
@@ -88,7 +104,14 @@ export function toolFromMcp(binding: McpToolBinding): Tool {
       throw new ToolDefinitionError(`Tool "${binding.name}" is implemented by MCP server "${server}".`, 'INVALID_NAME');
     },
   });
-  const execute = async (input: unknown, ctx: Parameters<Tool['execute']>[1]) => {
+  const execute = binding.task ? taskExecute(binding, policy) : directExecute(binding, timeoutMs);
+  return Object.freeze({ contract, execute, hooks: Object.freeze({}) }) as unknown as Tool;
+}
+
+/** One plain `tools/call` per attempt. */
+function directExecute(binding: McpToolBinding, timeoutMs: number): Execute {
+  const { server, listing, pool } = binding;
+  return async (input, ctx) => {
     let result: CallToolResult;
     ctx.assertLease(); // never send with too little of the key's lease left (a paused worker)
     try {
@@ -114,7 +137,35 @@ export function toolFromMcp(binding: McpToolBinding): Tool {
       ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}),
     };
   };
-  return Object.freeze({ contract, execute, hooks: Object.freeze({}) }) as unknown as Tool;
+}
+
+/** The call as an MCP task, polled durably; its result mapped like a plain call's. */
+function taskExecute(binding: McpToolBinding, policy: McpToolPolicy): Execute {
+  const { server, listing, pool } = binding;
+  const channel = poolTaskChannel(pool, server, listing.name);
+  const ttlMs = binding.task?.deadlineMs ?? LONG_CALL_DEFAULTS.deadlineMs;
+  return async (input, ctx) => {
+    const result = await runMcpTask(input as Record<string, unknown>, ctx, {
+      channel,
+      where: { server, tool: listing.name },
+      repeatable: policy.idempotent,
+      ttlMs,
+      cancelRequested,
+    });
+    return {
+      content: result.content,
+      ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}),
+    };
+  };
+}
+
+/** Whether the running activity was cancelled by a request (not a worker shutdown, a timeout or a pause). */
+function cancelRequested(): boolean {
+  try {
+    return Context.current().cancellationDetails?.cancelRequested === true;
+  } catch {
+    return false; // not inside an activity
+  }
 }
 
 /** A root object schema without `additionalProperties` becomes closed: the model may send only declared fields. */

@@ -1,0 +1,69 @@
+/**
+ * A worker process for the MCP task crash test, run as `node --import tsx test/support/mcp-task-worker.ts` so
+ * that a SIGKILL of its pid kills the worker itself. Its only tools are those of one Streamable HTTP MCP server
+ * (`research`, trusted; runs may waive approvals); its idempotency keys and transcripts (where checkpoints are stored) are SQLite files the
+ * next worker opens too. Prints {@link MCP_TASK_WORKER_READY} once polling; runs until killed.
+ */
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
+import type { McpServersConfigInput } from '../../src/mcp/mcp-config';
+import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
+import { createWorker } from '../../src/worker';
+
+/** Environment variables the MCP task worker reads. */
+export const MCP_TASK_WORKER_ENV = {
+  address: 'DT_MCPTASK_ADDRESS',
+  namespace: 'DT_MCPTASK_NAMESPACE',
+  taskQueue: 'DT_MCPTASK_TASK_QUEUE',
+  bundlePath: 'DT_MCPTASK_WORKFLOW_BUNDLE',
+  mcpUrl: 'DT_MCPTASK_MCP_URL',
+  keysPath: 'DT_MCPTASK_KEYS_DB',
+  transcriptsPath: 'DT_MCPTASK_TRANSCRIPTS_DB',
+} as const;
+
+/** The line the worker prints when it starts polling. */
+export const MCP_TASK_WORKER_READY = 'mcp-task-worker ready';
+
+/** Lease of a key while a call runs: short, so the next worker takes over soon after a kill. */
+export const MCP_TASK_WORKER_LEASE_MS = 1500;
+
+/** The MCP configuration of the crash test's workers: a killed worker is noticed after 3 s of silence. */
+export function mcpTaskWorkerConfig(url: string): McpServersConfigInput {
+  return { mcpServers: { research: { url, trust: 'trusted', tasks: { heartbeatTimeoutMs: 3_000 } } } };
+}
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`mcp-task-worker: ${name} is not set.`);
+  return value;
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const env = MCP_TASK_WORKER_ENV;
+  const { worker } = await createWorker({
+    tools: [],
+    mcp: mcpTaskWorkerConfig(required(env.mcpUrl)),
+    settings: {
+      address: required(env.address),
+      namespace: process.env[env.namespace] ?? 'default',
+      taskQueue: required(env.taskQueue),
+    },
+    workflowBundle: { codePath: required(env.bundlePath) },
+    idempotencyStore: new SqliteIdempotencyStore({ path: required(env.keysPath) }),
+    transcripts: new SqliteTranscriptStore({ path: required(env.transcriptsPath) }),
+    leaseMs: MCP_TASK_WORKER_LEASE_MS,
+    approvals: { allowRunsToWaive: true },
+    workerOptions: { stickyQueueScheduleToStartTimeout: '2 seconds' },
+  });
+  const running = worker.run();
+  console.log(`${MCP_TASK_WORKER_READY} pid=${process.pid}`);
+  await running;
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error('mcp-task-worker failed:', error);
+    process.exit(1);
+  });
+}
