@@ -73,10 +73,11 @@ interface Row {
  * The {@link IdempotencyStore} for more than one machine: one Postgres table, reached through a `pg` pool.
  *
  * `begin` never takes a lock or writes unless it claims the key. Each round:
- * 1. ONE statement, `WITH inserted AS (INSERT … ON CONFLICT (key) DO NOTHING RETURNING key) SELECT … FROM
- *    inserted UNION ALL SELECT … FROM table WHERE key = $1`: for a new key the unique index lets exactly one
- *    of any number of concurrent inserters win (the others wait for its commit and insert nothing); otherwise
- *    it returns the record already there, read without a lock;
+ * 1. ONE statement, `WITH inserted AS (INSERT … ON CONFLICT (key) DO NOTHING RETURNING created_at) SELECT …
+ *    FROM inserted UNION ALL SELECT … FROM table WHERE key = $1 AND NOT EXISTS (SELECT FROM inserted)`: for a
+ *    new key the unique index lets exactly one of any number of concurrent inserters win (the others wait for
+ *    its commit and insert nothing), and the winner's statement ends without reading the table again;
+ *    otherwise it returns the record already there, read without a lock;
  * 2. the same state machine as the other stores decides from that record: conflict, replay and in-flight
  *    answers need nothing more; a record past retention or with an expired lease is claimed with a
  *    compare-and-set `UPDATE … WHERE key = $1 AND token = <token read> AND <the condition again, at now>
@@ -86,8 +87,9 @@ interface Row {
  * Writes that need ownership are `UPDATE … WHERE key = $1 AND token = $2 AND state = 'in_progress'`.
  * Losers of a race never lock the row, so 64 concurrent begins of one key cost one write and one fsync.
  *
- * Leases run on the DATABASE's clock: every statement reads `statement_timestamp()`, so workers whose clocks
- * differ by minutes still agree on who owns a key (the `clock` option replaces it only in tests). Results are stored as `json` (text kept verbatim), so a replay has the key order
+ * Leases run on the DATABASE's clock: every statement reads `statement_timestamp()` (one value for the whole
+ * statement), so workers whose clocks differ by minutes still agree on who owns a key (the `clock` option
+ * replaces it only in tests). Results are stored as `json` (text kept verbatim), so a replay has the key order
  * of the original.
  *
  * @example
@@ -316,26 +318,23 @@ function statements(qualified: string, table: string, schema: string | undefined
     // Returns the new record (inserted = true), or the record already there as of the statement's snapshot,
     // or nothing when the conflicting record was committed after that snapshot; `now` in either case.
     insertOrSelect: `
-      WITH clock AS (SELECT ${storeNow('$7')} AS now),
-      inserted AS (
+      WITH inserted AS (
         INSERT INTO ${qualified} (key, fingerprint, state, token, owner, lease_expires_at, takeovers, created_at,
           updated_at, expires_at)
-        SELECT $1, $2, 'in_progress', $3, $4, clock.now + $5::bigint, 0, clock.now, clock.now,
-          clock.now + $5::bigint + $6::bigint
-        FROM clock
+        VALUES ($1, $2, 'in_progress', $3, $4, ${storeNow('$7')} + $5::bigint, 0, ${storeNow('$7')}, ${storeNow('$7')},
+          ${storeNow('$7')} + $5::bigint + $6::bigint)
         ON CONFLICT (key) DO NOTHING
-        RETURNING key
+        RETURNING created_at
       )
-      SELECT true AS inserted, (SELECT now FROM clock)::text AS now, NULL AS key, NULL AS fingerprint,
-        NULL AS state, NULL AS token, NULL AS owner, NULL AS previous_owner, NULL AS lease_expires_at,
-        NULL AS takeovers, NULL AS created_at, NULL AS updated_at, NULL AS expires_at, NULL AS result_json,
-        NULL AS error_json
+      SELECT true AS inserted, created_at::text AS now, NULL AS key, NULL AS fingerprint, NULL AS state,
+        NULL AS token, NULL AS owner, NULL AS previous_owner, NULL AS lease_expires_at, NULL AS takeovers,
+        NULL AS created_at, NULL AS updated_at, NULL AS expires_at, NULL AS result_json, NULL AS error_json
       FROM inserted
       UNION ALL
-      SELECT false, (SELECT now FROM clock)::text, key, fingerprint, state, token, owner, previous_owner,
+      SELECT false, ${storeNow('$7')}::text, key, fingerprint, state, token, owner, previous_owner,
         lease_expires_at::text, takeovers, created_at::text, updated_at::text, expires_at::text, result_json::text,
         error_json::text
-      FROM ${qualified} WHERE key = $1`,
+      FROM ${qualified} WHERE key = $1 AND NOT EXISTS (SELECT FROM inserted)`,
     // $1 key, $2 token read, $3 now (the database's, from insertOrSelect), $4 fingerprint, $5 new token,
     // $6 owner, $7 previous owner, $8 lease_expires_at, $9 takeovers, $10 created_at, $11 expires_at,
     // $12 takeover grace (ms)
@@ -346,18 +345,16 @@ function statements(qualified: string, table: string, schema: string | undefined
     ),
     // $1 key, $2 token, $3 injected now or NULL, $4 leaseMs, $5 retentionMs
     heartbeat: `
-      UPDATE ${qualified} SET lease_expires_at = clock.now + $4::bigint, updated_at = clock.now,
-        expires_at = clock.now + $4::bigint + $5::bigint
-      FROM (SELECT ${storeNow('$3')} AS now) AS clock
-      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > clock.now
+      UPDATE ${qualified} SET lease_expires_at = ${storeNow('$3')} + $4::bigint, updated_at = ${storeNow('$3')},
+        expires_at = ${storeNow('$3')} + $4::bigint + $5::bigint
+      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$3')}
       RETURNING key`,
     // $1 key, $2 token, $3 state, $4 result, $5 error, $6 injected now or NULL, $7 retentionMs
     finish: `
       UPDATE ${qualified}
       SET state = $3, result_json = $4::json, error_json = $5::json, lease_expires_at = NULL,
-        updated_at = clock.now, expires_at = clock.now + $7::bigint
-      FROM (SELECT ${storeNow('$6')} AS now) AS clock
-      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > clock.now
+        updated_at = ${storeNow('$6')}, expires_at = ${storeNow('$6')} + $7::bigint
+      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$6')}
       RETURNING key`,
     ownership: `SELECT state, token, owner FROM ${qualified} WHERE key = $1 AND expires_at > ${storeNow('$2')}`,
     release: `
