@@ -6,6 +6,12 @@
  * same connection settings (SQLite: same file system, WAL and `synchronous` mode; Postgres: a pool of the
  * same size). Printed, never asserted; the last line gives each store's pairs/s as a fraction of its floor
  * (the lower of the sequential and the concurrent ratio).
+ *
+ * Like any store with this contract, the floor's claim is kept until its lease ends plus retention, and its
+ * result for retention from the moment of completion (read from the clock again), so the UPDATE moves
+ * `expires_at`. (An earlier floor wrote the same `expires_at` twice; on Postgres that let every floor
+ * UPDATE be a HOT update, with no index entries written, which no store keeping a result for retention after
+ * completion can do.)
  */
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
@@ -28,6 +34,8 @@ const BENCH = {
 const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const RESULT = { ok: true, id: 'r_123', note: 'a small tool result' };
 const LEASE_MS = 30_000;
+/** Retention of the floor's rows (the stores' default). */
+const RETENTION_MS = 86_400_000;
 
 /** One begin+complete pair for a fresh key. */
 type Pair = (key: string) => Promise<void>;
@@ -63,9 +71,10 @@ function rawSqlite(path: string): { pair: Pair; close(): void } {
     pair: async (key) => {
       const token = randomUUID();
       const now = Date.now();
-      insert.run(key, token, now + LEASE_MS, now, now, now + 86_400_000);
+      insert.run(key, token, now + LEASE_MS, now, now, now + LEASE_MS + RETENTION_MS);
       await Promise.resolve(); // the effect happens between the two writes
-      update.run(JSON.stringify(RESULT), now, now + 86_400_000, key, token);
+      const done = Date.now();
+      update.run(JSON.stringify(RESULT), done, done + RETENTION_MS, key, token);
     },
     close: () => db.close(),
   };
@@ -79,13 +88,14 @@ function rawPostgres(pool: Pool, table: string): Pair {
       name: `${table}_insert`,
       text: `INSERT INTO "${table}" (key, fingerprint, state, token, owner, lease_expires_at, created_at, updated_at, expires_at)
              VALUES ($1, 'fp', 'in_progress', $2, 'bench', $3, $4, $4, $5)`,
-      values: [key, token, now + LEASE_MS, now, now + 86_400_000],
+      values: [key, token, now + LEASE_MS, now, now + LEASE_MS + RETENTION_MS],
     });
+    const done = Date.now();
     await pool.query({
       name: `${table}_update`,
       text: `UPDATE "${table}" SET state = 'completed', result_json = $1::json, lease_expires_at = NULL, updated_at = $2,
              expires_at = $3 WHERE key = $4 AND token = $5 AND state = 'in_progress'`,
-      values: [JSON.stringify(RESULT), now, now + 86_400_000, key, token],
+      values: [JSON.stringify(RESULT), done, done + RETENTION_MS, key, token],
     });
   };
 }
