@@ -100,7 +100,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     select: Database.Statement<[string], Row>;
     ownership: Database.Statement<[string, number], Ownership>;
     upsert: Database.Statement<[Row]>;
-    insertNew: Database.Statement<[string, string, string, string, number, number, number]>;
+    insertNew: Database.Statement<[string, string, string, string, number, number, number, number]>;
     heartbeat: Database.Statement<[{ key: string; token: string; now: number; lease: number; retention: number }]>;
     finish: Database.Statement<[RecordState, string | null, string | null, number, number, string, string, number]>;
     release: Database.Statement<[string, string, number]>;
@@ -170,7 +170,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       insertNew: this.db.prepare(`
         INSERT INTO ${table} (key, fingerprint, state, token, owner, lease_expires_at, takeovers, created_at,
           updated_at, expires_at)
-        VALUES (?1, ?2, 'in_progress', ?3, ?4, ?5, 0, ?6, ?6, ?7)
+        VALUES (?, ?, 'in_progress', ?, ?, ?, 0, ?, ?, ?)
         ON CONFLICT (key) DO NOTHING`),
       heartbeat: this.db.prepare(`
         UPDATE ${table}
@@ -219,6 +219,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       token,
       owner,
       outcome.leaseExpiresAt,
+      now,
       now,
       expiresAt,
     );
