@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Pool, type PoolConfig } from 'pg';
+import { Pool, type PoolConfig, type QueryResult } from 'pg';
 import { createTablesSerialized, POSTGRES_IDENTIFIER } from '../postgres/create-tables';
 import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from './idempotency-defaults';
 import {
@@ -10,6 +10,7 @@ import {
   checkToken,
   decideBegin,
   retentionFrom,
+  startFresh,
   serializeFailure,
   serializeResult,
   type IdempotencyRecord,
@@ -52,7 +53,10 @@ export interface PostgresIdempotencyStoreOptions extends IdempotencyStoreBaseOpt
   createTable?: boolean;
 }
 
-/** A row as `begin` reads it. Bigints arrive as strings; JSON as text (`::text`), so SQL NULL and `null` differ. */
+/**
+ * A record as `begin` reads it: one JSON object (`json_build_object`), so a fresh key's answer is two short
+ * columns instead of a row of NULLs. JSON columns arrive as text (`::text`), so SQL NULL and `null` differ.
+ */
 interface Row {
   key: string;
   fingerprint: string;
@@ -60,13 +64,13 @@ interface Row {
   token: string;
   owner: string;
   previous_owner: string | null;
-  lease_expires_at: string | null;
+  lease_expires_at: number | null;
   result_json: string | null;
   error_json: string | null;
   takeovers: number;
-  created_at: string;
-  updated_at: string;
-  expires_at: string;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
 }
 
 /**
@@ -77,14 +81,15 @@ interface Row {
  *    FROM inserted UNION ALL SELECT … FROM table WHERE key = $1 AND NOT EXISTS (SELECT FROM inserted)`: for a
  *    new key the unique index lets exactly one of any number of concurrent inserters win (the others wait for
  *    its commit and insert nothing), and the winner's statement ends without reading the table again;
- *    otherwise it returns the record already there, read without a lock;
+ *    otherwise it returns the record already there (as one JSON column), read without a lock;
  * 2. the same state machine as the other stores decides from that record: conflict, replay and in-flight
  *    answers need nothing more; a record past retention or with an expired lease is claimed with a
- *    compare-and-set `UPDATE … WHERE key = $1 AND token = <token read> AND <the condition again, at now>
- *    RETURNING takeovers`, which a concurrent claimer, heartbeat or completion defeats;
+ *    compare-and-set `UPDATE … WHERE key = $1 AND token = <token read> AND <the condition again, at now>`
+ *    (its row count says whether it won), which a concurrent claimer, heartbeat or completion defeats;
  * 3. no row (the winner committed after this statement's snapshot) or a lost compare-and-set: next round
  *    (a new snapshot sees the winner).
- * Writes that need ownership are `UPDATE … WHERE key = $1 AND token = $2 AND state = 'in_progress'`.
+ * Writes that need ownership are `UPDATE … WHERE key = $1 AND token = $2 AND state = 'in_progress'`; writes
+ * send no rows back, their row count is the answer.
  * Losers of a race never lock the row, so 64 concurrent begins of one key cost one write and one fsync.
  *
  * Leases run on the DATABASE's clock: every statement reads `statement_timestamp()` (one value for the whole
@@ -151,7 +156,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       // Try to insert a new record; in the same statement read the record that is already there, if any.
       // The lease is computed by the database from its own clock, which it also returns.
       const token = randomUUID();
-      const [row] = await this.query<Row & { inserted: boolean; now: string }>('insertOrSelect', () => [
+      const [row] = await this.query<{ now: string; record: string | null }>('insertOrSelect', () => [
         request.key,
         request.fingerprint,
         token,
@@ -162,11 +167,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       ]);
       if (row === undefined) continue; // a concurrent insert committed after our snapshot: read again
       const now = Number(row.now);
-      if (row.inserted) return decideBegin(undefined, request, now, this.retentionMs, token).outcome;
-      const existing = fromRow(row);
+      if (row.record === null) return startFresh(request, now, this.retentionMs, token).outcome;
+      const existing = fromRow(JSON.parse(row.record) as Row);
       const { outcome, write } = decideBegin(existing, request, now, this.retentionMs);
       if (write === undefined) return outcome;
-      const claimed = await this.query(existing.expiresAt <= now ? 'claimFresh' : 'claimTakeover', () => [
+      const claimed = await this.count(existing.expiresAt <= now ? 'claimFresh' : 'claimTakeover', () => [
         write.key,
         existing.token,
         now,
@@ -180,7 +185,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         write.expiresAt,
         request.takeoverGraceMs,
       ]);
-      if (claimed.length === 1) return outcome;
+      if (claimed === 1) return outcome;
     }
     throw new IdempotencyStoreError(
       `Idempotency key "${request.key}" changed under every one of ${POSTGRES_STORE_DEFAULTS.beginRounds} attempts to claim it.`,
@@ -191,8 +196,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   /** {@inheritDoc IdempotencyStore.heartbeat} */
   async heartbeat(key: string, token: string, leaseMs: number = IDEMPOTENCY_DEFAULTS.leaseMs): Promise<boolean> {
     const [k, t, lease] = [checkKey(key), checkToken(token), checkDuration(leaseMs, 'leaseMs')];
-    const rows = await this.query('heartbeat', () => [k, t, this.testClock(), lease, this.retentionMs]);
-    return rows.length === 1;
+    return (await this.count('heartbeat', () => [k, t, this.testClock(), lease, this.retentionMs])) === 1;
   }
 
   /** {@inheritDoc IdempotencyStore.complete} */
@@ -208,8 +212,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   /** {@inheritDoc IdempotencyStore.release} */
   async release(key: string, token: string): Promise<boolean> {
     const [k, t] = [checkKey(key), checkToken(token)];
-    const rows = await this.query('release', () => [k, t, this.testClock()]);
-    return rows.length === 1;
+    return (await this.count('release', () => [k, t, this.testClock()])) === 1;
   }
 
   /** {@inheritDoc IdempotencyStore.reap} */
@@ -218,7 +221,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     const batch = POSTGRES_STORE_DEFAULTS.reapBatchSize;
     let total = 0;
     for (;;) {
-      const deleted = (await this.query('reap', () => [at, batch])).length;
+      const deleted = await this.count('reap', () => [at, batch]);
       total += deleted;
       if (deleted < batch) return total;
     }
@@ -238,7 +241,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     result: string | null,
     error: string | null,
   ): Promise<void> {
-    const updated = await this.query('finish', () => [
+    const updated = await this.count('finish', () => [
       key,
       token,
       state,
@@ -247,7 +250,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       this.testClock(),
       this.retentionMs,
     ]);
-    if (updated.length === 1) return;
+    if (updated === 1) return;
     const [current] = await this.query<{ state: RecordState; token: string; owner: string }>('ownership', () => [
       key,
       this.testClock(),
@@ -260,15 +263,24 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     return this.clock ? this.clock() : null;
   }
 
-  /** Runs one statement (creating the table first if needed); `params` is called just before sending. */
+  /** Runs one statement (creating the table first if needed) and returns its rows. */
   private async query<R = unknown>(statement: StatementName, params: () => unknown[]): Promise<R[]> {
+    return (await this.run(statement, params)).rows as R[];
+  }
+
+  /** Runs one write statement and returns how many rows it changed (no rows are sent back). */
+  private async count(statement: StatementName, params: () => unknown[]): Promise<number> {
+    return (await this.run(statement, params)).rowCount ?? 0;
+  }
+
+  /** Runs one statement (creating the table first if needed); `params` is called just before sending. */
+  private async run(statement: StatementName, params: () => unknown[]): Promise<QueryResult> {
     if (this.closed) throw new IdempotencyStoreError('The idempotency store is closed.', 'STORE_CLOSED');
     try {
       await (this.ready ??= this.createTable());
       // Named: each connection parses and plans the statement once.
       const name = `${this.statementPrefix}_${statement}`;
-      const result = await this.pool.query({ name, text: this.sql[statement], values: params() });
-      return result.rows as R[];
+      return await this.pool.query({ name, text: this.sql[statement], values: params() });
     } catch (error) {
       if (error instanceof IdempotencyStoreError) throw error;
       throw new IdempotencyStoreError(
@@ -313,10 +325,12 @@ function statements(qualified: string, table: string, schema: string | undefined
       )`,
       `CREATE INDEX IF NOT EXISTS "${table}_expires_at" ON ${qualified} (expires_at)`,
     ],
-    // Times come from the database's clock (or from the parameter when a test injects one), never a worker's.
+    // Times come from the database's clock (or from the parameter when a test injects one), never a worker's;
+    // statement_timestamp() is one value for the whole statement.
     // $1 key, $2 fingerprint, $3 token, $4 owner, $5 leaseMs, $6 retentionMs, $7 injected now or NULL.
-    // Returns the new record (inserted = true), or the record already there as of the statement's snapshot,
-    // or nothing when the conflicting record was committed after that snapshot; `now` in either case.
+    // Returns `now` and no record when it inserted the new record; `now` and the record already there as of
+    // the statement's snapshot (JSON) otherwise; nothing when the conflicting record was committed after that
+    // snapshot. Having inserted, it does not read the table again.
     insertOrSelect: `
       WITH inserted AS (
         INSERT INTO ${qualified} (key, fingerprint, state, token, owner, lease_expires_at, takeovers, created_at,
@@ -326,14 +340,12 @@ function statements(qualified: string, table: string, schema: string | undefined
         ON CONFLICT (key) DO NOTHING
         RETURNING created_at
       )
-      SELECT true AS inserted, created_at::text AS now, NULL AS key, NULL AS fingerprint, NULL AS state,
-        NULL AS token, NULL AS owner, NULL AS previous_owner, NULL AS lease_expires_at, NULL AS takeovers,
-        NULL AS created_at, NULL AS updated_at, NULL AS expires_at, NULL AS result_json, NULL AS error_json
-      FROM inserted
+      SELECT created_at::text AS now, NULL::text AS record FROM inserted
       UNION ALL
-      SELECT false, ${storeNow('$7')}::text, key, fingerprint, state, token, owner, previous_owner,
-        lease_expires_at::text, takeovers, created_at::text, updated_at::text, expires_at::text, result_json::text,
-        error_json::text
+      SELECT ${storeNow('$7')}::text, json_build_object('key', key, 'fingerprint', fingerprint, 'state', state,
+        'token', token, 'owner', owner, 'previous_owner', previous_owner, 'lease_expires_at', lease_expires_at,
+        'result_json', result_json::text, 'error_json', error_json::text, 'takeovers', takeovers,
+        'created_at', created_at, 'updated_at', updated_at, 'expires_at', expires_at)::text
       FROM ${qualified} WHERE key = $1 AND NOT EXISTS (SELECT FROM inserted)`,
     // $1 key, $2 token read, $3 now (the database's, from insertOrSelect), $4 fingerprint, $5 new token,
     // $6 owner, $7 previous owner, $8 lease_expires_at, $9 takeovers, $10 created_at, $11 expires_at,
@@ -347,23 +359,19 @@ function statements(qualified: string, table: string, schema: string | undefined
     heartbeat: `
       UPDATE ${qualified} SET lease_expires_at = ${storeNow('$3')} + $4::bigint, updated_at = ${storeNow('$3')},
         expires_at = ${storeNow('$3')} + $4::bigint + $5::bigint
-      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$3')}
-      RETURNING key`,
+      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$3')}`,
     // $1 key, $2 token, $3 state, $4 result, $5 error, $6 injected now or NULL, $7 retentionMs
     finish: `
       UPDATE ${qualified}
       SET state = $3, result_json = $4::json, error_json = $5::json, lease_expires_at = NULL,
         updated_at = ${storeNow('$6')}, expires_at = ${storeNow('$6')} + $7::bigint
-      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$6')}
-      RETURNING key`,
+      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$6')}`,
     ownership: `SELECT state, token, owner FROM ${qualified} WHERE key = $1 AND expires_at > ${storeNow('$2')}`,
     release: `
-      DELETE FROM ${qualified} WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$3')}
-      RETURNING key`,
+      DELETE FROM ${qualified} WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$3')}`,
     reap: `
       DELETE FROM ${qualified} WHERE expires_at <= ${storeNow('$1')} AND key IN (
-        SELECT key FROM ${qualified} WHERE expires_at <= ${storeNow('$1')} LIMIT $2 FOR UPDATE SKIP LOCKED)
-      RETURNING key`,
+        SELECT key FROM ${qualified} WHERE expires_at <= ${storeNow('$1')} LIMIT $2 FOR UPDATE SKIP LOCKED)`,
   };
 }
 
@@ -382,8 +390,7 @@ function claim(qualified: string, condition: string): string {
     SET fingerprint = $4, state = 'in_progress', token = $5, owner = $6, previous_owner = $7,
       lease_expires_at = $8, result_json = NULL, error_json = NULL, takeovers = $9, created_at = $10,
       updated_at = $3, expires_at = $11
-    WHERE key = $1 AND token = $2 AND ${condition}
-    RETURNING takeovers`;
+    WHERE key = $1 AND token = $2 AND ${condition}`;
 }
 
 function fromRow(row: Row): IdempotencyRecord {
@@ -394,12 +401,12 @@ function fromRow(row: Row): IdempotencyRecord {
     token: row.token,
     owner: row.owner,
     previousOwner: row.previous_owner,
-    leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
+    leaseExpiresAt: row.lease_expires_at,
     resultJson: row.result_json,
     errorJson: row.error_json,
     takeovers: row.takeovers,
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    expiresAt: Number(row.expires_at),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    expiresAt: row.expires_at,
   };
 }
