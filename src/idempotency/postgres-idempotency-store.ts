@@ -53,41 +53,37 @@ export interface PostgresIdempotencyStoreOptions extends IdempotencyStoreBaseOpt
   createTable?: boolean;
 }
 
-/**
- * A record as `begin` reads it: one JSON object (`json_build_object`), so a fresh key's answer is two short
- * columns instead of a row of NULLs. JSON columns arrive as text (`::text`), so SQL NULL and `null` differ.
- */
+/** A row as `begin` reads it. Bigints arrive as strings; JSON as text (`::text`), so SQL NULL and `null` differ. */
 interface Row {
+  now: string;
   key: string;
   fingerprint: string;
   state: RecordState;
   token: string;
   owner: string;
   previous_owner: string | null;
-  lease_expires_at: number | null;
+  lease_expires_at: string | null;
   result_json: string | null;
   error_json: string | null;
   takeovers: number;
-  created_at: number;
-  updated_at: number;
-  expires_at: number;
+  created_at: string;
+  updated_at: string;
+  expires_at: string;
 }
 
 /**
  * The {@link IdempotencyStore} for more than one machine: one Postgres table, reached through a `pg` pool.
  *
  * `begin` never takes a lock or writes unless it claims the key. Each round:
- * 1. ONE statement, `WITH inserted AS (INSERT … ON CONFLICT (key) DO NOTHING RETURNING created_at) SELECT …
- *    FROM inserted UNION ALL SELECT … FROM table WHERE key = $1 AND NOT EXISTS (SELECT FROM inserted)`: for a
- *    new key the unique index lets exactly one of any number of concurrent inserters win (the others wait for
- *    its commit and insert nothing), and the winner's statement ends without reading the table again;
- *    otherwise it returns the record already there (as one JSON column), read without a lock;
- * 2. the same state machine as the other stores decides from that record: conflict, replay and in-flight
- *    answers need nothing more; a record past retention or with an expired lease is claimed with a
- *    compare-and-set `UPDATE … WHERE key = $1 AND token = <token read> AND <the condition again, at now>`
- *    (its row count says whether it won), which a concurrent claimer, heartbeat or completion defeats;
- * 3. no row (the winner committed after this statement's snapshot) or a lost compare-and-set: next round
- *    (a new snapshot sees the winner).
+ * 1. `INSERT … ON CONFLICT (key) DO NOTHING RETURNING …`: for a new key (the common case: all of `begin`) the
+ *    unique index lets exactly one of any number of concurrent inserters win; the others wait for its commit
+ *    and insert nothing (no write, no fsync);
+ * 2. a key with a record: `SELECT` it (a fresh snapshot, so it sees a winner that just committed), and the
+ *    same state machine as the other stores decides: conflict, replay and in-flight answers need nothing
+ *    more; a record past retention or with an expired lease is claimed with a compare-and-set
+ *    `UPDATE … WHERE key = $1 AND token = <token read> AND <the condition again, at now>` (its row count says
+ *    whether it won), which a concurrent claimer, heartbeat or completion defeats;
+ * 3. no record any more (released or reaped in between) or a lost compare-and-set: next round.
  * Writes that need ownership are `UPDATE … WHERE key = $1 AND token = $2 AND state = 'in_progress'`; writes
  * send no rows back, their row count is the answer.
  * Losers of a race never lock the row, so 64 concurrent begins of one key cost one write and one fsync.
@@ -153,10 +149,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   async begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome> {
     const request = checkBegin(key, fingerprint, options);
     for (let round = 0; round < POSTGRES_STORE_DEFAULTS.beginRounds; round++) {
-      // Try to insert a new record; in the same statement read the record that is already there, if any.
-      // The lease is computed by the database from its own clock, which it also returns.
+      // A new key: one INSERT claims it, its lease computed by the database from its own clock.
       const token = randomUUID();
-      const [row] = await this.query<{ now: string; record: string | null }>('insertOrSelect', () => [
+      const [inserted] = await this.query<{ now: string }>('insertNew', () => [
         request.key,
         request.fingerprint,
         token,
@@ -165,10 +160,12 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         this.retentionMs,
         this.testClock(),
       ]);
-      if (row === undefined) continue; // a concurrent insert committed after our snapshot: read again
+      if (inserted !== undefined) return startFresh(request, Number(inserted.now), this.retentionMs, token).outcome;
+      // The key has a record (committed: a concurrent inserter's INSERT waited for it): read it, unlocked.
+      const [row] = await this.query<Row>('select', () => [request.key, this.testClock()]);
+      if (row === undefined) continue; // released or reaped in between: try to insert again
       const now = Number(row.now);
-      if (row.record === null) return startFresh(request, now, this.retentionMs, token).outcome;
-      const existing = fromRow(JSON.parse(row.record) as Row);
+      const existing = fromRow(row);
       const { outcome, write } = decideBegin(existing, request, now, this.retentionMs);
       if (write === undefined) return outcome;
       const claimed = await this.count(existing.expiresAt <= now ? 'claimFresh' : 'claimTakeover', () => [
@@ -328,26 +325,22 @@ function statements(qualified: string, table: string, schema: string | undefined
     // Times come from the database's clock (or from the parameter when a test injects one), never a worker's;
     // statement_timestamp() is one value for the whole statement.
     // $1 key, $2 fingerprint, $3 token, $4 owner, $5 leaseMs, $6 retentionMs, $7 injected now or NULL.
-    // Returns `now` and no record when it inserted the new record; `now` and the record already there as of
-    // the statement's snapshot (JSON) otherwise; nothing when the conflicting record was committed after that
-    // snapshot. Having inserted, it does not read the table again.
-    insertOrSelect: `
-      WITH inserted AS (
-        INSERT INTO ${qualified} (key, fingerprint, state, token, owner, lease_expires_at, takeovers, created_at,
-          updated_at, expires_at)
-        VALUES ($1, $2, 'in_progress', $3, $4, ${storeNow('$7')} + $5::bigint, 0, ${storeNow('$7')}, ${storeNow('$7')},
-          ${storeNow('$7')} + $5::bigint + $6::bigint)
-        ON CONFLICT (key) DO NOTHING
-        RETURNING created_at
-      )
-      SELECT created_at::text AS now, NULL::text AS record FROM inserted
-      UNION ALL
-      SELECT ${storeNow('$7')}::text, json_build_object('key', key, 'fingerprint', fingerprint, 'state', state,
-        'token', token, 'owner', owner, 'previous_owner', previous_owner, 'lease_expires_at', lease_expires_at,
-        'result_json', result_json::text, 'error_json', error_json::text, 'takeovers', takeovers,
-        'created_at', created_at, 'updated_at', updated_at, 'expires_at', expires_at)::text
-      FROM ${qualified} WHERE key = $1 AND NOT EXISTS (SELECT FROM inserted)`,
-    // $1 key, $2 token read, $3 now (the database's, from insertOrSelect), $4 fingerprint, $5 new token,
+    // Returns `now` when it inserted the new record, nothing when the key has a record (also one committed
+    // by a concurrent inserter meanwhile: ON CONFLICT waits for it). Writes nothing then.
+    insertNew: `
+      INSERT INTO ${qualified} (key, fingerprint, state, token, owner, lease_expires_at, takeovers, created_at,
+        updated_at, expires_at)
+      VALUES ($1, $2, 'in_progress', $3, $4, ${storeNow('$7')} + $5::bigint, 0, ${storeNow('$7')}, ${storeNow('$7')},
+        ${storeNow('$7')} + $5::bigint + $6::bigint)
+      ON CONFLICT (key) DO NOTHING
+      RETURNING created_at::text AS now`,
+    // $1 key, $2 injected now or NULL: the record and the store's now.
+    select: `
+      SELECT ${storeNow('$2')}::text AS now, key, fingerprint, state, token, owner, previous_owner,
+        lease_expires_at::text, takeovers, created_at::text, updated_at::text, expires_at::text,
+        result_json::text, error_json::text
+      FROM ${qualified} WHERE key = $1`,
+    // $1 key, $2 token read, $3 now (the database's, read with the record), $4 fingerprint, $5 new token,
     // $6 owner, $7 previous owner, $8 lease_expires_at, $9 takeovers, $10 created_at, $11 expires_at,
     // $12 takeover grace (ms)
     claimFresh: claim(qualified, 'expires_at <= $3 AND $12::bigint >= 0'),
@@ -401,12 +394,12 @@ function fromRow(row: Row): IdempotencyRecord {
     token: row.token,
     owner: row.owner,
     previousOwner: row.previous_owner,
-    leaseExpiresAt: row.lease_expires_at,
+    leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
     resultJson: row.result_json,
     errorJson: row.error_json,
     takeovers: row.takeovers,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    expiresAt: row.expires_at,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    expiresAt: Number(row.expires_at),
   };
 }
