@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { strictJsonStringify } from './canonical-json';
 import { IDEMPOTENCY_DEFAULTS } from './idempotency-defaults';
-import type { BeginOptions, BeginOutcome, BeginStarted, StoredFailure } from './idempotency-store';
+import type { BeginOptions, BeginOutcome, BeginStarted, FinishOptions, StoredFailure } from './idempotency-store';
 import { IdempotencyStoreError, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-store-error';
 
 /** Longest owner, fingerprint or token a store accepts. */
@@ -214,6 +214,20 @@ export function checkBegin(key: unknown, fingerprint: unknown, options: BeginOpt
 /** Retention from options, checked. */
 export function retentionFrom(options: IdempotencyStoreBaseOptions): number {
   return checkDuration(options.retentionMs ?? IDEMPOTENCY_DEFAULTS.retentionMs, 'retentionMs');
+}
+
+/** How long a finished record is kept: its own `options.retentionMs` (checked), else the store's retention. */
+export function finishRetention(options: FinishOptions | undefined, storeRetentionMs: number): number {
+  const ms = options?.retentionMs;
+  if (ms === undefined) return storeRetentionMs;
+  const checked = checkDuration(ms, 'retentionMs');
+  if (checked > IDEMPOTENCY_DEFAULTS.maxRecordRetentionMs) {
+    throw new IdempotencyStoreError(
+      `retentionMs must be at most ${IDEMPOTENCY_DEFAULTS.maxRecordRetentionMs} ms (10 years).`,
+      'INVALID_ARGUMENT',
+    );
+  }
+  return checked;
 }
 
 /** JSON text of a result; null for `undefined` (replayed as `undefined`). */

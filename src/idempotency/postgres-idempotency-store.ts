@@ -9,6 +9,7 @@ import {
   checkKey,
   checkToken,
   decideBegin,
+  finishRetention,
   retentionFrom,
   startFresh,
   serializeFailure,
@@ -17,7 +18,7 @@ import {
   type IdempotencyStoreBaseOptions,
   type RecordState,
 } from './idempotency-record';
-import type { BeginOptions, BeginOutcome, IdempotencyStore, StoredFailure } from './idempotency-store';
+import type { BeginOptions, BeginOutcome, FinishOptions, IdempotencyStore, StoredFailure } from './idempotency-store';
 import { IdempotencyStoreError } from './idempotency-store-error';
 
 /** Defaults specific to the Postgres store. */
@@ -197,13 +198,15 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /** {@inheritDoc IdempotencyStore.complete} */
-  async complete(key: string, token: string, result: unknown): Promise<void> {
-    await this.finish(checkKey(key), checkToken(token), 'completed', serializeResult(result), null);
+  async complete(key: string, token: string, result: unknown, options?: FinishOptions): Promise<void> {
+    const retention = finishRetention(options, this.retentionMs);
+    await this.finish(checkKey(key), checkToken(token), 'completed', serializeResult(result), null, retention);
   }
 
   /** {@inheritDoc IdempotencyStore.fail} */
-  async fail(key: string, token: string, error: StoredFailure): Promise<void> {
-    await this.finish(checkKey(key), checkToken(token), 'failed', null, serializeFailure(error));
+  async fail(key: string, token: string, error: StoredFailure, options?: FinishOptions): Promise<void> {
+    const retention = finishRetention(options, this.retentionMs);
+    await this.finish(checkKey(key), checkToken(token), 'failed', null, serializeFailure(error), retention);
   }
 
   /** {@inheritDoc IdempotencyStore.release} */
@@ -237,16 +240,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     state: 'completed' | 'failed',
     result: string | null,
     error: string | null,
+    retentionMs: number,
   ): Promise<void> {
-    const updated = await this.count('finish', () => [
-      key,
-      token,
-      state,
-      result,
-      error,
-      this.testClock(),
-      this.retentionMs,
-    ]);
+    const updated = await this.count('finish', () => [key, token, state, result, error, this.testClock(), retentionMs]);
     if (updated === 1) return;
     const [current] = await this.query<{ state: RecordState; token: string; owner: string }>('ownership', () => [
       key,

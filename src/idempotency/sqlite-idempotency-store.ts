@@ -10,6 +10,7 @@ import {
   checkKey,
   checkToken,
   decideBegin,
+  finishRetention,
   retentionFrom,
   serializeFailure,
   serializeResult,
@@ -19,7 +20,7 @@ import {
   type IdempotencyStoreBaseOptions,
   type RecordState,
 } from './idempotency-record';
-import type { BeginOptions, BeginOutcome, IdempotencyStore, StoredFailure } from './idempotency-store';
+import type { BeginOptions, BeginOutcome, FinishOptions, IdempotencyStore, StoredFailure } from './idempotency-store';
 import { IdempotencyStoreError } from './idempotency-store-error';
 
 /** Defaults specific to the SQLite store. */
@@ -238,13 +239,15 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 
   /** {@inheritDoc IdempotencyStore.complete} */
-  async complete(key: string, token: string, result: unknown): Promise<void> {
-    await this.finish(checkKey(key), checkToken(token), 'completed', serializeResult(result), null);
+  async complete(key: string, token: string, result: unknown, options?: FinishOptions): Promise<void> {
+    const retention = finishRetention(options, this.retentionMs);
+    await this.finish(checkKey(key), checkToken(token), 'completed', serializeResult(result), null, retention);
   }
 
   /** {@inheritDoc IdempotencyStore.fail} */
-  async fail(key: string, token: string, error: StoredFailure): Promise<void> {
-    await this.finish(checkKey(key), checkToken(token), 'failed', null, serializeFailure(error));
+  async fail(key: string, token: string, error: StoredFailure, options?: FinishOptions): Promise<void> {
+    const retention = finishRetention(options, this.retentionMs);
+    await this.finish(checkKey(key), checkToken(token), 'failed', null, serializeFailure(error), retention);
   }
 
   /** {@inheritDoc IdempotencyStore.release} */
@@ -277,10 +280,11 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     state: 'completed' | 'failed',
     result: string | null,
     error: string | null,
+    retentionMs: number,
   ): Promise<void> {
     const current = await this.withLock(() => {
       const now = this.clock();
-      const expires = now + this.retentionMs;
+      const expires = now + retentionMs;
       if (this.statements.finish.run(state, result, error, now, expires, key, token, now).changes === 1) return null;
       return this.statements.ownership.get(key, now);
     });
