@@ -1,11 +1,13 @@
 /**
  * `npm run bench:stores`: begin+complete pairs per second of the SQLite and Postgres idempotency stores,
  * sequentially and with `concurrency` callers at once, next to a raw SQL floor measured in the same run
- * (interleaved rounds). The floor does the least a durable key store must: one committed INSERT of the
- * key's row (the claim) and one committed UPDATE of it (the result), on a table of the same shape, with the
- * same connection settings (SQLite: same file system, WAL and `synchronous` mode; Postgres: a pool of the
- * same size). Printed, never asserted; the last line gives each store's pairs/s as a fraction of its floor
- * (the lower of the sequential and the concurrent ratio).
+ * (each store and its floor in alternating slices of every round). The floor does the least a durable key
+ * store must: one committed INSERT of the key's row (the claim) and one committed UPDATE of it (the result),
+ * on a table of the same shape, with the same connection settings (SQLite: same file system, WAL and
+ * `synchronous` mode; Postgres: a pool of the same size). Printed, never asserted; the last line gives each store's pairs/s as a fraction of its floor
+ * (the lower of the sequential and the concurrent ratio, each the median of the rounds' ratios). The slices
+ * matter on a shared machine: the disk's fsync time swings by 2x within seconds, and a whole measurement of
+ * one subject at a time caught such a swing on one side only.
  *
  * Like any store with this contract, the floor's claim is kept until its lease ends plus retention, and its
  * result for retention from the moment of completion (read from the clock again), so the UPDATE moves
@@ -100,8 +102,8 @@ function rawPostgres(pool: Pool, table: string): Pair {
   };
 }
 
-/** Runs `count` pairs with `callers` callers at once; returns pairs per second. */
-async function measure(pair: Pair, count: number, callers: number): Promise<number> {
+/** Runs `count` pairs with `callers` callers at once; returns the time taken in ms. */
+async function timed(pair: Pair, count: number, callers: number): Promise<number> {
   const prefix = randomUUID();
   let next = 0;
   const t0 = performance.now();
@@ -110,11 +112,39 @@ async function measure(pair: Pair, count: number, callers: number): Promise<numb
       while (next < count) await pair(`${prefix}/${next++}`);
     }),
   );
-  return (count / (performance.now() - t0)) * 1000;
+  return performance.now() - t0;
+}
+
+/** Slices per subject of one measurement. */
+const SLICES = 4;
+
+/**
+ * Pairs/s of a store and of its floor over `count` pairs each, measured in alternating slices (A B B A A B B A,
+ * flipped every other round), so that a slow spell of the shared disk or CPU falls on both rather than on
+ * whichever happened to run then.
+ */
+async function measurePair(
+  store: Pair,
+  raw: Pair,
+  count: number,
+  callers: number,
+  flip: boolean,
+): Promise<{ store: number; raw: number }> {
+  const slice = Math.ceil(count / SLICES);
+  const ms = { store: 0, raw: 0 };
+  for (let i = 0; i < SLICES * 2; i++) {
+    const storeTurn = (i % 4 === 0 || i % 4 === 3) !== flip;
+    if (storeTurn) ms.store += await timed(store, slice, callers);
+    else ms.raw += await timed(raw, slice, callers);
+  }
+  return { store: ((slice * SLICES) / ms.store) * 1000, raw: ((slice * SLICES) / ms.raw) * 1000 };
 }
 
 type Subject = 'sqlite store' | 'sqlite raw' | 'postgres store' | 'postgres raw';
 const SUBJECTS: readonly Subject[] = ['sqlite store', 'sqlite raw', 'postgres store', 'postgres raw'];
+type Backend = 'sqlite' | 'postgres';
+type Mode = 'sequential' | 'concurrent';
+const MODES: readonly Mode[] = ['sequential', 'concurrent'];
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'durable-tools-bench-stores-'));
@@ -137,15 +167,24 @@ async function main(): Promise<void> {
   };
   const results = Object.fromEntries(
     SUBJECTS.map((s) => [s, { sequential: [] as number[], concurrent: [] as number[] }]),
-  ) as Record<Subject, { sequential: number[]; concurrent: number[] }>;
+  ) as Record<Subject, Record<Mode, number[]>>;
+  const ratios: Record<Backend, Record<Mode, number[]>> = {
+    sqlite: { sequential: [], concurrent: [] },
+    postgres: { sequential: [], concurrent: [] },
+  };
   const load = new LoadSampler();
   try {
-    for (const subject of SUBJECTS) await measure(pairs[subject], 50, 5); // warm-up (and table creation)
+    for (const subject of SUBJECTS) await timed(pairs[subject], 50, 5); // warm-up (and table creation)
     for (let round = 0; round < BENCH.rounds; round++) {
-      for (const subject of rotate(SUBJECTS, round)) {
-        const count = subject.startsWith('sqlite') ? BENCH.pairs.sqlite : BENCH.pairs.postgres;
-        results[subject].sequential.push(await measure(pairs[subject], count, 1));
-        results[subject].concurrent.push(await measure(pairs[subject], count, BENCH.concurrency));
+      for (const backend of rotate(['sqlite', 'postgres'] as const, round)) {
+        for (const mode of MODES) {
+          const callers = mode === 'sequential' ? 1 : BENCH.concurrency;
+          const [store, raw] = [pairs[`${backend} store`], pairs[`${backend} raw`]];
+          const rate = await measurePair(store, raw, BENCH.pairs[backend], callers, round % 2 === 1);
+          results[`${backend} store`][mode].push(rate.store);
+          results[`${backend} raw`][mode].push(rate.raw);
+          ratios[backend][mode].push(rate.store / rate.raw);
+        }
       }
       process.stderr.write(`round ${round + 1}/${BENCH.rounds} done (load ${load.sample().toFixed(1)})\n`);
     }
@@ -159,9 +198,9 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  const m = (s: Subject, k: 'sequential' | 'concurrent') => median(results[s][k]);
+  const m = (s: Subject, k: Mode) => median(results[s][k]);
   console.log(
-    `begin+complete pairs/s, medians of ${BENCH.rounds} interleaved rounds (SQLite synchronous=${SQLITE_STORE_DEFAULTS.synchronous}, WAL; Postgres pool of ${POSTGRES_STORE_DEFAULTS.poolSize})`,
+    `begin+complete pairs/s, medians of ${BENCH.rounds} rounds, store and floor in alternating slices (SQLite synchronous=${SQLITE_STORE_DEFAULTS.synchronous}, WAL; Postgres pool of ${POSTGRES_STORE_DEFAULTS.poolSize})`,
   );
   console.log(`${''.padEnd(16)}${'sequential'.padStart(12)}${`${BENCH.concurrency} callers`.padStart(12)}`);
   for (const s of SUBJECTS) {
@@ -169,11 +208,11 @@ async function main(): Promise<void> {
       `${s.padEnd(16)}${m(s, 'sequential').toFixed(0).padStart(12)}${m(s, 'concurrent').toFixed(0).padStart(12)}`,
     );
   }
-  const ratio = (store: Subject, raw: Subject, k: 'sequential' | 'concurrent') => m(store, k) / m(raw, k);
-  const sqlite = ['sequential', 'concurrent'].map((k) => ratio('sqlite store', 'sqlite raw', k as 'sequential'));
-  const postgres = ['sequential', 'concurrent'].map((k) => ratio('postgres store', 'postgres raw', k as 'sequential'));
+  // The ratio of each round's interleaved measurement, then the median over rounds.
+  const sqlite = MODES.map((k) => median(ratios.sqlite[k]));
+  const postgres = MODES.map((k) => median(ratios.postgres[k]));
   console.log(
-    `store/raw: sqlite x${sqlite[0]!.toFixed(2)} sequential, x${sqlite[1]!.toFixed(2)} concurrent; postgres x${postgres[0]!.toFixed(2)} sequential, x${postgres[1]!.toFixed(2)} concurrent`,
+    `store/raw (median of the rounds' ratios): sqlite x${sqlite[0]!.toFixed(2)} sequential, x${sqlite[1]!.toFixed(2)} concurrent; postgres x${postgres[0]!.toFixed(2)} sequential, x${postgres[1]!.toFixed(2)} concurrent`,
   );
   console.log(`machine: ${machineLine()}; load average during the rounds ${load.range()}`);
   console.log(
