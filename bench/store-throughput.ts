@@ -186,7 +186,10 @@ async function main(): Promise<void> {
           ratios[backend][mode].push(rate.store / rate.raw);
         }
       }
-      process.stderr.write(`round ${round + 1}/${BENCH.rounds} done (load ${load.sample().toFixed(1)})\n`);
+      const last = (b: Backend) => MODES.map((k) => `x${ratios[b][k][round]!.toFixed(2)}`).join('/');
+      process.stderr.write(
+        `round ${round + 1}/${BENCH.rounds} done (load ${load.sample().toFixed(1)}; store/raw sequential/concurrent: sqlite ${last('sqlite')}, postgres ${last('postgres')})\n`,
+      );
     }
   } finally {
     await sqliteStore.close();
