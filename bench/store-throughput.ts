@@ -1,11 +1,19 @@
 /**
  * `npm run bench:stores`: begin+complete pairs per second of the SQLite and Postgres idempotency stores,
  * sequentially and with `concurrency` callers at once, next to a raw SQL floor measured in the same run
- * (interleaved rounds). The floor does the least a durable key store must: one committed INSERT of the
- * key's row (the claim) and one committed UPDATE of it (the result), on a table of the same shape, with the
- * same connection settings (SQLite: same file system, WAL and `synchronous` mode; Postgres: a pool of the
- * same size). Printed, never asserted; the last line gives each store's pairs/s as a fraction of its floor
- * (the lower of the sequential and the concurrent ratio).
+ * (each store and its floor in alternating slices of every round). The floor does the least a durable key
+ * store must: one committed INSERT of the key's row (the claim) and one committed UPDATE of it (the result),
+ * on a table of the same shape, with the same connection settings (SQLite: same file system, WAL and
+ * `synchronous` mode; Postgres: a pool of the same size). Printed, never asserted; the last line gives each store's pairs/s as a fraction of its floor
+ * (the lower of the sequential and the concurrent ratio, each the median of the rounds' ratios). The slices
+ * matter on a shared machine: the disk's fsync time swings by 2x within seconds, and a whole measurement of
+ * one subject at a time caught such a swing on one side only.
+ *
+ * Like any store with this contract, the floor's claim is kept until its lease ends plus retention, and its
+ * result for retention from the moment of completion (read from the clock again), so the UPDATE moves
+ * `expires_at`. (An earlier floor wrote the same `expires_at` twice; on Postgres that let every floor
+ * UPDATE be a HOT update, with no index entries written, which no store keeping a result for retention after
+ * completion can do.)
  */
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
@@ -28,6 +36,8 @@ const BENCH = {
 const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const RESULT = { ok: true, id: 'r_123', note: 'a small tool result' };
 const LEASE_MS = 30_000;
+/** Retention of the floor's rows (the stores' default). */
+const RETENTION_MS = 86_400_000;
 
 /** One begin+complete pair for a fresh key. */
 type Pair = (key: string) => Promise<void>;
@@ -63,9 +73,10 @@ function rawSqlite(path: string): { pair: Pair; close(): void } {
     pair: async (key) => {
       const token = randomUUID();
       const now = Date.now();
-      insert.run(key, token, now + LEASE_MS, now, now, now + 86_400_000);
+      insert.run(key, token, now + LEASE_MS, now, now, now + LEASE_MS + RETENTION_MS);
       await Promise.resolve(); // the effect happens between the two writes
-      update.run(JSON.stringify(RESULT), now, now + 86_400_000, key, token);
+      const done = Date.now();
+      update.run(JSON.stringify(RESULT), done, done + RETENTION_MS, key, token);
     },
     close: () => db.close(),
   };
@@ -79,19 +90,20 @@ function rawPostgres(pool: Pool, table: string): Pair {
       name: `${table}_insert`,
       text: `INSERT INTO "${table}" (key, fingerprint, state, token, owner, lease_expires_at, created_at, updated_at, expires_at)
              VALUES ($1, 'fp', 'in_progress', $2, 'bench', $3, $4, $4, $5)`,
-      values: [key, token, now + LEASE_MS, now, now + 86_400_000],
+      values: [key, token, now + LEASE_MS, now, now + LEASE_MS + RETENTION_MS],
     });
+    const done = Date.now();
     await pool.query({
       name: `${table}_update`,
       text: `UPDATE "${table}" SET state = 'completed', result_json = $1::json, lease_expires_at = NULL, updated_at = $2,
              expires_at = $3 WHERE key = $4 AND token = $5 AND state = 'in_progress'`,
-      values: [JSON.stringify(RESULT), now, now + 86_400_000, key, token],
+      values: [JSON.stringify(RESULT), done, done + RETENTION_MS, key, token],
     });
   };
 }
 
-/** Runs `count` pairs with `callers` callers at once; returns pairs per second. */
-async function measure(pair: Pair, count: number, callers: number): Promise<number> {
+/** Runs `count` pairs with `callers` callers at once; returns the time taken in ms. */
+async function timed(pair: Pair, count: number, callers: number): Promise<number> {
   const prefix = randomUUID();
   let next = 0;
   const t0 = performance.now();
@@ -100,11 +112,39 @@ async function measure(pair: Pair, count: number, callers: number): Promise<numb
       while (next < count) await pair(`${prefix}/${next++}`);
     }),
   );
-  return (count / (performance.now() - t0)) * 1000;
+  return performance.now() - t0;
+}
+
+/** Slices per subject of one measurement. */
+const SLICES = 4;
+
+/**
+ * Pairs/s of a store and of its floor over `count` pairs each, measured in alternating slices (A B B A A B B A,
+ * flipped every other round), so that a slow spell of the shared disk or CPU falls on both rather than on
+ * whichever happened to run then.
+ */
+async function measurePair(
+  store: Pair,
+  raw: Pair,
+  count: number,
+  callers: number,
+  flip: boolean,
+): Promise<{ store: number; raw: number }> {
+  const slice = Math.ceil(count / SLICES);
+  const ms = { store: 0, raw: 0 };
+  for (let i = 0; i < SLICES * 2; i++) {
+    const storeTurn = (i % 4 === 0 || i % 4 === 3) !== flip;
+    if (storeTurn) ms.store += await timed(store, slice, callers);
+    else ms.raw += await timed(raw, slice, callers);
+  }
+  return { store: ((slice * SLICES) / ms.store) * 1000, raw: ((slice * SLICES) / ms.raw) * 1000 };
 }
 
 type Subject = 'sqlite store' | 'sqlite raw' | 'postgres store' | 'postgres raw';
 const SUBJECTS: readonly Subject[] = ['sqlite store', 'sqlite raw', 'postgres store', 'postgres raw'];
+type Backend = 'sqlite' | 'postgres';
+type Mode = 'sequential' | 'concurrent';
+const MODES: readonly Mode[] = ['sequential', 'concurrent'];
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'durable-tools-bench-stores-'));
@@ -127,17 +167,29 @@ async function main(): Promise<void> {
   };
   const results = Object.fromEntries(
     SUBJECTS.map((s) => [s, { sequential: [] as number[], concurrent: [] as number[] }]),
-  ) as Record<Subject, { sequential: number[]; concurrent: number[] }>;
+  ) as Record<Subject, Record<Mode, number[]>>;
+  const ratios: Record<Backend, Record<Mode, number[]>> = {
+    sqlite: { sequential: [], concurrent: [] },
+    postgres: { sequential: [], concurrent: [] },
+  };
   const load = new LoadSampler();
   try {
-    for (const subject of SUBJECTS) await measure(pairs[subject], 50, 5); // warm-up (and table creation)
+    for (const subject of SUBJECTS) await timed(pairs[subject], 50, 5); // warm-up (and table creation)
     for (let round = 0; round < BENCH.rounds; round++) {
-      for (const subject of rotate(SUBJECTS, round)) {
-        const count = subject.startsWith('sqlite') ? BENCH.pairs.sqlite : BENCH.pairs.postgres;
-        results[subject].sequential.push(await measure(pairs[subject], count, 1));
-        results[subject].concurrent.push(await measure(pairs[subject], count, BENCH.concurrency));
+      for (const backend of rotate(['sqlite', 'postgres'] as const, round)) {
+        for (const mode of MODES) {
+          const callers = mode === 'sequential' ? 1 : BENCH.concurrency;
+          const [store, raw] = [pairs[`${backend} store`], pairs[`${backend} raw`]];
+          const rate = await measurePair(store, raw, BENCH.pairs[backend], callers, round % 2 === 1);
+          results[`${backend} store`][mode].push(rate.store);
+          results[`${backend} raw`][mode].push(rate.raw);
+          ratios[backend][mode].push(rate.store / rate.raw);
+        }
       }
-      process.stderr.write(`round ${round + 1}/${BENCH.rounds} done (load ${load.sample().toFixed(1)})\n`);
+      const last = (b: Backend) => MODES.map((k) => `x${ratios[b][k][round]!.toFixed(2)}`).join('/');
+      process.stderr.write(
+        `round ${round + 1}/${BENCH.rounds} done (load ${load.sample().toFixed(1)}; store/raw sequential/concurrent: sqlite ${last('sqlite')}, postgres ${last('postgres')})\n`,
+      );
     }
   } finally {
     await sqliteStore.close();
@@ -149,9 +201,9 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  const m = (s: Subject, k: 'sequential' | 'concurrent') => median(results[s][k]);
+  const m = (s: Subject, k: Mode) => median(results[s][k]);
   console.log(
-    `begin+complete pairs/s, medians of ${BENCH.rounds} interleaved rounds (SQLite synchronous=${SQLITE_STORE_DEFAULTS.synchronous}, WAL; Postgres pool of ${POSTGRES_STORE_DEFAULTS.poolSize})`,
+    `begin+complete pairs/s, medians of ${BENCH.rounds} rounds, store and floor in alternating slices (SQLite synchronous=${SQLITE_STORE_DEFAULTS.synchronous}, WAL; Postgres pool of ${POSTGRES_STORE_DEFAULTS.poolSize})`,
   );
   console.log(`${''.padEnd(16)}${'sequential'.padStart(12)}${`${BENCH.concurrency} callers`.padStart(12)}`);
   for (const s of SUBJECTS) {
@@ -159,11 +211,11 @@ async function main(): Promise<void> {
       `${s.padEnd(16)}${m(s, 'sequential').toFixed(0).padStart(12)}${m(s, 'concurrent').toFixed(0).padStart(12)}`,
     );
   }
-  const ratio = (store: Subject, raw: Subject, k: 'sequential' | 'concurrent') => m(store, k) / m(raw, k);
-  const sqlite = ['sequential', 'concurrent'].map((k) => ratio('sqlite store', 'sqlite raw', k as 'sequential'));
-  const postgres = ['sequential', 'concurrent'].map((k) => ratio('postgres store', 'postgres raw', k as 'sequential'));
+  // The ratio of each round's interleaved measurement, then the median over rounds.
+  const sqlite = MODES.map((k) => median(ratios.sqlite[k]));
+  const postgres = MODES.map((k) => median(ratios.postgres[k]));
   console.log(
-    `store/raw: sqlite x${sqlite[0]!.toFixed(2)} sequential, x${sqlite[1]!.toFixed(2)} concurrent; postgres x${postgres[0]!.toFixed(2)} sequential, x${postgres[1]!.toFixed(2)} concurrent`,
+    `store/raw (median of the rounds' ratios): sqlite x${sqlite[0]!.toFixed(2)} sequential, x${sqlite[1]!.toFixed(2)} concurrent; postgres x${postgres[0]!.toFixed(2)} sequential, x${postgres[1]!.toFixed(2)} concurrent`,
   );
   console.log(`machine: ${machineLine()}; load average during the rounds ${load.range()}`);
   console.log(

@@ -91,6 +91,7 @@ export {
   type IdempotencyReaper,
   type BeginOutcome,
   type StoredFailure,
+  type FinishOptions,
 } from './idempotency';
 export type { TranscriptStore } from './transcripts/transcript-store';
 export { MemoryTranscriptStore } from './transcripts/memory-transcript-store';

@@ -91,6 +91,8 @@ export interface CheckpointTarget {
   runId: string;
   maxBytes: number;
   log: ToolLogger;
+  /** Keep the stored checkpoint this long after each save (a long call's `resultRetention`); default: the store's. */
+  keepForMs?: number;
 }
 
 /**
@@ -122,7 +124,11 @@ export async function saveCheckpoint(target: CheckpointTarget, state: unknown): 
   target.heartbeat.setCheckpoint(checkpoint);
   target.heartbeat.beat();
   await target.store
-    .putPayload(checkpointHandle(target.idempotencyKey), { runId: target.runId, text: JSON.stringify(checkpoint) })
+    .putPayload(checkpointHandle(target.idempotencyKey), {
+      runId: target.runId,
+      text: JSON.stringify(checkpoint),
+      ...(target.keepForMs === undefined ? {} : { expiresAt: Date.now() + target.keepForMs }),
+    })
     .catch((error: unknown) =>
       target.log.warn('Could not store the checkpoint; it is kept in the heartbeat details only.', {
         key: target.idempotencyKey,

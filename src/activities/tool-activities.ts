@@ -29,6 +29,7 @@ import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempote
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
 import { CallHeartbeat, lastCheckpoint, saveCheckpoint, type CallHeartbeatDetails } from './call-heartbeat';
 import { DEFAULT_MAX_CHECKPOINT_BYTES } from '../tools/long-call';
+import { checkpointRetention, outputRetention, storeKeepingResults } from './long-call-retention';
 import { deterministicStoreFailure, type StorePhase } from './store-failure';
 import { cancelledCall, failureForThrownError } from './tool-error-handling';
 import type { MeterProvider } from '@opentelemetry/api';
@@ -298,6 +299,7 @@ function toolContext(tool: Tool, input: ToolActivityInput, parts: ContextParts):
     runId: parts.runId,
     maxBytes: longCall?.maxCheckpointBytes ?? DEFAULT_MAX_CHECKPOINT_BYTES,
     log: activity.log,
+    ...checkpointRetention(longCall),
   };
   return {
     idempotencyKey: input.idempotencyKey,
@@ -352,7 +354,7 @@ async function claimAndRun(
   const activity = Context.current();
   const { attempt, scheduledTimestampMs, heartbeatDetails } = activity.info;
   const entry = tool.contract.catalogEntry;
-  const store = entry.effect === 'read-only' ? undefined : deps.idempotencyStore;
+  const store = entry.effect === 'read-only' ? undefined : storeKeepingResults(deps.idempotencyStore, entry.longCall);
   let token: string | undefined;
   if (store) {
     // The key's fingerprint is what the model sent, not the validated input with defaults filled in.
@@ -548,6 +550,7 @@ function boundOutput(tool: Tool, output: unknown, ctx: ToolContext, deps: Resolv
     idempotencyKey: ctx.idempotencyKey,
     runId: ctx.runId,
     compensable: entry.undo !== undefined,
+    ...outputRetention(entry.longCall),
   });
 }
 

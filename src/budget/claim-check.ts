@@ -21,6 +21,8 @@ export interface OutputBudgetContext {
   runId: string;
   /** The tool has an undo tool: keep a full copy of any output a compensation cannot carry inline. */
   compensable: boolean;
+  /** Expiry of a stored output (epoch ms; a long call's `resultRetention`); default: the store's retention. */
+  expiresAt?: number;
 }
 
 /**
@@ -49,7 +51,11 @@ export async function boundToolOutput(
   const tokens = approxTokens(text);
   const { budget } = context;
   const handle = outputHandle(context.idempotencyKey);
-  const payload: StoredPayload = { runId: context.runId, text };
+  const payload: StoredPayload = {
+    runId: context.runId,
+    text,
+    ...(context.expiresAt === undefined ? {} : { expiresAt: context.expiresAt }),
+  };
   if (bytes <= budget.maxOutputBytes && tokens <= budget.maxOutputTokens) {
     // The workflow references outputs above compensationInlineBytes for the undo; store them (with a margin).
     if (context.compensable && bytes > PAYLOAD_LIMITS.compensationInlineBytes / 2)

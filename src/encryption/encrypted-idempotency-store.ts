@@ -1,5 +1,11 @@
 import { serializeFailure, serializeResult } from '../idempotency/idempotency-record';
-import type { BeginOptions, BeginOutcome, IdempotencyStore, StoredFailure } from '../idempotency/idempotency-store';
+import type {
+  BeginOptions,
+  BeginOutcome,
+  FinishOptions,
+  IdempotencyStore,
+  StoredFailure,
+} from '../idempotency/idempotency-store';
 import type { EncryptionKeyring } from './encryption-keys';
 import { isSealedText, openText, sealText } from './sealed-text';
 
@@ -37,19 +43,21 @@ export class EncryptedIdempotencyStore implements IdempotencyStore {
     return this.inner.heartbeat(key, token, leaseMs);
   }
 
-  async complete(key: string, token: string, result: unknown): Promise<void> {
+  async complete(key: string, token: string, result: unknown, options?: FinishOptions): Promise<void> {
     // serializeResult refuses what is not JSON with the store's own NOT_JSON error.
     const json = serializeResult(result);
-    await this.inner.complete(key, token, json === null ? undefined : { [SEALED_FIELD]: sealText(this.keyring, json) });
+    const sealed = json === null ? undefined : { [SEALED_FIELD]: sealText(this.keyring, json) };
+    await this.inner.complete(key, token, sealed, options);
   }
 
-  async fail(key: string, token: string, error: StoredFailure): Promise<void> {
+  async fail(key: string, token: string, error: StoredFailure, options?: FinishOptions): Promise<void> {
     const json = serializeFailure(error);
-    await this.inner.fail(key, token, {
+    const sealed = {
       code: error.code,
       message: SEALED_FAILURE_MESSAGE,
       details: { [SEALED_FIELD]: sealText(this.keyring, json) },
-    });
+    };
+    await this.inner.fail(key, token, sealed, options);
   }
 
   release(key: string, token: string): Promise<boolean> {

@@ -83,6 +83,7 @@ export {
   type IdempotencyReaper,
   type BeginOutcome,
   type StoredFailure,
+  type FinishOptions,
 } from '../idempotency';
 export type { TranscriptStore, StoredPayload } from '../transcripts/transcript-store';
 export { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';

@@ -7,6 +7,8 @@ export const IDEMPOTENCY_DEFAULTS = {
   leaseMs: 30_000,
   /** How long a record is kept after it finished (or after its last lease ran out). */
   retentionMs: 24 * 60 * 60 * 1000,
+  /** Longest retention one finished record may name (`FinishOptions.retentionMs`): 10 years. */
+  maxRecordRetentionMs: 3650 * 24 * 60 * 60 * 1000,
   /** How often {@link createIdempotencyReaper} deletes records past retention. */
   reaperIntervalMs: 10 * 60 * 1000,
   /** Table of the SQLite and Postgres stores. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { strictJsonStringify } from './canonical-json';
 import { IDEMPOTENCY_DEFAULTS } from './idempotency-defaults';
-import type { BeginOptions, BeginOutcome, StoredFailure } from './idempotency-store';
+import type { BeginOptions, BeginOutcome, BeginStarted, FinishOptions, StoredFailure } from './idempotency-store';
 import { IdempotencyStoreError, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-store-error';
 
 /** Longest owner, fingerprint or token a store accepts. */
@@ -57,8 +57,8 @@ export interface BeginRequest {
 }
 
 /**
- * The begin state machine shared by the stores that read and write inside one transaction (memory, SQLite).
- * Postgres expresses the same rules in one `INSERT … ON CONFLICT DO UPDATE`.
+ * The begin state machine shared by the stores: memory and SQLite decide inside one transaction, Postgres
+ * decides on the record it read and claims it with a compare-and-set `UPDATE`.
  */
 export function decideBegin(
   existing: IdempotencyRecord | undefined,
@@ -67,27 +67,7 @@ export function decideBegin(
   retentionMs: number,
   token: string = randomUUID(),
 ): BeginDecision {
-  const leaseExpiresAt = now + request.leaseMs;
-  if (existing === undefined || existing.expiresAt <= now) {
-    return {
-      outcome: { state: 'started', token, leaseExpiresAt, fencingToken: String(now) },
-      write: {
-        key: request.key,
-        fingerprint: request.fingerprint,
-        state: 'in_progress',
-        token,
-        owner: request.owner,
-        previousOwner: null,
-        leaseExpiresAt,
-        resultJson: null,
-        errorJson: null,
-        takeovers: 0,
-        createdAt: now,
-        updatedAt: now,
-        expiresAt: leaseExpiresAt + retentionMs,
-      },
-    };
-  }
+  if (existing === undefined || existing.expiresAt <= now) return startFresh(request, now, retentionMs, token);
   if (existing.fingerprint !== request.fingerprint) {
     return { outcome: { state: 'conflict', storedFingerprint: existing.fingerprint } };
   }
@@ -97,6 +77,7 @@ export function decideBegin(
   if (existing.state === 'failed') {
     return { outcome: { state: 'failed', error: parseFailure(existing.errorJson) } };
   }
+  const leaseExpiresAt = now + request.leaseMs;
   const currentLease = existing.leaseExpiresAt ?? 0;
   if (currentLease + request.takeoverGraceMs > now) {
     const retryAfterMs = currentLease + request.takeoverGraceMs - now;
@@ -119,6 +100,37 @@ export function decideBegin(
       previousOwner: existing.owner,
       leaseExpiresAt,
       takeovers,
+      updatedAt: now,
+      expiresAt: leaseExpiresAt + retentionMs,
+    },
+  };
+}
+
+/**
+ * The decision for a key with no live record: `started`, with the new in-progress record to write. Stores
+ * whose fast path is one conditional insert (SQLite) write this record without reading first.
+ */
+export function startFresh(
+  request: BeginRequest,
+  now: number,
+  retentionMs: number,
+  token: string = randomUUID(),
+): BeginDecision & { outcome: BeginStarted; write: IdempotencyRecord } {
+  const leaseExpiresAt = now + request.leaseMs;
+  return {
+    outcome: { state: 'started', token, leaseExpiresAt, fencingToken: String(now) },
+    write: {
+      key: request.key,
+      fingerprint: request.fingerprint,
+      state: 'in_progress',
+      token,
+      owner: request.owner,
+      previousOwner: null,
+      leaseExpiresAt,
+      resultJson: null,
+      errorJson: null,
+      takeovers: 0,
+      createdAt: now,
       updatedAt: now,
       expiresAt: leaseExpiresAt + retentionMs,
     },
@@ -202,6 +214,20 @@ export function checkBegin(key: unknown, fingerprint: unknown, options: BeginOpt
 /** Retention from options, checked. */
 export function retentionFrom(options: IdempotencyStoreBaseOptions): number {
   return checkDuration(options.retentionMs ?? IDEMPOTENCY_DEFAULTS.retentionMs, 'retentionMs');
+}
+
+/** How long a finished record is kept: its own `options.retentionMs` (checked), else the store's retention. */
+export function finishRetention(options: FinishOptions | undefined, storeRetentionMs: number): number {
+  const ms = options?.retentionMs;
+  if (ms === undefined) return storeRetentionMs;
+  const checked = checkDuration(ms, 'retentionMs');
+  if (checked > IDEMPOTENCY_DEFAULTS.maxRecordRetentionMs) {
+    throw new IdempotencyStoreError(
+      `retentionMs must be at most ${IDEMPOTENCY_DEFAULTS.maxRecordRetentionMs} ms (10 years).`,
+      'INVALID_ARGUMENT',
+    );
+  }
+  return checked;
 }
 
 /** JSON text of a result; null for `undefined` (replayed as `undefined`). */

@@ -26,6 +26,16 @@ export interface BeginOptions {
   takeoverGraceMs?: number;
 }
 
+/** Options of {@link IdempotencyStore.complete} and {@link IdempotencyStore.fail}. */
+export interface FinishOptions {
+  /**
+   * How long THIS record is kept after it finished, instead of the store's `retentionMs` (default 24 h):
+   * a long call's `longCall.resultRetention`. A positive number of ms, at most
+   * `IDEMPOTENCY_DEFAULTS.maxRecordRetentionMs` (10 years); else `INVALID_ARGUMENT` and nothing is written.
+   */
+  retentionMs?: number;
+}
+
 /** `begin` found no live record (new key, released, or past retention): the caller owns the key and executes. */
 export interface BeginStarted {
   state: 'started';
@@ -98,7 +108,8 @@ export type BeginOutcome =
  *
  * A record is in progress (owned by a token under a lease), completed (with a JSON result) or failed (with a
  * permanent {@link StoredFailure}). Records are kept at least `retentionMs` (24 h by default) after they
- * finished or after their last lease ran out; past that they are treated as absent and `reap` deletes them.
+ * finished or after their last lease ran out (a finished record may name its own retention, see
+ * {@link FinishOptions}); past that they are treated as absent and `reap` deletes them.
  *
  * Fencing: every `begin` that hands out ownership creates a new random token. Writes name the token and
  * succeed only while it is the current token of an in-progress record. A holder whose lease ran out keeps
@@ -137,17 +148,23 @@ export interface IdempotencyStore {
    * Stores the result (JSON, or `undefined`) and ends the lease; later begins replay it. Repeating it with the
    * same token after success is a no-op (the first result stays).
    *
-   * @throws {@link IdempotencyStoreError} `LEASE_LOST` when the token no longer owns the key; `NOT_JSON`.
+   * `options.retentionMs` keeps this record that long instead of the store's retention.
+   *
+   * @throws {@link IdempotencyStoreError} `LEASE_LOST` when the token no longer owns the key; `NOT_JSON`;
+   * `INVALID_ARGUMENT` for a bad `options.retentionMs`.
    */
-  complete(key: string, token: string, result: unknown): Promise<void>;
+  complete(key: string, token: string, result: unknown, options?: FinishOptions): Promise<void>;
 
   /**
    * Stores a PERMANENT failure and ends the lease; later begins replay it. Repeating it with the same token
    * after success is a no-op.
    *
-   * @throws {@link IdempotencyStoreError} `LEASE_LOST` when the token no longer owns the key; `NOT_JSON`.
+   * `options.retentionMs` keeps this record that long instead of the store's retention.
+   *
+   * @throws {@link IdempotencyStoreError} `LEASE_LOST` when the token no longer owns the key; `NOT_JSON`;
+   * `INVALID_ARGUMENT` for a bad `options.retentionMs`.
    */
-  fail(key: string, token: string, error: StoredFailure): Promise<void>;
+  fail(key: string, token: string, error: StoredFailure, options?: FinishOptions): Promise<void>;
 
   /**
    * After a TRANSIENT failure: forgets the in-progress record so that the next begin starts fresh. Returns

@@ -21,6 +21,7 @@ export type {
   BeginOutcome,
   BeginOutcomeUnknown,
   BeginStarted,
+  FinishOptions,
   IdempotencyStore,
   StoredFailure,
 } from './idempotency-store';

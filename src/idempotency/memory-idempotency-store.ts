@@ -6,13 +6,14 @@ import {
   checkKey,
   checkToken,
   decideBegin,
+  finishRetention,
   retentionFrom,
   serializeFailure,
   serializeResult,
   type IdempotencyRecord,
   type IdempotencyStoreBaseOptions,
 } from './idempotency-record';
-import type { BeginOptions, BeginOutcome, IdempotencyStore, StoredFailure } from './idempotency-store';
+import type { BeginOptions, BeginOutcome, FinishOptions, IdempotencyStore, StoredFailure } from './idempotency-store';
 import { IdempotencyStoreError } from './idempotency-store-error';
 
 /** Options of {@link MemoryIdempotencyStore}. */
@@ -63,15 +64,17 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   /** {@inheritDoc IdempotencyStore.complete} */
-  async complete(key: string, token: string, result: unknown): Promise<void> {
+  async complete(key: string, token: string, result: unknown, options?: FinishOptions): Promise<void> {
     this.checkOpen();
-    this.finish(checkKey(key), checkToken(token), 'completed', serializeResult(result), null);
+    const retention = finishRetention(options, this.retentionMs);
+    this.finish(checkKey(key), checkToken(token), 'completed', serializeResult(result), null, retention);
   }
 
   /** {@inheritDoc IdempotencyStore.fail} */
-  async fail(key: string, token: string, error: StoredFailure): Promise<void> {
+  async fail(key: string, token: string, error: StoredFailure, options?: FinishOptions): Promise<void> {
     this.checkOpen();
-    this.finish(checkKey(key), checkToken(token), 'failed', null, serializeFailure(error));
+    const retention = finishRetention(options, this.retentionMs);
+    this.finish(checkKey(key), checkToken(token), 'failed', null, serializeFailure(error), retention);
   }
 
   /** {@inheritDoc IdempotencyStore.release} */
@@ -118,6 +121,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     state: 'completed' | 'failed',
     resultJson: string | null,
     errorJson: string | null,
+    retentionMs: number,
   ): void {
     const record = this.owned(key, token);
     if (record === undefined) {
@@ -132,7 +136,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       errorJson,
       leaseExpiresAt: null,
       updatedAt: now,
-      expiresAt: now + this.retentionMs,
+      expiresAt: now + retentionMs,
     });
   }
 

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Pool, type PoolConfig } from 'pg';
+import { Pool, type PoolConfig, type QueryResult } from 'pg';
 import { createTablesSerialized, POSTGRES_IDENTIFIER } from '../postgres/create-tables';
 import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from './idempotency-defaults';
 import {
@@ -9,14 +9,16 @@ import {
   checkKey,
   checkToken,
   decideBegin,
+  finishRetention,
   retentionFrom,
+  startFresh,
   serializeFailure,
   serializeResult,
   type IdempotencyRecord,
   type IdempotencyStoreBaseOptions,
   type RecordState,
 } from './idempotency-record';
-import type { BeginOptions, BeginOutcome, IdempotencyStore, StoredFailure } from './idempotency-store';
+import type { BeginOptions, BeginOutcome, FinishOptions, IdempotencyStore, StoredFailure } from './idempotency-store';
 import { IdempotencyStoreError } from './idempotency-store-error';
 
 /** Defaults specific to the Postgres store. */
@@ -54,6 +56,7 @@ export interface PostgresIdempotencyStoreOptions extends IdempotencyStoreBaseOpt
 
 /** A row as `begin` reads it. Bigints arrive as strings; JSON as text (`::text`), so SQL NULL and `null` differ. */
 interface Row {
+  now: string;
   key: string;
   fingerprint: string;
   state: RecordState;
@@ -73,21 +76,22 @@ interface Row {
  * The {@link IdempotencyStore} for more than one machine: one Postgres table, reached through a `pg` pool.
  *
  * `begin` never takes a lock or writes unless it claims the key. Each round:
- * 1. ONE statement, `WITH inserted AS (INSERT … ON CONFLICT (key) DO NOTHING RETURNING key) SELECT … FROM
- *    inserted UNION ALL SELECT … FROM table WHERE key = $1`: for a new key the unique index lets exactly one
- *    of any number of concurrent inserters win (the others wait for its commit and insert nothing); otherwise
- *    it returns the record already there, read without a lock;
- * 2. the same state machine as the other stores decides from that record: conflict, replay and in-flight
- *    answers need nothing more; a record past retention or with an expired lease is claimed with a
- *    compare-and-set `UPDATE … WHERE key = $1 AND token = <token read> AND <the condition again, at now>
- *    RETURNING takeovers`, which a concurrent claimer, heartbeat or completion defeats;
- * 3. no row (the winner committed after this statement's snapshot) or a lost compare-and-set: next round
- *    (a new snapshot sees the winner).
- * Writes that need ownership are `UPDATE … WHERE key = $1 AND token = $2 AND state = 'in_progress'`.
+ * 1. `INSERT … ON CONFLICT (key) DO NOTHING RETURNING …`: for a new key (the common case: all of `begin`) the
+ *    unique index lets exactly one of any number of concurrent inserters win; the others wait for its commit
+ *    and insert nothing (no write, no fsync);
+ * 2. a key with a record: `SELECT` it (a fresh snapshot, so it sees a winner that just committed), and the
+ *    same state machine as the other stores decides: conflict, replay and in-flight answers need nothing
+ *    more; a record past retention or with an expired lease is claimed with a compare-and-set
+ *    `UPDATE … WHERE key = $1 AND token = <token read> AND <the condition again, at now>` (its row count says
+ *    whether it won), which a concurrent claimer, heartbeat or completion defeats;
+ * 3. no record any more (released or reaped in between) or a lost compare-and-set: next round.
+ * Writes that need ownership are `UPDATE … WHERE key = $1 AND token = $2 AND state = 'in_progress'`; writes
+ * send no rows back, their row count is the answer.
  * Losers of a race never lock the row, so 64 concurrent begins of one key cost one write and one fsync.
  *
- * Leases run on the DATABASE's clock: every statement reads `statement_timestamp()`, so workers whose clocks
- * differ by minutes still agree on who owns a key (the `clock` option replaces it only in tests). Results are stored as `json` (text kept verbatim), so a replay has the key order
+ * Leases run on the DATABASE's clock: every statement reads `statement_timestamp()` (one value for the whole
+ * statement), so workers whose clocks differ by minutes still agree on who owns a key (the `clock` option
+ * replaces it only in tests). Results are stored as `json` (text kept verbatim), so a replay has the key order
  * of the original.
  *
  * @example
@@ -146,10 +150,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   async begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome> {
     const request = checkBegin(key, fingerprint, options);
     for (let round = 0; round < POSTGRES_STORE_DEFAULTS.beginRounds; round++) {
-      // Try to insert a new record; in the same statement read the record that is already there, if any.
-      // The lease is computed by the database from its own clock, which it also returns.
+      // A new key: one INSERT claims it, its lease computed by the database from its own clock.
       const token = randomUUID();
-      const [row] = await this.query<Row & { inserted: boolean; now: string }>('insertOrSelect', () => [
+      const [inserted] = await this.query<{ now: string }>('insertNew', () => [
         request.key,
         request.fingerprint,
         token,
@@ -158,13 +161,15 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         this.retentionMs,
         this.testClock(),
       ]);
-      if (row === undefined) continue; // a concurrent insert committed after our snapshot: read again
+      if (inserted !== undefined) return startFresh(request, Number(inserted.now), this.retentionMs, token).outcome;
+      // The key has a record (committed: a concurrent inserter's INSERT waited for it): read it, unlocked.
+      const [row] = await this.query<Row>('select', () => [request.key, this.testClock()]);
+      if (row === undefined) continue; // released or reaped in between: try to insert again
       const now = Number(row.now);
-      if (row.inserted) return decideBegin(undefined, request, now, this.retentionMs, token).outcome;
       const existing = fromRow(row);
       const { outcome, write } = decideBegin(existing, request, now, this.retentionMs);
       if (write === undefined) return outcome;
-      const claimed = await this.query(existing.expiresAt <= now ? 'claimFresh' : 'claimTakeover', () => [
+      const claimed = await this.count(existing.expiresAt <= now ? 'claimFresh' : 'claimTakeover', () => [
         write.key,
         existing.token,
         now,
@@ -178,7 +183,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         write.expiresAt,
         request.takeoverGraceMs,
       ]);
-      if (claimed.length === 1) return outcome;
+      if (claimed === 1) return outcome;
     }
     throw new IdempotencyStoreError(
       `Idempotency key "${request.key}" changed under every one of ${POSTGRES_STORE_DEFAULTS.beginRounds} attempts to claim it.`,
@@ -189,25 +194,25 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   /** {@inheritDoc IdempotencyStore.heartbeat} */
   async heartbeat(key: string, token: string, leaseMs: number = IDEMPOTENCY_DEFAULTS.leaseMs): Promise<boolean> {
     const [k, t, lease] = [checkKey(key), checkToken(token), checkDuration(leaseMs, 'leaseMs')];
-    const rows = await this.query('heartbeat', () => [k, t, this.testClock(), lease, this.retentionMs]);
-    return rows.length === 1;
+    return (await this.count('heartbeat', () => [k, t, this.testClock(), lease, this.retentionMs])) === 1;
   }
 
   /** {@inheritDoc IdempotencyStore.complete} */
-  async complete(key: string, token: string, result: unknown): Promise<void> {
-    await this.finish(checkKey(key), checkToken(token), 'completed', serializeResult(result), null);
+  async complete(key: string, token: string, result: unknown, options?: FinishOptions): Promise<void> {
+    const retention = finishRetention(options, this.retentionMs);
+    await this.finish(checkKey(key), checkToken(token), 'completed', serializeResult(result), null, retention);
   }
 
   /** {@inheritDoc IdempotencyStore.fail} */
-  async fail(key: string, token: string, error: StoredFailure): Promise<void> {
-    await this.finish(checkKey(key), checkToken(token), 'failed', null, serializeFailure(error));
+  async fail(key: string, token: string, error: StoredFailure, options?: FinishOptions): Promise<void> {
+    const retention = finishRetention(options, this.retentionMs);
+    await this.finish(checkKey(key), checkToken(token), 'failed', null, serializeFailure(error), retention);
   }
 
   /** {@inheritDoc IdempotencyStore.release} */
   async release(key: string, token: string): Promise<boolean> {
     const [k, t] = [checkKey(key), checkToken(token)];
-    const rows = await this.query('release', () => [k, t, this.testClock()]);
-    return rows.length === 1;
+    return (await this.count('release', () => [k, t, this.testClock()])) === 1;
   }
 
   /** {@inheritDoc IdempotencyStore.reap} */
@@ -216,7 +221,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     const batch = POSTGRES_STORE_DEFAULTS.reapBatchSize;
     let total = 0;
     for (;;) {
-      const deleted = (await this.query('reap', () => [at, batch])).length;
+      const deleted = await this.count('reap', () => [at, batch]);
       total += deleted;
       if (deleted < batch) return total;
     }
@@ -235,17 +240,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     state: 'completed' | 'failed',
     result: string | null,
     error: string | null,
+    retentionMs: number,
   ): Promise<void> {
-    const updated = await this.query('finish', () => [
-      key,
-      token,
-      state,
-      result,
-      error,
-      this.testClock(),
-      this.retentionMs,
-    ]);
-    if (updated.length === 1) return;
+    const updated = await this.count('finish', () => [key, token, state, result, error, this.testClock(), retentionMs]);
+    if (updated === 1) return;
     const [current] = await this.query<{ state: RecordState; token: string; owner: string }>('ownership', () => [
       key,
       this.testClock(),
@@ -258,15 +256,24 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     return this.clock ? this.clock() : null;
   }
 
-  /** Runs one statement (creating the table first if needed); `params` is called just before sending. */
+  /** Runs one statement (creating the table first if needed) and returns its rows. */
   private async query<R = unknown>(statement: StatementName, params: () => unknown[]): Promise<R[]> {
+    return (await this.run(statement, params)).rows as R[];
+  }
+
+  /** Runs one write statement and returns how many rows it changed (no rows are sent back). */
+  private async count(statement: StatementName, params: () => unknown[]): Promise<number> {
+    return (await this.run(statement, params)).rowCount ?? 0;
+  }
+
+  /** Runs one statement (creating the table first if needed); `params` is called just before sending. */
+  private async run(statement: StatementName, params: () => unknown[]): Promise<QueryResult> {
     if (this.closed) throw new IdempotencyStoreError('The idempotency store is closed.', 'STORE_CLOSED');
     try {
       await (this.ready ??= this.createTable());
       // Named: each connection parses and plans the statement once.
       const name = `${this.statementPrefix}_${statement}`;
-      const result = await this.pool.query({ name, text: this.sql[statement], values: params() });
-      return result.rows as R[];
+      return await this.pool.query({ name, text: this.sql[statement], values: params() });
     } catch (error) {
       if (error instanceof IdempotencyStoreError) throw error;
       throw new IdempotencyStoreError(
@@ -311,32 +318,25 @@ function statements(qualified: string, table: string, schema: string | undefined
       )`,
       `CREATE INDEX IF NOT EXISTS "${table}_expires_at" ON ${qualified} (expires_at)`,
     ],
-    // Times come from the database's clock (or from the parameter when a test injects one), never a worker's.
+    // Times come from the database's clock (or from the parameter when a test injects one), never a worker's;
+    // statement_timestamp() is one value for the whole statement.
     // $1 key, $2 fingerprint, $3 token, $4 owner, $5 leaseMs, $6 retentionMs, $7 injected now or NULL.
-    // Returns the new record (inserted = true), or the record already there as of the statement's snapshot,
-    // or nothing when the conflicting record was committed after that snapshot; `now` in either case.
-    insertOrSelect: `
-      WITH clock AS (SELECT ${storeNow('$7')} AS now),
-      inserted AS (
-        INSERT INTO ${qualified} (key, fingerprint, state, token, owner, lease_expires_at, takeovers, created_at,
-          updated_at, expires_at)
-        SELECT $1, $2, 'in_progress', $3, $4, clock.now + $5::bigint, 0, clock.now, clock.now,
-          clock.now + $5::bigint + $6::bigint
-        FROM clock
-        ON CONFLICT (key) DO NOTHING
-        RETURNING key
-      )
-      SELECT true AS inserted, (SELECT now FROM clock)::text AS now, NULL AS key, NULL AS fingerprint,
-        NULL AS state, NULL AS token, NULL AS owner, NULL AS previous_owner, NULL AS lease_expires_at,
-        NULL AS takeovers, NULL AS created_at, NULL AS updated_at, NULL AS expires_at, NULL AS result_json,
-        NULL AS error_json
-      FROM inserted
-      UNION ALL
-      SELECT false, (SELECT now FROM clock)::text, key, fingerprint, state, token, owner, previous_owner,
-        lease_expires_at::text, takeovers, created_at::text, updated_at::text, expires_at::text, result_json::text,
-        error_json::text
+    // Returns `now` when it inserted the new record, nothing when the key has a record (also one committed
+    // by a concurrent inserter meanwhile: ON CONFLICT waits for it). Writes nothing then.
+    insertNew: `
+      INSERT INTO ${qualified} (key, fingerprint, state, token, owner, lease_expires_at, takeovers, created_at,
+        updated_at, expires_at)
+      VALUES ($1, $2, 'in_progress', $3, $4, ${storeNow('$7')} + $5::bigint, 0, ${storeNow('$7')}, ${storeNow('$7')},
+        ${storeNow('$7')} + $5::bigint + $6::bigint)
+      ON CONFLICT (key) DO NOTHING
+      RETURNING created_at::text AS now`,
+    // $1 key, $2 injected now or NULL: the record and the store's now.
+    select: `
+      SELECT ${storeNow('$2')}::text AS now, key, fingerprint, state, token, owner, previous_owner,
+        lease_expires_at::text, takeovers, created_at::text, updated_at::text, expires_at::text,
+        result_json::text, error_json::text
       FROM ${qualified} WHERE key = $1`,
-    // $1 key, $2 token read, $3 now (the database's, from insertOrSelect), $4 fingerprint, $5 new token,
+    // $1 key, $2 token read, $3 now (the database's, read with the record), $4 fingerprint, $5 new token,
     // $6 owner, $7 previous owner, $8 lease_expires_at, $9 takeovers, $10 created_at, $11 expires_at,
     // $12 takeover grace (ms)
     claimFresh: claim(qualified, 'expires_at <= $3 AND $12::bigint >= 0'),
@@ -346,27 +346,21 @@ function statements(qualified: string, table: string, schema: string | undefined
     ),
     // $1 key, $2 token, $3 injected now or NULL, $4 leaseMs, $5 retentionMs
     heartbeat: `
-      UPDATE ${qualified} SET lease_expires_at = clock.now + $4::bigint, updated_at = clock.now,
-        expires_at = clock.now + $4::bigint + $5::bigint
-      FROM (SELECT ${storeNow('$3')} AS now) AS clock
-      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > clock.now
-      RETURNING key`,
+      UPDATE ${qualified} SET lease_expires_at = ${storeNow('$3')} + $4::bigint, updated_at = ${storeNow('$3')},
+        expires_at = ${storeNow('$3')} + $4::bigint + $5::bigint
+      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$3')}`,
     // $1 key, $2 token, $3 state, $4 result, $5 error, $6 injected now or NULL, $7 retentionMs
     finish: `
       UPDATE ${qualified}
       SET state = $3, result_json = $4::json, error_json = $5::json, lease_expires_at = NULL,
-        updated_at = clock.now, expires_at = clock.now + $7::bigint
-      FROM (SELECT ${storeNow('$6')} AS now) AS clock
-      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > clock.now
-      RETURNING key`,
+        updated_at = ${storeNow('$6')}, expires_at = ${storeNow('$6')} + $7::bigint
+      WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$6')}`,
     ownership: `SELECT state, token, owner FROM ${qualified} WHERE key = $1 AND expires_at > ${storeNow('$2')}`,
     release: `
-      DELETE FROM ${qualified} WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$3')}
-      RETURNING key`,
+      DELETE FROM ${qualified} WHERE key = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${storeNow('$3')}`,
     reap: `
       DELETE FROM ${qualified} WHERE expires_at <= ${storeNow('$1')} AND key IN (
-        SELECT key FROM ${qualified} WHERE expires_at <= ${storeNow('$1')} LIMIT $2 FOR UPDATE SKIP LOCKED)
-      RETURNING key`,
+        SELECT key FROM ${qualified} WHERE expires_at <= ${storeNow('$1')} LIMIT $2 FOR UPDATE SKIP LOCKED)`,
   };
 }
 
@@ -385,8 +379,7 @@ function claim(qualified: string, condition: string): string {
     SET fingerprint = $4, state = 'in_progress', token = $5, owner = $6, previous_owner = $7,
       lease_expires_at = $8, result_json = NULL, error_json = NULL, takeovers = $9, created_at = $10,
       updated_at = $3, expires_at = $11
-    WHERE key = $1 AND token = $2 AND ${condition}
-    RETURNING takeovers`;
+    WHERE key = $1 AND token = $2 AND ${condition}`;
 }
 
 function fromRow(row: Row): IdempotencyRecord {

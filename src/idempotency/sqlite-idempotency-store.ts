@@ -10,14 +10,17 @@ import {
   checkKey,
   checkToken,
   decideBegin,
+  finishRetention,
   retentionFrom,
   serializeFailure,
   serializeResult,
+  startFresh,
+  type BeginRequest,
   type IdempotencyRecord,
   type IdempotencyStoreBaseOptions,
   type RecordState,
 } from './idempotency-record';
-import type { BeginOptions, BeginOutcome, IdempotencyStore, StoredFailure } from './idempotency-store';
+import type { BeginOptions, BeginOutcome, FinishOptions, IdempotencyStore, StoredFailure } from './idempotency-store';
 import { IdempotencyStoreError } from './idempotency-store-error';
 
 /** Defaults specific to the SQLite store. */
@@ -72,8 +75,10 @@ type Ownership = Pick<Row, 'state' | 'token' | 'owner'>;
  * processes and connections on the same file.
  *
  * - WAL mode, so readers never block the writer; `synchronous=FULL` by default.
- * - `begin` reads and writes the key inside `BEGIN IMMEDIATE`, which takes the database's write lock before
- *   reading: two connections can never both see "no record" and both start.
+ * - `begin` of a key with no record is one autocommit `INSERT … ON CONFLICT (key) DO NOTHING`: of any number
+ *   of connections inserting one key exactly one inserts. A key that has a record is read and written inside
+ *   `BEGIN IMMEDIATE`, which takes the database's write lock before reading: two connections can never both
+ *   see an expired record and both claim it.
  * - Other writes are single conditional statements (`UPDATE … WHERE key = ? AND token = ? AND
  *   state = 'in_progress'`): the token fences a holder that lost the key.
  * - Lock waits: SQLite's blocking busy handler waits at most a short slice; then the operation is retried
@@ -91,25 +96,14 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly retentionMs: number;
   private readonly busyTimeoutMs: number;
   private readonly clock: () => number;
-  private readonly beginTransaction: (request: ReturnType<typeof checkBegin>, now: number) => BeginOutcome;
+  private readonly beginTransaction: (request: BeginRequest, now: number) => BeginOutcome;
   private readonly statements: {
     select: Database.Statement<[string], Row>;
     ownership: Database.Statement<[string, number], Ownership>;
     upsert: Database.Statement<[Row]>;
+    insertNew: Database.Statement<[string, string, string, string, number, number, number, number]>;
     heartbeat: Database.Statement<[{ key: string; token: string; now: number; lease: number; retention: number }]>;
-    finish: Database.Statement<
-      [
-        {
-          key: string;
-          token: string;
-          now: number;
-          state: RecordState;
-          result: string | null;
-          error: string | null;
-          expires: number;
-        },
-      ]
-    >;
+    finish: Database.Statement<[RecordState, string | null, string | null, number, number, string, string, number]>;
     release: Database.Statement<[string, string, number]>;
     reap: Database.Statement<[number, number, number]>;
   };
@@ -173,15 +167,21 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
           result_json, error_json, takeovers, created_at, updated_at, expires_at)
         VALUES (@key, @fingerprint, @state, @token, @owner, @previous_owner, @lease_expires_at,
           @result_json, @error_json, @takeovers, @created_at, @updated_at, @expires_at)`),
+      // The common case of begin in one autocommit statement: a key with no record at all.
+      insertNew: this.db.prepare(`
+        INSERT INTO ${table} (key, fingerprint, state, token, owner, lease_expires_at, takeovers, created_at,
+          updated_at, expires_at)
+        VALUES (?, ?, 'in_progress', ?, ?, ?, 0, ?, ?, ?)
+        ON CONFLICT (key) DO NOTHING`),
       heartbeat: this.db.prepare(`
         UPDATE ${table}
         SET lease_expires_at = @now + @lease, updated_at = @now, expires_at = @now + @lease + @retention
         WHERE key = @key AND token = @token AND state = 'in_progress' AND expires_at > @now`),
+      // ?1 state, ?2 result, ?3 error, ?4 now, ?5 expires, ?6 key, ?7 token, ?8 now (positional: no object per call)
       finish: this.db.prepare(`
         UPDATE ${table}
-        SET state = @state, result_json = @result, error_json = @error, lease_expires_at = NULL,
-          updated_at = @now, expires_at = @expires
-        WHERE key = @key AND token = @token AND state = 'in_progress' AND expires_at > @now`),
+        SET state = ?, result_json = ?, error_json = ?, lease_expires_at = NULL, updated_at = ?, expires_at = ?
+        WHERE key = ? AND token = ? AND state = 'in_progress' AND expires_at > ?`),
       release: this.db.prepare(
         `DELETE FROM ${table} WHERE key = ? AND token = ? AND state = 'in_progress' AND expires_at > ?`,
       ),
@@ -190,7 +190,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       ),
     };
 
-    const decide = (request: ReturnType<typeof checkBegin>, now: number): BeginOutcome => {
+    const decide = (request: BeginRequest, now: number): BeginOutcome => {
       const row = this.statements.select.get(request.key);
       const decision = decideBegin(row && fromRow(row), request, now, this.retentionMs);
       if (decision.write) this.statements.upsert.run(toRow(decision.write));
@@ -204,7 +204,27 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   async begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome> {
     const request = checkBegin(key, fingerprint, options);
     // The clock is read inside the retry, so a long lock wait does not shorten the new lease.
-    return this.withLock(() => this.beginTransaction(request, this.clock()));
+    return this.withLock(() => this.beginAt(request, this.clock()));
+  }
+
+  /**
+   * One autocommit `INSERT … ON CONFLICT DO NOTHING` claims a key that has no record (the common case: one
+   * statement, no read); a key with a record, live or not, goes through the read-and-decide transaction.
+   */
+  private beginAt(request: BeginRequest, now: number): BeginOutcome {
+    const { outcome, write } = startFresh(request, now, this.retentionMs);
+    const { key, fingerprint, token, owner, expiresAt } = write;
+    const inserted = this.statements.insertNew.run(
+      key,
+      fingerprint,
+      token,
+      owner,
+      outcome.leaseExpiresAt,
+      now,
+      now,
+      expiresAt,
+    );
+    return inserted.changes === 1 ? outcome : this.beginTransaction(request, now);
   }
 
   /** {@inheritDoc IdempotencyStore.heartbeat} */
@@ -219,13 +239,15 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 
   /** {@inheritDoc IdempotencyStore.complete} */
-  async complete(key: string, token: string, result: unknown): Promise<void> {
-    await this.finish(checkKey(key), checkToken(token), 'completed', serializeResult(result), null);
+  async complete(key: string, token: string, result: unknown, options?: FinishOptions): Promise<void> {
+    const retention = finishRetention(options, this.retentionMs);
+    await this.finish(checkKey(key), checkToken(token), 'completed', serializeResult(result), null, retention);
   }
 
   /** {@inheritDoc IdempotencyStore.fail} */
-  async fail(key: string, token: string, error: StoredFailure): Promise<void> {
-    await this.finish(checkKey(key), checkToken(token), 'failed', null, serializeFailure(error));
+  async fail(key: string, token: string, error: StoredFailure, options?: FinishOptions): Promise<void> {
+    const retention = finishRetention(options, this.retentionMs);
+    await this.finish(checkKey(key), checkToken(token), 'failed', null, serializeFailure(error), retention);
   }
 
   /** {@inheritDoc IdempotencyStore.release} */
@@ -258,11 +280,12 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     state: 'completed' | 'failed',
     result: string | null,
     error: string | null,
+    retentionMs: number,
   ): Promise<void> {
     const current = await this.withLock(() => {
       const now = this.clock();
-      const params = { key, token, now, state, result, error, expires: now + this.retentionMs };
-      if (this.statements.finish.run(params).changes === 1) return null;
+      const expires = now + retentionMs;
+      if (this.statements.finish.run(state, result, error, now, expires, key, token, now).changes === 1) return null;
       return this.statements.ownership.get(key, now);
     });
     if (current !== null) acceptRepeatedFinish(key, current, token, state);

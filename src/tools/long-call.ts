@@ -3,6 +3,7 @@
  * what a cancellation means to it. Pure data once resolved (the catalog carries it to the workflow).
  */
 import type { Duration } from '@temporalio/common';
+import { IDEMPOTENCY_DEFAULTS } from '../idempotency/idempotency-defaults';
 import { durationMs } from './tool-declaration-checks';
 import { ToolDefinitionError } from './tool-definition-error';
 
@@ -25,6 +26,12 @@ export interface ToolLongCallOptions {
   onCancel?: LongCallCancellation;
   /** Largest checkpoint, as JSON bytes (default 16 KB; at most 256 KB): checkpoints travel as heartbeat details. */
   maxCheckpointBytes?: number;
+  /**
+   * How long the call's result is kept (e.g. `'30d'`, at most 10 years): its idempotency record (the stored
+   * result or failure, replayed to a repeated call), its claim-check outputs and its checkpoint; the reapers
+   * delete them after. Default: each store's own retention (24 h for the record, 7 days for payloads).
+   */
+  resultRetention?: Duration;
 }
 
 /** The resolved long-call settings, as the catalog carries them. */
@@ -33,6 +40,8 @@ export interface ToolLongCallSettings {
   deadlineMs: number;
   onCancel: LongCallCancellation;
   maxCheckpointBytes: number;
+  /** Present only when the tool declares `resultRetention`. */
+  resultRetentionMs?: number;
 }
 
 /** Defaults and bounds of the long-call settings. */
@@ -43,12 +52,14 @@ export const LONG_CALL_DEFAULTS = {
   maxCheckpointBytes: 16 * 1024,
   /** Heartbeat details share the 2 MB payload limit with everything else an activity reports. */
   maxCheckpointBytesLimit: 256 * 1024,
+  /** Longest `resultRetention`: the key stores' `IDEMPOTENCY_DEFAULTS.maxRecordRetentionMs` (10 years). */
+  maxResultRetentionMs: IDEMPOTENCY_DEFAULTS.maxRecordRetentionMs,
 } as const;
 
 /** Largest checkpoint of a tool that declares no `longCall` (its checkpoints are heartbeat details too). */
 export const DEFAULT_MAX_CHECKPOINT_BYTES = LONG_CALL_DEFAULTS.maxCheckpointBytes;
 
-const LONG_CALL_KEYS = ['heartbeatTimeout', 'deadline', 'onCancel', 'maxCheckpointBytes'] as const;
+const LONG_CALL_KEYS = ['heartbeatTimeout', 'deadline', 'onCancel', 'maxCheckpointBytes', 'resultRetention'] as const;
 
 /** The long-call options as settings, every value checked; undefined when the tool declares none. */
 export function resolveLongCall(name: string, options: unknown): ToolLongCallSettings | undefined {
@@ -85,7 +96,26 @@ export function resolveLongCall(name: string, options: unknown): ToolLongCallSet
       'INVALID_OPTION',
     );
   }
-  return { heartbeatTimeoutMs, deadlineMs, onCancel, maxCheckpointBytes: checkpointBytes(name, given) };
+  const resultRetentionMs = resultRetention(name, given['resultRetention']);
+  return {
+    heartbeatTimeoutMs,
+    deadlineMs,
+    onCancel,
+    maxCheckpointBytes: checkpointBytes(name, given),
+    ...(resultRetentionMs === undefined ? {} : { resultRetentionMs }),
+  };
+}
+
+function resultRetention(name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = durationMs(name, 'longCall.resultRetention', value, IDEMPOTENCY_DEFAULTS.retentionMs);
+  if (ms > LONG_CALL_DEFAULTS.maxResultRetentionMs) {
+    throw new ToolDefinitionError(
+      `Tool "${name}": longCall.resultRetention must be at most 10 years (${LONG_CALL_DEFAULTS.maxResultRetentionMs} ms; got ${ms} ms).`,
+      'INVALID_OPTION',
+    );
+  }
+  return Math.ceil(ms);
 }
 
 function checkpointBytes(name: string, given: Record<string, unknown>): number {

@@ -98,6 +98,30 @@ describe('the idempotency store with encryption', () => {
     await expect(store.complete('run/6', outcome.token, { n: Number.NaN })).rejects.toMatchObject({ code: 'NOT_JSON' });
     await store.close();
   });
+  test.each(['complete', 'fail'] as const)(
+    'keeps a record finished by %s with its own retention that long, then reaps it',
+    async (finish) => {
+      let now = 1_800_000_000_000;
+      const store = new EncryptedIdempotencyStore(
+        new SqliteIdempotencyStore({ path: join(dir, `idem-${++files}.sqlite`), clock: () => now }),
+        keyringOf(k1),
+      );
+      const outcome = await store.begin('run/1', 'fp', OWNER);
+      if (outcome.state !== 'started') throw new Error(`unexpected ${outcome.state}`);
+      const week = 7 * 24 * 60 * 60 * 1000;
+      if (finish === 'complete')
+        await store.complete('run/1', outcome.token, { charged: SECRET }, { retentionMs: week });
+      else await store.fail('run/1', outcome.token, { code: 'DENIED', message: SECRET }, { retentionMs: week });
+      now += week - 1;
+
+      await expect(store.begin('run/1', 'fp', OWNER)).resolves.toMatchObject({
+        state: finish === 'complete' ? 'completed' : 'failed',
+      });
+      now += 1;
+      await expect(store.reap()).resolves.toBe(1);
+      await store.close();
+    },
+  );
 });
 
 describe('the transcript store with encryption', () => {

@@ -333,6 +333,46 @@ describe.each(backends)('the $name idempotency store', (backend) => {
     expect(await short.begin('k', 'fp', lease)).toMatchObject({ state: 'started' });
   });
 
+  it('keeps a result completed with its own retention until that retention ends, then reaps it', async () => {
+    const thirtyDays = 30 * 24 * 60 * 60 * 1000;
+    const { token } = expectState(await store.begin('k', 'fp', lease), 'started');
+    await store.complete('k', token, 'kept', { retentionMs: thirtyDays });
+    now += thirtyDays - 1;
+
+    expect(await store.reap()).toBe(0);
+    expect(await store.begin('k', 'fp', lease)).toEqual({ state: 'completed', result: 'kept' });
+    now += 1;
+    expect(await store.reap()).toBe(1);
+    expect(await store.begin('k', 'fp', lease)).toMatchObject({ state: 'started' });
+  });
+
+  it('keeps a failure stored with its own retention until that retention ends, then reaps it', async () => {
+    const tenMinutes = 10 * 60 * 1000;
+    const { token } = expectState(await store.begin('k', 'fp', lease), 'started');
+    await store.fail('k', token, { code: 'DENIED', message: 'No.' }, { retentionMs: tenMinutes });
+    now += tenMinutes - 1;
+
+    expect(await store.begin('k', 'fp', lease)).toMatchObject({ state: 'failed', error: { code: 'DENIED' } });
+    now += 1;
+    expect(await store.reap()).toBe(1);
+    expect(await store.begin('k', 'fp', lease)).toMatchObject({ state: 'started' });
+  });
+
+  it('refuses a record retention that is not a positive number of ms up to 10 years and keeps the key', async () => {
+    const { token } = expectState(await store.begin('k', 'fp', lease), 'started');
+    for (const retentionMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '30d' as unknown as number]) {
+      expect((await rejection(store.complete('k', token, 'x', { retentionMs }))).code).toBe('INVALID_ARGUMENT');
+    }
+    const tooLong = IDEMPOTENCY_DEFAULTS.maxRecordRetentionMs + 1;
+    expect((await rejection(store.fail('k', token, { code: 'X', message: 'x' }, { retentionMs: tooLong }))).code).toBe(
+      'INVALID_ARGUMENT',
+    );
+
+    expect(await store.heartbeat('k', token)).toBe(true);
+    await store.complete('k', token, 'after all');
+    expect(await store.begin('k', 'fp', lease)).toEqual({ state: 'completed', result: 'after all' });
+  });
+
   it('rejects a result that is not JSON and keeps the key in progress', async () => {
     const { token } = expectState(await store.begin('k', 'fp', lease), 'started');
 
