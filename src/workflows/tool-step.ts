@@ -175,6 +175,8 @@ function toolActivityOptions(entry: ToolCatalogEntry, args: unknown): ActivityOp
 
 /** A long call's own heartbeat timeout; the engine's for other tools whose attempts are longer than it. */
 function heartbeatTimeout(entry: ToolCatalogEntry): Pick<ActivityOptions, 'heartbeatTimeout'> {
+  // A call waiting for its callback has no worker to heartbeat: its attempt timeout bounds the wait.
+  if (entry.asyncJob?.completion === 'callback') return {};
   if (entry.longCall) return { heartbeatTimeout: entry.longCall.heartbeatTimeoutMs };
   return entry.timeoutMs > TOOL_HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT_MS } : {};
 }

@@ -1,0 +1,157 @@
+import type { Duration } from '@temporalio/common';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Worker } from '@temporalio/worker';
+import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
+import { startJobCallbackServer, type JobCallbackServer } from '../../src/long-calls/job-callback-server';
+import { readJobRecord, callbackTokenOf } from '../../src/long-calls/job-record';
+import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
+import type { Tool } from '../../src/tools/define-tool';
+import type { AgentRunInput } from '../../src/workflows/agent-run-types';
+import { createAsyncJobTools, type AsyncJobUrls } from '../support/async-job-tools';
+import {
+  jobOutput,
+  startJobDownstream,
+  type JobDownstream,
+  type JobDownstreamBehaviour,
+} from '../support/job-downstream';
+import {
+  connectTestTemporal,
+  createTestWorker,
+  uniqueTaskQueue,
+  type TestTemporal,
+} from '../support/temporal-test-env';
+import { waitFor } from '../support/wait-for';
+
+/**
+ * Async-job tools (issue 16, call-now / fetch-later) on the real server: the submission runs once under the
+ * idempotency key, and the result comes by a callback from outside the worker (through the callback
+ * endpoint, which completes the activity by task token) or by polling with backoff and a deadline.
+ */
+
+let temporal: TestTemporal;
+let workDir: string;
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+  workDir = mkdtempSync(join(tmpdir(), 'async-jobs-'));
+});
+afterAll(async () => {
+  await temporal.close();
+});
+
+/** Everything one test runs against: the downstream, the stores, the callback endpoint, a worker. */
+interface Setup {
+  downstream: JobDownstream;
+  callbacks: JobCallbackServer;
+  transcripts: SqliteTranscriptStore;
+  worker: Worker;
+  taskQueue: string;
+  close(): Promise<void>;
+}
+
+async function setUp(name: string, behaviour: JobDownstreamBehaviour, pollDeadline?: Duration): Promise<Setup> {
+  const downstream = await startJobDownstream(behaviour);
+  const urls: AsyncJobUrls = { downstream: downstream.url, callbacks: '' };
+  const tools: Tool[] = pollDeadline ? createAsyncJobTools(urls, pollDeadline) : createAsyncJobTools(urls);
+  const transcripts = new SqliteTranscriptStore({ path: join(workDir, `${name}-transcripts.sqlite`) });
+  const idempotencyStore = new SqliteIdempotencyStore({ path: join(workDir, `${name}-keys.sqlite`) });
+  // The callback endpoint runs outside the worker, with its own client; it shares the transcript store.
+  const callbacks = await startJobCallbackServer({ client: temporal.client, store: transcripts, tools });
+  urls.callbacks = callbacks.url;
+  const taskQueue = uniqueTaskQueue(name);
+  const worker = await createTestWorker(temporal, { tools, taskQueue, transcripts, idempotencyStore });
+  return {
+    downstream,
+    callbacks,
+    transcripts,
+    worker,
+    taskQueue,
+    close: async () => {
+      await callbacks.close();
+      await downstream.close();
+      await idempotencyStore.close();
+      await transcripts.close();
+    },
+  };
+}
+
+function runOf(tool: string, value: number): AgentRunInput {
+  return {
+    goal: 'double a number',
+    model: {
+      provider: 'scripted',
+      script: [{ toolCalls: [{ name: tool, arguments: { value } }] }, { text: 'done', final: true }],
+    },
+  };
+}
+
+/** POSTs a callback to the endpoint as a downstream would. */
+async function postCallback(
+  url: string,
+  body: unknown,
+): Promise<{ status: number; body: { error?: { code: string } } }> {
+  const response = await fetch(url, { method: 'POST', body: JSON.stringify(body) });
+  return { status: response.status, body: (await response.json()) as { error?: { code: string } } };
+}
+
+test('a callback from the downstream completes the call: the job is submitted once and the run gets its output', async () => {
+  const setup = await setUp('callback', { callbackAfterMs: 1_500 });
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, runOf('double_by_callback', 21), {
+      taskQueue: setup.taskQueue,
+    });
+    return waitForAgentRun(handle);
+  });
+  await setup.close();
+
+  expect(result.status).toBe('completed');
+  expect(result.steps[0]?.observation).toEqual({ status: 'ok', output: { jobId: 'job-1', doubled: 42 } });
+  expect(setup.downstream.submissions).toHaveLength(1);
+  expect(setup.downstream.callbackAnswers).toEqual([
+    { status: 200, body: expect.objectContaining({ status: 'completed', tool: 'double_by_callback', jobId: 'job-1' }) },
+  ]);
+});
+
+test('a forged token, an output that breaks the schema and a repeated callback are refused and change nothing', async () => {
+  const setup = await setUp('callback-hostile', {});
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, runOf('double_by_callback', 5), { taskQueue: setup.taskQueue });
+    const job = await waitFor('the job submitted and waiting', () => {
+      const submitted = setup.downstream.jobs.get('job-1');
+      return submitted?.callbackUrl ? submitted : undefined;
+    });
+    const key = `${handle.workflowId}/1`;
+    await waitFor('the waiting attempt recorded', async () => (await readJobRecord(setup.transcripts, key))?.taskToken);
+    const url = job.callbackUrl!;
+    const token = url.slice(url.lastIndexOf('/') + 1);
+    const [encodedKey] = token.split('.');
+
+    const forged = await postCallback(`${setup.callbacks.url}/${encodedKey}.${'A'.repeat(32)}`, jobOutput(job));
+    expect(forged).toEqual({ status: 404, body: { error: expect.objectContaining({ code: 'INVALID_TOKEN' }) } });
+    const garbage = await postCallback(`${setup.callbacks.url}/not-a-token`, jobOutput(job));
+    expect(garbage.body.error?.code).toBe('INVALID_TOKEN');
+    const wrongShape = await postCallback(url, { jobId: job.jobId, doubled: 'ten' });
+    expect(wrongShape.status).toBe(422);
+    expect(wrongShape.body).toMatchObject({
+      error: { code: 'INVALID_OUTPUT', issues: [{ path: 'doubled', message: expect.any(String) }] },
+    });
+    // Still waiting: the refused callbacks completed nothing.
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+
+    const accepted = await postCallback(url, jobOutput(job));
+    expect(accepted.status).toBe(200);
+    const finished = await waitForAgentRun(handle);
+    const again = await postCallback(url, { jobId: job.jobId, doubled: 0 });
+    expect(again).toEqual({ status: 409, body: { error: expect.objectContaining({ code: 'ALREADY_FINISHED' }) } });
+    const record = await readJobRecord(setup.transcripts, key);
+    expect(record && callbackTokenOf(record)).toBe(token);
+    return finished;
+  });
+  await setup.close();
+
+  expect(result.status).toBe('completed');
+  expect(result.steps[0]?.observation).toEqual({ status: 'ok', output: { jobId: 'job-1', doubled: 10 } });
+  expect(setup.downstream.submissions).toHaveLength(1);
+});
