@@ -155,3 +155,57 @@ test('a forged token, an output that breaks the schema and a repeated callback a
   expect(result.steps[0]?.observation).toEqual({ status: 'ok', output: { jobId: 'job-1', doubled: 10 } });
   expect(setup.downstream.submissions).toHaveLength(1);
 });
+
+test('a polled job is submitted once and polled with growing, jittered waits until it is done', async () => {
+  const setup = await setUp('poll', { doneAtPoll: 6 });
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 8), { taskQueue: setup.taskQueue });
+    return waitForAgentRun(handle);
+  });
+  await setup.close();
+
+  expect(result.status).toBe('completed');
+  expect(result.steps[0]?.observation).toEqual({ status: 'ok', output: { jobId: 'job-1', doubled: 16 } });
+  expect(setup.downstream.submissions).toHaveLength(1);
+  const polls = setup.downstream.jobs.get('job-1')!.pollTimes;
+  expect(polls).toHaveLength(6);
+  const gaps = polls.slice(1).map((at, i) => at - polls[i]!);
+  // Decorrelated jitter never waits less than the first interval (150 ms; the clocks differ by a few ms).
+  for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(140);
+  expect(new Set(gaps).size).toBeGreaterThan(1);
+});
+
+test('an attempt that fails while polling is retried without submitting the job again', async () => {
+  const setup = await setUp('poll-retry', { doneAtPoll: 3, failFirstPolls: 1 });
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 4), { taskQueue: setup.taskQueue });
+    return waitForAgentRun(handle);
+  });
+  await setup.close();
+
+  expect(result.status).toBe('completed');
+  expect(result.steps[0]).toMatchObject({ attempts: 2, observation: { status: 'ok', output: { doubled: 8 } } });
+  // The second attempt found the job recorded and polled it: one submission, one job.
+  expect(setup.downstream.submissions).toHaveLength(1);
+  expect(setup.downstream.jobs.size).toBe(1);
+});
+
+test('a polled job that never finishes fails the call with TIMEOUT at its deadline, and polling stops', async () => {
+  const setup = await setUp('poll-deadline', {}, '3 s');
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 1), { taskQueue: setup.taskQueue });
+    return waitForAgentRun(handle);
+  });
+  const polls = setup.downstream.jobs.get('job-1')!.pollTimes;
+  const pollsAtEnd = polls.length;
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  await setup.close();
+
+  expect(result.status).toBe('completed');
+  expect(result.steps[0]?.observation).toMatchObject({ status: 'error', code: 'TIMEOUT', retryable: false });
+  expect(setup.downstream.submissions).toHaveLength(1);
+  expect(pollsAtEnd).toBeGreaterThanOrEqual(3);
+  // Within the deadline: the last poll came at most 3 s after the first (plus the time to submit).
+  expect(polls[polls.length - 1]! - polls[0]!).toBeLessThan(3_000);
+  expect(polls).toHaveLength(pollsAtEnd);
+});

@@ -54,6 +54,7 @@ export function createAsyncJobTools(urls: AsyncJobUrls, pollDeadline: Duration =
   const byPolling = defineAsyncJobTool({
     ...common,
     name: 'double_by_polling',
+    heartbeatTimeout: '2 s',
     asyncJob: { completion: 'poll', deadline: pollDeadline, pollInterval: '150 ms', maxPollInterval: '600 ms' },
   }).implement({
     submit,

@@ -17,6 +17,8 @@ export interface JobDownstreamBehaviour {
   callbackAfterMs?: number;
   /** The poll that finds the job done (1-based); never done when undefined. */
   doneAtPoll?: number;
+  /** The first this many polls answer 503 (a transient failure that ends the tool's attempt). */
+  failFirstPolls?: number;
 }
 
 /** A running {@link startJobDownstream}. */
@@ -76,6 +78,7 @@ export async function startJobDownstream(behaviour: JobDownstreamBehaviour): Pro
       if (!job) return reply(404, { error: 'no such job' });
       job.pollTimes.push(Date.now());
       const polls = job.pollTimes.length;
+      if (polls <= (behaviour.failFirstPolls ?? 0)) return reply(503, { error: 'restarting' });
       if (behaviour.doneAtPoll !== undefined && polls >= behaviour.doneAtPoll) {
         return reply(200, { done: true, output: jobOutput(job) });
       }
