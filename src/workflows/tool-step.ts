@@ -159,8 +159,12 @@ function toolActivityOptions(entry: ToolCatalogEntry, args: unknown): ActivityOp
     startToCloseTimeout: entry.timeoutMs,
     ...heartbeatTimeout(entry),
     scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
-    // Wait for a cancelled call to really stop, so a compensation never races its forward call.
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    // Wait for a cancelled call to really stop, so a compensation never races its forward call. A call
+    // waiting for its callback runs nowhere and would never hear of the cancellation: it is only requested.
+    cancellationType:
+      entry.asyncJob?.completion === 'callback'
+        ? ActivityCancellationType.TRY_CANCEL
+        : ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: {
       // The wrapper enforces the tool's own maximum over the attempts that really ran it.
       maximumAttempts: entry.retry.maximumAttempts + TOOL_ATTEMPT_HEADROOM,

@@ -209,3 +209,104 @@ test('a polled job that never finishes fails the call with TIMEOUT at its deadli
   expect(polls[polls.length - 1]! - polls[0]!).toBeLessThan(3_000);
   expect(polls).toHaveLength(pollsAtEnd);
 });
+
+/** The callback URL of the downstream's first job, once it is submitted and its attempt waits. */
+async function waitingCallbackUrl(setup: Setup, runId: string): Promise<string> {
+  const job = await waitFor('the job submitted', () => setup.downstream.jobs.get('job-1'));
+  await waitFor('the attempt waiting', async () => (await readJobRecord(setup.transcripts, `${runId}/1`))?.taskToken);
+  return job.callbackUrl!;
+}
+
+test('the model starts a long call in the background, does other work, then fetches the result', async () => {
+  const setup = await setUp('fetch-later', {});
+  const input: AgentRunInput = {
+    goal: 'double 7 and look up the weather',
+    model: {
+      provider: 'scripted',
+      script: [
+        { toolCalls: [{ name: 'double_in_background', arguments: { value: 7 } }] },
+        { toolCalls: [{ name: 'look_up_weather', arguments: { city: 'Lisbon' } }] },
+        { toolCalls: [{ name: 'fetch_tool_result', arguments: { handle: 'bg_1' } }] },
+        { toolCalls: [{ name: 'fetch_tool_result', arguments: { handle: 'bg_1', waitSeconds: 120 } }] },
+        { text: 'done', final: true },
+      ],
+    },
+  };
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
+    const url = await waitingCallbackUrl(setup, handle.workflowId);
+    // The downstream calls back only once the model is waiting for the result (step 4).
+    await waitFor('the model fetching with a wait', async () => {
+      const state = await handle.query<{ steps: Array<{ stepId: number; status: string }> }>('getRunState');
+      return state.steps.find((s) => s.stepId === 4)?.status === 'running';
+    });
+    expect((await postCallback(url, { jobId: 'job-1', doubled: 14 })).status).toBe(200);
+    return waitForAgentRun(handle);
+  });
+  await setup.close();
+
+  expect(result.status).toBe('completed');
+  const [long, weather, early, fetched] = result.steps;
+  expect(long).toMatchObject({ tool: 'double_in_background', status: 'succeeded' });
+  expect(long?.observation).toEqual({ status: 'ok', output: { jobId: 'job-1', doubled: 14 } });
+  // The other tool ran while the long call was still waiting for its callback.
+  expect(weather).toMatchObject({ tool: 'look_up_weather', status: 'succeeded' });
+  expect(weather!.endedAt!).toBeLessThan(long!.endedAt!);
+  expect(early).toMatchObject({ tool: 'fetch_tool_result', status: 'succeeded' });
+  expect(early?.observation).toMatchObject({
+    status: 'ok',
+    output: { $durableTools: 'background-call', handle: 'bg_1', status: 'running' },
+  });
+  expect(fetched).toMatchObject({ tool: 'fetch_tool_result', status: 'succeeded' });
+  expect(fetched?.observation).toEqual({ status: 'ok', output: { jobId: 'job-1', doubled: 14 } });
+  expect(setup.downstream.submissions).toHaveLength(1);
+});
+
+test('a run whose model finishes while a background call runs waits for it by default', async () => {
+  const setup = await setUp('fetch-later-wait', {});
+  const input: AgentRunInput = {
+    goal: 'double 3',
+    model: {
+      provider: 'scripted',
+      script: [
+        { toolCalls: [{ name: 'double_in_background', arguments: { value: 3 } }] },
+        { text: 'started it', final: true },
+      ],
+    },
+  };
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
+    const url = await waitingCallbackUrl(setup, handle.workflowId);
+    await waitFor('the model finished', async () => (await handle.query<{ turns: number }>('getRunState')).turns >= 2);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    expect((await postCallback(url, { jobId: 'job-1', doubled: 6 })).status).toBe(200);
+    return waitForAgentRun(handle);
+  });
+  await setup.close();
+
+  expect(result).toMatchObject({ status: 'completed', answer: 'started it' });
+  expect(result.steps[0]?.observation).toEqual({ status: 'ok', output: { jobId: 'job-1', doubled: 6 } });
+});
+
+test('a run set to cancel background calls on finish cancels the one still running', async () => {
+  const setup = await setUp('fetch-later-cancel', {});
+  const input: AgentRunInput = {
+    goal: 'double 2',
+    backgroundCalls: { onFinish: 'cancel' },
+    model: {
+      provider: 'scripted',
+      script: [
+        { toolCalls: [{ name: 'double_in_background', arguments: { value: 2 } }] },
+        { text: 'never mind', final: true },
+      ],
+    },
+  };
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
+    return waitForAgentRun(handle);
+  });
+  await setup.close();
+
+  expect(result.status).toBe('completed');
+  expect(result.steps[0]).toMatchObject({ status: 'failed', observation: { status: 'error', code: 'CANCELLED' } });
+});
