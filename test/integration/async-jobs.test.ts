@@ -310,3 +310,21 @@ test('a run set to cancel background calls on finish cancels the one still runni
   expect(result.status).toBe('completed');
   expect(result.steps[0]).toMatchObject({ status: 'failed', observation: { status: 'error', code: 'CANCELLED' } });
 });
+
+test('cancelling a run while its call waits for a callback ends it at once; a later callback is not taken', async () => {
+  const setup = await setUp('callback-cancel', {});
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, runOf('double_by_callback', 9), { taskQueue: setup.taskQueue });
+    const url = await waitingCallbackUrl(setup, handle.workflowId);
+    await handle.cancel();
+    const ended = await waitForAgentRun(handle);
+    const late = await postCallback(url, { jobId: 'job-1', doubled: 18 });
+    expect(late).toEqual({ status: 409, body: { error: expect.objectContaining({ code: 'NOT_WAITING' }) } });
+    return ended;
+  });
+  await setup.close();
+
+  expect(result.status).toBe('cancelled');
+  expect(result.steps[0]).toMatchObject({ status: 'failed', observation: { status: 'error', code: 'CANCELLED' } });
+  expect(setup.downstream.submissions).toHaveLength(1);
+});
