@@ -1,7 +1,8 @@
 import type { Duration } from '@temporalio/common';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import { startAgentRun, waitForAgentRun } from '../../src/client';
 import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
@@ -11,6 +12,7 @@ import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-s
 import type { Tool } from '../../src/tools/define-tool';
 import type { AgentRunInput } from '../../src/workflows/agent-run-types';
 import { createAsyncJobTools, type AsyncJobUrls } from '../support/async-job-tools';
+import { createWorker } from '../../src/worker';
 import {
   jobOutput,
   startJobDownstream,
@@ -20,10 +22,12 @@ import {
 import {
   connectTestTemporal,
   createTestWorker,
+  testServer,
   uniqueTaskQueue,
   type TestTemporal,
 } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
+import { ASYNC_JOB_WORKER_ENV, ASYNC_JOB_WORKER_LEASE_MS, ASYNC_JOB_WORKER_READY } from '../support/async-job-worker';
 
 /**
  * Async-job tools (issue 16, call-now / fetch-later) on the real server: the submission runs once under the
@@ -327,4 +331,74 @@ test('cancelling a run while its call waits for a callback ends it at once; a la
   expect(result.status).toBe('cancelled');
   expect(result.steps[0]).toMatchObject({ status: 'failed', observation: { status: 'error', code: 'CANCELLED' } });
   expect(setup.downstream.submissions).toHaveLength(1);
+});
+
+/** Starts the async-job worker in its own process; resolves once it polls. */
+async function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'support', 'async-job-worker.ts')], {
+    cwd: resolve(__dirname, '..', '..'),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolveReady, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`async-job-worker exited (${code}): ${output}`));
+    child.once('exit', onExit);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes(ASYNC_JOB_WORKER_READY)) {
+        child.off('exit', onExit);
+        resolveReady();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+  });
+  return child;
+}
+
+test('a worker SIGKILLed while polling: the next worker takes the call over and polls the same job, never submitting again', async () => {
+  const downstream = await startJobDownstream({ doneAtPoll: 12 });
+  const keysPath = join(workDir, 'kill-keys.sqlite');
+  const transcriptsPath = join(workDir, 'kill-transcripts.sqlite');
+  const taskQueue = uniqueTaskQueue('job-kill');
+  const env = ASYNC_JOB_WORKER_ENV;
+  const first = await spawnWorker({
+    [env.address]: testServer().address,
+    [env.namespace]: testServer().namespace,
+    [env.taskQueue]: taskQueue,
+    [env.bundlePath]: testServer().bundlePath,
+    [env.downstreamUrl]: downstream.url,
+    [env.keysPath]: keysPath,
+    [env.transcriptsPath]: transcriptsPath,
+  });
+  const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 50), { taskQueue });
+  await waitFor('two polls by the first worker', () => (downstream.jobs.get('job-1')?.pollTimes.length ?? 0) >= 2);
+  const exited = new Promise((r) => first.once('exit', r));
+  first.kill('SIGKILL');
+  await exited;
+  const pollsBeforeKill = downstream.jobs.get('job-1')!.pollTimes.length;
+
+  const tools = createAsyncJobTools({ downstream: downstream.url, callbacks: 'http://127.0.0.1:9/unused' });
+  const idempotencyStore = new SqliteIdempotencyStore({ path: keysPath });
+  const transcripts = new SqliteTranscriptStore({ path: transcriptsPath });
+  const { worker } = await createWorker({
+    tools,
+    connection: temporal.nativeConnection,
+    settings: { namespace: testServer().namespace, taskQueue },
+    workflowBundle: { codePath: testServer().bundlePath },
+    idempotencyStore,
+    transcripts,
+    leaseMs: ASYNC_JOB_WORKER_LEASE_MS,
+  });
+  const result = await worker.runUntil(waitForAgentRun(handle));
+  await idempotencyStore.close();
+  await transcripts.close();
+  await downstream.close();
+
+  expect(result.status).toBe('completed');
+  expect(result.steps[0]?.observation).toEqual({ status: 'ok', output: { jobId: 'job-1', doubled: 100 } });
+  expect(result.steps[0]?.attempts).toBeGreaterThanOrEqual(2);
+  expect(downstream.submissions).toHaveLength(1);
+  expect(downstream.jobs.get('job-1')!.pollTimes.length).toBeGreaterThan(pollsBeforeKill);
 });
