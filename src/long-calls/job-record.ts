@@ -23,16 +23,29 @@ export interface JobRecord {
   taskToken?: string;
   attempt?: number;
   completedAt?: number;
+  /** When the record may expire (epoch ms): the job's deadline plus {@link JOB_RECORD_KEPT_AFTER_DEADLINE_MS}. */
+  keepUntil?: number;
 }
+
+/** How long a job record is kept after the job's deadline, so a late callback gets a clear answer. */
+export const JOB_RECORD_KEPT_AFTER_DEADLINE_MS = 7 * 24 * 3_600_000;
 
 /** Handle of a call's job record in the transcript store. */
 export function jobRecordHandle(idempotencyKey: string): string {
   return `job:${idempotencyKey}`;
 }
 
-/** A new record for a call about to submit, with a fresh callback secret. */
-export function newJobRecord(tool: string, idempotencyKey: string, runId: string): JobRecord {
-  return { v: 1, tool, idempotencyKey, runId, secret: randomBytes(24).toString('base64url'), status: 'submitting' };
+/** A new record for a call about to submit, with a fresh callback secret, kept past the job's deadline. */
+export function newJobRecord(tool: string, idempotencyKey: string, runId: string, deadlineMs: number): JobRecord {
+  return {
+    v: 1,
+    tool,
+    idempotencyKey,
+    runId,
+    secret: randomBytes(24).toString('base64url'),
+    status: 'submitting',
+    keepUntil: Date.now() + deadlineMs + JOB_RECORD_KEPT_AFTER_DEADLINE_MS,
+  };
 }
 
 /** The call's job record, or undefined (none, another run's, or not a record). */
@@ -53,7 +66,11 @@ export async function readJobRecord(
 }
 
 export async function writeJobRecord(store: PayloadStore, record: JobRecord): Promise<void> {
-  await store.putPayload(jobRecordHandle(record.idempotencyKey), { runId: record.runId, text: JSON.stringify(record) });
+  await store.putPayload(jobRecordHandle(record.idempotencyKey), {
+    runId: record.runId,
+    text: JSON.stringify(record),
+    ...(record.keepUntil !== undefined ? { expiresAt: record.keepUntil } : {}),
+  });
 }
 
 /** The callback token of a call: its idempotency key and its secret, base64url, joined by a dot. */

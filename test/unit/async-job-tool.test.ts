@@ -56,7 +56,7 @@ test('a polling tool without a poll function, or any without submit, cannot be i
 });
 
 test('a callback token names its call and is accepted only with the call secret', () => {
-  const record = newJobRecord('render', 'run-1/3', 'run-1');
+  const record = newJobRecord('render', 'run-1/3', 'run-1', 60_000);
   const token = callbackTokenOf(record);
   const parsed = parseCallbackToken(token);
   expect(parsed).toEqual({ idempotencyKey: 'run-1/3', secret: record.secret });
