@@ -110,7 +110,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
   let consecutiveToolErrors = carried?.consecutiveToolErrors ?? 0;
   let consecutiveTurnIssues = 0;
   let stepsThisGeneration = 0;
-  // Fetch-later tools run in the background; a run without any issues no command for them.
+  // Calls of fetch-later tools run in the background; a run without such a tool issues no command for them.
   const background = new BackgroundCalls(step);
   const runStep = (call: ModelToolCall): Promise<StepRecord> =>
     traceToolStep(String(call?.name), step.pending, () => {
