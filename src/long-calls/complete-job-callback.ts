@@ -66,7 +66,15 @@ export interface JobCallbackDeps {
   store: PayloadStore;
   /** The async-job tools (or the worker's registry): their output schemas and budgets are checked here. */
   tools: readonly Tool[] | ToolRegistry;
+  /**
+   * How long a callback that comes before the attempt waits for it (a downstream calling back while `submit`
+   * is still returning) waits for the attempt to record its task token (default 10 s), in ms.
+   */
+  waitForAttemptMs?: number;
 }
+
+/** Default of {@link JobCallbackDeps.waitForAttemptMs}, and how often the record is read meanwhile. */
+export const JOB_CALLBACK_WAIT = { forAttemptMs: 10_000, intervalMs: 100 } as const;
 
 /** A callback that completed its call. */
 export interface JobCallbackResult {
@@ -186,7 +194,7 @@ async function checkedResult(
  * newer attempt that waits has written its own token (tried once more); otherwise no attempt waits.
  */
 async function completeByToken(deps: JobCallbackDeps, first: JobRecord, result: ToolActivityResult): Promise<void> {
-  let record = first;
+  let record = first.taskToken === undefined ? await attemptWaiting(deps, first) : first;
   for (let round = 0; round < 2; round += 1) {
     if (record.taskToken === undefined) break;
     try {
@@ -213,4 +221,21 @@ async function completeByToken(deps: JobCallbackDeps, first: JobRecord, result: 
     `No attempt of the call ${record.idempotencyKey} waits for a callback now (it timed out, was cancelled, or is about to be retried).`,
     'NOT_WAITING',
   );
+}
+
+/** The record once an attempt waits (its task token recorded), or as it is after `waitForAttemptMs`. */
+async function attemptWaiting(deps: JobCallbackDeps, record: JobRecord): Promise<JobRecord> {
+  const deadline = Date.now() + (deps.waitForAttemptMs ?? JOB_CALLBACK_WAIT.forAttemptMs);
+  let current = record;
+  while (current.taskToken === undefined && current.status !== 'done' && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, JOB_CALLBACK_WAIT.intervalMs));
+    current = (await readRecord(deps.store, record.idempotencyKey)) ?? current;
+  }
+  if (current.status === 'done') {
+    throw new JobCallbackError(
+      `The call ${record.idempotencyKey} was already completed by a callback.`,
+      'ALREADY_FINISHED',
+    );
+  }
+  return current;
 }

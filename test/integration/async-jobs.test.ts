@@ -118,6 +118,22 @@ test('a callback from the downstream completes the call: the job is submitted on
   ]);
 });
 
+test('a callback sent before the submission has even returned still completes the call', async () => {
+  const setup = await setUp('callback-early', { callbackAfterMs: 0, answerSubmissionAfterMs: 700 });
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, runOf('double_by_callback', 4), { taskQueue: setup.taskQueue });
+    return waitForAgentRun(handle);
+  });
+  await setup.close();
+
+  expect(result.status).toBe('completed');
+  expect(result.steps[0]?.observation).toEqual({ status: 'ok', output: { jobId: 'job-1', doubled: 8 } });
+  expect(setup.downstream.callbackAnswers).toEqual([
+    { status: 200, body: expect.objectContaining({ status: 'completed' }) },
+  ]);
+  expect(setup.downstream.submissions).toHaveLength(1);
+});
+
 test('a forged token, an output that breaks the schema and a repeated callback are refused and change nothing', async () => {
   const setup = await setUp('callback-hostile', {});
   const result = await setup.worker.runUntil(async () => {

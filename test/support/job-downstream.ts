@@ -17,6 +17,8 @@ export interface JobDownstreamBehaviour {
   callbackAfterMs?: number;
   /** The poll that finds the job done (1-based); never done when undefined. */
   doneAtPoll?: number;
+  /** Answers a new submission this much later (its callback may then come before the answer). */
+  answerSubmissionAfterMs?: number;
   /** The first this many polls answer 503 (a transient failure that ends the tool's attempt). */
   failFirstPolls?: number;
 }
@@ -71,7 +73,13 @@ export async function startJobDownstream(behaviour: JobDownstreamBehaviour): Pro
           }, behaviour.callbackAfterMs);
           timers.add(timer);
         }
-        return reply(200, { jobId: job.jobId });
+        const delay = behaviour.answerSubmissionAfterMs ?? 0;
+        if (delay === 0) return reply(200, { jobId: job.jobId });
+        const answer = setTimeout(() => {
+          timers.delete(answer);
+          reply(200, { jobId: job.jobId });
+        }, delay);
+        return timers.add(answer);
       }
       const polled = request.method === 'GET' ? /^\/jobs\/([^/]+)$/.exec(request.url ?? '') : null;
       const job = polled ? jobs.get(polled[1]!) : undefined;
