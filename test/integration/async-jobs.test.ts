@@ -10,6 +10,8 @@ import { startJobCallbackServer, type JobCallbackServer } from '../../src/long-c
 import { readJobRecord, callbackTokenOf } from '../../src/long-calls/job-record';
 import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
 import type { Tool } from '../../src/tools/define-tool';
+import { scriptedModel } from '../../src/model/scripted-model';
+import type { ModelProvider } from '../../src/model/model-types';
 import type { AgentRunInput } from '../../src/workflows/agent-run-types';
 import { createAsyncJobTools, type AsyncJobUrls } from '../support/async-job-tools';
 import { createWorker } from '../../src/worker';
@@ -52,6 +54,8 @@ interface Setup {
   transcripts: SqliteTranscriptStore;
   worker: Worker;
   taskQueue: string;
+  /** The names of the tools the model was shown, turn by turn (runs with provider `recorded-script`). */
+  toolsShown: string[][];
   close(): Promise<void>;
 }
 
@@ -65,13 +69,25 @@ async function setUp(name: string, behaviour: JobDownstreamBehaviour, pollDeadli
   const callbacks = await startJobCallbackServer({ client: temporal.client, store: transcripts, tools });
   urls.callbacks = callbacks.url;
   const taskQueue = uniqueTaskQueue(name);
-  const worker = await createTestWorker(temporal, { tools, taskQueue, transcripts, idempotencyStore });
+  const toolsShown: string[][] = [];
+  const recordedScript: ModelProvider = (request) => {
+    toolsShown.push(request.tools.map((tool) => tool.name));
+    return scriptedModel(request);
+  };
+  const worker = await createTestWorker(temporal, {
+    tools,
+    taskQueue,
+    transcripts,
+    idempotencyStore,
+    modelProviders: { 'recorded-script': recordedScript },
+  });
   return {
     downstream,
     callbacks,
     transcripts,
     worker,
     taskQueue,
+    toolsShown,
     close: async () => {
       await callbacks.close();
       await downstream.close();
@@ -102,10 +118,13 @@ async function postCallback(
 
 test('a callback from the downstream completes the call: the job is submitted once and the run gets its output', async () => {
   const setup = await setUp('callback', { callbackAfterMs: 1_500 });
+  const input: AgentRunInput = {
+    ...runOf('double_by_callback', 21),
+    allowedTools: ['double_by_callback', 'look_up_weather'],
+  };
+  input.model.provider = 'recorded-script';
   const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, runOf('double_by_callback', 21), {
-      taskQueue: setup.taskQueue,
-    });
+    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
     return waitForAgentRun(handle);
   });
   await setup.close();
@@ -116,6 +135,8 @@ test('a callback from the downstream completes the call: the job is submitted on
   expect(setup.downstream.callbackAnswers).toEqual([
     { status: 200, body: expect.objectContaining({ status: 'completed', tool: 'double_by_callback', jobId: 'job-1' }) },
   ]);
+  // No fetch-later tool in this run: no fetch_tool_result either.
+  expect(setup.toolsShown[0]).toEqual(['double_by_callback', 'look_up_weather', 'read_stored_output']);
 });
 
 test('a callback sent before the submission has even returned still completes the call', async () => {
@@ -242,7 +263,7 @@ test('the model starts a long call in the background, does other work, then fetc
   const input: AgentRunInput = {
     goal: 'double 7 and look up the weather',
     model: {
-      provider: 'scripted',
+      provider: 'recorded-script',
       script: [
         { toolCalls: [{ name: 'double_in_background', arguments: { value: 7 } }] },
         { toolCalls: [{ name: 'look_up_weather', arguments: { city: 'Lisbon' } }] },
@@ -280,6 +301,8 @@ test('the model starts a long call in the background, does other work, then fetc
   expect(fetched).toMatchObject({ tool: 'fetch_tool_result', status: 'succeeded' });
   expect(fetched?.observation).toEqual({ status: 'ok', output: { jobId: 'job-1', doubled: 14 } });
   expect(setup.downstream.submissions).toHaveLength(1);
+  expect(setup.toolsShown).toHaveLength(5);
+  for (const shown of setup.toolsShown) expect(shown).toContain('fetch_tool_result');
 });
 
 test('a run whose model finishes while a background call runs waits for it by default', async () => {
