@@ -150,13 +150,32 @@ export class BackgroundCalls {
         parsed.ok ? unknownHandle(parsed.handle, [...this.calls.keys()]) : parsed.message,
       );
     } else {
-      if (!background.done && parsed.waitMs > 0) await condition(() => background.done, parsed.waitMs);
+      if (!background.done && parsed.waitMs > 0) await waitForCall(background, parsed.waitMs, record);
       const done = background.done ? background.record.observation : undefined;
       record.status = done && background.record.status === 'failed' ? 'failed' : 'succeeded';
       record.observation = done ?? { status: 'ok', output: runningStatus(background.handle, background.record.tool) };
     }
     record.endedAt = Date.now();
     return record;
+  }
+}
+
+/** A fetch's wait; a run cancelled meanwhile ends the fetch step as cancelled before the cancellation goes on. */
+async function waitForCall(background: BackgroundCall, waitMs: number, record: StepRecord): Promise<void> {
+  try {
+    await condition(() => background.done, waitMs);
+  } catch (error) {
+    record.status = 'failed';
+    record.observation = {
+      status: 'error',
+      code: TOOL_ERROR_CODES.CANCELLED,
+      message: 'The run was cancelled while waiting for the background call.',
+      hint: 'The run is being cancelled.',
+      retryable: false,
+      attempts: 0,
+    };
+    record.endedAt = Date.now();
+    throw error;
   }
 }
 

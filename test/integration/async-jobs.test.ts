@@ -441,3 +441,37 @@ test('a worker SIGKILLed while polling: the next worker takes the call over and 
   expect(downstream.submissions).toHaveLength(1);
   expect(downstream.jobs.get('job-1')!.pollTimes.length).toBeGreaterThan(pollsBeforeKill);
 });
+
+test('cancelling a run while the model waits for a background call cancels the call and ends both steps', async () => {
+  const setup = await setUp('fetch-later-run-cancel', {});
+  const input: AgentRunInput = {
+    goal: 'double 5',
+    model: {
+      provider: 'scripted',
+      script: [
+        { toolCalls: [{ name: 'double_in_background', arguments: { value: 5 } }] },
+        { toolCalls: [{ name: 'fetch_tool_result', arguments: { handle: 'bg_1', waitSeconds: 120 } }] },
+        { text: 'done', final: true },
+      ],
+    },
+  };
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
+    await waitingCallbackUrl(setup, handle.workflowId);
+    await waitFor('the model waiting for the result', async () => {
+      const state = await handle.query<{ steps: Array<{ stepId: number; status: string }> }>('getRunState');
+      return state.steps.find((s) => s.stepId === 2)?.status === 'running';
+    });
+    await handle.cancel();
+    return waitForAgentRun(handle);
+  });
+  await setup.close();
+
+  expect(result.status).toBe('cancelled');
+  expect(result.steps[0]).toMatchObject({ status: 'failed', observation: { code: 'CANCELLED' } });
+  expect(result.steps[1]).toMatchObject({
+    tool: 'fetch_tool_result',
+    status: 'failed',
+    observation: { code: 'CANCELLED' },
+  });
+});
