@@ -56,13 +56,16 @@ interface Setup {
   taskQueue: string;
   /** The names of the tools the model was shown, turn by turn (runs with provider `recorded-script`). */
   toolsShown: string[][];
+  /** Keys `release_reservation` undid. */
+  undone: string[];
   close(): Promise<void>;
 }
 
-async function setUp(name: string, behaviour: JobDownstreamBehaviour, pollDeadline?: Duration): Promise<Setup> {
+async function setUp(name: string, behaviour: JobDownstreamBehaviour, pollDeadline: Duration = '2 m'): Promise<Setup> {
   const downstream = await startJobDownstream(behaviour);
   const urls: AsyncJobUrls = { downstream: downstream.url, callbacks: '' };
-  const tools: Tool[] = pollDeadline ? createAsyncJobTools(urls, pollDeadline) : createAsyncJobTools(urls);
+  const undone: string[] = [];
+  const tools: Tool[] = createAsyncJobTools(urls, pollDeadline, undone);
   const transcripts = new SqliteTranscriptStore({ path: join(workDir, `${name}-transcripts.sqlite`) });
   const idempotencyStore = new SqliteIdempotencyStore({ path: join(workDir, `${name}-keys.sqlite`) });
   // The callback endpoint runs outside the worker, with its own client; it shares the transcript store.
@@ -88,6 +91,7 @@ async function setUp(name: string, behaviour: JobDownstreamBehaviour, pollDeadli
     worker,
     taskQueue,
     toolsShown,
+    undone,
     close: async () => {
       await callbacks.close();
       await downstream.close();
@@ -474,4 +478,28 @@ test('cancelling a run while the model waits for a background call cancels the c
     status: 'failed',
     observation: { code: 'CANCELLED' },
   });
+});
+
+test('cancelling a background call on finish runs the compensation it owes', async () => {
+  const setup = await setUp('fetch-later-compensate', {});
+  const input: AgentRunInput = {
+    goal: 'reserve, then change my mind',
+    backgroundCalls: { onFinish: 'cancel' },
+    model: {
+      provider: 'scripted',
+      script: [
+        { toolCalls: [{ name: 'reserve_in_background', arguments: { value: 1 } }] },
+        { text: 'no reservation after all', final: true },
+      ],
+    },
+  };
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
+    return waitForAgentRun(handle);
+  });
+  await setup.close();
+
+  expect(result.status).toBe('completed');
+  expect(result.steps[0]).toMatchObject({ tool: 'reserve_in_background', status: 'compensated' });
+  expect(setup.undone).toEqual([result.steps[0]!.idempotencyKey]);
 });

@@ -18,9 +18,11 @@ export interface AsyncJobUrls {
  * - `double_by_callback`: the downstream calls back (the callback URL carries the call's token);
  * - `double_by_polling`: the worker polls, 150 ms first, at most 600 ms between polls, deadline `pollDeadline`;
  * - `double_in_background`: like the callback one, and the model may fetch its result later;
- * - `look_up_weather`: an ordinary read-only tool, the "other work" of a run.
+ * - `look_up_weather`: an ordinary read-only tool, the "other work" of a run;
+ * - `reserve_in_background`: a compensable fetch-later tool whose undo `release_reservation` records the keys
+ *   it undid in `undone`.
  */
-export function createAsyncJobTools(urls: AsyncJobUrls, pollDeadline: Duration = '2 m'): Tool[] {
+export function createAsyncJobTools(urls: AsyncJobUrls, pollDeadline: Duration = '2 m', undone: string[] = []): Tool[] {
   const submit = async (
     { value }: { value: number },
     ctx: { idempotencyKey: string; callbackToken: string; signal: AbortSignal },
@@ -73,5 +75,24 @@ export function createAsyncJobTools(urls: AsyncJobUrls, pollDeadline: Duration =
     effect: 'read-only',
     idempotent: true,
   }).implement(async ({ city }) => ({ city, sky: 'clear' }));
-  return [byCallback, inBackground, byPolling, weather];
+  const reserveInBackground = defineAsyncJobTool({
+    ...common,
+    name: 'reserve_in_background',
+    effect: 'compensable',
+    undo: 'release_reservation',
+    asyncJob: { completion: 'callback', deadline: '2 m', fetchLater: true },
+  }).implement({ submit });
+  const release = defineTool({
+    name: 'release_reservation',
+    description: 'Releases a reservation (undo of reserve_in_background).',
+    input: z.object({ originalKey: z.string() }).passthrough(),
+    output: z.object({ released: z.boolean() }),
+    effect: 'irreversible',
+    approval: 'never',
+    idempotent: true,
+  }).implement(async ({ originalKey }) => {
+    undone.push(originalKey);
+    return { released: true };
+  });
+  return [byCallback, inBackground, byPolling, weather, reserveInBackground, release];
 }
