@@ -27,6 +27,31 @@ export type {
 } from './tools/tool-catalog-entry';
 export type { ToolContext, ToolLogger } from './tools/tool-context';
 export type { ToolLongCallOptions, ToolLongCallSettings, LongCallCancellation } from './tools/long-call';
+// Async-job tools: submit now, result by callback or polling, fetch later (README, "Long tool calls")
+export {
+  defineAsyncJobTool,
+  type AsyncJobToolSpec,
+  type AsyncJobToolContract,
+  type AsyncJobHandlers,
+  type AsyncJobSubmission,
+  type AsyncJobSubmitContext,
+  type AsyncJobPollResult,
+} from './tools/define-async-job-tool';
+export type { ToolAsyncJobOptions, ToolAsyncJobSettings, AsyncJobCompletion } from './tools/async-job';
+export { FETCH_TOOL_RESULT_TOOL, type BackgroundCallStatus } from './tools/fetch-tool-result';
+export {
+  completeJobCallback,
+  JobCallbackError,
+  JOB_CALLBACK_ERROR_CODES,
+  type JobCallbackErrorCode,
+  type JobCallbackDeps,
+  type JobCallbackResult,
+} from './long-calls/complete-job-callback';
+export {
+  startJobCallbackServer,
+  type JobCallbackServer,
+  type JobCallbackServerOptions,
+} from './long-calls/job-callback-server';
 export type { ToolProgress } from './tools/tool-progress';
 export { CheckpointError, type CheckpointErrorCode } from './tools/checkpoint-error';
 export { ToolDefinitionError, type ToolDefinitionErrorCode } from './tools/tool-definition-error';

@@ -9,6 +9,8 @@ import type { TranscriptStore } from '../transcripts/transcript-store';
 import { emptyTurnProblem, turnExcerpt, wireSafeArguments } from '../model/model-turn-check';
 import { ENGINE_FAILURE_TYPES, engineFailure } from '../protocol/activity-protocol';
 import { modelVisibleTools } from '../tools/tool-visibility';
+import { withFetchToolResult } from '../tools/fetch-tool-result';
+import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { callWithDeadline, modelFailure } from './model-call';
 import { boundModelTurn } from '../budget/bound-model-turn';
 import { PAYLOAD_LIMITS, truncateText } from '../budget/payload-limits';
@@ -121,10 +123,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         goal: input.goal,
         turn: input.turn,
         transcript,
-        tools: modelFacingCatalog(
-          modelVisibleTools(deps.registry.catalog(), input.allowedTools),
-          input.toolView ?? 'full',
-        ),
+        tools: modelTools(modelVisibleTools(deps.registry.catalog(), input.allowedTools), input.toolView ?? 'full'),
         settings: input.settings,
       };
       let raw: unknown;
@@ -168,6 +167,11 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
       });
     },
   };
+}
+
+/** The tools the model sees, plus the built-in `fetch_tool_result` when a visible tool is fetch-later. */
+function modelTools(visible: ToolCatalogEntry[], view: 'full' | 'summary'): ToolCatalogEntry[] {
+  return withFetchToolResult(visible, modelFacingCatalog(visible, view));
 }
 
 /** The deadline of one turn: the run's `turnTimeoutMs` setting, the worker's default, or 90 s. */

@@ -32,6 +32,7 @@ import { DEFAULT_MAX_CHECKPOINT_BYTES } from '../tools/long-call';
 import { checkpointRetention, outputRetention, storeKeepingResults } from './long-call-retention';
 import { deterministicStoreFailure, type StorePhase } from './store-failure';
 import { cancelledCall, failureForThrownError } from './tool-error-handling';
+import { bindAsyncJob, isAsyncCompletion } from './async-job-call';
 import type { MeterProvider } from '@opentelemetry/api';
 import { createEngineMetrics, type EngineMetrics } from '../telemetry/engine-metrics';
 import { ToolCallRecord } from '../telemetry/tool-call-telemetry';
@@ -145,7 +146,8 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
     metrics: createEngineMetrics(deps.meterProvider),
   };
   for (const tool of deps.registry.list()) {
-    activities[tool.contract.name] = (input: ToolActivityInput) => runToolCall(tool, input, resolved);
+    const bound = bindAsyncJob(tool, resolved.payloadStore);
+    activities[tool.contract.name] = (input: ToolActivityInput) => runToolCall(bound, input, resolved);
   }
   if (deps.registry.refresh) {
     // Temporal's fallback activity: tools that appeared after the worker was created (an MCP server's
@@ -186,7 +188,7 @@ async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedD
     record.succeeded(result.replayed === true);
     return result;
   } catch (error) {
-    record.failed(error);
+    if (!isAsyncCompletion(error)) record.failed(error);
     throw error;
   }
 }
@@ -394,6 +396,8 @@ async function claimAndRun(
     rawOutput = await tool.execute(args, ctx);
   } catch (error) {
     lease.stop();
+    // An async-job tool recorded its job and waits for a callback: the key stays held, the call stays open.
+    if (isAsyncCompletion(error)) throw error;
     if (activity.cancellationSignal.aborted)
       throw cancelledCall(entry.name, attempt, error, activity.cancellationSignal.reason);
     // The lease is gone: another attempt owns (or will own) the key and finds out what happened. Keep it.

@@ -5,6 +5,7 @@
 
 import type { ToolBudget } from './tool-budget';
 import type { ToolLongCallSettings } from './long-call';
+import type { ToolAsyncJobSettings } from './async-job';
 
 /** How much a tool changes the world. */
 export type ToolEffect = 'read-only' | 'compensable' | 'irreversible';
@@ -72,6 +73,8 @@ export interface ToolCatalogEntry {
   execution?: 'local';
   /** Present when the tool declares itself a long call (see README, "Long tool calls"). */
   longCall?: ToolLongCallSettings;
+  /** Present when the tool submits a job and gets its result later (`defineAsyncJobTool`; README, "Long tool calls"). */
+  asyncJob?: ToolAsyncJobSettings;
   /**
    * Output and argument budget (see the README, "Limits and budgets"). Always set by `defineTool`; absent
    * only in catalogs recorded before budgets existed (the defaults apply then).

@@ -68,6 +68,13 @@ export interface AgentRunInput {
   /** Run the tool calls of one model turn concurrently (default: one after another). */
   parallelToolCalls?: boolean;
   compensation?: CompensationOptions;
+  /**
+   * Calls of fetch-later tools (`asyncJob.fetchLater`) run in the background. When the model finishes while
+   * some still run, `'wait'` (default) waits for them (their results are in the run's steps); `'cancel'`
+   * cancels them and runs the compensations they owe. A failed or cancelled run always cancels them before
+   * it compensates; a run continues as new only once none is running.
+   */
+  backgroundCalls?: { onFinish?: 'wait' | 'cancel' };
   /** Prices per model, to count the run's cost (and enforce `limits.maxCost`). */
   costTable?: CostTable;
   /**

@@ -34,6 +34,7 @@ import { endWithOutcome, showOutcome } from './run-outcome';
 import { addTurnUsage, initialRunUsage, modelTurnSummary, usageLimitReason, usageTotals } from './run-usage';
 import { compensate } from './saga';
 import { runToolStep, type StepContext } from './tool-step';
+import { BackgroundCalls } from './background-calls';
 import { markRunStatus, traceModelTurn, traceToolStep } from './run-tracing';
 import { boundObservation } from '../budget/bound-observation';
 import { jsonByteLength, PAYLOAD_LIMITS, truncateText } from '../budget/payload-limits';
@@ -109,10 +110,13 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
   let consecutiveToolErrors = carried?.consecutiveToolErrors ?? 0;
   let consecutiveTurnIssues = 0;
   let stepsThisGeneration = 0;
+  // Calls of fetch-later tools run in the background; a run without such a tool issues no command for them.
+  const background = new BackgroundCalls(step);
   const runStep = (call: ModelToolCall): Promise<StepRecord> =>
-    traceToolStep(String(call?.name), step.pending, () =>
-      isDescribeToolsCall(call, disclosedOnDemand) ? describeToolsStep(call, step) : runToolStep(call, step),
-    );
+    traceToolStep(String(call?.name), step.pending, () => {
+      if (isDescribeToolsCall(call, disclosedOnDemand)) return describeToolsStep(call, step);
+      return background.handles(call) ? background.run(call) : runToolStep(call, step);
+    });
 
   const askModel = async (): Promise<ModelTurn> => {
     const request = (delta: { fromIndex: number; messages: CallModelInput['messages'] }): CallModelInput => ({
@@ -145,6 +149,8 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
     compensateNow = true,
   ): Promise<AgentRunResult> => {
     state.reason = truncateText(reason, PAYLOAD_LIMITS.errorTextChars * 2);
+    // Nothing runs on after the run ends, and no undo races a forward call still finishing.
+    if (background.outstanding > 0) await background.cancelAll();
     if (!compensateNow || step.pending.length === 0) return finish(state, status, input);
     const stepsById = new Map(state.steps.map((s) => [s.stepId, s]));
     const outcome = await compensate(step.pending, step.catalog, stepsById, input.compensation ?? {});
@@ -173,6 +179,8 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
         // Keeps a full resend of this generation's transcript (after the store lost it) within budget.
         transcript.generationBytes > PAYLOAD_LIMITS.generationTranscriptBytes
       ) {
+        // A background call cannot be carried over: the next generation starts once none is running.
+        if (background.outstanding > 0) await background.waitAll();
         const transcriptCarry = transcript.carryOver();
         const carryOver: AgentRunCarryOver = {
           generation: state.generation + 1,
@@ -223,6 +231,15 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
       consecutiveTurnIssues = 0;
       if (turn.done || toolCalls.length === 0) {
         state.answer = text ?? '';
+        const undone =
+          background.outstanding > 0
+            ? await background.finish(input.backgroundCalls?.onFinish ?? 'wait', input.compensation ?? {})
+            : undefined;
+        if (undone?.failedStep !== undefined) {
+          state.failedCompensationStep = undone.failedStep;
+          state.reason = `Compensation of background step ${undone.failedStep} (${undone.failedTool}) failed: ${undone.error}`;
+          return finish(state, 'compensation_failed', input);
+        }
         return finish(state, 'completed', input);
       }
       if (state.stepCount + toolCalls.length > maxSteps) {

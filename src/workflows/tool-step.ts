@@ -159,8 +159,12 @@ function toolActivityOptions(entry: ToolCatalogEntry, args: unknown): ActivityOp
     startToCloseTimeout: entry.timeoutMs,
     ...heartbeatTimeout(entry),
     scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
-    // Wait for a cancelled call to really stop, so a compensation never races its forward call.
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    // Wait for a cancelled call to really stop, so a compensation never races its forward call. A call
+    // waiting for its callback runs nowhere and would never hear of the cancellation: it is only requested.
+    cancellationType:
+      entry.asyncJob?.completion === 'callback'
+        ? ActivityCancellationType.TRY_CANCEL
+        : ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: {
       // The wrapper enforces the tool's own maximum over the attempts that really ran it.
       maximumAttempts: entry.retry.maximumAttempts + TOOL_ATTEMPT_HEADROOM,
@@ -175,6 +179,8 @@ function toolActivityOptions(entry: ToolCatalogEntry, args: unknown): ActivityOp
 
 /** A long call's own heartbeat timeout; the engine's for other tools whose attempts are longer than it. */
 function heartbeatTimeout(entry: ToolCatalogEntry): Pick<ActivityOptions, 'heartbeatTimeout'> {
+  // A call waiting for its callback has no worker to heartbeat: its attempt timeout bounds the wait.
+  if (entry.asyncJob?.completion === 'callback') return {};
   if (entry.longCall) return { heartbeatTimeout: entry.longCall.heartbeatTimeoutMs };
   return entry.timeoutMs > TOOL_HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT_MS } : {};
 }
