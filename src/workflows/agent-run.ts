@@ -163,8 +163,19 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
     return finish(state, status === 'cancelled' ? 'cancelled' : 'compensated', input);
   };
 
+  // A background step that failed is judged by the failure policy as soon as the run sees it has ended.
+  const backgroundVerdict = (): string | undefined => {
+    for (const record of background.takeFailures()) {
+      const reason = failurePolicyVerdict(record, input, 0);
+      if (reason) return reason;
+    }
+    return undefined;
+  };
+
   try {
     for (;;) {
+      const failedInBackground = backgroundVerdict();
+      if (failedInBackground) return await abort('failed', failedInBackground);
       if (state.turns >= maxTurns) {
         return await abort(
           'failed',
@@ -240,6 +251,9 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
           state.reason = `Compensation of background step ${undone.failedStep} (${undone.failedTool}) failed: ${undone.error}`;
           return finish(state, 'compensation_failed', input);
         }
+        // Waited-for background calls that failed count like any step: a critical one aborts the run.
+        const failedWhileWaiting = backgroundVerdict();
+        if (failedWhileWaiting) return await abort('failed', failedWhileWaiting);
         return finish(state, 'completed', input);
       }
       if (state.stepCount + toolCalls.length > maxSteps) {

@@ -23,6 +23,8 @@ interface BackgroundCall {
   scope: CancellationScope;
   settled: Promise<void>;
   done: boolean;
+  /** Whether the run's failure policy has seen how it ended. */
+  reported: boolean;
 }
 
 /**
@@ -64,6 +66,21 @@ export class BackgroundCalls {
     return call.name === FETCH_TOOL_RESULT_TOOL ? this.fetch(call) : Promise.resolve(this.start(call));
   }
 
+  /**
+   * Background steps that ended `failed` since the last call, each returned once: the run's failure policy
+   * judges them like any other step (a critical tool that failed in the background aborts the run, whether or
+   * not the model fetched its result). Calls the run cancelled itself (`cancelAll`) are not returned.
+   */
+  takeFailures(): StepRecord[] {
+    const failed: StepRecord[] = [];
+    for (const call of this.calls.values()) {
+      if (!call.done || call.reported) continue;
+      call.reported = true;
+      if (call.record.status === 'failed') failed.push(call.record);
+    }
+    return failed;
+  }
+
   /** Waits for every background call to finish. */
   async waitAll(): Promise<void> {
     await Promise.all([...this.calls.values()].map((call) => call.settled));
@@ -74,6 +91,7 @@ export class BackgroundCalls {
     const cancelled = new Set<number>();
     for (const call of this.calls.values()) {
       if (call.done) continue;
+      call.reported = true;
       call.scope.cancel();
       cancelled.add(call.record.stepId);
     }
@@ -114,7 +132,14 @@ export class BackgroundCalls {
     // runToolStep records its step before its first await: the last step is this call's.
     const record = this.step.state.steps[this.step.state.steps.length - 1]!;
     const handle = backgroundHandle(record.stepId);
-    const background: BackgroundCall = { handle, record, scope, done: false, settled: Promise.resolve() };
+    const background: BackgroundCall = {
+      handle,
+      record,
+      scope,
+      done: false,
+      reported: false,
+      settled: Promise.resolve(),
+    };
     // A cancelled call ends its step itself (status, observation); the rejection is not an error of the run.
     const settle = () => {
       background.done = true;

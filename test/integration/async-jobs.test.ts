@@ -503,3 +503,30 @@ test('cancelling a background call on finish runs the compensation it owes', asy
   expect(result.steps[0]).toMatchObject({ tool: 'reserve_in_background', status: 'compensated' });
   expect(setup.undone).toEqual([result.steps[0]!.idempotencyKey]);
 });
+
+test('a critical tool that fails in the background aborts the run, though the model never fetched its result', async () => {
+  const setup = await setUp('fetch-later-critical', {});
+  const input: AgentRunInput = {
+    goal: 'double 1.5, then tell me the weather',
+    failurePolicy: { criticalTools: ['double_in_background'] },
+    model: {
+      provider: 'scripted',
+      script: [
+        // 1.5 is not an integer: the call fails in its activity (INVALID_ARGUMENTS), after the handle was given.
+        { toolCalls: [{ name: 'double_in_background', arguments: { value: 1.5 } }] },
+        { toolCalls: [{ name: 'look_up_weather', arguments: { city: 'Porto' } }] },
+        { text: 'all done', final: true },
+      ],
+    },
+  };
+  const result = await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
+    return waitForAgentRun(handle);
+  });
+  await setup.close();
+
+  expect(result.status).toBe('failed');
+  expect(result.reason).toContain('Step 1 (double_in_background) failed permanently with INVALID_ARGUMENTS');
+  expect(result.steps[0]).toMatchObject({ tool: 'double_in_background', status: 'failed' });
+  expect(setup.downstream.submissions).toHaveLength(0);
+});
