@@ -13,6 +13,7 @@ import { asyncJobRuntimeOf, type AsyncJobRuntime, type AsyncJobSubmission } from
 import type { Tool } from '../tools/define-tool';
 import type { ToolContext } from '../tools/tool-context';
 import { PermanentToolError, TransientToolError } from '../tools/tool-errors';
+import { TOOL_ERROR_CODES } from '../protocol/activity-protocol';
 
 /** Longest job id a downstream may return. */
 const MAX_JOB_ID_CHARS = 1_000;
@@ -141,7 +142,7 @@ async function pollJob(
       throw new PermanentToolError(
         `Job ${job.jobId} did not finish within the tool's deadline (${deadlineMs} ms after it was submitted; ${polls} polls).`,
         {
-          code: 'TIMEOUT',
+          code: TOOL_ERROR_CODES.TIMEOUT,
           hint: 'The job may still finish downstream; do not submit it again in this run.',
           mayHaveHadEffect: true,
         },
@@ -164,7 +165,7 @@ function checkJobId(tool: string, submission: AsyncJobSubmission | undefined): s
     throw new PermanentToolError(
       `Tool "${tool}": submit returned ${JSON.stringify(jobId) ?? 'nothing'} as the job id (a string of 1 to ${MAX_JOB_ID_CHARS} characters is needed).`,
       {
-        code: 'INVALID_OUTPUT',
+        code: TOOL_ERROR_CODES.INVALID_OUTPUT,
         hint: 'This is a fault of the tool, not of your call. Do not repeat the call.',
         mayHaveHadEffect: true,
       },
@@ -180,7 +181,7 @@ async function storeStep<T>(step: () => Promise<T>): Promise<T> {
   } catch (cause) {
     throw new TransientToolError(
       `The job record could not be read or written: ${cause instanceof Error ? cause.message : String(cause)}`,
-      { code: 'UNAVAILABLE', cause, mayHaveHadEffect: true },
+      { code: TOOL_ERROR_CODES.UNAVAILABLE, cause, mayHaveHadEffect: true },
     );
   }
 }
