@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnWorkerProcess } from '../support/worker-process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Pool } from 'pg';
 import { approveStep, getPendingApprovals, type PendingApproval } from '../../src/approvals/approval-client';
 import { PostgresAuditStore } from '../../src/approvals/postgres-audit-store';
@@ -69,10 +70,9 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 60_00
 /** Starts the approval worker in its own process; resolves once it polls. */
 async function spawnWorker(taskQueue: string, keysPath: string): Promise<ChildProcess> {
   const env = APPROVAL_WORKER_ENV;
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT], {
-    cwd: resolve(__dirname, '..', '..'),
-    env: {
-      ...process.env,
+  return spawnWorkerProcess(
+    WORKER_SCRIPT,
+    {
       [env.address]: testServer().address,
       [env.namespace]: testServer().namespace,
       [env.taskQueue]: taskQueue,
@@ -82,23 +82,8 @@ async function spawnWorker(taskQueue: string, keysPath: string): Promise<ChildPr
       [env.auditSchema]: schema,
       DURABLE_TOOLS_POSTGRES_URL: POSTGRES_URL,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolveReady, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`approval-worker exited (${code}): ${output}`));
-    child.once('exit', onExit);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes(APPROVAL_WORKER_READY)) {
-        child.off('exit', onExit);
-        resolveReady();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-  });
-  return child;
+    APPROVAL_WORKER_READY,
+  );
 }
 
 async function kill(child: ChildProcess): Promise<void> {

@@ -1,8 +1,9 @@
 import type { Duration } from '@temporalio/common';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnWorkerProcess } from '../support/worker-process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import { startAgentRun, waitForAgentRun } from '../../src/client';
 import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
@@ -377,27 +378,8 @@ test('cancelling a run while its call waits for a callback ends it at once; a la
 });
 
 /** Starts the async-job worker in its own process; resolves once it polls. */
-async function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'support', 'async-job-worker.ts')], {
-    cwd: resolve(__dirname, '..', '..'),
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolveReady, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`async-job-worker exited (${code}): ${output}`));
-    child.once('exit', onExit);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes(ASYNC_JOB_WORKER_READY)) {
-        child.off('exit', onExit);
-        resolveReady();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-  });
-  return child;
+function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
+  return spawnWorkerProcess(join(__dirname, '..', 'support', 'async-job-worker.ts'), env, ASYNC_JOB_WORKER_READY);
 }
 
 test('a worker SIGKILLed while polling: the next worker takes the call over and polls the same job, never submitting again', async () => {

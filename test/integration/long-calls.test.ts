@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnWorkerProcess } from '../support/worker-process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
 import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
 import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
@@ -63,10 +64,9 @@ function unitsRun(tool: string, units: number, unitMs: number): AgentRunInput {
 /** Starts the long-call worker in its own process; resolves once it polls. */
 async function spawnWorker(taskQueue: string, keysPath: string, transcriptsPath: string): Promise<ChildProcess> {
   const env = LONG_CALL_WORKER_ENV;
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT], {
-    cwd: resolve(__dirname, '..', '..'),
-    env: {
-      ...process.env,
+  return spawnWorkerProcess(
+    WORKER_SCRIPT,
+    {
       [env.address]: testServer().address,
       [env.namespace]: testServer().namespace,
       [env.taskQueue]: taskQueue,
@@ -75,23 +75,8 @@ async function spawnWorker(taskQueue: string, keysPath: string, transcriptsPath:
       [env.keysPath]: keysPath,
       [env.transcriptsPath]: transcriptsPath,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolveReady, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`long-call-worker exited (${code}): ${output}`));
-    child.once('exit', onExit);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes(LONG_CALL_WORKER_READY)) {
-        child.off('exit', onExit);
-        resolveReady();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-  });
-  return child;
+    LONG_CALL_WORKER_READY,
+  );
 }
 
 /** A worker in this process with the given SQLite stores (the same files a killed worker used). */

@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnWorkerProcess } from '../support/worker-process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -82,10 +83,9 @@ function polledTaskIds(): unknown[] {
 /** Starts the worker in its own process; resolves once it polls. */
 async function spawnWorker(taskQueue: string, keysPath: string, transcriptsPath: string): Promise<ChildProcess> {
   const env = MCP_TASK_WORKER_ENV;
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT], {
-    cwd: resolve(__dirname, '..', '..'),
-    env: {
-      ...process.env,
+  return spawnWorkerProcess(
+    WORKER_SCRIPT,
+    {
       [env.address]: testServer().address,
       [env.namespace]: testServer().namespace,
       [env.taskQueue]: taskQueue,
@@ -94,23 +94,8 @@ async function spawnWorker(taskQueue: string, keysPath: string, transcriptsPath:
       [env.keysPath]: keysPath,
       [env.transcriptsPath]: transcriptsPath,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolveReady, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`mcp-task-worker exited (${code}): ${output}`));
-    child.once('exit', onExit);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes(MCP_TASK_WORKER_READY)) {
-        child.off('exit', onExit);
-        resolveReady();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-  });
-  return child;
+    MCP_TASK_WORKER_READY,
+  );
 }
 
 /** A worker in this process with the given SQLite stores (the same files a killed worker used). */
