@@ -1,17 +1,19 @@
 /**
  * Workflows of the tool-call overhead benchmark: the same loop of activity calls, to a bare activity doing
- * nothing or to a no-op tool through the durable-tools wrapper (read-only; with effects and no key store;
- * with effects and the SQLite or Postgres key store).
+ * nothing (with or without the UI summary the engine sets on every tool call) or to a no-op tool through the
+ * durable-tools wrapper (read-only; with effects and no key store; with effects and the SQLite or Postgres key
+ * store).
  */
 import { scheduleActivity, scheduleLocalActivity, workflowInfo } from '@temporalio/workflow';
 
 /** What a loop calls. */
 export type OverheadMode =
-  'bare' | 'readOnly' | 'readOnlyLocal' | 'effectsNoStore' | 'effectsSqlite' | 'effectsPostgres';
+  'bare' | 'bareSummary' | 'readOnly' | 'readOnlyLocal' | 'effectsNoStore' | 'effectsSqlite' | 'effectsPostgres';
 
 /** Every mode, in the order the report prints them. */
 export const OVERHEAD_MODES: readonly OverheadMode[] = [
   'bare',
+  'bareSummary',
   'readOnly',
   'readOnlyLocal',
   'effectsNoStore',
@@ -20,7 +22,7 @@ export const OVERHEAD_MODES: readonly OverheadMode[] = [
 ];
 
 /** Activity type of each wrapped mode (one tool per store, registered by the bench worker). */
-export const OVERHEAD_TOOL_NAMES: Readonly<Record<Exclude<OverheadMode, 'bare'>, string>> = {
+export const OVERHEAD_TOOL_NAMES: Readonly<Record<Exclude<OverheadMode, 'bare' | 'bareSummary'>, string>> = {
   readOnly: 'noop_read',
   readOnlyLocal: 'noop_read',
   effectsNoStore: 'noop_write_nostore',
@@ -32,10 +34,17 @@ const OPTIONS = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3
 
 function call(mode: OverheadMode, i: number): Promise<unknown> {
   if (mode === 'bare') return scheduleActivity('bareNoop', [{ n: i }], OPTIONS);
+  // The same bare activity with the UI summary the engine gives every tool call (what the summary alone costs).
+  if (mode === 'bareSummary') return scheduleActivity('bareNoop', [{ n: i }], { ...OPTIONS, summary: summary(i) });
   const name = OVERHEAD_TOOL_NAMES[mode];
   const input = { arguments: { n: i }, idempotencyKey: `${workflowInfo().workflowId}/${i}`, stepId: i };
   if (mode === 'readOnlyLocal') return scheduleLocalActivity(name, [input], OPTIONS);
-  return scheduleActivity(name, [input], { ...OPTIONS, summary: `${name} {"n":${i}}` });
+  return scheduleActivity(name, [input], { ...OPTIONS, summary: summary(i, name) });
+}
+
+/** The summary the engine would give the call (`<tool> <arguments>`). */
+function summary(i: number, tool = OVERHEAD_TOOL_NAMES.effectsSqlite): string {
+  return `${tool} {"n":${i}}`;
 }
 
 /** Calls the activity `count` times, one after another. */

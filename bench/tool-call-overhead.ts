@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: what the durable-tools wrapper costs per tool call, on the tuned dev server.
  *
- * One worker process (a child, so its CPU time is its own) serves a bare Temporal activity doing nothing and
+ * One worker process (a child, so its CPU time is its own) serves a bare Temporal activity doing nothing (also
+ * scheduled with the tool calls' UI summary, to show what the summary alone costs) and
  * the same no-op as a tool through the wrapper: read-only; read-only as a local activity (`execution:
  * 'local'`); with effects and no key store; with effects and
  * the SQLite key store; with effects and the Postgres key store. In interleaved rounds (the order rotates)
@@ -36,6 +37,7 @@ const BENCH = {
 
 const LABELS: Record<OverheadMode, string> = {
   bare: 'bare activity',
+  bareSummary: 'bare activity + summary',
   readOnly: 'tool, read-only',
   readOnlyLocal: 'tool, read-only, local',
   effectsNoStore: 'tool with effects, no store',
