@@ -27,7 +27,7 @@ import type { IdempotencyStore } from '../src/idempotency/idempotency-store';
 import { LoadSampler, machineLine, median, rotate } from './bench-report';
 
 const BENCH = {
-  rounds: Number(process.env.BENCH_ROUNDS ?? 5),
+  rounds: Number(process.env.BENCH_ROUNDS ?? 15),
   /** Pairs per measurement. */
   pairs: { sqlite: 400, postgres: 300 },
   concurrency: 20,
