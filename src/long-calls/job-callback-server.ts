@@ -69,7 +69,11 @@ async function handle(
   if (request.method !== 'POST' || !path.startsWith(`${prefix}/`)) {
     return answer(response, 404, { error: { code: 'NOT_FOUND', message: `POST ${prefix}/<callback token>` } });
   }
-  const token = decodeURIComponent(path.slice(prefix.length + 1));
+  const token = decodeToken(path.slice(prefix.length + 1));
+  if (token === undefined) {
+    request.resume();
+    return answer(response, 404, { error: { code: 'INVALID_TOKEN', message: 'The callback token is not valid.' } });
+  }
   const body = await readBody(request, maxBytes);
   if (body === undefined) {
     return answer(response, 413, { error: { code: 'TOO_LARGE', message: `The body is over ${maxBytes} bytes.` } });
@@ -85,6 +89,15 @@ async function handle(
   } catch (error) {
     if (!(error instanceof JobCallbackError)) throw error;
     answer(response, error.httpStatus, { error: { code: error.code, message: error.message, issues: error.issues } });
+  }
+}
+
+/** The token of the path, percent-decoded; undefined when its encoding is broken (`%E0%A4%A`). */
+function decodeToken(encoded: string): string | undefined {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return undefined;
   }
 }
 

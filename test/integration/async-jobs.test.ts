@@ -512,3 +512,35 @@ test('a critical tool that fails in the background aborts the run, though the mo
   expect(result.steps[0]).toMatchObject({ tool: 'double_in_background', status: 'failed' });
   expect(setup.downstream.submissions).toHaveLength(0);
 });
+
+test('the callback endpoint answers malformed requests with structured errors and the waiting call is untouched', async () => {
+  const setup = await setUp('callback-bad-requests', {});
+  await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, runOf('double_by_callback', 4), { taskQueue: setup.taskQueue });
+    const url = await waitingCallbackUrl(setup, handle.workflowId);
+    const base = url.slice(0, url.lastIndexOf('/'));
+    const send = async (target: string, init: RequestInit) => {
+      const response = await fetch(target, init);
+      return { status: response.status, body: (await response.json()) as { error?: { code: string } } };
+    };
+    expect(await send(url, { method: 'POST', body: '{"jobId": ' })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'NOT_JSON' } },
+    });
+    expect(await send(url, { method: 'POST', body: 'x'.repeat(2 * 1024 * 1024) })).toMatchObject({
+      status: 413,
+      body: { error: { code: 'TOO_LARGE' } },
+    });
+    expect(await send(`${base}/%E0%A4%A`, { method: 'POST', body: '{}' })).toMatchObject({
+      status: 404,
+      body: { error: { code: 'INVALID_TOKEN' } },
+    });
+    expect(await send(url, { method: 'GET' })).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } });
+    // The call still waits, and the right callback completes it.
+    expect((await handle.query<{ steps: Array<{ status: string }> }>('getRunState')).steps[0]?.status).toBe('running');
+    expect((await postCallback(url, { jobId: 'job-1', doubled: 8 })).status).toBe(200);
+    const result = await waitForAgentRun(handle);
+    expect(result.steps[0]?.observation).toEqual({ status: 'ok', output: { jobId: 'job-1', doubled: 8 } });
+  });
+  await setup.close();
+});
