@@ -42,6 +42,22 @@ export const ASYNC_JOB_DEFAULTS = {
   maxPollIntervalMs: 30_000,
 } as const;
 
+/** Longest grace between a polled job's deadline and Temporal's own timeout of the call. */
+const POLL_DEADLINE_GRACE_MAX_MS = 60_000;
+
+/**
+ * The deadline Temporal enforces for the call (its attempt and schedule-to-close timeouts). A callback call has
+ * no worker to notice its deadline, so Temporal's timeout is the deadline. A polled call's worker checks the
+ * deadline between polls and ends the call with a `TIMEOUT` that is not retried; Temporal's timeout comes a grace
+ * later (as long as the deadline, at most a minute), only as the backstop for an attempt that cannot report (a
+ * dead or paused worker). Without that grace Temporal's timer, counted from the scheduling, would race the
+ * worker's check, counted from the submission, and win whenever the machine is slow.
+ */
+export function temporalDeadlineMs(settings: ToolAsyncJobSettings): number {
+  if (settings.completion !== 'poll') return settings.deadlineMs;
+  return settings.deadlineMs + Math.min(settings.deadlineMs, POLL_DEADLINE_GRACE_MAX_MS);
+}
+
 const ASYNC_JOB_KEYS = ['completion', 'deadline', 'pollInterval', 'maxPollInterval', 'fetchLater'] as const;
 
 /** The async-job options as settings, every value checked. */

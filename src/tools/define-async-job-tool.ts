@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Duration } from '@temporalio/common';
 import { defineTool, type Tool, type ToolContract, type ToolSpec } from './define-tool';
-import { resolveAsyncJob, type ToolAsyncJobOptions, type ToolAsyncJobSettings } from './async-job';
+import { resolveAsyncJob, temporalDeadlineMs, type ToolAsyncJobOptions, type ToolAsyncJobSettings } from './async-job';
 import type { ToolContext } from './tool-context';
 import type { ToolCatalogEntry } from './tool-catalog-entry';
 import { ToolDefinitionError } from './tool-definition-error';
@@ -94,7 +94,7 @@ export function defineAsyncJobTool<I extends z.ZodType, O extends z.ZodType>(
   const base = defineTool<I, O>({
     ...rest,
     longCall: {
-      deadline: settings.deadlineMs,
+      deadline: temporalDeadlineMs(settings),
       ...(heartbeatTimeout !== undefined ? { heartbeatTimeout } : {}),
     },
   } as ToolSpec<I, O>);

@@ -27,8 +27,20 @@ test('an async-job tool carries its settings and a long-call deadline in its cat
     maxPollIntervalMs: 30_000,
     fetchLater: true,
   });
-  expect(contract.catalogEntry.longCall?.deadlineMs).toBe(600_000);
-  expect(contract.catalogEntry.timeoutMs).toBe(600_000);
+  // Temporal's timeouts of a polled call come a minute after its deadline: the worker's own check ends it first.
+  expect(contract.catalogEntry.longCall?.deadlineMs).toBe(660_000);
+  expect(contract.catalogEntry.timeoutMs).toBe(660_000);
+});
+
+test("a callback call's Temporal deadline is its own deadline; a short polled one gets a grace as long as itself", () => {
+  const callback = defineAsyncJobTool({ ...base, asyncJob: { completion: 'callback', deadline: '10 m' } });
+  expect(callback.catalogEntry.longCall?.deadlineMs).toBe(600_000);
+  const polled = defineAsyncJobTool({
+    ...base,
+    heartbeatTimeout: '2 s',
+    asyncJob: { completion: 'poll', deadline: '3 s', pollInterval: '100 ms', maxPollInterval: '500 ms' },
+  });
+  expect(polled.catalogEntry.longCall?.deadlineMs).toBe(6_000);
 });
 
 test('an async-job declaration with a bad completion, an unknown option or inverted intervals is refused', () => {
