@@ -251,8 +251,9 @@ test('a polled job that never finishes fails the call with TIMEOUT at its deadli
   expect(result.steps[0]?.observation).toMatchObject({ status: 'error', code: 'TIMEOUT', retryable: false });
   expect(setup.downstream.submissions).toHaveLength(1);
   expect(pollsAtEnd).toBeGreaterThanOrEqual(3);
-  // Within the deadline: the last poll came at most 3 s after the first (plus the time to submit).
-  expect(polls[polls.length - 1]! - polls[0]!).toBeLessThan(3_000);
+  // The worker's own deadline check stopped polling: the last poll left before the 3 s deadline (it may reach the
+  // downstream a little later on a loaded machine), well before Temporal's backstop timeout (6 s).
+  expect(polls[polls.length - 1]! - polls[0]!).toBeLessThan(4_000);
   expect(polls).toHaveLength(pollsAtEnd);
 });
 
