@@ -4,10 +4,7 @@
  * records and checkpoints live) are SQLite files the next worker opens too. Prints
  * {@link ASYNC_JOB_WORKER_READY} once polling; runs until killed.
  */
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
-import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
-import { createWorker } from '../../src/worker';
+import { runWorkerProcess } from './worker-process-main';
 import { createAsyncJobTools } from './async-job-tools';
 
 /** Environment variables the async-job worker reads. */
@@ -27,36 +24,12 @@ export const ASYNC_JOB_WORKER_READY = 'async-job-worker ready';
 /** Lease of a key while a call runs: short, so the next worker takes over soon after a kill. */
 export const ASYNC_JOB_WORKER_LEASE_MS = 1500;
 
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`async-job-worker: ${name} is not set.`);
-  return value;
-}
-
-async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const env = ASYNC_JOB_WORKER_ENV;
-  const { worker } = await createWorker({
-    tools: createAsyncJobTools({ downstream: required(env.downstreamUrl), callbacks: 'http://127.0.0.1:9/unused' }),
-    settings: {
-      address: required(env.address),
-      namespace: process.env[env.namespace] ?? 'default',
-      taskQueue: required(env.taskQueue),
-    },
-    workflowBundle: { codePath: required(env.bundlePath) },
-    idempotencyStore: new SqliteIdempotencyStore({ path: required(env.keysPath) }),
-    transcripts: new SqliteTranscriptStore({ path: required(env.transcriptsPath) }),
-    leaseMs: ASYNC_JOB_WORKER_LEASE_MS,
-    workerOptions: { stickyQueueScheduleToStartTimeout: '2 seconds' },
-  });
-  const running = worker.run();
-  console.log(`${ASYNC_JOB_WORKER_READY} pid=${process.pid}`);
-  await running;
-}
-
 if (require.main === module) {
-  main().catch((error: unknown) => {
-    console.error('async-job-worker failed:', error);
-    process.exit(1);
-  });
+  runWorkerProcess('async-job-worker', ASYNC_JOB_WORKER_ENV, (required) => ({
+    tools: createAsyncJobTools({
+      downstream: required(ASYNC_JOB_WORKER_ENV.downstreamUrl),
+      callbacks: 'http://127.0.0.1:9/unused',
+    }),
+    leaseMs: ASYNC_JOB_WORKER_LEASE_MS,
+  }));
 }

@@ -4,11 +4,8 @@
  * (`research`, trusted; runs may waive approvals); its idempotency keys and transcripts (where checkpoints are stored) are SQLite files the
  * next worker opens too. Prints {@link MCP_TASK_WORKER_READY} once polling; runs until killed.
  */
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
 import type { McpServersConfigInput } from '../../src/mcp/mcp-config';
-import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
-import { createWorker } from '../../src/worker';
+import { runWorkerProcess } from './worker-process-main';
 
 /** Environment variables the MCP task worker reads. */
 export const MCP_TASK_WORKER_ENV = {
@@ -32,38 +29,10 @@ export function mcpTaskWorkerConfig(url: string): McpServersConfigInput {
   return { mcpServers: { research: { url, trust: 'trusted', tasks: { heartbeatTimeoutMs: 3_000 } } } };
 }
 
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`mcp-task-worker: ${name} is not set.`);
-  return value;
-}
-
-async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const env = MCP_TASK_WORKER_ENV;
-  const { worker } = await createWorker({
-    tools: [],
-    mcp: mcpTaskWorkerConfig(required(env.mcpUrl)),
-    settings: {
-      address: required(env.address),
-      namespace: process.env[env.namespace] ?? 'default',
-      taskQueue: required(env.taskQueue),
-    },
-    workflowBundle: { codePath: required(env.bundlePath) },
-    idempotencyStore: new SqliteIdempotencyStore({ path: required(env.keysPath) }),
-    transcripts: new SqliteTranscriptStore({ path: required(env.transcriptsPath) }),
+if (require.main === module) {
+  runWorkerProcess('mcp-task-worker', MCP_TASK_WORKER_ENV, (required) => ({
+    mcp: mcpTaskWorkerConfig(required(MCP_TASK_WORKER_ENV.mcpUrl)),
     leaseMs: MCP_TASK_WORKER_LEASE_MS,
     approvals: { allowRunsToWaive: true },
-    workerOptions: { stickyQueueScheduleToStartTimeout: '2 seconds' },
-  });
-  const running = worker.run();
-  console.log(`${MCP_TASK_WORKER_READY} pid=${process.pid}`);
-  await running;
-}
-
-if (require.main === module) {
-  main().catch((error: unknown) => {
-    console.error('mcp-task-worker failed:', error);
-    process.exit(1);
-  });
+  }));
 }

@@ -1,0 +1,62 @@
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
+import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
+import { createWorker, type CreateWorkerOptions } from '../../src/worker';
+
+/** The names of the environment variables every crash-test worker process reads. */
+export interface WorkerProcessEnv {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  bundlePath: string;
+  /** SQLite file of the idempotency keys, shared with the worker that takes over. */
+  keysPath: string;
+  /** SQLite file of the transcripts (checkpoints, job records), shared likewise. */
+  transcriptsPath: string;
+}
+
+/**
+ * The body of a crash-test worker process (started by `spawnWorkerProcess`): a worker on the server, task
+ * queue and bundle its environment names, with SQLite key and transcript stores the next worker opens too,
+ * plus `options(required)` (its tools, lease, ...); prints `${name} ready pid=<pid>` once polling and runs
+ * until killed (a failure to start exits 1). `required(variable)` reads a variable that must be set.
+ */
+export function runWorkerProcess(
+  name: string,
+  env: WorkerProcessEnv,
+  options: (required: (variable: string) => string) => Partial<CreateWorkerOptions>,
+): void {
+  run(name, env, options).catch((error: unknown) => {
+    console.error(`${name} failed:`, error);
+    process.exit(1);
+  });
+}
+
+async function run(
+  name: string,
+  env: WorkerProcessEnv,
+  options: (required: (variable: string) => string) => Partial<CreateWorkerOptions>,
+): Promise<void> {
+  const required = (variable: string): string => {
+    const value = process.env[variable];
+    if (!value) throw new Error(`${name}: ${variable} is not set.`);
+    return value;
+  };
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const { worker } = await createWorker({
+    tools: [],
+    settings: {
+      address: required(env.address),
+      namespace: process.env[env.namespace] ?? 'default',
+      taskQueue: required(env.taskQueue),
+    },
+    workflowBundle: { codePath: required(env.bundlePath) },
+    idempotencyStore: new SqliteIdempotencyStore({ path: required(env.keysPath) }),
+    transcripts: new SqliteTranscriptStore({ path: required(env.transcriptsPath) }),
+    workerOptions: { stickyQueueScheduleToStartTimeout: '2 seconds' },
+    ...options(required),
+  });
+  const running = worker.run();
+  console.log(`${name} ready pid=${process.pid}`);
+  await running;
+}
