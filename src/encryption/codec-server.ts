@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Payload } from '@temporalio/common';
+import { bearerTokenOf, isAllowedHostHeader, isLoopbackHost, sameSecret } from '../net/http-guard';
 import { EncryptionCodec } from './encryption-codec';
 import { EncryptionError } from './encryption-error';
 import type { EncryptionKeyring } from './encryption-keys';
@@ -14,6 +14,18 @@ export const CODEC_SERVER_DEFAULTS = {
   maxBodyBytes: 16 * 1024 * 1024,
 } as const;
 
+/**
+ * The request headers a CORS preflight may ask for (what the Temporal web UI sends); a preflight gets this list,
+ * never an echo of what it asked.
+ */
+export const CODEC_SERVER_CORS_HEADERS = ['Content-Type', 'X-Namespace', 'Authorization'] as const;
+
+/** A codec server that must not start as configured (a token is required beyond loopback). */
+export class CodecServerConfigError extends Error {
+  override readonly name = 'CodecServerConfigError';
+  readonly code = 'INVALID_CONFIG' as const;
+}
+
 /** Options of {@link startCodecServer}. */
 export interface CodecServerOptions {
   keyring: EncryptionKeyring;
@@ -23,8 +35,14 @@ export interface CodecServerOptions {
   host?: string;
   /** Browser origins allowed by CORS, e.g. the web UI's `http://127.0.0.1:8233`. None: no browser access. */
   corsOrigins?: readonly string[];
-  /** When set, every request must carry `Authorization: Bearer <token>`. */
+  /** When set, every request must carry `Authorization: Bearer <token>`. Required beyond loopback. */
   token?: string;
+  /**
+   * Extra accepted `Host` header values (`name:port`, e.g. how browsers reach a server bound beyond loopback);
+   * `127.0.0.1`, `localhost`, `[::1]` and the bound interface with the port always are. Any other `Host` (a
+   * DNS-rebinding page sends its own name) is refused with 403.
+   */
+  allowedHosts?: readonly string[];
 }
 
 /** A running codec server. */
@@ -45,8 +63,11 @@ interface JsonPayload {
  * Starts a Temporal codec server: `POST /encode` and `POST /decode` take and return `{ payloads: [...] }` in
  * Temporal's JSON form, with the keyring's {@link EncryptionCodec}. The web UI (started with
  * `--ui-codec-endpoint <url>`) and `temporal workflow show --codec-endpoint <url>` then show payloads in clear
- * to whoever can reach this server, while the history keeps ciphertext. CORS admits only `corsOrigins`; with a
- * `token`, requests need `Authorization: Bearer <token>`. Errors answer JSON `{ code, message }`.
+ * to whoever can reach this server, while the history keeps ciphertext. CORS admits only `corsOrigins` and the
+ * headers of {@link CODEC_SERVER_CORS_HEADERS}; the `Host` header must name this server (DNS-rebinding protection);
+ * with a `token`, requests need `Authorization: Bearer <token>`. Errors answer JSON `{ code, message }`.
+ *
+ * @throws {@link CodecServerConfigError} when asked to listen beyond loopback without a token.
  *
  * @example
  * ```ts
@@ -54,20 +75,24 @@ interface JsonPayload {
  * ```
  */
 export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
+  const host = options.host ?? CODEC_SERVER_DEFAULTS.host;
+  if (!isLoopbackHost(host) && !options.token) {
+    throw new CodecServerConfigError(
+      `Refusing to serve the codec server on ${host} without a token: whoever reaches it reads every payload. Set a token or listen on 127.0.0.1.`,
+    );
+  }
   const codec = new EncryptionCodec(options.keyring);
+  let port = options.port ?? CODEC_SERVER_DEFAULTS.port;
   const server = createServer((request, response) => {
-    handle(request, response, codec, options).catch((error: unknown) => {
+    handle(request, response, codec, options, { host, port }).catch((error: unknown) => {
       send(response, 500, { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) });
     });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? CODEC_SERVER_DEFAULTS.port, options.host ?? CODEC_SERVER_DEFAULTS.host, () =>
-      resolve(),
-    );
+    server.listen(port, host, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
-  const host = options.host ?? CODEC_SERVER_DEFAULTS.host;
+  port = (server.address() as AddressInfo).port;
   return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, port, close: () => closeServer(server) };
 }
 
@@ -76,7 +101,15 @@ async function handle(
   response: ServerResponse,
   codec: EncryptionCodec,
   options: CodecServerOptions,
+  bound: { host: string; port: number },
 ): Promise<void> {
+  const server = { ...bound, ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}) };
+  if (!isAllowedHostHeader(request.headers.host, server)) {
+    return send(response, 403, {
+      code: 'FORBIDDEN',
+      message: `Host "${request.headers.host ?? ''}" is not this server (DNS rebinding protection).`,
+    });
+  }
   allowOrigin(request, response, options.corsOrigins ?? []);
   if (request.method === 'OPTIONS') return void response.writeHead(204).end();
   const path = (request.url ?? '').split('?')[0]!.replace(/\/+$/, '');
@@ -104,17 +137,13 @@ function allowOrigin(request: IncomingMessage, response: ServerResponse, origins
   response.setHeader('Access-Control-Allow-Origin', origin);
   response.setHeader('Vary', 'Origin');
   response.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
-  response.setHeader(
-    'Access-Control-Allow-Headers',
-    request.headers['access-control-request-headers'] ?? 'Content-Type, X-Namespace, Authorization',
-  );
+  response.setHeader('Access-Control-Allow-Headers', CODEC_SERVER_CORS_HEADERS.join(', '));
   response.setHeader('Access-Control-Allow-Credentials', 'true');
 }
 
 function bearerMatches(header: string | undefined, token: string): boolean {
-  const given = Buffer.from(header?.replace(/^Bearer\s+/i, '') ?? '');
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  const given = bearerTokenOf(header);
+  return given !== undefined && sameSecret(given, token);
 }
 
 /** The request's payloads, or why they cannot be read. */

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { CallToolResult, Tool as McpToolListing } from '@modelcontextprotocol/sdk/types.js';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { getAgentRunState, startAgentRun } from '../client';
 import { parseToolArguments } from '../tools/parse-tool-arguments';
 import type { AgentRunInput } from '../workflows/agent-run-types';
+import { isMcpAgentRunOf, mcpAgentRunIdIn } from './mcp-caller';
 import { callToolErrorOf } from './mcp-tool-call-result';
 
 /** A tool of the MCP server that works on agent runs rather than running a registry tool. */
@@ -29,10 +29,12 @@ const startInput = z.strictObject({
 const getInput = z.strictObject({ runId: z.string().min(1).describe('The run id start_agent_run returned.') });
 
 /**
- * `start_agent_run` (starts an agent run; with an idempotency key in `_meta`, the run id derives from it, so a
- * repeated start returns the same run) and `get_agent_run` (the run's state: status, steps, observations).
+ * `start_agent_run` (starts an agent run; with an idempotency key, the run id derives from it, so a repeated start
+ * returns the same run) and `get_agent_run` (the run's state: status, steps, observations). Run ids carry the
+ * caller's `scope` (`agent-run-mcp-<scope>-...`): `get_agent_run` reads only runs its caller started through MCP and
+ * answers any other id, existing or not, with the same `NOT_FOUND`.
  */
-export function agentRunTools(client: Client, taskQueue: string): Map<string, AgentRunTool> {
+export function agentRunTools(client: Client, taskQueue: string, scope: string): Map<string, AgentRunTool> {
   const start: AgentRunTool = {
     listing: listing(
       'start_agent_run',
@@ -43,7 +45,7 @@ export function agentRunTools(client: Client, taskQueue: string): Map<string, Ag
     call: async (args, key) => {
       const parsed = parseToolArguments(startInput, args);
       if (!parsed.ok) return invalid(parsed.error.message, parsed.error.hint);
-      const runId = key ? `agent-run-mcp-${createHash('sha256').update(key).digest('hex').slice(0, 32)}` : undefined;
+      const runId = mcpAgentRunIdIn(scope, key);
       try {
         const handle = await startAgentRun(client, parsed.value as AgentRunInput, {
           taskQueue,
@@ -66,11 +68,12 @@ export function agentRunTools(client: Client, taskQueue: string): Map<string, Ag
     call: async (args) => {
       const parsed = parseToolArguments(getInput, args);
       if (!parsed.ok) return invalid(parsed.error.message, parsed.error.hint);
+      const notFound = () => callToolErrorOf(`NOT_FOUND: There is no agent run "${parsed.value.runId}".`);
+      if (!isMcpAgentRunOf(scope, parsed.value.runId)) return notFound();
       try {
         return json(await getAgentRunState(client, parsed.value.runId));
       } catch (error) {
-        if (error instanceof WorkflowNotFoundError)
-          return callToolErrorOf(`NOT_FOUND: There is no agent run "${parsed.value.runId}".`);
+        if (error instanceof WorkflowNotFoundError) return notFound();
         throw error;
       }
     },

@@ -1,24 +1,31 @@
-import { createHash, randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
+  CallToolRequestParamsSchema,
   CallToolRequestSchema,
   ListToolsRequestSchema,
-  type CallToolRequest,
   type CallToolResult,
   type CreateTaskResult,
   type Tool as McpToolListing,
 } from '@modelcontextprotocol/sdk/types.js';
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { z } from 'zod';
 import { ensureApprovalSearchAttribute } from '../approvals/approval-search-attribute';
 import { clientAddress } from '../client';
 import { fingerprint } from '../idempotency/canonical-json';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { modelVisibleTools } from '../tools/tool-visibility';
 import { approvalRequested, approvalRequiredResult } from './mcp-approval-wait';
-import { MCP_IDEMPOTENCY_KEY_META } from './mcp-client-pool';
 import { agentRunTools, type AgentRunTool } from './mcp-agent-run-tools';
+import {
+  DEFAULT_MCP_SERVER_NAME,
+  mcpCallerScope,
+  mcpCallWorkflowIdIn,
+  SHARED_MCP_CALLER,
+  type McpCaller,
+} from './mcp-caller';
+import { mcpIdempotencyKeyOf } from './mcp-idempotency-key';
 import { callToolErrorOf } from './mcp-tool-call-result';
-import { MCP_CALL_WORKFLOW, MCP_CALL_WORKFLOW_PREFIX, TemporalTaskStore, toolCallResult } from './temporal-task-store';
+import { MCP_CALL_WORKFLOW, TemporalTaskStore, toolCallResult } from './temporal-task-store';
 
 /** Options of {@link createDurableMcpServer}. */
 export interface DurableMcpServerOptions {
@@ -30,64 +37,88 @@ export interface DurableMcpServerOptions {
   catalog: readonly ToolCatalogEntry[];
   /** Also serve `start_agent_run` and `get_agent_run` (default true). */
   agentRuns?: boolean;
+  /**
+   * The server's name (default `durable-tools`): reported to clients, and part of every caller's scope, so two servers
+   * of other names never reach each other's calls, tasks or runs.
+   */
+  name?: string;
+  /**
+   * Who this server (one per session over HTTP) answers: its calls, tasks and runs are scoped to this caller, and
+   * another caller's are answered as unknown. Default {@link SHARED_MCP_CALLER} (no authentication).
+   */
+  caller?: McpCaller;
 }
+
+/** `tools/call` as the SDK parses it, plus SEP-3182's `params.idempotencyKey` (which the SDK's schema drops). */
+const CallToolWithKeySchema = CallToolRequestSchema.extend({
+  params: CallToolRequestParamsSchema.extend({ idempotencyKey: z.unknown().optional() }),
+});
+type CallToolWithKey = z.infer<typeof CallToolWithKeySchema>;
 
 /**
  * An MCP server (low-level SDK `Server`) whose every `tools/call` runs durably as a Temporal workflow
  * (`mcpToolCall`): the same guard, idempotency key, classified retries and compensation as a step of an agent run.
  *
- * - The workflow id is `mcp-call-` + SHA-256 of the caller's idempotency key (`_meta["io.durable-tools/idempotency-key"]`)
- *   when there is one, so repeating a call with the same key returns the first call's result and runs nothing again;
- *   the same key with other arguments is refused (`IDEMPOTENCY_CONFLICT`). Without a key each call is new.
+ * - The idempotency key comes from `params.idempotencyKey` (SEP-3182), `_meta.idempotencyKey` or
+ *   `_meta["io.durable-tools/idempotency-key"]` (see {@link mcpIdempotencyKeyOf}). The workflow id is
+ *   `mcp-call-<caller scope>-` + SHA-256 of the key, so repeating a call with the same key returns the first call's
+ *   result and runs nothing again; the same key with other arguments is refused (`IDEMPOTENCY_CONFLICT`). Without a
+ *   key each call is new. Another caller's key, task or call is never reached (see {@link mcpCallerScope}).
  * - A client's `notifications/cancelled` cancels the workflow (so the tool's activity, and undoes a compensable call).
  * - `tools/call` with `task` returns at once with task id = workflow id; `tasks/get`, `tasks/result`, `tasks/cancel`
  *   and `tasks/list` are answered from Temporal ({@link TemporalTaskStore}).
  */
 export function createDurableMcpServer(options: DurableMcpServerOptions): Server {
+  const name = options.name ?? DEFAULT_MCP_SERVER_NAME;
+  const scope = mcpCallerScope(name, options.caller ?? SHARED_MCP_CALLER);
+  const tasks = new TemporalTaskStore(options.client, { scope });
   const server = new Server(
-    { name: 'durable-tools', version: '0.1.0' },
+    { name, version: '0.1.0' },
     {
       capabilities: {
         tools: { listChanged: false },
         tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
       },
-      taskStore: new TemporalTaskStore(options.client),
+      taskStore: tasks,
       instructions:
-        'Every tool call runs durably on Temporal. Send an idempotency key in _meta["io.durable-tools/idempotency-key"] to make a retried call safe.',
+        'Every tool call runs durably on Temporal. Send an idempotency key (params.idempotencyKey or _meta.idempotencyKey) to make a retried call safe.',
     },
   );
   const served = new Map(modelVisibleTools(options.catalog).map((entry) => [entry.name, entry]));
   const runTools =
-    options.agentRuns === false ? new Map<string, AgentRunTool>() : agentRunTools(options.client, options.taskQueue);
+    options.agentRuns === false
+      ? new Map<string, AgentRunTool>()
+      : agentRunTools(options.client, options.taskQueue, scope);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [...[...served.values()].map(listingOf), ...[...runTools.values()].map((tool) => tool.listing)],
   }));
 
   server.setRequestHandler(
-    CallToolRequestSchema,
+    CallToolWithKeySchema,
     async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
-      const { name } = request.params;
-      const runTool = runTools.get(name);
-      if (runTool) return runTool.call(request.params.arguments ?? {}, keyOf(request));
-      const entry = served.get(name);
+      const tool = request.params.name;
+      const key = mcpIdempotencyKeyOf(request.params);
+      const runTool = runTools.get(tool);
+      if (runTool) return runTool.call(request.params.arguments ?? {}, key);
+      const entry = served.get(tool);
       if (!entry) {
         return callToolErrorOf(
-          `UNKNOWN_TOOL: There is no tool "${name}". Tools: ${[...served.keys(), ...runTools.keys()].join(', ')}.`,
+          `UNKNOWN_TOOL: There is no tool "${tool}". Tools: ${[...served.keys(), ...runTools.keys()].join(', ')}.`,
         );
       }
-      const started = await startCall(options, entry, request);
+      const started = await startCall(options, entry, request, mcpCallWorkflowIdIn(scope, key), key);
       if ('error' in started) return started.error;
       const { handle } = started;
       if (request.params.task) {
-        const task = await new TemporalTaskStore(options.client).getTask(handle.workflowId);
+        const task = await tasks.getTask(handle.workflowId);
         if (!task) throw new Error(`The workflow ${handle.workflowId} vanished.`);
         return { task };
       }
       const cancel = () => void handle.cancel().catch(() => {});
       extra.signal.addEventListener('abort', cancel, { once: true });
       try {
-        return await resultOrApprovalRequest(options.client, handle.workflowId, entry, keyOf(request) !== undefined);
+        return await resultOrApprovalRequest(options.client, handle.workflowId, entry, key !== undefined);
       } finally {
         extra.signal.removeEventListener('abort', cancel);
       }
@@ -96,25 +127,28 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
   return server;
 }
 
-/** The workflow id of a call: derived from the caller's key, or new. */
-export function mcpCallWorkflowId(idempotencyKey: string | undefined): string {
-  if (idempotencyKey === undefined) return `${MCP_CALL_WORKFLOW_PREFIX}${randomUUID()}`;
-  return `${MCP_CALL_WORKFLOW_PREFIX}${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40)}`;
-}
-
-function keyOf(request: CallToolRequest): string | undefined {
-  const key = request.params._meta?.[MCP_IDEMPOTENCY_KEY_META];
-  return typeof key === 'string' && key.length > 0 && key.length <= 1_000 ? key : undefined;
+/**
+ * The workflow id of a call by `caller` (default: the shared identity) on the server named `server` (default
+ * `durable-tools`): derived from the caller's scope and key, or new without a key.
+ */
+export function mcpCallWorkflowId(
+  idempotencyKey: string | undefined,
+  by: { server?: string; caller?: McpCaller } = {},
+): string {
+  return mcpCallWorkflowIdIn(
+    mcpCallerScope(by.server ?? DEFAULT_MCP_SERVER_NAME, by.caller ?? SHARED_MCP_CALLER),
+    idempotencyKey,
+  );
 }
 
 async function startCall(
   options: DurableMcpServerOptions,
   entry: ToolCatalogEntry,
-  request: CallToolRequest,
+  request: CallToolWithKey,
+  workflowId: string,
+  key: string | undefined,
 ): Promise<{ handle: WorkflowHandle } | { error: CallToolResult }> {
-  const key = keyOf(request);
   const args = request.params.arguments ?? {};
-  const workflowId = mcpCallWorkflowId(key);
   const argumentsDigest = fingerprint(args);
   let handle: WorkflowHandle;
   try {

@@ -1,13 +1,19 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import type { CallToolResult, Result, Task } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolCallResult } from '../workflows/mcp-tool-call';
 import { SEARCH_ATTRIBUTES } from '../search-attributes';
+import {
+  DEFAULT_MCP_SERVER_NAME,
+  isMcpCallOf,
+  MCP_CALL_WORKFLOW_PREFIX,
+  mcpCallerScope,
+  SHARED_MCP_CALLER,
+} from './mcp-caller';
 import { callToolErrorOf, callToolResultOf } from './mcp-tool-call-result';
 
-/** Workflow ids of MCP tool calls start with this; only those are tasks. */
-export const MCP_CALL_WORKFLOW_PREFIX = 'mcp-call-';
+export { MCP_CALL_WORKFLOW_PREFIX };
 /** The workflow type of an MCP tool call. */
 export const MCP_CALL_WORKFLOW = 'mcpToolCall';
 /** How often a client should poll `tasks/get`, in ms. */
@@ -17,15 +23,21 @@ const POLL_INTERVAL_MS = 500;
  * The MCP SDK's task store, answered from Temporal: a task is the workflow of a tool call (task id = workflow id).
  * `tasks/get` describes the workflow, `tasks/result` waits for its result, `tasks/cancel` cancels it (which cancels
  * the tool's activity and undoes a compensable call); `tasks/list` lists recent tool-call workflows. Nothing is kept
- * in this process, so any server process attached to the same Temporal namespace answers for any task.
+ * in this process, so any server process attached to the same Temporal namespace answers for any task of its callers.
+ *
+ * The store answers one caller scope (see `mcpCallerScope`): a task of another caller, or of another server, is
+ * answered exactly like a task that does not exist.
  */
 export class TemporalTaskStore implements TaskStore {
   readonly #client: Client;
+  readonly #scope: string;
   /** Tasks whose cancellation was requested here (Temporal reports them running until the workflow ends). */
   readonly #cancelling = new Set<string>();
 
-  constructor(client: Client) {
+  /** `scope` defaults to the shared caller's on the default server. */
+  constructor(client: Client, options: { scope?: string } = {}) {
     this.#client = client;
+    this.#scope = options.scope ?? mcpCallerScope(DEFAULT_MCP_SERVER_NAME, SHARED_MCP_CALLER);
   }
 
   async createTask(): Promise<Task> {
@@ -33,7 +45,7 @@ export class TemporalTaskStore implements TaskStore {
   }
 
   async getTask(taskId: string): Promise<Task | null> {
-    if (!taskId.startsWith(MCP_CALL_WORKFLOW_PREFIX)) return null;
+    if (!isMcpCallOf(this.#scope, taskId)) return null;
     let description: WorkflowExecutionDescription;
     try {
       description = await this.#client.workflow.getHandle(taskId).describe();
@@ -49,11 +61,13 @@ export class TemporalTaskStore implements TaskStore {
   }
 
   async getTaskResult(taskId: string): Promise<Result> {
+    if (!isMcpCallOf(this.#scope, taskId)) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
     return toolCallResult(this.#client, taskId);
   }
 
   async updateTaskStatus(taskId: string, status: Task['status']): Promise<void> {
     if (status !== 'cancelled') return;
+    if (!isMcpCallOf(this.#scope, taskId)) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
     this.#cancelling.add(taskId);
     await this.#client.workflow.getHandle(taskId).cancel();
   }
@@ -61,9 +75,10 @@ export class TemporalTaskStore implements TaskStore {
   async listTasks(): Promise<{ tasks: Task[]; nextCursor?: string }> {
     const tasks: Task[] = [];
     for await (const info of this.#client.workflow.list({
-      query: `WorkflowType="${MCP_CALL_WORKFLOW}"`,
+      query: `WorkflowType="${MCP_CALL_WORKFLOW}" AND WorkflowId STARTS_WITH "${MCP_CALL_WORKFLOW_PREFIX}${this.#scope}-"`,
       pageSize: 50,
     })) {
+      if (!isMcpCallOf(this.#scope, info.workflowId)) continue;
       tasks.push(
         taskOfStatus(
           info.workflowId,

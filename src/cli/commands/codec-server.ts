@@ -1,4 +1,4 @@
-import { startCodecServer } from '../../encryption/codec-server';
+import { CodecServerConfigError, startCodecServer } from '../../encryption/codec-server';
 import { encryptionKeysFromEnv, ENCRYPTION_ENV } from '../../encryption/encryption-keys';
 import { parseCommandArgs, portOption, stringOption } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand } from '../command';
@@ -14,17 +14,20 @@ export const codecServerCommand: CliCommand = {
 Serves Temporal's codec protocol (POST /encode, POST /decode) with the payload encryption keys, so the web UI
 and \`temporal workflow show --codec-endpoint <url>\` show encrypted runs in clear while the history keeps
 ciphertext. Start the local server with \`durable-tools server --ui-codec-endpoint <url>\` to wire its UI to it.
-Whoever reaches this server reads the payloads: it listens on 127.0.0.1 unless told otherwise.
+Whoever reaches this server reads the payloads: it listens on 127.0.0.1 unless told otherwise, answers only
+requests whose Host header names it (DNS-rebinding protection), and refuses to listen beyond loopback without a
+token.
 
 options:
   --port <n>           port (default 8888; 0 = a free port)
-  --host <address>     interface to listen on (default 127.0.0.1)
+  --host <address>     interface to listen on (default 127.0.0.1; beyond loopback ${CODEC_TOKEN_ENV} is required)
+  --allow-host <h:p>   another accepted Host header, e.g. the name browsers reach it by (repeatable)
   --ui-origin <url>    browser origin allowed by CORS (repeatable; default http://127.0.0.1:8233 and
                        http://localhost:8233, the local web UI)
   -h, --help           this help
 
-environment: ${ENCRYPTION_ENV.keys} or ${ENCRYPTION_ENV.keysFile} (required), ${CODEC_TOKEN_ENV} (optional:
-  requests must then send Authorization: Bearer <token>)
+environment: ${ENCRYPTION_ENV.keys} or ${ENCRYPTION_ENV.keysFile} (required), ${CODEC_TOKEN_ENV} (optional on
+  loopback, required beyond: requests must then send Authorization: Bearer <token>)
 
 exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 it could not start (no keys, port taken), 2 bad arguments`,
   async run(argv, context) {
@@ -32,6 +35,7 @@ exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 it could not start (no keys, port tak
       port: { type: 'string' },
       host: { type: 'string' },
       'ui-origin': { type: 'string', multiple: true },
+      'allow-host': { type: 'string', multiple: true },
     });
     if (help) return (context.out(codecServerCommand.help), EXIT_CODES.ok);
     const origins = (values['ui-origin'] as string[] | undefined) ?? ['http://127.0.0.1:8233', 'http://localhost:8233'];
@@ -47,13 +51,22 @@ exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 it could not start (no keys, port tak
       return EXIT_CODES.error;
     }
     const token = context.env[CODEC_TOKEN_ENV] || undefined;
-    const server = await startCodecServer({
-      keyring,
-      port: portOption(values, 'port', 8888),
-      host: stringOption(values, 'host', '127.0.0.1')!,
-      corsOrigins: origins,
-      ...(token ? { token } : {}),
-    });
+    const allowedHosts = values['allow-host'] as string[] | undefined;
+    let server;
+    try {
+      server = await startCodecServer({
+        keyring,
+        port: portOption(values, 'port', 8888),
+        host: stringOption(values, 'host', '127.0.0.1')!,
+        corsOrigins: origins,
+        ...(token ? { token } : {}),
+        ...(allowedHosts ? { allowedHosts } : {}),
+      });
+    } catch (error) {
+      if (!(error instanceof CodecServerConfigError)) throw error;
+      context.err(`${error.message} (${CODEC_TOKEN_ENV})`);
+      return EXIT_CODES.error;
+    }
     context.lifecycle.defer('the codec server', () => server.close());
     context.out(
       `Codec server at ${server.url} (keys ${[...keyring.keys.keys()].join(', ')}; CORS ${origins.join(', ')}` +
