@@ -329,6 +329,14 @@ export { mcpToolPolicy, type McpToolPolicy } from './mcp/mcp-tool-mapping';
 
 // MCP: our tools served over MCP
 export { createDurableMcpServer, mcpCallWorkflowId, type DurableMcpServerOptions } from './mcp/mcp-server';
+export { SHARED_MCP_CALLER, type McpCaller } from './mcp/mcp-caller';
+export {
+  staticTokenAuthenticator,
+  mcpTokensFromEnv,
+  MCP_TOKEN_ENV,
+  type McpCallerAuthenticator,
+  type McpNamedToken,
+} from './mcp/mcp-caller-auth';
 export {
   startMcpHttpListener,
   MCP_HTTP_MAX_BODY_BYTES,
@@ -359,6 +367,7 @@ export { EncryptedTranscriptStore } from './encryption/encrypted-transcript-stor
 export {
   startCodecServer,
   CODEC_SERVER_DEFAULTS,
+  CodecServerConfigError,
   type CodecServer,
   type CodecServerOptions,
 } from './encryption/codec-server';

@@ -216,6 +216,7 @@ export { EncryptedTranscriptStore } from '../encryption/encrypted-transcript-sto
 export {
   startCodecServer,
   CODEC_SERVER_DEFAULTS,
+  CodecServerConfigError,
   type CodecServer,
   type CodecServerOptions,
 } from '../encryption/codec-server';

@@ -64,7 +64,8 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
   const stopRequested = Promise.race([untilSignal(), ...(options.until ? [options.until.then(() => {})] : [])]);
 
   const toolsModule =
-    values.tools ?? (process.env.DURABLE_TOOLS_TOOLS_MODULE || join(__dirname, '..', '..', 'examples', 'trip-tools.ts'));
+    values.tools ??
+    (process.env.DURABLE_TOOLS_TOOLS_MODULE || join(__dirname, '..', '..', 'examples', 'trip-tools.ts'));
   const mcpConfigPath = process.env.DURABLE_TOOLS_MCP_CONFIG;
   const name = values.name ?? defaultMcpServerName(toolsModule, mcpConfigPath);
   if (!MCP_SERVER_NAME_PATTERN.test(name)) {
@@ -127,9 +128,9 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
       }
       const auth =
         tokens.length > 0
-          ? ` (bearer token required; callers ${tokens.map((t) => t.name).join(', ')})`
-          : ' (no token: one shared identity, loopback only)';
-      say(`durable-tools MCP server at ${listener.url}${auth}: ${where}. Ctrl-C stops it.`);
+          ? `bearer token required (callers ${tokens.map((t) => t.name).join(', ')})`
+          : 'no token (one shared identity)';
+      say(`durable-tools MCP server at ${listener.url}: ${where}; ${auth}. Ctrl-C stops it.`);
       await stopRequested;
       await listener.close();
     }
@@ -184,7 +185,8 @@ function httpSettingsOf(values: {
   'session-idle': string;
 }): { port: number; maxSessions: number; idleMs: number } | string {
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) return `--port must be a port number, not "${values.port}".`;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    return `--port must be a port number, not "${values.port}".`;
   const maxSessions = Number(values['max-sessions']);
   if (!Number.isInteger(maxSessions) || maxSessions < 1)
     return `--max-sessions must be a positive integer, not "${values['max-sessions']}".`;

@@ -241,7 +241,13 @@ function readJson(req: IncomingMessage): Promise<unknown> {
 /** 413 with a JSON-RPC error once the body is read (dropped), then the connection closes. */
 function tooLarge(req: IncomingMessage, res: ServerResponse): void {
   const send = () =>
-    reply(res, 413, `The request body is larger than ${MCP_HTTP_MAX_BODY_BYTES} bytes.`, { Connection: 'close' }, -32600);
+    reply(
+      res,
+      413,
+      `The request body is larger than ${MCP_HTTP_MAX_BODY_BYTES} bytes.`,
+      { Connection: 'close' },
+      -32600,
+    );
   if (req.complete || req.readableEnded) return send();
   let dropped = 0;
   req.on('data', (chunk: Buffer) => {

@@ -16,8 +16,9 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * Whether a request's `Host` header names this server: `127.0.0.1`, `localhost` or `[::1]` with the port, the bound
- * interface with the port, or one of `allowedHosts` (`name:port`, e.g. a proxy's). A page on `evil.example` that
- * rebinds its DNS name to 127.0.0.1 sends `Host: evil.example` and is refused.
+ * interface with the port, or one of `allowedHosts` (`name:port`, e.g. a proxy's, or a bare `name`, meaning that name
+ * with the server's port). A page on `evil.example` that rebinds its DNS name to 127.0.0.1 sends
+ * `Host: evil.example` and is refused.
  */
 export function isAllowedHostHeader(
   header: string | undefined,
@@ -31,7 +32,7 @@ export function isAllowedHostHeader(
       `localhost:${server.port}`,
       `[::1]:${server.port}`,
       `${bound}:${server.port}`,
-      ...(server.allowedHosts ?? []),
+      ...(server.allowedHosts ?? []).map((h) => (/:\d+$/.test(h) ? h : `${h}:${server.port}`)),
     ].map((h) => h.toLowerCase()),
   );
   return hosts.has(header.toLowerCase());

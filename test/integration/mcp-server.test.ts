@@ -26,6 +26,8 @@ import { createRecordingTools } from '../support/test-tools';
 import { waitFor } from '../support/wait-for';
 
 const run = promisify(execFile);
+/** The caller of the listener's one token (`token` is named `default`). */
+const TOKEN_CALLER = { subject: 'token:default' };
 const INSPECTOR = require.resolve('@modelcontextprotocol/inspector/cli/build/cli.js');
 
 let temporal: TestTemporal;
@@ -118,7 +120,7 @@ describe('our MCP server over Streamable HTTP, driven by an SDK client', () => {
     const second = await call({ item: 'book', quantity: 2 });
     expect(first.isError).toBeFalsy();
     expect(second.structuredContent).toEqual(first.structuredContent);
-    const workflowId = mcpCallWorkflowId(key);
+    const workflowId = mcpCallWorkflowId(key, { caller: TOKEN_CALLER });
     expect(recording.calls.filter((c) => c.idempotencyKey === `${workflowId}/1`)).toHaveLength(1);
     const conflict = await call({ item: 'pen', quantity: 1 });
     expect(conflict.isError).toBe(true);
@@ -145,7 +147,7 @@ describe('our MCP server over Streamable HTTP, driven by an SDK client', () => {
       CallToolResultSchema,
       { signal: abort.signal },
     );
-    const handle = temporal.client.workflow.getHandle(mcpCallWorkflowId(key));
+    const handle = temporal.client.workflow.getHandle(mcpCallWorkflowId(key, { caller: TOKEN_CALLER }));
     await waitFor(
       'the tool call to be running',
       async () => ((await handle.describe()).raw.pendingActivities?.length ?? 0) > 0,
@@ -195,7 +197,7 @@ describe('our MCP server over Streamable HTTP, driven by an SDK client', () => {
     const key = `wire-${Date.now()}`;
     const call = () =>
       client.callTool({ name: 'wire', arguments: { amount: 500 }, _meta: { [MCP_IDEMPOTENCY_KEY_META]: key } });
-    const workflowId = mcpCallWorkflowId(key);
+    const workflowId = mcpCallWorkflowId(key, { caller: TOKEN_CALLER });
     const digest = argumentsDigest({ amount: 500 });
 
     const first = await call();
@@ -265,7 +267,7 @@ describe('our MCP server driven by the real inspector CLI', () => {
       `${MCP_IDEMPOTENCY_KEY_META}=${key}`,
     ]);
     expect(JSON.parse(stdout)).toMatchObject({ structuredContent: { sum: 42 } });
-    const call = await temporal.client.workflow.getHandle(mcpCallWorkflowId(key)).describe();
+    const call = await temporal.client.workflow.getHandle(mcpCallWorkflowId(key, { caller: TOKEN_CALLER })).describe();
     expect(call.status.name).toBe('COMPLETED');
   });
 

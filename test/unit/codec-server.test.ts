@@ -1,5 +1,11 @@
+import { request as httpRequest } from 'node:http';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { startCodecServer, type CodecServer } from '../../src/encryption/codec-server';
+import {
+  CODEC_SERVER_CORS_HEADERS,
+  CodecServerConfigError,
+  startCodecServer,
+  type CodecServer,
+} from '../../src/encryption/codec-server';
 import { keyEntry, keyringOf } from '../support/encryption-keys';
 
 const UI = 'http://127.0.0.1:8233';
@@ -55,7 +61,7 @@ describe('the codec server', () => {
     const allowed = await preflight(UI);
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(UI);
-    expect(allowed.headers.get('access-control-allow-headers')).toBe('content-type,x-namespace');
+    expect(allowed.headers.get('access-control-allow-headers')).toBe(CODEC_SERVER_CORS_HEADERS.join(', '));
     const other = await preflight('http://evil.example');
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
@@ -84,6 +90,62 @@ describe('the codec server', () => {
     } finally {
       await other.close();
     }
+  });
+
+  test('answers a preflight asking for any header with its fixed list of headers, never an echo', async () => {
+    const response = await fetch(`${open.url}/decode`, {
+      method: 'OPTIONS',
+      headers: { Origin: UI, 'Access-Control-Request-Headers': 'x-evil,cookie,content-type' },
+    });
+    expect(response.headers.get('access-control-allow-headers')).toBe('Content-Type, X-Namespace, Authorization');
+    expect(response.headers.get('access-control-allow-headers')).not.toContain('x-evil');
+  });
+
+  test('refuses a request whose Host header is another name (a DNS-rebinding page) with 403', async () => {
+    const decoded = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(
+        `${open.url}/decode`,
+        { method: 'POST', headers: { Host: 'evil.example', 'Content-Type': 'application/json' } },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ payloads: [] }));
+    });
+    expect(decoded.status).toBe(403);
+    expect(JSON.parse(decoded.body)).toMatchObject({ code: 'FORBIDDEN' });
+  });
+
+  test('accepts a Host header it was told to allow', async () => {
+    const server = await startCodecServer({ keyring, port: 0, allowedHosts: ['codec.internal'] });
+    try {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          `${server.url}/decode`,
+          { method: 'POST', headers: { Host: `codec.internal:${server.port}` } },
+          (res) => (res.resume(), resolve(res.statusCode ?? 0)),
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify({ payloads: [] }));
+      });
+      expect(status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('with a token, refuses the bare token without the Bearer scheme', async () => {
+    const body = { payloads: [jsonPayload(1)] };
+    expect((await post(guarded, '/encode', body, { Authorization: TOKEN })).status).toBe(401);
+    expect((await post(guarded, '/encode', body, { Authorization: `Basic ${TOKEN}` })).status).toBe(401);
+  });
+
+  test('refuses to listen beyond loopback without a token, before binding anything', async () => {
+    await expect(startCodecServer({ keyring, port: 0, host: '0.0.0.0' })).rejects.toThrow(CodecServerConfigError);
+    await expect(startCodecServer({ keyring, port: 0, host: '0.0.0.0' })).rejects.toThrow(/without a token/);
   });
 
   test('answers an unknown path with 404', async () => {
