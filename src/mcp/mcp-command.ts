@@ -112,7 +112,6 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
       const listener = await startMcpHttpListener({
         port: http.port,
         host: values.host,
-        serverName: name,
         createServer,
         maxSessions: http.maxSessions,
         sessionIdleTimeoutMs: http.idleMs,

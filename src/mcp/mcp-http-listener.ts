@@ -4,10 +4,11 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { isAllowedHostHeader, isLoopbackHost } from '../net/http-guard';
-import { DEFAULT_MCP_SERVER_NAME, mcpCallerScope, SHARED_MCP_CALLER, type McpCaller } from './mcp-caller';
+import { SHARED_MCP_CALLER, type McpCaller } from './mcp-caller';
 import { staticTokenAuthenticator, type McpCallerAuthenticator, type McpNamedToken } from './mcp-caller-auth';
 import { McpConfigError } from './mcp-config-error';
 import { MCP_HTTP_SESSION_DEFAULTS, McpHttpSessions } from './mcp-http-sessions';
+import { durableMcpServerCaller } from './mcp-server';
 
 /** The largest request body accepted, in bytes (Temporal refuses payloads past ~2 MB anyway); larger ones get 413. */
 export const MCP_HTTP_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -39,9 +40,11 @@ export interface McpHttpListenerOptions {
   sessionIdleTimeoutMs?: number;
   /** The clock of the idle timeout (default `Date.now`; tests move it). */
   now?: () => number;
-  /** The name of the MCP server, part of the caller scopes that bind sessions (default `durable-tools`). */
-  serverName?: string;
-  /** A new MCP server for each session, answering the caller who opened it. */
+  /**
+   * A new MCP server for each session, answering the caller who opened it: pass `caller` on to
+   * `createDurableMcpServer` (a durable server made for another caller is refused, so a forgotten `caller` cannot
+   * put every caller into one scope).
+   */
   createServer: (caller: McpCaller) => Server;
 }
 
@@ -75,7 +78,6 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
       'INVALID_CONFIG',
     );
   }
-  const serverName = options.serverName ?? DEFAULT_MCP_SERVER_NAME;
   const sessions = new McpHttpSessions({
     maxSessions: options.maxSessions ?? MCP_HTTP_SESSION_DEFAULTS.maxSessions,
     idleTimeoutMs: options.sessionIdleTimeoutMs ?? MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs,
@@ -100,7 +102,7 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
     if (!caller) {
       return reply(res, 401, 'A valid bearer token is required.', { 'WWW-Authenticate': 'Bearer' });
     }
-    const owner = mcpCallerScope(serverName, caller);
+    const owner = JSON.stringify([caller.subject, caller.clientId ?? null]);
     if (Number(req.headers['content-length'] ?? 0) > MCP_HTTP_MAX_BODY_BYTES) throw new BodyTooLarge();
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
@@ -129,7 +131,14 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
-      await options.createServer(caller).connect(transport);
+      const server = options.createServer(caller);
+      const servedCaller = durableMcpServerCaller(server);
+      if (servedCaller && (servedCaller.subject !== caller.subject || servedCaller.clientId !== caller.clientId)) {
+        throw new Error(
+          'createServer made a durable MCP server for another caller: pass its caller argument to createDurableMcpServer.',
+        );
+      }
+      await server.connect(transport);
       await transport.handleRequest(req, res, body);
     } finally {
       release();

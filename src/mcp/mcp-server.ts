@@ -70,7 +70,8 @@ type CallToolWithKey = z.infer<typeof CallToolWithKeySchema>;
  */
 export function createDurableMcpServer(options: DurableMcpServerOptions): Server {
   const name = options.name ?? DEFAULT_MCP_SERVER_NAME;
-  const scope = mcpCallerScope(name, options.caller ?? SHARED_MCP_CALLER);
+  const caller = options.caller ?? SHARED_MCP_CALLER;
+  const scope = mcpCallerScope(name, caller);
   const tasks = new TemporalTaskStore(options.client, { scope });
   const server = new Server(
     { name, version: '0.1.0' },
@@ -124,7 +125,16 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
       }
     },
   );
+  SERVED_CALLERS.set(server, caller);
   return server;
+}
+
+/** The caller each server made by {@link createDurableMcpServer} answers. */
+const SERVED_CALLERS = new WeakMap<Server, McpCaller>();
+
+/** The caller a server made by {@link createDurableMcpServer} answers; undefined for any other server. */
+export function durableMcpServerCaller(server: Server): McpCaller | undefined {
+  return SERVED_CALLERS.get(server);
 }
 
 /**

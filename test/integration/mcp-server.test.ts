@@ -76,7 +76,8 @@ beforeAll(async () => {
   listener = await startMcpHttpListener({
     port: 0,
     token: 'test-token',
-    createServer: () => createDurableMcpServer({ client: temporal.client, taskQueue, catalog: registry.catalog() }),
+    createServer: (caller) =>
+      createDurableMcpServer({ client: temporal.client, taskQueue, catalog: registry.catalog(), caller }),
   });
 });
 afterAll(async () => {
