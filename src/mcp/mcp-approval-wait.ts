@@ -7,7 +7,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { getPendingApprovals, type PendingApproval } from '../approvals/approval-client';
-import { MCP_IDEMPOTENCY_KEY_META } from './mcp-client-pool';
 
 /** How often the call's state is read while its result is awaited. */
 export const MCP_APPROVAL_POLL_MS = 1_000;
@@ -40,7 +39,7 @@ export async function approvalRequested(
 /** The answer to a `tools/call` whose call waits for approval: what waits, how to decide, how to get the result. */
 export function approvalRequiredResult(call: PendingApproval, keyed: boolean): CallToolResult {
   const again = keyed
-    ? `call the tool again with the same ${MCP_IDEMPOTENCY_KEY_META} (it runs nothing twice) or read task ${call.workflowId} (tasks/get, tasks/result)`
+    ? `call the tool again with the same idempotency key (it runs nothing twice) or read task ${call.workflowId} (tasks/get, tasks/result)`
     : `read task ${call.workflowId} (tasks/get, tasks/result); calling the tool again without an idempotency key makes a new call that waits for its own approval`;
   return {
     isError: true,
