@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { approveStep, listPendingApprovals } from '../../src/approvals/approval-client';
 import { SqliteAuditStore } from '../../src/approvals/sqlite-audit-store';
 import { startCli, runCliToEnd, type CliProcess } from '../support/cli-process';
+import { keyEntry } from '../support/encryption-keys';
 import { connectTestTemporal, testServer, type TestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
@@ -145,7 +146,7 @@ describe('two durable-tools mcp servers in one namespace', () => {
   });
 });
 
-describe('the mcp command beyond loopback', () => {
+describe('the commands beyond loopback', () => {
   test('refuses --host 0.0.0.0 without a token before binding anything, and names the way out', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dt-mcp-insecure-'));
     const { code, stderr } = await runCliToEnd(
@@ -155,5 +156,15 @@ describe('the mcp command beyond loopback', () => {
     expect(code).toBe(2);
     expect(stderr).toContain('Refusing to serve MCP on 0.0.0.0 without a token');
     expect(stderr).toContain('--insecure-no-auth');
+  });
+
+  test('codec-server refuses --host 0.0.0.0 without a token before binding anything', async () => {
+    const { code, stderr } = await runCliToEnd(['codec-server', '--host', '0.0.0.0', '--port', '0'], {
+      DURABLE_TOOLS_ENCRYPTION_KEYS: keyEntry('k1'),
+      DURABLE_TOOLS_CODEC_TOKEN: '',
+    });
+    expect(code).toBe(1);
+    expect(stderr).toContain('Refusing to serve the codec server on 0.0.0.0 without a token');
+    expect(stderr).toContain('DURABLE_TOOLS_CODEC_TOKEN');
   });
 });
