@@ -126,7 +126,10 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
     try {
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id: string): void => sessions.add(id, transport, owner),
+        onsessioninitialized: (id: string): void => {
+          release();
+          sessions.add(id, transport, owner);
+        },
       });
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
