@@ -44,15 +44,18 @@ export interface RequestCounter {
 
 /**
  * Starts an HTTP or HTTPS server on 127.0.0.1 (a free port) that records the path of every request it
- * receives and answers 200 `ok` once the body is read. With `holdAnswers`, answers wait for `release()`:
- * a test can change something while a request is in flight.
+ * receives and answers 200 `ok` once the body is read. With `holdAnswers` (true, or true for the paths
+ * to hold), those answers wait for `release()`: a test can change something while a request is in flight.
  */
 export async function startRequestCounter(
-  options: { tls?: boolean; holdAnswers?: boolean } = {},
+  options: { tls?: boolean; holdAnswers?: boolean | ((path: string) => boolean) } = {},
 ): Promise<RequestCounter> {
   const paths: string[] = [];
   const waiters: Array<{ path: string; resolve: () => void }> = [];
-  let released = !options.holdAnswers;
+  let released = false;
+  const { holdAnswers = false } = options;
+  const holds = (path: string): boolean =>
+    !released && (typeof holdAnswers === 'function' ? holdAnswers(path) : holdAnswers);
   const held: Array<() => void> = [];
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const path = req.url ?? '/';
@@ -61,8 +64,8 @@ export async function startRequestCounter(
     req.resume();
     req.on('end', () => {
       const answer = () => res.end('ok');
-      if (released) answer();
-      else held.push(answer);
+      if (holds(path)) held.push(answer);
+      else answer();
     });
   };
   const server = options.tls
