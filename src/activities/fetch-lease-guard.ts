@@ -45,14 +45,20 @@ export function uninstallFetchLeaseGuard(): void {
  * a fetch global: reading `Headers` does.
  */
 function dispatcherRealms(): GlobalWithDispatcher[] {
-  const realms = new Set<GlobalWithDispatcher>([globalThis as GlobalWithDispatcher]);
-  try {
-    realms.add(runInThisContext('globalThis') as GlobalWithDispatcher);
-  } catch {
-    // Code generation disallowed: this realm only.
-  }
+  mainRealm ??= findMainRealm();
+  const realms = mainRealm === globalThis ? [mainRealm] : [globalThis as GlobalWithDispatcher, mainRealm];
   for (const realm of realms) void realm.Headers;
-  return [...realms];
+  return realms;
+}
+
+let mainRealm: GlobalWithDispatcher | undefined;
+
+function findMainRealm(): GlobalWithDispatcher {
+  try {
+    return runInThisContext('globalThis') as GlobalWithDispatcher;
+  } catch {
+    return globalThis as GlobalWithDispatcher; // code generation disallowed: this realm only
+  }
 }
 
 function isGuarded(dispatcher: Dispatcher): boolean {
