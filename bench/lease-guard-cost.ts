@@ -4,13 +4,16 @@
  * - Per request, end to end: POSTs to a local server (keep-alive) with `fetch` through the unguarded
  *   dispatcher (what `fetch` does without the guard), through the guarded one outside a tool attempt and
  *   inside an attempt whose lease is alive (the check runs and passes); `node:http` outside and inside.
- * - The hook's own work, without I/O: the check outside and inside an attempt.
+ * - The hook's own work, without I/O: the check outside and inside an attempt; what the wrapper adds to each
+ *   attempt (an `AttemptRequestGuard` and an `AsyncLocalStorage.run`) around a synchronous no-op.
  * - Per tool call: an async "tool body" (a few awaits) run bare and through `AttemptRequestGuard.run`, the
  *   way the wrapper runs every tool attempt.
  *
  * Interleaved finely (one request or call of each configuration in turn, the order rotating), in blocks:
  * each ratio is the median of per-block ratios, so load changes on a shared machine cancel out; the
- * printed range is the interquartile range over blocks. Printed, never asserted.
+ * printed range is the interquartile range over blocks. Two A/A controls (a configuration measured twice)
+ * show how far apart two identical configurations come out: differences within that are noise. Printed,
+ * never asserted.
  */
 import { createServer, request as httpRequest, Agent } from 'node:http';
 import { runInThisContext } from 'node:vm';
@@ -52,6 +55,9 @@ async function interleave(block: Block, iterations: number, steps: Array<[string
     for (const [name, step] of rotate(steps, i)) {
       const start = process.cpuUsage();
       await step();
+      // What a request leaves behind (socket and stream clean-up) runs within the next turns of the event
+      // loop: let it, so it is counted here and not in whichever step comes next.
+      for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
       const used = process.cpuUsage(start);
       block.set(name, (block.get(name) ?? 0) + used.user + used.system);
     }
@@ -102,6 +108,17 @@ async function main(): Promise<void> {
   const checks = (): void => {
     for (let i = 0; i < BENCH.checksPerBlock; i++) assertRequestLease();
   };
+  const noop = (): number => 0;
+  const bareSync = (): void => {
+    for (let i = 0; i < BENCH.checksPerBlock; i++) noop();
+  };
+  const guardedSync = (): void => {
+    for (let i = 0; i < BENCH.checksPerBlock; i++) {
+      const guard = new AttemptRequestGuard(lease);
+      guard.run(noop);
+      guard.end();
+    }
+  };
 
   const blocks: Block[] = [];
   for (let b = -1; b < BENCH.blocks; b++) {
@@ -113,14 +130,18 @@ async function main(): Promise<void> {
       ['fetch, guard, inside an attempt', inAttempt(viaFetch(guarded))],
       ['node:http, guard, outside an attempt', viaHttp],
       ['node:http, guard, inside an attempt', inAttempt(viaHttp)],
+      ['node:http, outside (A/A control)', viaHttp],
     ]);
     await interleave(block, BENCH.callsPerBlock / BENCH.callsPerStep, [
       ['tool body, bare', bareCalls],
       ['tool body, in an attempt guard', guardedCalls],
+      ['tool body, bare (A/A control)', bareCalls],
     ]);
     await interleave(block, 1, [
       ['check, outside an attempt', checks],
       ['check, inside an attempt', () => attempt.run(checks)],
+      ['no-op call, bare', bareSync],
+      ['no-op call, in an attempt guard', guardedSync],
     ]);
     if (b >= 0) blocks.push(block); // block -1 warms up connections and the JIT
   }
@@ -151,10 +172,14 @@ async function main(): Promise<void> {
   row('fetch, guard, inside an attempt', 'fetch, no guard', BENCH.requestsPerBlock);
   row('node:http, guard, outside an attempt', 'node:http, guard, outside an attempt', BENCH.requestsPerBlock);
   row('node:http, guard, inside an attempt', 'node:http, guard, outside an attempt', BENCH.requestsPerBlock);
+  row('node:http, outside (A/A control)', 'node:http, guard, outside an attempt', BENCH.requestsPerBlock);
   row('check, outside an attempt', 'check, outside an attempt', BENCH.checksPerBlock, 'ns');
   row('check, inside an attempt', 'check, outside an attempt', BENCH.checksPerBlock, 'ns');
+  row('no-op call, bare', 'no-op call, bare', BENCH.checksPerBlock, 'ns');
+  row('no-op call, in an attempt guard', 'no-op call, bare', BENCH.checksPerBlock, 'ns');
   row('tool body, bare', 'tool body, bare', BENCH.callsPerBlock);
   row('tool body, in an attempt guard', 'tool body, bare', BENCH.callsPerBlock);
+  row('tool body, bare (A/A control)', 'tool body, bare', BENCH.callsPerBlock);
   const added = median(
     per('tool body, in an attempt guard', BENCH.callsPerBlock).map(
       (v, i) => v - per('tool body, bare', BENCH.callsPerBlock)[i]!,
