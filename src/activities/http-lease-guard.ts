@@ -27,6 +27,8 @@ const HAD_OWN = Symbol.for('durable-tools.leaseGuard.hadOwnSend');
 export function installHttpLeaseGuard(): void {
   if (Object.prototype.hasOwnProperty.call(prototype, ORIGINAL)) return;
   const original = prototype._send;
+  // The unit tests prove the hook on the supported Node versions; a Node without this method gets none.
+  if (typeof original !== 'function') return;
   prototype[ORIGINAL] = original;
   prototype[HAD_OWN] = Object.prototype.hasOwnProperty.call(prototype, '_send');
   prototype._send = function guardedSend(this: ClientRequest, ...args: unknown[]): boolean {
