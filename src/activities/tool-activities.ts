@@ -27,6 +27,7 @@ import type { ToolActivityInput, ToolActivityResult } from './tool-activity-type
 import { assertApprovedArguments } from './approved-arguments';
 import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
+import { AttemptRequestGuard, installRequestLeaseGuard } from './request-lease-guard';
 import { CallHeartbeat, lastCheckpoint, saveCheckpoint, type CallHeartbeatDetails } from './call-heartbeat';
 import { DEFAULT_MAX_CHECKPOINT_BYTES } from '../tools/long-call';
 import { checkpointRetention, outputRetention, storeKeepingResults } from './long-call-retention';
@@ -130,6 +131,8 @@ type ResolvedDeps = ToolActivityDeps & {
  * ```
  */
 export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
+  // Every HTTP request a tool makes is checked against its attempt's lease (docs/exactly-once.md).
+  installRequestLeaseGuard();
   const activities: ToolActivities = {
     describeTools: async (names?: readonly string[]) => {
       await deps.registry.refresh?.();
@@ -390,11 +393,17 @@ async function claimAndRun(
   }
   if (attempt === 1 && !compensating) deps.retryBudget.recordFirstAttempt(entry.name);
   lease.start();
+  // Checks every HTTP request of the tool, whatever client it uses, just before it leaves the process.
+  const requestGuard = new AttemptRequestGuard(lease);
   let rawOutput: unknown;
   try {
     lease.assert();
-    rawOutput = await tool.execute(args, ctx);
+    rawOutput = await requestGuard.run(() => tool.execute(args, ctx));
+    // A request was refused: whatever the tool made of that (a caught error, a fallback result), the
+    // attempt lost its key and must not record an outcome; the next owner finds out what happened.
+    if (requestGuard.refused) throw requestGuard.refused;
   } catch (error) {
+    requestGuard.end();
     lease.stop();
     // An async-job tool recorded its job and waits for a callback: the key stays held, the call stays open.
     if (isAsyncCompletion(error)) throw error;
@@ -402,6 +411,7 @@ async function claimAndRun(
       throw cancelledCall(entry.name, attempt, error, activity.cancellationSignal.reason);
     // The lease is gone: another attempt owns (or will own) the key and finds out what happened. Keep it.
     if (lease.lost) throw leaseLost(entry, attempt, lease.lost);
+    if (requestGuard.refused) throw leaseLost(entry, attempt, requestGuard.refused);
     const previousDelayMs = (heartbeatDetails as CallHeartbeatDetails | undefined)?.retryDelayMs;
     const { failure, retryDelayMs, classification, refusedBy } = failureForThrownError(error, {
       tool: { ...entry, retry },
@@ -420,6 +430,7 @@ async function claimAndRun(
     if (retryDelayMs !== undefined) call.heartbeat.retry(retryDelayMs, call.executions);
     throw failure;
   }
+  requestGuard.end();
   lease.stop();
   return finishCall(tool, rawOutput, ctx, { store, token, attempt, retry }, deps);
 }

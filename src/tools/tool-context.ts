@@ -21,7 +21,9 @@ export interface ToolContext {
   /**
    * Throws `LeaseLostError` when this call no longer owns its idempotency key: the lease's local deadline
    * passed (the process was paused or starved) or another attempt took the key over. Synchronous, no I/O:
-   * call it just before sending an effect (`withIdempotencyKey` and `idempotentFetch` do). A no-op for calls
+   * call it just before sending an effect (`withIdempotencyKey` and `idempotentFetch` do). The worker runs
+   * the same check before every HTTP request the tool makes (global `fetch`, undici, `node:http(s)`); call it
+   * yourself right before an effect on any other transport (gRPC, a database driver). A no-op for calls
    * without a key store lease (read-only tools, no store).
    */
   assertLease(): void;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { idempotentFetch, withIdempotencyKey } from '../../src/tools/idempotent-fetch';
 import { LeaseLostError } from '../../src/tools/lease-lost-error';
 
-const ctx = { idempotencyKey: 'run-1/3', signal: new AbortController().signal };
+const ctx = { idempotencyKey: 'run-1/3', signal: new AbortController().signal, assertLease: () => {} };
 
 describe('forwarding the idempotency key', () => {
   test('adds the Idempotency-Key header and the activity signal', () => {
@@ -41,6 +41,28 @@ describe('forwarding the idempotency key', () => {
       expect(() => withIdempotencyKey(lost, { method: 'POST' })).toThrow(LeaseLostError);
       await expect(idempotentFetch(lost, `http://127.0.0.1:${port}/charges`, { method: 'POST' })).rejects.toThrow(
         LeaseLostError,
+      );
+      expect(requests).toBe(0);
+    } finally {
+      server.close();
+    }
+  });
+
+  test('refuses an options object built by hand without the lease check: it does not compile, and throws unsent', async () => {
+    let requests = 0;
+    const server = createServer((_req, res) => {
+      requests += 1;
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const handBuilt = { idempotencyKey: 'run-1/3', signal: new AbortController().signal };
+    try {
+      const { port } = server.address() as AddressInfo;
+      // @ts-expect-error `assertLease` is required: pass the tool's ctx
+      expect(() => withIdempotencyKey(handBuilt, { method: 'POST' })).toThrow(/assertLease/);
+      // @ts-expect-error `assertLease` is required: pass the tool's ctx
+      await expect(idempotentFetch(handBuilt, `http://127.0.0.1:${port}/charges`, { method: 'POST' })).rejects.toThrow(
+        TypeError,
       );
       expect(requests).toBe(0);
     } finally {

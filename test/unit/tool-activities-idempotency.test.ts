@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
@@ -9,6 +10,7 @@ import { defineTool, type ReconcileResult } from '../../src/tools/define-tool';
 import { withIdempotencyKey } from '../../src/tools/idempotent-fetch';
 import { LeaseLostError } from '../../src/tools/lease-lost-error';
 import type { ToolContext } from '../../src/tools/tool-context';
+import { startRequestCounter } from '../support/request-counter';
 import { PermanentToolError, TransientToolError } from '../../src/tools/tool-errors';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 
@@ -246,6 +248,41 @@ describe('a tool call that loses its lease', () => {
       await s.store.begin(KEY, fingerprint({ tool: 'charge', input: { amount: 5 } }), { owner: 'x' }),
     ).toMatchObject({ state: 'in_flight' });
   });
+
+  test.each([
+    ['global fetch', (url: string) => fetch(url, { method: 'POST', body: '{}' }).then(() => undefined)],
+    [
+      'node:http',
+      (url: string) =>
+        new Promise<void>((resolve, reject) => {
+          const req = httpRequest(url, { method: 'POST' }, (res) => res.resume().on('end', resolve));
+          req.on('error', reject);
+          req.end('{}');
+        }),
+    ],
+  ])(
+    'refuses a plain %s request the tool sends after an await that outlasted the lease, even if the tool swallows the error',
+    async (_client, send) => {
+      const downstream = await startRequestCounter();
+      let swallowed: unknown;
+      const s = setup({
+        execute: async () => {
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          s.clock.mono += LEASE_MS; // the process was stopped inside the await for a whole lease
+          await send(`${downstream.url}/charges`).catch((error: unknown) => (swallowed = error));
+          return { chargeId: 'made-up' };
+        },
+      });
+      try {
+        const failure = await failureOf(attempt(1, s));
+        expect(failure.type).toBe('LEASE_LOST');
+        expect(swallowed).toBeDefined();
+        expect(downstream.paths).toEqual([]);
+      } finally {
+        await downstream.close();
+      }
+    },
+  );
 
   test('aborts ctx.signal with LeaseLostError when a renewal finds the key taken over', async () => {
     let reason: unknown;
