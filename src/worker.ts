@@ -19,6 +19,7 @@ import { modelProvidersFromEnv } from './model/configured-model-providers';
 import { createMcpHost, withMcpTools, type McpHost } from './mcp/mcp-host';
 import type { McpServersConfigInput } from './mcp/mcp-config';
 import { tunedWorkerOptions } from './worker-tuning';
+import { withoutTaskTokenInActivityLogs } from './privacy/private-logs';
 import { MemoryTranscriptStore } from './transcripts/memory-transcript-store';
 import { withReadStoredOutputTool } from './budget/read-stored-output-tool';
 import { resolveArgumentGuard, type ArgumentGuardOptions } from './tools/argument-guard-options';
@@ -131,10 +132,14 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   const registry = withReadStoredOutputTool(mcpHost ? withMcpTools(ownTools, mcpHost) : ownTools, transcripts);
   const ownConnection = options.connection ? undefined : await NativeConnection.connect(connectionOptions(settings));
   const connection = options.connection ?? ownConnection!;
+  const telemetryOptions = await telemetryWorkerOptions(options.workerOptions, options.telemetry);
+  const interceptors = telemetryOptions.interceptors ?? options.workerOptions?.interceptors;
   const worker = await Worker.create({
     ...tunedWorkerOptions(),
     ...options.workerOptions,
-    ...(await telemetryWorkerOptions(options.workerOptions, options.telemetry)),
+    ...telemetryOptions,
+    // First, so no activity log line carries the task token, whatever the other interceptors add.
+    interceptors: { ...interceptors, activity: [withoutTaskTokenInActivityLogs, ...(interceptors?.activity ?? [])] },
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
