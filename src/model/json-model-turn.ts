@@ -99,66 +99,103 @@ function callFieldsOnly(calls: unknown): unknown {
 
 type Copy = { ok: true; value: unknown } | { ok: false; problem: NotJsonProblem };
 
-/** One value still to copy: where it goes, and whether its children were pushed yet (for the cycle check). */
+/** A container still to copy. Its path (for a message only) is its parents' keys and its own. */
 interface Frame {
-  source: unknown;
-  path: string;
-  target: Record<string | number, unknown>;
+  source: object;
+  parent: Frame | undefined;
+  /** Its key in the parent; the root field's name for the root. */
   key: string | number;
-  /** Set on the frame that closes a container: it leaves the path of ancestors then. */
-  leaving?: object;
+  /** Where its copy goes: `target[slot]`. */
+  target: Record<string | number, unknown>;
+  slot: string | number;
 }
 
 /**
  * An iterative copy of `value` made of JSON values only (no input can overflow the stack), or the first value
  * that is not JSON. Objects are ordinary objects with own data properties (a `__proto__` key stays a key).
+ * Leaves are copied where they are found; only containers take a frame; paths are built only for a problem.
  */
 function jsonCopy(value: unknown, rootPath: string): Copy {
   const holder: Record<string | number, unknown> = {};
+  const leaf = problemOfLeaf(value);
+  if (leaf) return notJson(pathOf(undefined, rootPath), leaf);
+  if (value === null || typeof value !== 'object') return { ok: true, value };
+  // The containers from the root to the one being copied (depth-first): a value among them is a cycle.
   const ancestors = new Set<object>();
-  const stack: Frame[] = [{ source: value, path: rootPath, target: holder, key: 0 }];
+  const line: Frame[] = [];
+  const stack: Frame[] = [{ source: value, parent: undefined, key: rootPath, target: holder, slot: 0 }];
   while (stack.length > 0) {
     const frame = stack.pop()!;
-    if (frame.leaving) {
-      ancestors.delete(frame.leaving);
-      continue;
-    }
-    const { source, path } = frame;
-    const leaf = problemOfLeaf(source);
-    if (leaf) return { ok: false, problem: { path, found: leaf } };
-    if (source === null || typeof source !== 'object') {
-      if (source !== undefined) setOwn(frame.target, frame.key, source);
-      continue;
-    }
-    if (ancestors.has(source))
-      return { ok: false, problem: { path, found: 'a cycle (an object that contains itself)' } };
+    const { source } = frame;
+    while (line.length > 0 && line[line.length - 1] !== frame.parent) ancestors.delete(line.pop()!.source);
+    if (ancestors.has(source)) return notJson(pathOf(frame), 'a cycle (an object that contains itself)');
     const isArray = Array.isArray(source);
-    if (!isArray && !isPlainObject(source)) return { ok: false, problem: { path, found: describeObject(source) } };
+    if (!isArray && !isPlainObject(source)) return notJson(pathOf(frame), describeObject(source));
     ancestors.add(source);
-    stack.push({ source: undefined, path, target: holder, key: 0, leaving: source });
+    line.push(frame);
     if (isArray) {
       const items = source as unknown[];
       const length = items.length;
       const copy = new Array<unknown>(length);
-      for (let i = length - 1; i >= 0; i--) {
-        const itemPath = `${path}[${i}]`;
-        if (!(i in items)) return { ok: false, problem: { path: itemPath, found: 'a hole (an empty array slot)' } };
+      const containers: Frame[] = [];
+      for (let i = 0; i < length; i++) {
+        if (!(i in items)) return notJson(pathOf(frame, i), 'a hole (an empty array slot)');
         const item = items[i];
-        if (item === undefined) return { ok: false, problem: { path: itemPath, found: 'undefined inside an array' } };
-        stack.push({ source: item, path: itemPath, target: copy as unknown as Record<number, unknown>, key: i });
+        if (item === undefined) return notJson(pathOf(frame, i), 'undefined inside an array');
+        const problem = copyChild(item, frame, i, copy as unknown as Record<number, unknown>, containers);
+        if (problem) return problem;
       }
-      setOwn(frame.target, frame.key, copy);
+      for (let i = containers.length - 1; i >= 0; i--) stack.push(containers[i]!);
+      setOwn(frame.target, frame.slot, copy);
     } else {
       const copy: Record<string, unknown> = {};
-      const keys = Object.keys(source);
-      for (let i = keys.length - 1; i >= 0; i--) {
-        const key = keys[i]!;
-        stack.push({ source: read(source, key), path: `${path}.${key}`, target: copy, key });
+      const containers: Frame[] = [];
+      for (const key of Object.keys(source)) {
+        const problem = copyChild((source as Record<string, unknown>)[key], frame, key, copy, containers);
+        if (problem) return problem;
       }
-      setOwn(frame.target, frame.key, copy);
+      for (let i = containers.length - 1; i >= 0; i--) stack.push(containers[i]!);
+      setOwn(frame.target, frame.slot, copy);
     }
   }
   return { ok: true, value: holder[0] };
+}
+
+/**
+ * Copies a leaf into `target[key]`, or holds the key's place (so the copy keeps the source's key order) and
+ * adds the container to `containers`, to be copied there; the problem of a value that cannot be JSON.
+ * `undefined` is left out (an absent field).
+ */
+function copyChild(
+  value: unknown,
+  parent: Frame,
+  key: string | number,
+  target: Record<string | number, unknown>,
+  containers: Frame[],
+): Copy | undefined {
+  if (value === undefined) return undefined;
+  if (value !== null && typeof value === 'object') {
+    setOwn(target, key, null);
+    containers.push({ source: value, parent, key, target, slot: key });
+    return undefined;
+  }
+  const leaf = problemOfLeaf(value);
+  if (leaf) return notJson(pathOf(parent, key), leaf);
+  setOwn(target, key, value);
+  return undefined;
+}
+
+function notJson(path: string, found: string): Copy {
+  return { ok: false, problem: { path, found } };
+}
+
+/** `toolCalls[0].arguments.n`: the keys from the root field to `frame`, then `lastKey`. */
+function pathOf(frame: Frame | undefined, lastKey?: string | number): string {
+  const keys: Array<string | number> = lastKey === undefined ? [] : [lastKey];
+  for (let f = frame; f; f = f.parent) keys.push(f.key);
+  let path = '';
+  for (const key of keys.reverse()) path += typeof key === 'number' ? `[${key}]` : path ? `.${key}` : key;
+  return path;
 }
 
 /** Undefined for a JSON leaf, `undefined` or a container; what the value is when it cannot be JSON at all. */
