@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { defineTool } from '../../src/tools/define-tool';
 import { createRecordingTools } from '../support/test-tools';
 import {
   connectTestTemporal,
@@ -158,4 +160,50 @@ describe('a custom provider returning what JSON cannot carry, on the real server
       expect(told?.role === 'user' ? told.content : '').toContain('MODEL_OUTPUT_NOT_JSON');
     },
   );
+});
+
+describe('objects a tool receives from the guard, on the real server', () => {
+  test('nested objects under z.any(), z.unknown() and a loose object are ordinary, whatever their keys', async () => {
+    const echo = defineTool({
+      name: 'describe_data',
+      description: 'Describes what it was given.',
+      input: z.looseObject({ data: z.any(), more: z.unknown() }),
+      output: z.object({ text: z.string(), ordinary: z.boolean(), keys: z.array(z.string()) }),
+      effect: 'read-only',
+      idempotent: true,
+    }).implement(async (input) => {
+      const values = [input.data, input.more, (input as Record<string, unknown>)['extra']] as object[];
+      return {
+        text: `${String(input.data)} ${values.map((value) => JSON.stringify(value)).join(' ')}`,
+        ordinary: values.every((value) => Object.getPrototypeOf(value) === Object.prototype),
+        keys: Object.keys(input.data as object),
+      };
+    });
+    const taskQueue = uniqueTaskQueue('ordinary-objects');
+    const worker = await createTestWorker(temporal, { tools: [echo], taskQueue });
+    const args =
+      '{"data":{"a":1,"nested":{"b":2}},"more":{"toString":"t","valueOf":1,"constructor":{}},"extra":{"hasOwnProperty":true}}';
+    const script: ScriptedTurn[] = [
+      { toolCalls: [{ name: 'describe_data', arguments: args }] },
+      { text: 'described', final: true },
+    ];
+    const result = await worker.runUntil(async () =>
+      waitForAgentRun(
+        await startAgentRun(
+          temporal.client,
+          { goal: 'describe', model: { provider: 'scripted', script } },
+          { taskQueue },
+        ),
+      ),
+    );
+    expect(result.status).toBe('completed');
+    expect(result.steps[0]?.observation).toEqual({
+      status: 'ok',
+      output: {
+        text: '[object Object] {"a":1,"nested":{"b":2}} {"toString":"t","valueOf":1,"constructor":{}} {"hasOwnProperty":true}',
+        ordinary: true,
+        keys: ['a', 'nested'],
+      },
+    });
+  });
 });
