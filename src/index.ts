@@ -200,6 +200,7 @@ export {
 } from './activities/model-activities';
 export type { ToolActivityInput, ToolActivityResult, CompensationArguments } from './activities/tool-activity-types';
 export { createWorker, type CreateWorkerOptions, type DurableToolsWorker } from './worker';
+export { privateRuntimeLogger } from './privacy/private-logs';
 export {
   AGENT_RUN_WORKFLOW,
   connectClient,

@@ -19,6 +19,8 @@ import { modelProvidersFromEnv } from './model/configured-model-providers';
 import { createMcpHost, withMcpTools, type McpHost } from './mcp/mcp-host';
 import type { McpServersConfigInput } from './mcp/mcp-config';
 import { tunedWorkerOptions } from './worker-tuning';
+import { withoutTaskTokenInActivityLogs } from './privacy/private-logs';
+import { installPrivateRuntimeIfNone } from './privacy/private-runtime';
 import { MemoryTranscriptStore } from './transcripts/memory-transcript-store';
 import { withReadStoredOutputTool } from './budget/read-stored-output-tool';
 import { resolveArgumentGuard, type ArgumentGuardOptions } from './tools/argument-guard-options';
@@ -129,12 +131,18 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   const idempotencyStore = withIdempotencyEncryption(options.idempotencyStore, encryption);
   // The built-in pager of stored outputs reads the same store the tool activities write claim checks to.
   const registry = withReadStoredOutputTool(mcpHost ? withMcpTools(ownTools, mcpHost) : ownTools, transcripts);
+  // The first connection instantiates Temporal's runtime: its default logger, then, writes no task token.
+  if (!options.connection) installPrivateRuntimeIfNone();
   const ownConnection = options.connection ? undefined : await NativeConnection.connect(connectionOptions(settings));
   const connection = options.connection ?? ownConnection!;
+  const telemetryOptions = await telemetryWorkerOptions(options.workerOptions, options.telemetry);
+  const interceptors = telemetryOptions.interceptors ?? options.workerOptions?.interceptors;
   const worker = await Worker.create({
     ...tunedWorkerOptions(),
     ...options.workerOptions,
-    ...(await telemetryWorkerOptions(options.workerOptions, options.telemetry)),
+    ...telemetryOptions,
+    // First, so no activity log line carries the task token, whatever the other interceptors add.
+    interceptors: { ...interceptors, activity: [withoutTaskTokenInActivityLogs, ...(interceptors?.activity ?? [])] },
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,

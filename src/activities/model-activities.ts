@@ -7,6 +7,7 @@ import type { ToolRegistry } from '../tools/tool-registry';
 import { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
 import type { TranscriptStore } from '../transcripts/transcript-store';
 import { emptyTurnProblem, turnExcerpt, wireSafeArguments } from '../model/model-turn-check';
+import { jsonModelTurn, notJsonMessage } from '../model/json-model-turn';
 import { ENGINE_FAILURE_TYPES, engineFailure } from '../protocol/activity-protocol';
 import { modelVisibleTools } from '../tools/tool-visibility';
 import { withFetchToolResult } from '../tools/fetch-tool-result';
@@ -90,7 +91,9 @@ export interface ModelActivities {
  * store, calls the provider with the whole transcript and the run's tool catalog, and normalises the
  * answer so the workflow only ever sees a well-formed {@link ModelTurn}: tool names are strings (an
  * invented or missing name is refused later by the workflow's visibility gate), arguments stay raw (the
- * tool activity judges them), and every call has an id.
+ * tool activity judges them), and every call has an id. A turn holding values JSON cannot carry becomes a
+ * `MODEL_OUTPUT_NOT_JSON` issue (see `jsonModelTurn`); a turn that is JSON but not a turn fails the model step
+ * (`MODEL_OUTPUT_INVALID`).
  *
  * @example
  * ```ts
@@ -135,7 +138,17 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
       } catch (error) {
         throw modelFailure(error, input.settings.provider, deps.random);
       }
-      const parsed = modelTurnSchema.safeParse(raw);
+      // Values JSON cannot carry (a symbol as a tool name, a BigInt or a function in the arguments, a cycle)
+      // make the turn an issue the model reads: the workflow only ever sees JSON, and no such call runs.
+      const json = jsonModelTurn(raw);
+      if (!json.ok) {
+        return {
+          toolCalls: [],
+          done: false,
+          issue: { code: 'MODEL_OUTPUT_NOT_JSON', message: truncateText(notJsonMessage(json.problem), 2_000) },
+        };
+      }
+      const parsed = modelTurnSchema.safeParse(json.turn);
       if (!parsed.success) {
         throw engineFailure(
           ENGINE_FAILURE_TYPES.MODEL_OUTPUT_INVALID,

@@ -91,6 +91,20 @@ export interface ModelFailureDetails {
  * activity is returned unchanged.
  */
 export function modelFailure(error: unknown, provider: string, random: () => number = Math.random): unknown {
+  try {
+    return failureOf(error, provider, random);
+  } catch {
+    // A thrown value that cannot even be looked at (a proxy whose traps throw, an object without a prototype
+    // that cannot become text): classified as what it is, an unrecognised provider error.
+    return failureOf(
+      new Error(`The model provider threw a value that cannot be read (${typeof error}).`),
+      provider,
+      random,
+    );
+  }
+}
+
+function failureOf(error: unknown, provider: string, random: () => number): unknown {
   const activity = currentActivity();
   if (activity?.cancellationSignal.aborted && !(error instanceof ModelTurnTimeoutError)) return error;
   const classification: ModelFailureClassification =

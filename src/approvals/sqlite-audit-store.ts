@@ -1,6 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { preparePrivateStateFile } from '../privacy/private-state';
 import type { ApprovalAuditRecord } from './approval-types';
 import { AUDIT_COLUMNS, auditRecordFromRow, auditRowValues, type AuditRow } from './audit-rows';
 import { AUDIT_LIST_DEFAULT_LIMIT, type AuditQuery, type AuditStore } from './audit-store';
@@ -15,7 +14,8 @@ export const SQLITE_AUDIT_DEFAULTS = {
 
 /**
  * An audit store in a SQLite file: the embedded default of a worker process. Shared by the worker
- * processes of one machine and readable by `durable-tools audit` on that machine.
+ * processes of one machine and readable by `durable-tools audit` on that machine. The file and its -wal / -shm
+ * files are 0600, a directory it creates 0700 (docs/at-rest.md).
  */
 export class SqliteAuditStore implements AuditStore {
   private readonly db: Database.Database;
@@ -23,7 +23,8 @@ export class SqliteAuditStore implements AuditStore {
 
   constructor(options: { path?: string } = {}) {
     const path = options.path ?? SQLITE_AUDIT_DEFAULTS.path;
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    // 0600 before SQLite opens it (its -wal and -shm files take that mode), in a 0700 directory when created.
+    preparePrivateStateFile(path);
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`busy_timeout = ${SQLITE_AUDIT_DEFAULTS.busyTimeoutMs}`);

@@ -1,4 +1,5 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { privateRuntimeLogger } from '../privacy/private-logs';
 
 /**
  * Installs the Temporal runtime for a command that runs a worker: warnings and errors only, and no signal
@@ -8,7 +9,8 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
  */
 export function installRuntime(options: { prometheusBindAddress?: string } = {}): void {
   Runtime.install({
-    logger: new DefaultLogger('WARN'),
+    // Task tokens (and whole activity tasks) never reach a log line.
+    logger: privateRuntimeLogger(new DefaultLogger('WARN')),
     shutdownSignals: [],
     ...(options.prometheusBindAddress
       ? { telemetryOptions: { metrics: { prometheus: { bindAddress: options.prometheusBindAddress } } } }

@@ -1,7 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
+import {
+  ensurePrivateDirectory,
+  PRIVATE_MODES,
+  tighten,
+  tightenCompanions,
+  withPrivateUmask,
+} from '../privacy/private-state';
 import { SEARCH_ATTRIBUTE_FLAGS } from '../search-attributes';
 import { findFreePort } from './free-port';
 import { resolveTemporalCli, type ResolveTemporalCliOptions } from './temporal-cli';
@@ -19,7 +26,10 @@ export const DEV_SERVER_TIMING = {
 
 /** Options of {@link startDevServer}. */
 export interface DevServerOptions {
-  /** SQLite file that keeps histories across restarts; in memory when omitted. */
+  /**
+   * SQLite file that keeps histories across restarts; in memory when omitted. Created 0600 (and its -wal /
+   * -shm files) in a directory created 0700; an existing one is tightened (docs/at-rest.md).
+   */
   dbFile?: string;
   /** gRPC port (default: a free port). */
   port?: number;
@@ -33,7 +43,7 @@ export interface DevServerOptions {
    */
   uiCodecEndpoint?: string;
   namespace?: string;
-  /** File that receives the server's own log (default: discarded). */
+  /** File that receives the server's own log (default: discarded); 0600, in a directory created 0700. */
   logFile?: string;
   /** Options for finding or building the CLI. */
   cli?: ResolveTemporalCliOptions;
@@ -105,7 +115,10 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   if (ui && options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   if (!ui) args.push('--headless');
   if (options.dbFile) {
-    mkdirSync(dirname(options.dbFile), { recursive: true });
+    ensurePrivateDirectory(dirname(options.dbFile));
+    // State of an earlier server (or an earlier version) is tightened; a new file is made under umask 077.
+    tighten(options.dbFile, PRIVATE_MODES.file);
+    tightenCompanions(options.dbFile);
     args.push('--db-filename', options.dbFile);
     const pragmas = options.sqlitePragmas ?? (options.tuned === false ? {} : TUNED_DEV_SERVER_SQLITE_PRAGMAS);
     for (const [pragma, value] of Object.entries(pragmas)) args.push('--sqlite-pragma', `${pragma}=${value}`);
@@ -120,10 +133,14 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
 
   let logFd: number | 'ignore' = 'ignore';
   if (options.logFile) {
-    mkdirSync(dirname(options.logFile), { recursive: true });
-    logFd = openSync(options.logFile, 'a');
+    ensurePrivateDirectory(dirname(options.logFile));
+    logFd = openSync(options.logFile, 'a', PRIVATE_MODES.file);
+    tighten(options.logFile, PRIVATE_MODES.file);
   }
-  const child = spawn(cli.path, args, { stdio: ['ignore', logFd, logFd], detached: options.ownProcessGroup ?? false });
+  // The server creates its SQLite files (and their -wal / -shm) under umask 077: 0600, like the engine's stores.
+  const child = withPrivateUmask(() =>
+    spawn(cli.path, args, { stdio: ['ignore', logFd, logFd], detached: options.ownProcessGroup ?? false }),
+  );
   if (typeof logFd === 'number') closeSync(logFd);
   const address = `127.0.0.1:${port}`;
   try {
@@ -131,6 +148,11 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
+  }
+  if (options.dbFile) {
+    // Where the mask could not be set (a worker thread), the files the server just created are tightened now.
+    tighten(options.dbFile, PRIVATE_MODES.file);
+    tightenCompanions(options.dbFile);
   }
   return {
     address,

@@ -36,7 +36,8 @@ const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
  * Builds a keyring from `id:base64key` entries (commas, whitespace or new lines between them; `#` comments),
  * the first being the current key. Each key must decode to exactly 32 bytes (e.g. `openssl rand -base64 32`).
  *
- * @throws {@link EncryptionError} `INVALID_ENCRYPTION_KEYS` naming the bad entry (never its key material).
+ * @throws {@link EncryptionError} `INVALID_ENCRYPTION_KEYS` naming the bad entry by its position (never its id
+ * or key material: an entry written the wrong way round would put the key where the id goes).
  *
  * @example
  * ```ts
@@ -54,9 +55,14 @@ export function parseEncryptionKeys(text: string, source = 'the encryption keys'
     throw invalid(`${source} list no key: give at least one "id:base64key" entry (the first is the current key).`);
   }
   const keys = new Map<string, EncryptionKey>();
+  const positions = new Map<string, number>();
   entries.forEach((entry, index) => {
     const key = parseEntry(entry, `entry ${index + 1} of ${source}`);
-    if (keys.has(key.id)) throw invalid(`Key id "${key.id}" appears twice in ${source}: key ids must be unique.`);
+    const first = positions.get(key.id);
+    if (first !== undefined) {
+      throw invalid(`Entries ${first} and ${index + 1} of ${source} have the same key id: key ids must be unique.`);
+    }
+    positions.set(key.id, index + 1);
     keys.set(key.id, key);
   });
   return { current: keys.values().next().value as EncryptionKey, keys };
@@ -68,14 +74,16 @@ function parseEntry(entry: string, where: string): EncryptionKey {
   const id = entry.slice(0, colon);
   const material = entry.slice(colon + 1);
   if (!KEY_ID.test(id)) {
-    throw invalid(`The ${where} has the key id "${id.slice(0, 80)}": use 1-64 characters of A-Z a-z 0-9 . _ -.`);
+    throw invalid(
+      `The ${where} has an invalid key id (${id.length} characters): use 1-64 characters of A-Z a-z 0-9 . _ -.`,
+    );
   }
   const key = BASE64.test(material)
     ? Buffer.from(material, material.includes('-') || material.includes('_') ? 'base64url' : 'base64')
     : undefined;
   if (key === undefined || key.length !== 32) {
     throw invalid(
-      `The key "${id}" (${where}) must be 32 bytes in base64 (e.g. \`openssl rand -base64 32\`), ` +
+      `The key of the ${where} must be 32 bytes in base64 (e.g. \`openssl rand -base64 32\`), ` +
         `not ${key === undefined ? 'text that is not base64' : `${key.length} bytes`}.`,
     );
   }

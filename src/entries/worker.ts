@@ -189,6 +189,8 @@ export {
   type CreateWorkerOptions,
   type DurableToolsWorker,
 } from '../worker';
+// Logs without task tokens, for a Temporal runtime you install yourself (docs/at-rest.md)
+export { privateRuntimeLogger } from '../privacy/private-logs';
 export {
   connectionSettingsFromEnv,
   connectionOptions,

@@ -1,7 +1,7 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import { preparePrivateStateFile } from '../privacy/private-state';
 import { IDEMPOTENCY_DEFAULTS } from './idempotency-defaults';
 import {
   acceptRepeatedFinish,
@@ -40,7 +40,10 @@ export const SQLITE_STORE_DEFAULTS = {
 
 /** Options of {@link SqliteIdempotencyStore}. */
 export interface SqliteIdempotencyStoreOptions extends IdempotencyStoreBaseOptions {
-  /** Database file; its directory is created. Default `.data/idempotency.sqlite` under the working directory. */
+  /**
+   * Database file; its directory is created (0700). Default `.data/idempotency.sqlite` under the working
+   * directory. The file and its -wal / -shm files are 0600 (docs/at-rest.md).
+   */
   path?: string;
   /** Table name (letters, digits, `_`). Default `idempotency_keys`. */
   table?: string;
@@ -124,7 +127,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     this.path = file === ':memory:' ? file : resolve(file);
 
     try {
-      if (this.path !== ':memory:') mkdirSync(dirname(this.path), { recursive: true });
+      // 0600 before SQLite opens it (its -wal and -shm files take that mode), in a 0700 directory when created.
+      preparePrivateStateFile(this.path);
       this.db = new Database(this.path, { timeout: this.busyTimeoutMs });
       // Set-up may race with other processes opening the same file: wait the full timeout here.
       this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);

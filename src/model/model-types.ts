@@ -31,11 +31,13 @@ export interface ModelUsage {
 export type ModelFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
 
 /**
- * A turn that is neither tool calls nor an answer: the model refused, said nothing, or was cut off.
- * The run records it as an observation and asks the model again; it is never a completed answer.
+ * A turn that is neither tool calls nor an answer: the model refused, said nothing, was cut off, or its
+ * provider returned values JSON cannot carry (`MODEL_OUTPUT_NOT_JSON`: a symbol as a tool name, a BigInt or a
+ * function in the arguments, a cycle; none of its calls runs). The run records it as an observation and asks
+ * the model again; it is never a completed answer.
  */
 export interface ModelTurnIssue {
-  code: 'MODEL_REFUSED' | 'MODEL_EMPTY_RESPONSE' | 'MODEL_OUTPUT_TRUNCATED';
+  code: 'MODEL_REFUSED' | 'MODEL_EMPTY_RESPONSE' | 'MODEL_OUTPUT_TRUNCATED' | 'MODEL_OUTPUT_NOT_JSON';
   message: string;
 }
 

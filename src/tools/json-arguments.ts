@@ -72,7 +72,8 @@ interface Frame {
  * Copies a parsed JSON value into objects without a prototype (so `constructor`, `toString` or `__proto__`
  * are ordinary own keys, never inherited members), checking on the way that it is plain JSON: only objects,
  * arrays, strings, finite numbers, booleans and null; no lone surrogates in strings or keys; nesting at most
- * `maxDepth` deep.
+ * `maxDepth` deep. The copy is for validation: {@link restoreObjectPrototypes} makes its objects ordinary
+ * before a tool sees them.
  */
 export function plainJsonCopy(input: unknown, maxDepth: number = ARGUMENT_GUARD_LIMITS.maxDepth): PlainJsonCopy {
   const holder: unknown[] = [undefined];
@@ -105,11 +106,16 @@ export function plainJsonCopy(input: unknown, maxDepth: number = ARGUMENT_GUARD_
       }
     } else {
       copy = new BareObject() as Record<string, unknown>;
-      for (const key of Object.keys(source as object)) {
+      const keys = Object.keys(source as object);
+      for (const key of keys) {
         if (!isWellFormed(key)) {
           return { ok: false, problem: { path: pathOf(frame, key), ...loneSurrogate('the key') } };
         }
         if (key === FORBIDDEN_ARGUMENT_KEY) forbiddenKeyPaths.push(keysOf(frame));
+      }
+      // Pushed last key first, so the copy's keys come out in the order the model wrote them.
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
         const value = (source as Record<string, unknown>)[key];
         if (value !== undefined) stack.push({ source: value, depth: depth + 1, parent: frame, key, target: copy });
       }
@@ -117,6 +123,30 @@ export function plainJsonCopy(input: unknown, maxDepth: number = ARGUMENT_GUARD_
     (frame.target as Record<string | number, unknown>)[frame.key] = copy;
   }
   return { ok: true, value: holder[0], forbiddenKeyPaths };
+}
+
+/**
+ * Gives every object of a {@link plainJsonCopy} (and so every object zod passed through from it: the values of
+ * `z.any()`, `z.unknown()`, loose objects and records) `Object.prototype` back, in place, once validation is
+ * over: the tool then gets what `JSON.parse` would have made — ordinary objects whose keys, `toString` or
+ * `constructor` included, are own data properties — so `String(x)`, template literals, `JSON.stringify` and
+ * `x.hasOwnProperty` behave as usual. Validation needs the bare prototype (zod and the invented-field walk
+ * must not see inherited members as present fields); the tool needs the ordinary one. Iterative; only the
+ * copy's own objects are touched (never `Object.prototype` itself).
+ */
+export function restoreObjectPrototypes(copy: unknown): void {
+  const stack: unknown[] = [copy];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      for (const item of node) stack.push(item);
+      continue;
+    }
+    if (Object.getPrototypeOf(node) !== BareObject.prototype) continue;
+    Object.setPrototypeOf(node, Object.prototype);
+    for (const key of Object.keys(node)) stack.push((node as Record<string, unknown>)[key]);
+  }
 }
 
 /** The keys leading from the root to the value of `frame`. */

@@ -5,6 +5,7 @@ import {
   ARGUMENT_GUARD_LIMITS,
   FORBIDDEN_ARGUMENT_KEY,
   plainJsonCopy,
+  restoreObjectPrototypes,
   type ArgumentGuardLimits,
 } from './json-arguments';
 
@@ -32,6 +33,10 @@ type KeyProblem = InventedField & { forbidden?: true };
  *   other;
  * - a `__proto__` key anywhere (in a record, a loose object, an `unknown` value): forbidden, since
  *   assigning it replaces an object's prototype (zod would silently drop it from a record).
+ *
+ * Every object the tool receives is an ordinary object (`Object.prototype`, own data properties), as
+ * `JSON.parse` makes them, whatever its keys and wherever it sits (under `z.any()`, `z.unknown()`, a loose
+ * object, a record or an array).
  *
  * Nothing is coerced: a call either matches the contract exactly or never reaches the implementation.
  * The cost is linear in the size of the input, nothing recurses deeper than the bounded nesting, and at
@@ -81,7 +86,12 @@ export function parseToolArguments<S extends z.ZodType>(
 
   const keys = keyProblems(findInventedFields(schema, sent), copy.forbiddenKeyPaths);
   const result = schema.safeParse(sent);
-  if (result.success && keys.length === 0) return { ok: true, value: result.data, sent };
+  if (result.success && keys.length === 0) {
+    // Objects zod passed through (z.any(), z.unknown(), loose objects, records) are the copy's own: make them
+    // ordinary objects again, as `JSON.parse` would have made them.
+    restoreObjectPrototypes(sent);
+    return { ok: true, value: result.data, sent };
+  }
   const zodIssues = result.success ? [] : result.error.issues;
   const total = countKeyIssues(keys) + zodIssues.length;
   const issues = [

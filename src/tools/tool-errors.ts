@@ -128,7 +128,10 @@ export class HttpStatusError extends Error {
     } = {},
   ) {
     const statusText = options.statusText ?? '';
-    super(`HTTP ${status}${statusText ? ` ${statusText}` : ''}${options.url ? ` from ${options.url}` : ''}`, {
+    // The message reaches the model, the run's history and logs: the URL without credentials or query (an API key
+    // often travels in one), which stay on `url` for the tool's own code.
+    const from = options.url ? ` from ${urlWithoutSecrets(options.url)}` : '';
+    super(`HTTP ${status}${statusText ? ` ${statusText}` : ''}${from}`, {
       cause: options.cause,
     });
     this.status = status;
@@ -139,6 +142,22 @@ export class HttpStatusError extends Error {
     this.retryAfter = headers['retry-after'];
     this.bodyExcerpt = (options.bodyExcerpt ?? '').slice(0, HTTP_ERROR_LIMITS.bodyExcerptChars);
     this.url = options.url;
+  }
+}
+
+/** A URL without its user info, query and fragment (`?…` kept as a marker); text that is no URL is cut at `?`. */
+function urlWithoutSecrets(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const hadQuery = parsed.search !== '';
+    parsed.username = '';
+    parsed.password = '';
+    parsed.search = '';
+    parsed.hash = '';
+    return `${parsed.toString()}${hadQuery ? '?…' : ''}`;
+  } catch {
+    const cut = url.search(/[?#]/);
+    return cut < 0 ? url : `${url.slice(0, cut)}?…`;
   }
 }
 

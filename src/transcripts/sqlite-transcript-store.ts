@@ -1,6 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { preparePrivateStateFile } from '../privacy/private-state';
 import type { TranscriptMessage } from '../model/model-types';
 import type { StoredPayload, TranscriptStore } from './transcript-store';
 import {
@@ -19,7 +18,8 @@ export const SQLITE_TRANSCRIPT_DEFAULTS = {
 
 /**
  * A transcript store in a SQLite file: survives worker restarts on one machine, and is shared by the
- * worker processes of that machine. Workers on several machines need a shared store of their own.
+ * worker processes of that machine. Workers on several machines need a shared store of their own. The file
+ * and its -wal / -shm files are 0600, a directory it creates 0700 (docs/at-rest.md).
  */
 export class SqliteTranscriptStore implements TranscriptStore {
   private readonly db: Database.Database;
@@ -29,7 +29,8 @@ export class SqliteTranscriptStore implements TranscriptStore {
   constructor(options: { path?: string } & PayloadRetentionOptions = {}) {
     this.retention = payloadRetention(options);
     const path = options.path ?? SQLITE_TRANSCRIPT_DEFAULTS.path;
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    // 0600 before SQLite opens it (its -wal and -shm files take that mode), in a 0700 directory when created.
+    preparePrivateStateFile(path);
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`busy_timeout = ${SQLITE_TRANSCRIPT_DEFAULTS.busyTimeoutMs}`);

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { defineTool } from '../../src/tools/define-tool';
 import { createRecordingTools } from '../support/test-tools';
 import {
   connectTestTemporal,
@@ -7,6 +9,7 @@ import {
 } from '../support/temporal-test-env';
 import { startAgentRun, waitForAgentRun } from '../../src/client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
+import type { ModelProvider, ModelRequest, ModelTurn } from '../../src/model/model-types';
 import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
 
 let temporal: TestTemporal;
@@ -107,5 +110,100 @@ describe('malformed tool calls from the model', () => {
     });
     expect(observation).toMatchObject({ code: 'UNKNOWN_TOOL' });
     expect(calls).toEqual([]);
+  });
+});
+
+/** A value JSON cannot carry inside an otherwise ordinary one-call turn. */
+function turnCalling(name: unknown, args: unknown): ModelTurn {
+  return { toolCalls: [{ id: 'bad_1', name: name as string, arguments: args }], done: false };
+}
+
+const CYCLE: Record<string, unknown> = { a: 2 };
+CYCLE['b'] = CYCLE;
+
+describe('a custom provider returning what JSON cannot carry, on the real server', () => {
+  const LATER_TURNS: ModelTurn[] = [
+    { toolCalls: [{ id: 'good_1', name: 'add', arguments: { a: 2, b: 40 } }], done: false },
+    { text: 'The sum is 42.', toolCalls: [], done: true },
+  ];
+
+  test.each([
+    ['a symbol as tool name', () => turnCalling(Symbol('add'), { a: 1, b: 1 })],
+    ['a BigInt in the arguments', () => turnCalling('add', { a: 1n, b: 1 })],
+    ['a function as arguments', () => turnCalling('add', () => ({ a: 1, b: 1 }))],
+    ['a cycle in the arguments', () => turnCalling('add', CYCLE)],
+    ['undefined inside an array of the arguments', () => turnCalling('add', { a: 1, b: 1, list: [undefined] })],
+    ['a Map as arguments', () => turnCalling('add', new Map([['a', 1]]))],
+  ])(
+    '%s is a MODEL_OUTPUT_NOT_JSON turn the model reads; no tool runs for it and the run ends as the later turns say',
+    async (name, hostileTurn) => {
+      const { tools, calls } = createRecordingTools();
+      const requests: ModelRequest[] = [];
+      const provider: ModelProvider = async (request) => {
+        requests.push(request);
+        return request.turn === 0 ? hostileTurn() : LATER_TURNS[request.turn - 1]!;
+      };
+      const taskQueue = uniqueTaskQueue(`not-json-${name.split(' ').slice(0, 3).join('-')}`);
+      const worker = await createTestWorker(temporal, { tools, taskQueue, modelProviders: { odd: provider } });
+      const result = await worker.runUntil(async () =>
+        waitForAgentRun(
+          await startAgentRun(temporal.client, { goal: name, model: { provider: 'odd' } }, { taskQueue }),
+        ),
+      );
+      expect(result.status).toBe('completed');
+      expect(result.answer).toBe('The sum is 42.');
+      expect(result.steps).toHaveLength(1);
+      expect(calls.map((call) => [call.tool, call.input])).toEqual([['add', { a: 2, b: 40 }]]);
+      // One model call per turn: the bad turn was not retried as a failure.
+      expect(requests.map((request) => request.turn)).toEqual([0, 1, 2]);
+      const told = requests[1]?.transcript.at(-1);
+      expect(told?.role === 'user' ? told.content : '').toContain('MODEL_OUTPUT_NOT_JSON');
+    },
+  );
+});
+
+describe('objects a tool receives from the guard, on the real server', () => {
+  test('nested objects under z.any(), z.unknown() and a loose object are ordinary, whatever their keys', async () => {
+    const echo = defineTool({
+      name: 'describe_data',
+      description: 'Describes what it was given.',
+      input: z.looseObject({ data: z.any(), more: z.unknown() }),
+      output: z.object({ text: z.string(), ordinary: z.boolean(), keys: z.array(z.string()) }),
+      effect: 'read-only',
+      idempotent: true,
+    }).implement(async (input) => {
+      const values = [input.data, input.more, (input as Record<string, unknown>)['extra']] as object[];
+      return {
+        text: `${String(input.data)} ${values.map((value) => JSON.stringify(value)).join(' ')}`,
+        ordinary: values.every((value) => Object.getPrototypeOf(value) === Object.prototype),
+        keys: Object.keys(input.data as object),
+      };
+    });
+    const taskQueue = uniqueTaskQueue('ordinary-objects');
+    const worker = await createTestWorker(temporal, { tools: [echo], taskQueue });
+    const args =
+      '{"data":{"a":1,"nested":{"b":2}},"more":{"toString":"t","valueOf":1,"constructor":{}},"extra":{"hasOwnProperty":true}}';
+    const script: ScriptedTurn[] = [
+      { toolCalls: [{ name: 'describe_data', arguments: args }] },
+      { text: 'described', final: true },
+    ];
+    const result = await worker.runUntil(async () =>
+      waitForAgentRun(
+        await startAgentRun(
+          temporal.client,
+          { goal: 'describe', model: { provider: 'scripted', script } },
+          { taskQueue },
+        ),
+      ),
+    );
+    expect(result.status).toBe('completed');
+    expect(result.steps[0]?.observation).toEqual({
+      status: 'ok',
+      output: {
+        text: '[object Object] {"a":1,"nested":{"b":2}} {"toString":"t","valueOf":1,"constructor":{}} {"hasOwnProperty":true}',
+        ordinary: true,
+        keys: ['a', 'nested'],
+      },
+    });
   });
 });

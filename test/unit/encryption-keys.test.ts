@@ -37,18 +37,28 @@ describe('encryption key configuration', () => {
     expect(encryptionKeysFromEnv({ DURABLE_TOOLS_ENCRYPTION_KEYS: '  ' })).toBeUndefined();
   });
 
-  test('a key of the wrong length is refused naming the key but not its material', () => {
+  test('a key of the wrong length is refused naming its entry, neither its id nor its material', () => {
     const short = Buffer.alloc(16, 7).toString('base64');
-    const error = refusal(`k1:${short}`);
-    expect(error.message).toMatch(/"k1".*32 bytes.*not 16 bytes/);
+    const error = refusal(`${keyEntry('k0')},k1:${short}`);
+    expect(error.message).toMatch(/entry 2 of .*32 bytes.*not 16 bytes/);
+    expect(error.message).not.toContain('k1');
     expect(error.message).not.toContain(short);
+  });
+
+  test('an entry written the wrong way round (key:id) is refused without quoting the key', () => {
+    const material = Buffer.alloc(32, 9).toString('base64').replace(/=+$/, '');
+    for (const entry of [`${material}:k1`, `${material}+/:k1`]) {
+      const error = refusal(entry);
+      expect(error.message).toMatch(/entry 1 of/);
+      expect(error.message).not.toContain(material.slice(0, 12));
+    }
   });
 
   test('an entry without an id, a bad id, text that is not base64 and duplicate ids are refused', () => {
     expect(refusal(Buffer.alloc(32).toString('base64')).message).toMatch(/no colon/);
     expect(refusal(`bad!id:${Buffer.alloc(32).toString('base64')}`).message).toMatch(/key id/);
     expect(refusal('k1:not*base64!').message).toMatch(/not base64|32 bytes/);
-    expect(refusal(`${keyEntry('k1')},${keyEntry('k1')}`).message).toMatch(/appears twice/);
+    expect(refusal(`${keyEntry('k1')},${keyEntry('k1')}`).message).toMatch(/Entries 1 and 2 .* same key id/);
     expect(refusal('').message).toMatch(/no key/);
   });
 
