@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { connectClient } from '../client';
@@ -8,6 +8,7 @@ import { createIdempotencyStore } from '../idempotency/create-idempotency-store'
 import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry';
 import { createTranscriptStore } from '../transcripts/create-transcript-store';
 import { createWorker, loadToolsModule } from '../worker';
+import { enableTypeScriptFor } from '../typescript-tools-module';
 import { loadMcpConfigFile } from './mcp-config';
 import { McpHost, withMcpTools } from './mcp-host';
 import { startMcpHttpListener } from './mcp-http-listener';
@@ -50,12 +51,14 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
   if (values.stdio) console.log = console.error;
   const stopRequested = Promise.race([untilSignal(), ...(options.until ? [options.until.then(() => {})] : [])]);
 
+  const toolsModule =
+    values.tools ??
+    (process.env.DURABLE_TOOLS_TOOLS_MODULE || join(__dirname, '..', '..', 'examples', 'trip-tools.ts'));
+  // A TypeScript module without tsx in the project is reported now, before a server is started.
+  enableTypeScriptFor(resolve(toolsModule), process.cwd());
   const settings = connectionSettingsFromEnv();
   const temporal = await ensureLocalTemporal(settings, { log: say });
-  const tools = await loadToolsModule(
-    values.tools ??
-      (process.env.DURABLE_TOOLS_TOOLS_MODULE || join(__dirname, '..', '..', 'examples', 'trip-tools.ts')),
-  );
+  const tools = await loadToolsModule(toolsModule);
   const mcpConfigPath = process.env.DURABLE_TOOLS_MCP_CONFIG;
   const host = mcpConfigPath ? new McpHost(loadMcpConfigFile(mcpConfigPath)) : undefined;
   await host?.refresh();
