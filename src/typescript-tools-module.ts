@@ -29,17 +29,20 @@ export interface TypeScriptLoaderDeps {
   typeScriptLoaded?: () => boolean;
   /** Registers the tsx require hook of the module at `path` (its `register()`). */
   register?: (path: string) => void;
+  /** Whether this Node strips types itself (`process.features.typescript`, Node 22.10+ with it enabled). */
+  nodeStripsTypes?: () => boolean;
 }
 
 /** What {@link enableTypeScriptFor} did. */
-export type TypeScriptLoading = 'not-typescript' | 'already-loaded' | 'registered';
+export type TypeScriptLoading = 'not-typescript' | 'already-loaded' | 'registered' | 'node-strips-types';
 
 /**
  * Makes `require` able to load the TypeScript module at `modulePath` (an absolute path): nothing for a `.js`
  * module or when a loader is already registered (`node --import tsx`); otherwise registers tsx's require hook
  * (`tsx/cjs/api`, which compiles `.ts`, `.mts` and `.cts` and their imports), resolved from the module's
- * directory, then from `cwd` — that is, from the user's project. Without tsx there it throws a
- * {@link ToolsModuleError} saying what to install, before anything is started.
+ * directory, then from `cwd` — that is, from the user's project. Without tsx there, on a Node that strips
+ * types itself it lets Node load the module; otherwise it throws a {@link ToolsModuleError} saying what to
+ * install, before anything is started.
  *
  * tsx's ESM hooks (`tsx/esm/api`) are not registered: tools modules are loaded with `require`, and the CommonJS
  * build of that entry cannot be required on Node 20 (it registers a path that does not exist). A tools module
@@ -57,6 +60,7 @@ export function enableTypeScriptFor(
   if (typeScriptLoaded()) return 'already-loaded';
   const resolveFrom = deps.resolveFrom ?? resolveFromDirectory;
   const api = resolveFrom('tsx/cjs/api', dirname(modulePath)) ?? resolveFrom('tsx/cjs/api', cwd);
+  if (!api && (deps.nodeStripsTypes ?? nodeStripsTypes)()) return 'node-strips-types';
   if (!api) {
     throw new ToolsModuleError(
       `${modulePath} is TypeScript, and durable-tools loads TypeScript with tsx, which your project does not have. ` +
@@ -73,6 +77,11 @@ export function enableTypeScriptFor(
 function requireLoadsTypeScript(): boolean {
   const extensions = (Module as unknown as { _extensions?: Record<string, unknown> })._extensions;
   return extensions !== undefined && Object.hasOwn(extensions, '.ts');
+}
+
+function nodeStripsTypes(): boolean {
+  const features = process.features as { typescript?: string | false };
+  return typeof features.typescript === 'string';
 }
 
 function resolveFromDirectory(request: string, fromDir: string): string | undefined {

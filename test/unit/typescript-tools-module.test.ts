@@ -10,6 +10,7 @@ function project(dirs: string[]) {
     registered,
     deps: {
       typeScriptLoaded: () => false,
+      nodeStripsTypes: () => false,
       resolveFrom: (request: string, fromDir: string) =>
         dirs.includes(fromDir) ? join(fromDir, 'node_modules', request) : undefined,
       register: (path: string) => void registered.push(path),
@@ -62,11 +63,19 @@ describe('loading a TypeScript tools module', () => {
     expect(registered).toEqual([]);
   });
 
+  test('without tsx, a Node that strips types itself is left to load the module', () => {
+    const { deps, registered } = project([]);
+    expect(enableTypeScriptFor('/app/src/tools.ts', '/app', { ...deps, nodeStripsTypes: () => true })).toBe(
+      'node-strips-types',
+    );
+    expect(registered).toEqual([]);
+  });
+
   test('with the real resolution, a module in a directory with no node_modules above it finds no tsx', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tools-without-tsx-'));
     writeFileSync(join(dir, 'tools.ts'), 'export const tools = [];\n');
-    expect(() => enableTypeScriptFor(join(dir, 'tools.ts'), dir, { typeScriptLoaded: () => false })).toThrow(
-      ToolsModuleError,
-    );
+    expect(() =>
+      enableTypeScriptFor(join(dir, 'tools.ts'), dir, { typeScriptLoaded: () => false, nodeStripsTypes: () => false }),
+    ).toThrow(ToolsModuleError);
   });
 });
