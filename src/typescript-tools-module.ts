@@ -64,8 +64,7 @@ export function enableTypeScriptFor(
   if (!api) {
     throw new ToolsModuleError(
       `${modulePath} is TypeScript, and durable-tools loads TypeScript with tsx, which your project does not have. ` +
-        'Install it there (`npm i -D tsx`), or compile the module to JavaScript and pass the .js file ' +
-        '(or run the command as `node --import tsx node_modules/.bin/durable-tools …`).',
+        'Install it there (`npm i -D tsx`), or compile the module to JavaScript and pass the .js file.',
       'TYPESCRIPT_LOADER_MISSING',
     );
   }
