@@ -5,7 +5,7 @@
  * the client entry checked to load no worker, SQLite or Postgres code.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { descendants, isAlive, runCliToEnd, startCli, waitAllGone, type CliLauncher } from '../support/cli-process';
@@ -59,6 +59,10 @@ beforeAll(async () => {
   const results = await Promise.all(MODULE_SYSTEMS.map((system) => compile(app.apps[system])));
   MODULE_SYSTEMS.forEach((system, i) => (compiled[system] = results[i]!));
 }, 900_000);
+
+afterAll(() => {
+  if (app) rmSync(app.root, { recursive: true, force: true });
+});
 
 test('the package holds only the build, package.json and README: no sources, tests or examples', () => {
   expect(app.files).toContain('package/dist/entries/client.js');

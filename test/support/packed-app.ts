@@ -55,6 +55,8 @@ export type ModuleSystem = (typeof MODULE_SYSTEMS)[number];
 
 /** The packed package, installed once and shared by a CommonJS and an ESM app. */
 export interface PackedApp {
+  /** The temporary directory holding everything below (remove it when done). */
+  root: string;
   /** The app directory of each module system. */
   apps: Record<ModuleSystem, string>;
   /** The `node_modules` both apps use. */
@@ -110,7 +112,7 @@ export function packAndInstall(options: { npmInstall?: boolean } = {}): PackedAp
   const apps = Object.fromEntries(
     MODULE_SYSTEMS.map((system) => [system, makeApp(join(work, system), system, modules, tsconfig)]),
   ) as Record<ModuleSystem, string>;
-  return { apps, modules, tarball, files };
+  return { root: work, apps, modules, tarball, files };
 }
 
 /** The tsconfig.json docs/quickstart.md shows (its first `json` block). */
