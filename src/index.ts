@@ -169,6 +169,13 @@ export type {
   ModelTurnIssue,
 } from './model/model-types';
 export { scriptedModel, type ScriptedTurn, type ScriptedModelSettings } from './model/scripted-model';
+// The scripted turn format, checked (`run --script` uses it; docs/scripted-model.md)
+export {
+  parseScriptedTurns,
+  scriptedTurnSchema,
+  ScriptedTurnsError,
+  type ScriptedTurnsProblem,
+} from './model/scripted-turns';
 export { aiSdkModelProvider, type AiSdkProviderOptions, type LanguageModelSource } from './model/ai-sdk-model-provider';
 export { DEFAULT_SYSTEM_PROMPT } from './model/ai-sdk-mapping';
 export {

@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import { enableTypeScriptFor } from './typescript-tools-module';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createApprovalActivities, type WorkerApprovalConfig } from './activities/approval-activities';
 import { createModelActivities } from './activities/model-activities';
@@ -195,7 +196,9 @@ export const TOOLS_MODULE_ENV = 'DURABLE_TOOLS_TOOLS_MODULE';
 
 /**
  * Loads the tools of a worker process from a module exporting `tools: Tool[]`. A relative path is resolved
- * from the working directory (`cwd`), like any path typed on a command line.
+ * from the working directory (`cwd`), like any path typed on a command line. A `.ts`, `.mts` or `.cts` module
+ * is loaded with the tsx of the project (registered when it is not already); without one a
+ * `ToolsModuleError` says what to install, at once.
  *
  * @example
  * ```ts
@@ -204,6 +207,7 @@ export const TOOLS_MODULE_ENV = 'DURABLE_TOOLS_TOOLS_MODULE';
  */
 export async function loadToolsModule(modulePath: string, cwd: string = process.cwd()): Promise<Tool[]> {
   const resolved = isAbsolute(modulePath) ? modulePath : resolve(cwd, modulePath);
+  enableTypeScriptFor(resolved, cwd);
   let loaded: { tools?: unknown };
   try {
     loaded = (await import(resolved)) as { tools?: unknown };

@@ -6,7 +6,7 @@ import { modelFacingCatalog } from '../tools/tool-disclosure';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
 import type { TranscriptStore } from '../transcripts/transcript-store';
-import { emptyTurnProblem, turnExcerpt, wireSafeArguments } from '../model/model-turn-check';
+import { emptyTurnProblem, recordedToolArguments, turnExcerpt } from '../model/model-turn-check';
 import { jsonModelTurn, notJsonMessage } from '../model/json-model-turn';
 import { ENGINE_FAILURE_TYPES, engineFailure } from '../protocol/activity-protocol';
 import { modelVisibleTools } from '../tools/tool-visibility';
@@ -90,10 +90,11 @@ export interface ModelActivities {
  * Builds the `callModel` activity. It appends the new messages to the run's transcript in the transcript
  * store, calls the provider with the whole transcript and the run's tool catalog, and normalises the
  * answer so the workflow only ever sees a well-formed {@link ModelTurn}: tool names are strings (an
- * invented or missing name is refused later by the workflow's visibility gate), arguments stay raw (the
- * tool activity judges them), and every call has an id. A turn holding values JSON cannot carry becomes a
- * `MODEL_OUTPUT_NOT_JSON` issue (see `jsonModelTurn`); a turn that is JSON but not a turn fails the model step
- * (`MODEL_OUTPUT_INVALID`).
+ * invented or missing name is refused later by the workflow's visibility gate), arguments are recorded in
+ * one shape whatever the provider (a JSON object when the model sent one, as text or not; anything else
+ * stays as sent, for the tool activity's guard to judge: see `recordedToolArguments`), and every call has
+ * an id. A turn holding values JSON cannot carry becomes a `MODEL_OUTPUT_NOT_JSON` issue (see
+ * `jsonModelTurn`); a turn that is JSON but not a turn fails the model step (`MODEL_OUTPUT_INVALID`).
  *
  * @example
  * ```ts
@@ -170,7 +171,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         toolCalls: turn.toolCalls.map((call, index) => ({
           id: call.id ?? `call_${input.turn + 1}_${index + 1}`,
           name: typeof call.name === 'string' ? call.name : JSON.stringify(call.name ?? null),
-          arguments: wireSafeArguments(call.arguments),
+          arguments: recordedToolArguments(call.arguments),
         })),
         done: turn.issue === undefined && (turn.done || turn.toolCalls.length === 0),
         ...(usage && Object.keys(usage).length > 0 ? { usage } : {}),

@@ -3,6 +3,7 @@
  */
 import type { PendingApproval } from '../approvals/approval-client';
 import type { ApprovalAuditRecord } from '../approvals/approval-types';
+import { TOOL_ERROR_CODES } from '../protocol/activity-protocol';
 
 /** Width of argument previews in `pending` and `audit`. */
 const ARGUMENTS_PREVIEW = 120;
@@ -40,7 +41,7 @@ export function auditRecordLines(r: ApprovalAuditRecord): string[] {
       ]
         .filter((part) => part !== undefined)
         .join(' ')
-    : 'waiting for a decision';
+    : undecidedLine(r);
   const outcome = r.outcome
     ? `${r.outcome}${r.outcomeCode ? ` ${r.outcomeCode}` : ''}${r.completedAt !== undefined ? ` at ${iso(r.completedAt)}` : ''}`
     : '-';
@@ -51,6 +52,16 @@ export function auditRecordLines(r: ApprovalAuditRecord): string[] {
     `    decision  ${decision}`,
     `    outcome   ${outcome}`,
   ];
+}
+
+/**
+ * The decision line of a call nobody decided on: still waiting only while it has no outcome; a call whose run
+ * was cancelled while it waited is `cancelled`.
+ */
+function undecidedLine(r: ApprovalAuditRecord): string {
+  if (r.outcome === undefined) return 'waiting for a decision';
+  if (r.outcomeCode === TOOL_ERROR_CODES.CANCELLED) return 'cancelled (the run was cancelled while the call waited)';
+  return `none (${r.outcome}${r.outcomeCode ? ` ${r.outcomeCode}` : ''})`;
 }
 
 function oneLine(value: unknown): string {

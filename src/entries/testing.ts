@@ -1,6 +1,7 @@
 /**
  * `durable-tools/testing`: what tests of tools and agents need — a real local Temporal dev server, the
- * offline scripted model, a seeded random source for predictable retry delays, and in-memory stores.
+ * offline scripted model and the check of its turn format, a seeded random source for predictable retry delays,
+ * and in-memory stores.
  *
  * @packageDocumentation
  */
@@ -8,6 +9,13 @@ export { startDevServer, type DevServer, type DevServerOptions } from '../dev-se
 export { resolveTemporalCli, TEMPORAL_CLI, type ResolvedTemporalCli } from '../dev-server/temporal-cli';
 export { TemporalCliError, type TemporalCliErrorCode } from '../dev-server/temporal-cli-error';
 export { scriptedModel, type ScriptedTurn, type ScriptedModelSettings } from '../model/scripted-model';
+// The scripted turn format, checked (`run --script` uses it; docs/scripted-model.md)
+export {
+  parseScriptedTurns,
+  scriptedTurnSchema,
+  ScriptedTurnsError,
+  type ScriptedTurnsProblem,
+} from '../model/scripted-turns';
 export { createSeededRandom } from '../tools/seeded-random';
 export { MemoryIdempotencyStore } from '../idempotency/memory-idempotency-store';
 export { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createAuditStore } from '../approvals/create-audit-store';
@@ -9,6 +9,7 @@ import { createIdempotencyStore } from '../idempotency/create-idempotency-store'
 import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry';
 import { createTranscriptStore } from '../transcripts/create-transcript-store';
 import { createWorker, loadToolsModule } from '../worker';
+import { enableTypeScriptFor } from '../typescript-tools-module';
 import { loadMcpConfigFile } from './mcp-config';
 import { McpHost, withMcpTools } from './mcp-host';
 import { isLoopbackHost } from '../net/http-guard';
@@ -79,6 +80,8 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
     );
     return 2;
   }
+  // A TypeScript module without tsx in the project is reported now, before a server is started.
+  enableTypeScriptFor(resolve(toolsModule), process.cwd());
   const settings = connectionSettingsFromEnv();
   const taskQueue = values['task-queue'] || process.env.DURABLE_TOOLS_TASK_QUEUE || defaultMcpTaskQueue(name);
   const temporal = await ensureLocalTemporal(settings, { log: say });

@@ -1,4 +1,9 @@
-import { ARGUMENT_GUARD_LIMITS, nestsDeeperThan, stringifyWithoutRecursion } from '../tools/json-arguments';
+import {
+  ARGUMENT_GUARD_LIMITS,
+  nestsDeeperThan,
+  plainJsonCopy,
+  stringifyWithoutRecursion,
+} from '../tools/json-arguments';
 
 /** Characters of a malformed model turn quoted in the error that ends the model step. */
 export const TURN_EXCERPT_CHARS = 300;
@@ -35,4 +40,25 @@ export function turnExcerpt(raw: unknown): string {
 export function wireSafeArguments(args: unknown): unknown {
   if (args === null || typeof args !== 'object') return args;
   return nestsDeeperThan(args, ARGUMENT_GUARD_LIMITS.maxDepth) ? stringifyWithoutRecursion(args) : args;
+}
+
+/**
+ * The arguments of a model's tool call in the one shape runs record them, whatever the provider: a JSON
+ * object. AI SDK providers hand over the model's raw text (`'{"city":"Berlin"}'`), scripts and custom
+ * providers usually an object; text that parses to a plain JSON object the argument guard accepts becomes
+ * that object. Anything else stays as it came (text that is not JSON, an array, a lone surrogate, a
+ * `__proto__` key, nesting past the guard's depth), so the guard judges exactly what the model sent and its
+ * `INVALID_ARGUMENTS` says what was wrong.
+ */
+export function recordedToolArguments(raw: unknown): unknown {
+  if (typeof raw !== 'string') return wireSafeArguments(raw);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return raw;
+  const copy = plainJsonCopy(parsed, ARGUMENT_GUARD_LIMITS.maxDepth);
+  return copy.ok && copy.forbiddenKeyPaths.length === 0 ? parsed : raw;
 }

@@ -3,13 +3,28 @@ import type { ModelRequest, ModelSettings, ModelTurn } from './model-types';
 /**
  * One turn of a scripted model: the tool calls it makes, or its final answer. With `ifPreviousFailed`,
  * the model takes that turn instead when any observation of the previous turn was an error — enough to
- * show a model correcting itself, offline and deterministically.
+ * show a model correcting itself, offline and deterministically. In a JSON file (`run --script`):
+ *
+ * ```json
+ * [
+ *   { "text": "Searching.", "toolCalls": [{ "name": "search_flights", "arguments": { "from": "LIS", "to": "BER" } }] },
+ *   { "text": "Found FR2381.", "final": true }
+ * ]
+ * ```
+ *
+ * `parseScriptedTurns` checks a script against this format (see docs/scripted-model.md).
  */
 export interface ScriptedTurn {
+  /** What the model says this turn (the answer, when the turn is final or has no tool calls). */
   text?: string;
-  toolCalls?: ReadonlyArray<{ name: string; arguments: unknown }>;
-  /** Ends the run with `text` as the answer. */
+  /**
+   * The calls the model makes this turn, run in order (or at once with `parallelToolCalls`). `arguments` is
+   * what a model would send: a JSON object, or JSON text (which may be broken on purpose, to show the guard).
+   */
+  toolCalls?: ReadonlyArray<{ name: string; arguments?: unknown }>;
+  /** Ends the run with `text` as the answer (its tool calls, if any, are not made). */
   final?: boolean;
+  /** The turn played instead when any observation of the previous turn was an error. */
   ifPreviousFailed?: ScriptedTurn;
 }
 

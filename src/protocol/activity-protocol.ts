@@ -39,6 +39,11 @@ export const TOOL_ERROR_CODES = {
   UNKNOWN_TOOL: 'UNKNOWN_TOOL',
   NOT_FOUND: 'NOT_FOUND',
   PERMISSION_DENIED: 'PERMISSION_DENIED',
+  /**
+   * The service wants payment before it does this (HTTP 402): a declined card, an exhausted balance or quota
+   * that only money lifts. Permanent; not a permission problem, so the model should not look for credentials.
+   */
+  PAYMENT_REQUIRED: 'PAYMENT_REQUIRED',
   CONFLICT: 'CONFLICT',
   RATE_LIMITED: 'RATE_LIMITED',
   UNAVAILABLE: 'UNAVAILABLE',

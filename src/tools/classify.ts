@@ -104,6 +104,7 @@ export const DEFAULT_HINTS_BY_CODE: Readonly<Record<ToolErrorCode, string>> = {
   UNKNOWN_TOOL: 'Use only the tools listed in the tool catalog.',
   NOT_FOUND: HINTS.lookUp,
   PERMISSION_DENIED: HINTS.notAuthorized,
+  PAYMENT_REQUIRED: HINTS.paymentRefused,
   CONFLICT: HINTS.conflict,
   RATE_LIMITED: HINTS.slowDown,
   UNAVAILABLE: HINTS.retryLater,
@@ -162,7 +163,7 @@ export const HTTP_STATUS_RULES: Readonly<Record<number, ClassificationRule>> = {
     HINTS.notAuthorized,
   ),
   402: permanent(
-    C.PERMISSION_DENIED,
+    C.PAYMENT_REQUIRED,
     'The service requires payment for this (402 Payment Required).',
     HINTS.paymentRefused,
   ),

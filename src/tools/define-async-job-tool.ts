@@ -1,6 +1,13 @@
 import type { z } from 'zod';
 import type { Duration } from '@temporalio/common';
-import { defineTool, type Tool, type ToolContract, type ToolSpec } from './define-tool';
+import {
+  defineTool,
+  type Tool,
+  type ToolContract,
+  type ToolEffectDeclaration,
+  type ToolSpec,
+  type ToolSpecFields,
+} from './define-tool';
 import { resolveAsyncJob, temporalDeadlineMs, type ToolAsyncJobOptions, type ToolAsyncJobSettings } from './async-job';
 import type { ToolContext } from './tool-context';
 import type { ToolCatalogEntry } from './tool-catalog-entry';
@@ -40,10 +47,15 @@ export interface AsyncJobHandlers<I extends z.ZodType, O extends z.ZodType> {
 }
 
 /** A tool spec whose downstream works asynchronously. */
-export interface AsyncJobToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> extends Omit<
-  ToolSpec<I, O>,
+export type AsyncJobToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> = Omit<
+  ToolSpecFields<I, O>,
   'longCall' | 'execution' | 'timeout'
-> {
+> &
+  ToolEffectDeclaration &
+  AsyncJobToolFields;
+
+/** The fields an {@link AsyncJobToolSpec} adds to a tool's. */
+export interface AsyncJobToolFields {
   asyncJob: ToolAsyncJobOptions;
   /**
    * How long a submission or a poll may go silent before the attempt counts as dead (default 30 s). A call

@@ -28,20 +28,53 @@ export interface ToolRetryOptions {
 }
 
 /**
+ * The effect tier of a read-only tool. `idempotent` may be left out: it defaults to `true`, since a call that
+ * changes nothing can always run again.
+ */
+export interface ReadOnlyToolEffect {
+  effect: 'read-only';
+  /** Defaults to `true` (a read-only call can always run again). */
+  idempotent?: boolean;
+}
+
+/**
+ * The effect tier of a tool with effects. `idempotent` is required here: only the tool's author knows whether
+ * the downstream deduplicates by the idempotency key, and neither default is safe for every tool (`true`
+ * repeats the effect of a downstream that does not; `false` turns every crash in the middle of a call of a
+ * downstream that does into an `OUTCOME_UNKNOWN`). A TypeScript error "Property 'idempotent' is missing …
+ * but required in type 'ToolWithEffects'" means: decide it.
+ */
+export interface ToolWithEffects {
+  effect: 'compensable' | 'irreversible';
+  /**
+   * `true` when the downstream deduplicates by `ctx.idempotencyKey` (send it with `withIdempotencyKey` or
+   * `idempotentFetch`): after a crash left a call's outcome unknown, the engine runs it again. `false`: such a
+   * call ends `OUTCOME_UNKNOWN` (or is settled by `reconcile`), never a second effect.
+   */
+  idempotent: boolean;
+}
+
+/** A tool's effect tier and whether its calls may run again: see {@link ReadOnlyToolEffect} and {@link ToolWithEffects}. */
+export type ToolEffectDeclaration = ReadOnlyToolEffect | ToolWithEffects;
+
+/**
  * The contract of a tool: pure data plus zod schemas. It says what the tool does, what it takes and
  * returns, and how it may be retried, undone or approved. The implementation is attached separately
  * with {@link ToolContract.implement}, so the contract can be shared without the code that runs it.
+ * `effect` and `idempotent` come from {@link ToolEffectDeclaration}: `idempotent` defaults to `true` for
+ * read-only tools and must be given for the others.
  */
-export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+export type ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> = ToolSpecFields<I, O> &
+  ToolEffectDeclaration;
+
+/** Everything of a {@link ToolSpec} except its effect tier. */
+export interface ToolSpecFields<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   /** Unique name; also the Temporal activity type. Letters, digits, `_` and `-`, at most 64. */
   name: string;
   /** When to use the tool and when not to: the model reads this. */
   description: string;
   input: I;
   output: O;
-  effect: ToolEffect;
-  /** True when the downstream deduplicates by the idempotency key (or the tool has no effect). */
-  idempotent: boolean;
   /** Name of the tool that undoes this one. Required when `effect` is `compensable`. */
   undo?: string;
   /**
@@ -151,7 +184,7 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(spec: ToolS
   return Object.freeze(contract);
 }
 
-function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
+function toCatalogEntry<I extends z.ZodType, O extends z.ZodType>(spec: ToolSpec<I, O>): ToolCatalogEntry {
   const name = spec.name;
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
     throw new ToolDefinitionError(
@@ -173,7 +206,7 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
     );
   }
   checkUndoIsAnotherTool(name, spec.undo);
-  checkIdempotent(name, spec.idempotent);
+  checkIdempotent(name, spec.idempotent, spec.effect);
   checkApproval(name, spec.approval);
   if (spec.effect === 'compensable' && !spec.undo) {
     throw new ToolDefinitionError(`Tool "${name}" is compensable but names no undo tool.`, 'MISSING_UNDO');
@@ -210,7 +243,7 @@ function toCatalogEntry(spec: ToolSpec): ToolCatalogEntry {
     inputSchema: toJsonSchema(name, spec.input, 'input'),
     outputSchema: toJsonSchema(name, spec.output, 'output'),
     effect: spec.effect,
-    idempotent: spec.idempotent === true,
+    idempotent: spec.idempotent ?? spec.effect === 'read-only',
     ...(spec.undo ? { undo: spec.undo } : {}),
     approval: catalogApproval(approval, { effect: spec.effect, untrusted: spec.untrusted === true }),
     ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),

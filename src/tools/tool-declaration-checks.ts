@@ -127,8 +127,17 @@ export function checkApproval(name: string, approval: unknown): void {
   );
 }
 
-/** Refuses an `idempotent` flag that is not a boolean (a string "yes" would silently mean false). */
-export function checkIdempotent(name: string, idempotent: unknown): void {
+/**
+ * Refuses an `idempotent` flag that is not a boolean (a string "yes" would silently mean false), and a tool
+ * with effects that does not say (read-only tools default to `true`; for the others no default is safe).
+ */
+export function checkIdempotent(name: string, idempotent: unknown, effect: unknown): void {
+  if (idempotent === undefined && effect !== 'read-only') {
+    throw new ToolDefinitionError(
+      `Tool "${name}" has effects ("${String(effect)}") and must say whether it is idempotent: true when its downstream deduplicates by ctx.idempotencyKey (the engine may then run a call again after a crash), false when it does not (such a call ends OUTCOME_UNKNOWN instead of risking a second effect).`,
+      'MISSING_IDEMPOTENT',
+    );
+  }
   if (idempotent === undefined || typeof idempotent === 'boolean') return;
   throw new ToolDefinitionError(
     `Tool "${name}": idempotent must be true or false (got ${describe(idempotent)}).`,

@@ -5,6 +5,8 @@ export type ToolDefinitionErrorCode =
   | 'INVALID_SCHEMA'
   | 'INVALID_EFFECT'
   | 'MISSING_UNDO'
+  /** A compensable or irreversible tool does not say whether it is `idempotent` (read-only tools default to true). */
+  | 'MISSING_IDEMPOTENT'
   | 'UNKNOWN_UNDO'
   | 'INVALID_RETRY'
   /** An option has a value outside its allowed set (`approval`, `idempotent`, ...). */

@@ -160,7 +160,10 @@ export interface StepRecord {
   turn: number;
   toolCallId: string;
   tool: string;
-  /** The model's raw arguments (a shortened preview when they are large). */
+  /**
+   * The model's arguments, in one shape for every provider: a JSON object when it sent one (as text or as an
+   * object); otherwise what it sent (text that is not JSON, ...). A shortened preview when they are large.
+   */
   arguments: unknown;
   idempotencyKey: string;
   status: StepStatus;

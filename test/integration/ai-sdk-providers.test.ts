@@ -135,7 +135,7 @@ describe('AI SDK providers over HTTP', () => {
     const { result } = await run('openai-roundtrip', 'openai');
     expect(result.status).toBe('completed');
     expect(result.answer).toBe('The sum is 42.');
-    expect(result.steps[0]).toMatchObject({ tool: 'add', toolCallId: 'call_1_1', arguments: '{"a":2,"b":40}' });
+    expect(result.steps[0]).toMatchObject({ tool: 'add', toolCallId: 'call_1_1', arguments: { a: 2, b: 40 } });
     const messages = server.requests[1]?.body.messages as Array<Record<string, unknown>>;
     expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
     expect(messages[2]).toMatchObject({

@@ -217,6 +217,22 @@ describe('reject and audit', () => {
   });
 });
 
+describe('audit of a cancelled run', () => {
+  test('a call whose run was cancelled while it waited is shown as cancelled, not as waiting for a decision', async () => {
+    const workflowId = await startWaitingRun([pay(300, 'INV-9'), final]);
+    const handle = temporal.client.workflow.getHandle(workflowId);
+    await handle.cancel();
+    await handle.result().catch(() => undefined);
+
+    const audit = await runCliToEnd(['audit', workflowId], env);
+    expect(audit.code).toBe(0);
+    expect(audit.stdout).toMatch(/decision {2}cancelled \(the run was cancelled while the call waited\)/);
+    expect(audit.stdout).toMatch(/outcome {3}not_run CANCELLED at /);
+    expect(audit.stdout).not.toContain('waiting for a decision');
+    expect(callsOf(workflowId)).toEqual([]);
+  });
+});
+
 describe('on a terminal', () => {
   test('approve asks first, and an answer other than yes does nothing', async () => {
     const workflowId = await startWaitingRun([pay(120), final]);

@@ -195,7 +195,7 @@ describe('hostile input on the real server', () => {
         { text: 'done', final: true },
       ],
     });
-    expect(observations[0]).toMatchObject({ code: 'PERMISSION_DENIED' });
+    expect(observations[0]).toMatchObject({ code: 'PAYMENT_REQUIRED' });
     expect(observations[0]?.message).toContain('Card declined: insufficient funds');
     expect(observations[1]).toMatchObject({ code: 'REQUEST_REJECTED' });
     expect(observations[1]?.message).toContain('nights must be at most 30');

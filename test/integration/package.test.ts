@@ -1,57 +1,68 @@
 /**
- * The package as an app gets it: `npm pack`, installed into a temporary app, a program and the README's code
- * blocks type-checked against it, the program run against the test server, and the client entry checked to
- * load no worker, SQLite or Postgres code.
+ * The package as an app gets it: `npm pack`, installed once and used by a CommonJS app (`npm init -y`) and an
+ * ESM app; every TypeScript block of the README and docs/ type-checked in both, the quickstart run in both
+ * against the test server, a TypeScript tools module loaded by the installed command without NODE_OPTIONS, and
+ * the client entry checked to load no worker, SQLite or Postgres code.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { descendants, isAlive, waitAllGone } from '../support/cli-process';
-import { packAndInstall, REPO, typescriptBlocks, type PackedApp } from '../support/packed-app';
+import { descendants, isAlive, runCliToEnd, startCli, waitAllGone, type CliLauncher } from '../support/cli-process';
+import {
+  documentedTypescriptBlocks,
+  MODULE_SYSTEMS,
+  packAndInstall,
+  quickstartProgram,
+  REPO,
+  type ModuleSystem,
+  type PackedApp,
+} from '../support/packed-app';
 import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
-/** A small app: a worker with one tool (durable-tools/worker) and a run started from durable-tools/client. */
-const PROGRAM = `
-import { z } from 'zod';
-import { connectClient, startAgentRun, waitForAgentRun } from 'durable-tools/client';
-import { createWorker, defineTool } from 'durable-tools/worker';
-
-const add = defineTool({
-  name: 'add',
-  description: 'Adds two numbers.',
-  input: z.object({ a: z.number(), b: z.number() }),
-  output: z.object({ sum: z.number() }),
-  effect: 'read-only',
-  idempotent: true,
-}).implement(async ({ a, b }) => ({ sum: a + b }));
-
-const { worker, close } = await createWorker({ tools: [add] });
-const client = await connectClient();
-const result = await worker.runUntil(async () => {
-  const handle = await startAgentRun(client, {
-    goal: 'Add 2 and 3',
-    model: {
-      provider: 'scripted',
-      script: [{ toolCalls: [{ name: 'add', arguments: { a: 2, b: 3 } }] }, { text: 'The sum is 5.', final: true }],
-    },
-  });
-  return waitForAgentRun(handle);
-});
-await close();
-await client.connection.close();
-console.log(\`\${result.status}: \${result.answer} (\${result.steps.length} tool call)\`);
-`;
-
 let app: PackedApp;
+/** What `tsc -p` printed and returned in each app (both compiled at once in `beforeAll`). */
+const compiled = {} as Record<ModuleSystem, { output: string; status: number | null }>;
 
-beforeAll(() => {
+/** The environment of a program or command of an app: the test server, and no loader from this process. */
+function appEnv(taskQueue: string): NodeJS.ProcessEnv {
+  return {
+    TEMPORAL_ADDRESS: testServer().address,
+    TEMPORAL_NAMESPACE: testServer().namespace,
+    TEMPORAL_CONFIG_FILE: join(tmpdir(), 'durable-tools-no-temporal.toml'),
+    DURABLE_TOOLS_TASK_QUEUE: taskQueue,
+    NODE_OPTIONS: undefined,
+  };
+}
+
+/** The installed `durable-tools` of an app, run with plain node in `cwd` (the app by default). */
+function installed(system: ModuleSystem, cwd = app.apps[system]): CliLauncher {
+  return { bin: join(app.apps[system], 'node_modules', '.bin', 'durable-tools'), cwd };
+}
+
+function compile(dir: string): Promise<{ output: string; status: number | null }> {
+  const tsc = spawn(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir]);
+  let output = '';
+  tsc.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  tsc.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) => tsc.once('close', (status) => resolve({ output, status })));
+}
+
+beforeAll(async () => {
   app = packAndInstall();
-  writeFileSync(join(app.dir, 'main.ts'), PROGRAM);
-  typescriptBlocks(readFileSync(join(REPO, 'README.md'), 'utf8')).forEach((block, i) =>
-    writeFileSync(join(app.dir, `readme-block-${i + 1}.ts`), block),
-  );
+  const blocks = documentedTypescriptBlocks();
+  for (const dir of Object.values(app.apps)) {
+    writeFileSync(join(dir, 'main.ts'), quickstartProgram());
+    for (const block of blocks) writeFileSync(join(dir, block.file), block.code);
+  }
+  const results = await Promise.all(MODULE_SYSTEMS.map((system) => compile(app.apps[system])));
+  MODULE_SYSTEMS.forEach((system, i) => (compiled[system] = results[i]!));
 }, 900_000);
+
+afterAll(() => {
+  if (app) rmSync(app.root, { recursive: true, force: true });
+});
 
 test('the package holds only the build, package.json and README: no sources, tests or examples', () => {
   expect(app.files).toContain('package/dist/entries/client.js');
@@ -61,26 +72,22 @@ test('the package holds only the build, package.json and README: no sources, tes
   expect(app.files.filter((file) => /examples|\.test\.|\/test\//.test(file))).toEqual([]);
 });
 
-test('a program and every TypeScript block of the README type-check against the installed package', () => {
-  const blocks = typescriptBlocks(readFileSync(join(REPO, 'README.md'), 'utf8'));
-  expect(blocks.length).toBeGreaterThanOrEqual(3);
-  const tsc = spawnSync(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app.dir], {
-    encoding: 'utf8',
-  });
-  expect(tsc.stdout + tsc.stderr).toBe('');
-  expect(tsc.status).toBe(0);
+test('the README and docs/ hold TypeScript blocks for the package test to check, the quickstart among them', () => {
+  const files = documentedTypescriptBlocks().map((block) => block.file);
+  expect(files.filter((file) => file.startsWith('readme-')).length).toBeGreaterThanOrEqual(3);
+  expect(files).toContain('docs-quickstart-block-1.ts');
 });
 
-test('the program runs a worker and an agent run against the test server', () => {
-  const run = spawnSync(process.execPath, [join(app.dir, 'out', 'main.js')], {
-    cwd: app.dir,
+test.each(MODULE_SYSTEMS)('every TypeScript block of the README and docs/ type-checks in a %s app', (system) => {
+  expect(compiled[system].output).toBe('');
+  expect(compiled[system].status).toBe(0);
+});
+
+test.each(MODULE_SYSTEMS)('the quickstart runs a worker and an agent run in a %s app', (system) => {
+  const run = spawnSync(process.execPath, [join(app.apps[system], 'out', 'main.js')], {
+    cwd: app.apps[system],
     encoding: 'utf8',
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: testServer().address,
-      TEMPORAL_NAMESPACE: testServer().namespace,
-      DURABLE_TOOLS_TASK_QUEUE: uniqueTaskQueue('package'),
-    },
+    env: { ...process.env, ...appEnv(uniqueTaskQueue(`package-${system}`)) },
     timeout: 300_000,
   });
   expect(run.stderr).not.toMatch(/Error/);
@@ -94,15 +101,80 @@ test('durable-tools/client loads no worker, bundler, SQLite or Postgres code', (
     const loaded = Object.keys(require.cache);
     console.log(JSON.stringify(loaded.filter((p) => /better-sqlite3|node_modules\\/pg\\/|@temporalio\\/worker|core-bridge|webpack/.test(p))));`;
   const heavy = JSON.parse(
-    execFileSync(process.execPath, ['-e', script], { cwd: app.dir, encoding: 'utf8' }),
+    execFileSync(process.execPath, ['-e', script], { cwd: app.apps.commonjs, encoding: 'utf8' }),
   ) as string[];
   expect(heavy).toEqual([]);
 });
 
 test('npx durable-tools runs the installed command', () => {
-  const help = spawnSync('npx', ['--no-install', 'durable-tools', '--help'], { cwd: app.dir, encoding: 'utf8' });
+  const help = spawnSync('npx', ['--no-install', 'durable-tools', '--help'], {
+    cwd: app.apps.commonjs,
+    encoding: 'utf8',
+  });
   expect(help.stdout).toMatch(/^usage: durable-tools <command>/);
   expect(help.status).toBe(0);
+});
+
+/** A TypeScript tools module as an ESM app writes it: a relative import with a .js extension, zod, the worker entry. */
+const TOOLS_MODULE = `
+import { z } from 'zod';
+import { defineTool } from 'durable-tools/worker';
+import { sum } from './sum.js';
+
+export const tools = [
+  defineTool({
+    name: 'add',
+    description: 'Adds two numbers.',
+    input: z.object({ a: z.number(), b: z.number() }),
+    output: z.object({ sum: z.number() }),
+    effect: 'read-only',
+  }).implement(async ({ a, b }) => ({ sum: sum(a, b) })),
+];
+`;
+const ADD_SCRIPT = [
+  { toolCalls: [{ name: 'add', arguments: { a: 2, b: 3 } }] },
+  { text: 'The sum is 5.', final: true },
+];
+
+test('durable-tools worker --tools tools.ts, without NODE_OPTIONS, loads it with the app tsx and runs its tool', async () => {
+  const dir = app.apps.module;
+  writeFileSync(join(dir, 'tools.ts'), TOOLS_MODULE);
+  writeFileSync(join(dir, 'sum.ts'), 'export const sum = (a: number, b: number): number => a + b;\n');
+  writeFileSync(join(dir, 'turns.json'), JSON.stringify(ADD_SCRIPT));
+  const env = appEnv(uniqueTaskQueue('package-ts-tools'));
+  const worker = startCli(['worker', '--tools', 'tools.ts'], env, installed('module'));
+  try {
+    await waitFor(
+      'the worker to start',
+      () => {
+        if (worker.child.exitCode !== null) throw new Error(`the worker exited: ${worker.stdout()}${worker.stderr()}`);
+        return worker.stdout().includes('durable-tools worker: 1 tools');
+      },
+      { timeoutMs: 300_000 },
+    );
+    const run = await runCliToEnd(['run', 'Add 2 and 3', '--script', 'turns.json'], env, installed('module'));
+    expect(run.stdout).toContain('The sum is 5.');
+    expect(run.code).toBe(0);
+  } finally {
+    if (worker.child.exitCode === null) process.kill(-worker.child.pid!, 'SIGTERM');
+    await worker.exited;
+  }
+  expect(worker.stderr()).not.toMatch(/Could not load|Error/);
+});
+
+test('dev --tools x.ts where no tsx can be found exits 1 at once, saying to npm i -D tsx, and starts no server', async () => {
+  const outside = mkdtempSync(join(tmpdir(), 'tools-without-tsx-'));
+  writeFileSync(join(outside, 'tools.ts'), TOOLS_MODULE);
+  const dev = await runCliToEnd(
+    ['dev', '--tools', 'tools.ts', '--port', '0', '--ui-port', '0', '--db', 'memory'],
+    appEnv(uniqueTaskQueue('package-no-tsx')),
+    installed('commonjs', outside),
+  );
+  expect(dev.stderr).toContain(`${join(outside, 'tools.ts')} is TypeScript`);
+  expect(dev.stderr).toContain('`npm i -D tsx`');
+  expect(dev.stderr).toContain('compile the module to JavaScript');
+  expect(dev.stdout).not.toContain('Temporal server at');
+  expect(dev.code).toBe(1);
 });
 
 test('SIGTERM to npx durable-tools server stops the server it started: exit, no process left', async () => {
@@ -110,7 +182,7 @@ test('SIGTERM to npx durable-tools server stops the server it started: exit, no 
     'npx',
     ['--no-install', 'durable-tools', 'server', '--port', '0', '--ui-port', '0', '--db', 'memory'],
     {
-      cwd: app.dir,
+      cwd: app.apps.commonjs,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     },

@@ -19,18 +19,24 @@ export interface CliProcess {
   exited: Promise<number>;
 }
 
-/** How to start the command line (`npm-start`: `npm start -- <args>`, the demo). */
-export type CliLauncher = 'node' | 'npm' | 'npm-start';
+/**
+ * How to start the command line (`npm-start`: `npm start -- <args>`, the demo). `{ bin, cwd }` runs a built
+ * `durable-tools` (an installed package's `node_modules/.bin/durable-tools`) with plain `node`, no tsx, in `cwd`.
+ */
+export type CliLauncher = 'node' | 'npm' | 'npm-start' | { bin: string; cwd: string };
 
 /** Starts `durable-tools <args>` in its own process group, with `env` added to this process's environment. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv, launcher: CliLauncher = 'node'): CliProcess {
-  const [command, prefix] = {
-    node: [process.execPath, ['--import', 'tsx', 'src/cli/main.ts']] as const,
-    npm: ['npm', ['run', '-s', 'durable-tools', '--']] as const,
-    'npm-start': ['npm', ['start', '-s', '--']] as const,
-  }[launcher];
+  const [command, prefix] =
+    typeof launcher === 'object'
+      ? [process.execPath, [launcher.bin]]
+      : {
+          node: [process.execPath, ['--import', 'tsx', 'src/cli/main.ts']] as const,
+          npm: ['npm', ['run', '-s', 'durable-tools', '--']] as const,
+          'npm-start': ['npm', ['start', '-s', '--']] as const,
+        }[launcher];
   const child = spawn(command, [...prefix, ...args], {
-    cwd: REPO_ROOT,
+    cwd: typeof launcher === 'object' ? launcher.cwd : REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,

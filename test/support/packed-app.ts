@@ -1,11 +1,14 @@
 /**
- * A temporary app with the packed durable-tools installed: `npm pack` (which builds through `prepack`), the
- * tarball unpacked into the app's `node_modules/durable-tools` exactly where npm puts it, with the `bin` link npm
- * creates, and the package's dependencies linked from this repository's `node_modules` (a full `npm install`
- * of ~220 packages takes minutes on a loaded machine: `npm run check:package -- --npm-install` does that).
+ * Temporary apps with the packed durable-tools installed: `npm pack` (which builds through `prepack`), the
+ * tarball unpacked once into a shared `node_modules/durable-tools` exactly where npm puts it, with the `bin` link
+ * npm creates, and the package's dependencies linked from this repository's `node_modules` (a full
+ * `npm install` of ~220 packages takes minutes on a loaded machine: `packAndInstall({ npmInstall: true })` does
+ * that). Two apps share that one install through a `node_modules` link: a CommonJS app (the `package.json`
+ * `npm init -y` writes) and an ESM app (the same with `"type": "module"`), both compiled with the
+ * `tsconfig.json` docs/quickstart.md shows.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -14,18 +17,56 @@ export const REPO = join(__dirname, '..', '..');
 
 /** The `ts` code blocks of a Markdown file, in order. */
 export function typescriptBlocks(markdown: string): string[] {
-  return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? '');
+  return codeBlocks(markdown, 'ts');
 }
 
-/** A packed and installed app. */
+/** The code blocks of a Markdown file in one language, in order. */
+export function codeBlocks(markdown: string, language: string): string[] {
+  return [...markdown.matchAll(new RegExp(`^\`\`\`${language}\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map((m) => m[1] ?? '');
+}
+
+/** Every `ts` block of the README and of `docs/*.md`, each with the file name it is compiled as. */
+export function documentedTypescriptBlocks(): Array<{ file: string; code: string }> {
+  const docs = join(REPO, 'docs');
+  const sources = [
+    { prefix: 'readme', path: join(REPO, 'README.md') },
+    ...readdirSync(docs)
+      .filter((name) => name.endsWith('.md'))
+      .sort()
+      .map((name) => ({ prefix: `docs-${name.replace(/\.md$/, '')}`, path: join(docs, name) })),
+  ];
+  return sources.flatMap(({ prefix, path }) =>
+    typescriptBlocks(readFileSync(path, 'utf8')).map((code, i) => ({ file: `${prefix}-block-${i + 1}.ts`, code })),
+  );
+}
+
+/** The quickstart program: the first `ts` block of docs/quickstart.md. */
+export function quickstartProgram(): string {
+  const program = typescriptBlocks(readFileSync(join(REPO, 'docs', 'quickstart.md'), 'utf8'))[0];
+  if (!program) throw new Error('docs/quickstart.md has no ts block');
+  return program;
+}
+
+/** The module systems an app can have: `npm init -y`'s CommonJS, and ESM (`"type": "module"`). */
+export const MODULE_SYSTEMS = ['commonjs', 'module'] as const;
+
+/** One of {@link MODULE_SYSTEMS} (the value of `"type"` in the app's package.json). */
+export type ModuleSystem = (typeof MODULE_SYSTEMS)[number];
+
+/** The packed package, installed once and shared by a CommonJS and an ESM app. */
 export interface PackedApp {
-  dir: string;
+  /** The temporary directory holding everything below (remove it when done). */
+  root: string;
+  /** The app directory of each module system. */
+  apps: Record<ModuleSystem, string>;
+  /** The `node_modules` both apps use. */
+  modules: string;
   tarball: string;
   /** Files in the tarball. */
   files: string[];
 }
 
-/** Packs the repository and installs the tarball into a new app directory (ESM, TypeScript nodenext). */
+/** Packs the repository, installs the tarball once and makes a CommonJS and an ESM app that use it. */
 export function packAndInstall(options: { npmInstall?: boolean } = {}): PackedApp {
   const work = mkdtempSync(join(tmpdir(), 'durable-tools-pack-'));
   const name = execFileSync('npm', ['pack', '--silent', '--pack-destination', work], {
@@ -38,47 +79,61 @@ export function packAndInstall(options: { npmInstall?: boolean } = {}): PackedAp
     .pop()!;
   const tarball = join(work, name);
   const files = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).trim().split('\n');
-  const dir = join(work, 'app');
-  mkdirSync(dir);
-  writeFileSync(
-    join(dir, 'package.json'),
-    JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }),
-  );
-  writeFileSync(
-    join(dir, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        strict: true,
-        skipLibCheck: true,
-        types: ['node'],
-        outDir: 'out',
-      },
-      include: ['*.ts'],
-    }),
-  );
+  const install = join(work, 'install');
+  mkdirSync(install);
+  const modules = join(install, 'node_modules');
   if (options.npmInstall) {
+    writeFileSync(join(install, 'package.json'), JSON.stringify({ name: 'install', version: '1.0.0', private: true }));
     execFileSync(
       'npm',
-      ['install', tarball, 'zod', 'typescript@5.9', '@types/node@20', '--prefer-offline', '--no-audit', '--no-fund'],
-      {
-        cwd: dir,
-        stdio: 'inherit',
-      },
+      [
+        'install',
+        tarball,
+        'zod',
+        'tsx',
+        'typescript@5.9',
+        '@types/node@20',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+      ],
+      { cwd: install, stdio: 'inherit' },
     );
-    return { dir, tarball, files };
+  } else {
+    const target = join(modules, 'durable-tools');
+    mkdirSync(target, { recursive: true });
+    execFileSync('tar', ['xzf', tarball, '-C', target, '--strip-components=1']);
+    linkDependencies(join(REPO, 'node_modules'), modules);
+    mkdirSync(join(modules, '.bin'));
+    symlinkSync('../durable-tools/dist/cli/main.js', join(modules, '.bin', 'durable-tools'));
+    chmodSync(join(target, 'dist', 'cli', 'main.js'), 0o755);
   }
-  const modules = join(dir, 'node_modules');
-  const target = join(modules, 'durable-tools');
-  mkdirSync(target, { recursive: true });
-  execFileSync('tar', ['xzf', tarball, '-C', target, '--strip-components=1']);
-  linkDependencies(join(REPO, 'node_modules'), modules);
-  mkdirSync(join(modules, '.bin'));
-  symlinkSync('../durable-tools/dist/cli/main.js', join(modules, '.bin', 'durable-tools'));
-  chmodSync(join(target, 'dist', 'cli', 'main.js'), 0o755);
-  return { dir, tarball, files };
+  const tsconfig = quickstartTsconfig();
+  const apps = Object.fromEntries(
+    MODULE_SYSTEMS.map((system) => [system, makeApp(join(work, system), system, modules, tsconfig)]),
+  ) as Record<ModuleSystem, string>;
+  return { root: work, apps, modules, tarball, files };
+}
+
+/** The tsconfig.json docs/quickstart.md shows (its first `json` block). */
+function quickstartTsconfig(): string {
+  const tsconfig = codeBlocks(readFileSync(join(REPO, 'docs', 'quickstart.md'), 'utf8'), 'json')[0];
+  if (!tsconfig) throw new Error('docs/quickstart.md has no tsconfig.json block');
+  return tsconfig;
+}
+
+/** An app as `npm init -y` makes it (plus `"type": "module"` for ESM), its node_modules a link to the install. */
+function makeApp(dir: string, system: ModuleSystem, modules: string, tsconfig: string): string {
+  mkdirSync(dir);
+  execFileSync('npm', ['init', '-y'], { cwd: dir, stdio: 'ignore' });
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+  if (system === 'module') pkg.type = 'module';
+  else if (pkg.type !== undefined && pkg.type !== 'commonjs')
+    throw new Error(`npm init -y wrote type ${String(pkg.type)}`);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify(pkg, null, 2));
+  writeFileSync(join(dir, 'tsconfig.json'), tsconfig);
+  symlinkSync(modules, join(dir, 'node_modules'));
+  return dir;
 }
 
 /** Links every package of `from` (scoped ones one by one) into `to`, except durable-tools itself. */

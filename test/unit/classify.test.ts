@@ -97,6 +97,12 @@ describe('classify: HTTP statuses', () => {
     expect(classify({ status }, NOW).kind).toBe('permanent');
   });
 
+  test('HTTP 402 is a permanent PAYMENT_REQUIRED without effect, not a permission problem', () => {
+    const result = classify(new HttpStatusError(402, { statusText: 'Payment Required' }));
+    expect(result).toMatchObject({ kind: 'permanent', code: 'PAYMENT_REQUIRED', mayHaveHadEffect: false });
+    expect(result.hint).toMatch(/payment or billing was refused/);
+  });
+
   test('every 4xx except 408, 425 and 429 is permanent', () => {
     for (let status = 400; status <= 499; status++) {
       const expected = [408, 425, 429].includes(status) ? 'not permanent' : 'permanent';

@@ -163,6 +163,23 @@ describe('declarations are checked at once', () => {
     expect(error.code).toBe('INVALID_OPTION');
   });
 
+  test('a read-only tool that does not declare idempotent is idempotent', () => {
+    const { idempotent: _left, ...readOnly } = base;
+    expect(defineTool({ name: 'count', ...readOnly }).catalogEntry.idempotent).toBe(true);
+  });
+
+  test('a tool with effects that does not say whether it is idempotent is refused, saying why it must', () => {
+    const { idempotent: _left, ...fields } = base;
+    const error = definitionError(() =>
+      defineTool(
+        // @ts-expect-error -- compensable and irreversible tools must declare idempotent (ToolWithEffects)
+        { name: 'charge', ...fields, effect: 'irreversible' },
+      ),
+    );
+    expect(error.code).toBe('MISSING_IDEMPOTENT');
+    expect(error.message).toMatch(/must say whether it is idempotent: true when its downstream deduplicates/);
+  });
+
   test.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'describeTools', 'callModel'])(
     'refuses the reserved name %s',
     (name) => {

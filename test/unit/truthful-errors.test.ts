@@ -10,7 +10,7 @@ describe('truthful errors', () => {
   test("keeps a tool's own message next to the HTTP classification (402 Card declined)", () => {
     const error = Object.assign(new Error('Card declined: insufficient funds'), { status: 402 });
     const result = classify(error);
-    expect(result.code).toBe('PERMISSION_DENIED');
+    expect(result.code).toBe('PAYMENT_REQUIRED');
     expect(result.message).toMatch(/^Card declined: insufficient funds\. The service answered HTTP 402/);
     expect(result.hint).toMatch(/payment or billing was refused/);
   });

@@ -4,12 +4,18 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { agentRunUrl, getAgentRunState, startAgentRun, waitForAgentRun } from '../../client';
 import type { ModelSettings } from '../../model/model-types';
+import type { ScriptedTurn } from '../../model/scripted-model';
+import { parseScriptedTurns, ScriptedTurnsError } from '../../model/scripted-turns';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run-types';
 import { parseCommandArgs, stringOption, type ParsedValues } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../command';
 import { connectForCommand } from '../connect';
 import { temporalShowCommand } from '../hints';
 import { LiveSteps, progressLine, runSummary } from '../run-view';
+
+/** The smallest useful script, shown by `run --help` and by the error for a bad script file. */
+const MINIMAL_SCRIPT =
+  '[{"toolCalls": [{"name": "search_flights", "arguments": {"from": "LIS", "to": "BER"}}]}, {"text": "Found a flight.", "final": true}]';
 
 /** How often `run` reads the run's state while it watches. */
 export const RUN_WATCH_TIMING = { pollIntervalMs: 250, noWorkerWarningMs: 5_000 } as const;
@@ -24,7 +30,12 @@ call as it starts and ends, with a progress line, until the run ends. Ctrl-C sto
 \`cancel\` cancels it). A worker must be running the tools (\`durable-tools dev\` or \`worker\`).
 
 options:
-  --script <file>     JSON array of scripted model turns: the offline "scripted" model
+  --script <file>     the offline "scripted" model: a JSON file with the turns it plays, in order. A turn has
+                      "text", "toolCalls" ([{"name", "arguments"}]), "final" (ends the run with "text") and
+                      "ifPreviousFailed" (a turn played instead when a call of the previous turn failed):
+                        [{"toolCalls": [{"name": "search_flights", "arguments": {"from": "LIS", "to": "BER"}}]},
+                         {"text": "Found a flight.", "final": true}]
+                      examples/trip-turns.json in the repository runs against \`npm run dev\`
   --model <m>         model settings: a JSON file or inline JSON ({"provider": ...}), or a provider name
   --input <file>      JSON file with more run input (limits, failurePolicy, allowedTools, parallelToolCalls, ...)
   --id <run id>       workflow id of the run (default agent-run-<uuid>)
@@ -95,9 +106,7 @@ function runInput(goal: string, values: ParsedValues, context: CliContext): Agen
   const script = stringOption(values, 'script');
   const modelOption = stringOption(values, 'model');
   if (script !== undefined) {
-    const turns = readJson(script, context, '--script');
-    if (!Array.isArray(turns)) throw new CliUsageError('--script must be a JSON array of model turns.');
-    model = { provider: 'scripted', script: turns };
+    model = { provider: 'scripted', script: scriptedTurnsFile(script, context) };
   } else if (modelOption !== undefined) {
     model = modelSettings(modelOption, context);
   }
@@ -105,6 +114,19 @@ function runInput(goal: string, values: ParsedValues, context: CliContext): Agen
     throw new CliUsageError('A run needs a model: pass --script <turns.json> (offline) or --model <settings>.');
   }
   return { ...extra, goal, model };
+}
+
+/** The turns of a `--script` file, checked against the scripted turn format (problems named by path). */
+function scriptedTurnsFile(path: string, context: CliContext): ScriptedTurn[] {
+  const turns = readJson(path, context, '--script');
+  try {
+    return parseScriptedTurns(turns);
+  } catch (error) {
+    if (!(error instanceof ScriptedTurnsError)) throw error;
+    throw new CliUsageError(
+      `--script ${path}: ${error.message}\nA script is a JSON array of turns, e.g. ${MINIMAL_SCRIPT}`,
+    );
+  }
 }
 
 function modelSettings(option: string, context: CliContext): ModelSettings {
