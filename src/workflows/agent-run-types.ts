@@ -137,6 +137,11 @@ export interface AgentRunCarryOver {
   unsentMessages: TranscriptMessage[];
   /** An irreversible step without approval has succeeded: compensable steps are refused from now on. */
   irreversibleDone: boolean;
+  /**
+   * The run's keys carry its first execution's run id (`${workflowId}/${firstExecutionRunId}/${stepId}`);
+   * absent for runs started before run-scoped keys, which keep `${workflowId}/${stepId}` to the end.
+   */
+  runScopedKeys?: boolean;
   /** Token and cost totals so far. */
   usage?: RunUsageTotals;
 }
