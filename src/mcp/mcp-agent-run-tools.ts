@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CallToolResult, Tool as McpToolListing } from '@modelcontextprotocol/sdk/types.js';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { getAgentRunState, startAgentRun } from '../client';
 import { parseToolArguments } from '../tools/parse-tool-arguments';
@@ -30,7 +30,7 @@ const getInput = z.strictObject({ runId: z.string().min(1).describe('The run id 
 
 /**
  * `start_agent_run` (starts an agent run; with an idempotency key in `_meta`, the run id derives from it, so a
- * repeated start returns the same run) and `get_agent_run` (the run's state: status, steps, observations).
+ * repeated start returns the same run, running or closed, with `started: false`, and never starts a second one) and `get_agent_run` (the run's state: status, steps, observations).
  */
 export function agentRunTools(client: Client, taskQueue: string): Map<string, AgentRunTool> {
   const start: AgentRunTool = {
@@ -44,16 +44,14 @@ export function agentRunTools(client: Client, taskQueue: string): Map<string, Ag
       const parsed = parseToolArguments(startInput, args);
       if (!parsed.ok) return invalid(parsed.error.message, parsed.error.hint);
       const runId = key ? `agent-run-mcp-${createHash('sha256').update(key).digest('hex').slice(0, 32)}` : undefined;
-      try {
-        const handle = await startAgentRun(client, parsed.value as AgentRunInput, {
-          taskQueue,
-          ...(runId ? { runId } : {}),
-        });
-        return json({ runId: handle.workflowId, started: true });
-      } catch (error) {
-        if (runId && error instanceof WorkflowExecutionAlreadyStartedError) return json({ runId, started: false });
-        throw error;
-      }
+      // A repeated start (same key, so same id) starts nothing: it answers the existing run, running or closed.
+      const handle = await startAgentRun(client, parsed.value as AgentRunInput, {
+        taskQueue,
+        ...(runId ? { runId } : {}),
+      });
+      if (handle.started) return json({ runId: handle.workflowId, started: true });
+      const { status } = await handle.describe();
+      return json({ runId: handle.workflowId, started: false, status: status.name.toLowerCase() });
     },
   };
   const get: AgentRunTool = {
