@@ -7,6 +7,7 @@ import { AgentRunStartError } from '../../src/agent-run-start-error';
 import { startAgentRun, waitForAgentRun, type AgentRunIdReusePolicy } from '../../src/client';
 import { MemoryIdempotencyStore } from '../../src/idempotency/memory-idempotency-store';
 import { agentRunTools } from '../../src/mcp/mcp-agent-run-tools';
+import type { ModelProvider } from '../../src/model/model-types';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import type { AgentRunInput, AgentRunResult } from '../../src/workflows/agent-run-types';
 import { runCliToEnd } from '../support/cli-process';
@@ -32,6 +33,12 @@ let worker: Worker;
 let running: Promise<void>;
 const taskQueue = uniqueTaskQueue('run-ownership');
 const dir = mkdtempSync(join(tmpdir(), 'run-ownership-'));
+/** Where the `changing` model books a flight to: a model that answers otherwise after a reset. */
+const changing = { destination: 'BER' };
+const changingModel: ModelProvider = async ({ turn }) =>
+  turn === 0
+    ? { toolCalls: [{ id: 'c1', name: 'book_flight', arguments: { to: changing.destination } }], done: false }
+    : { text: 'Done.', toolCalls: [], done: true };
 
 beforeAll(async () => {
   temporal = await connectTestTemporal();
@@ -40,6 +47,7 @@ beforeAll(async () => {
     tools: tripLedgerTools(ledger),
     taskQueue,
     idempotencyStore: new MemoryIdempotencyStore(),
+    modelProviders: { changing: changingModel },
   });
   running = worker.run();
 });
@@ -225,30 +233,31 @@ describe("a new run under a failed run's id (ALLOW_DUPLICATE_FAILED_ONLY)", () =
   });
 });
 
+/** Resets a closed run to the workflow task before its first activity of a type; the reset run's result. */
+async function resetBeforeFirst(activity: string, id: string, firstExecutionRunId: string): Promise<AgentRunResult> {
+  const events = (await temporal.client.workflow.getHandle(id, firstExecutionRunId).fetchHistory()).events ?? [];
+  const first = events.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activity);
+  const resetPoint = events
+    .slice(0, first)
+    .reverse()
+    .find((e) => e.workflowTaskCompletedEventAttributes)!.eventId;
+  const { runId } = await temporal.client.workflowService.resetWorkflowExecution({
+    namespace: testServer().namespace,
+    workflowExecution: { workflowId: id, runId: firstExecutionRunId },
+    workflowTaskFinishEventId: resetPoint,
+    requestId: randomUUID(),
+    reason: `test: reset before the first ${activity}`,
+  });
+  return waitForAgentRun(temporal.client.workflow.getHandle(id, runId!));
+}
+
 describe('a reset run', () => {
   test('keeps the run’s keys: calls after the reset point replay their recorded results, with no second effect', async () => {
     const id = `own-reset-${randomUUID()}`;
     const script = [BOOK, { toolCalls: [{ name: 'book_flight', arguments: { to: 'LIS' } }] }, DONE];
     const first = await start(id, tripInput(script));
     expect((await waitForAgentRun(first)).status).toBe('completed');
-    const history = await first.fetchHistory();
-    const events = history.events ?? [];
-    const firstBooking = events.findIndex(
-      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'book_flight',
-    );
-    const resetPoint = events
-      .slice(0, firstBooking)
-      .reverse()
-      .find((e) => e.workflowTaskCompletedEventAttributes)!.eventId;
-
-    const { runId } = await temporal.client.workflowService.resetWorkflowExecution({
-      namespace: testServer().namespace,
-      workflowExecution: { workflowId: id, runId: first.firstExecutionRunId },
-      workflowTaskFinishEventId: resetPoint,
-      requestId: randomUUID(),
-      reason: 'test: reset before the first booking',
-    });
-    const reset = await waitForAgentRun(temporal.client.workflow.getHandle(id, runId!));
+    const reset = await resetBeforeFirst('book_flight', id, first.firstExecutionRunId);
 
     expect(reset.status).toBe('completed');
     const bookings = reset.steps.filter((s) => s.tool === 'book_flight');
@@ -258,5 +267,22 @@ describe('a reset run', () => {
     ]);
     expect(bookings.map((s) => (s.observation as { replayed?: boolean }).replayed)).toEqual([true, true]);
     expect(effectsOf('book', id)).toHaveLength(2);
+  });
+
+  test('that makes another call under a step id already used gets IDEMPOTENCY_CONFLICT and runs nothing', async () => {
+    const id = `own-reset-other-${randomUUID()}`;
+    changing.destination = 'BER';
+    const first = await start(id, { goal: 'Book a flight', model: { provider: 'changing' } });
+    expect((await waitForAgentRun(first)).status).toBe('completed');
+
+    // Reset before the first model turn: the model is asked again and now books another flight.
+    changing.destination = 'LIS';
+    const reset = await resetBeforeFirst('callModel', id, first.firstExecutionRunId);
+
+    const booking = reset.steps.find((s) => s.tool === 'book_flight')!;
+    expect(booking.idempotencyKey).toBe(`${id}/${first.firstExecutionRunId}/1`);
+    expect(booking.observation).toMatchObject({ status: 'error', code: 'IDEMPOTENCY_CONFLICT' });
+    expect(effectsOf('book', id)).toHaveLength(1);
+    expect(effectsOf('cancel', id)).toHaveLength(0);
   });
 });
