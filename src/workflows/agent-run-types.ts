@@ -228,6 +228,11 @@ export interface RunUsage extends RunUsageTotals {
 /** What the `getRunState` query returns. */
 export interface AgentRunState {
   runId: string;
+  /**
+   * The run's owner: every key of the run starts with `${runKey}/` (`${workflowId}/${firstExecutionRunId}`;
+   * runs started before run-scoped keys: the workflow id). See docs/run-ownership.md.
+   */
+  runKey?: string;
   goal: string;
   status: RunStatus;
   /** Model turns taken so far (all generations). */

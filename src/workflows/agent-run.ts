@@ -73,6 +73,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
   const maxTurns = input.limits?.maxTurns ?? AGENT_RUN_DEFAULTS.maxTurns;
   const state: AgentRunState = {
     runId: workflowId,
+    runKey: scope.keyPrefix,
     goal: input.goal,
     status: 'running',
     turns: carried?.turns ?? 0,

@@ -49,6 +49,7 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
   const catalog = await describeTools();
   const state: AgentRunState = {
     runId: workflowId,
+    runKey: scope.keyPrefix,
     goal: `MCP call of ${input.tool}`,
     status: 'running',
     turns: 0,
