@@ -153,6 +153,25 @@ describe('a second start with the id of an existing run', () => {
     expect(effectsOf('book', first.runId)).toHaveLength(1);
   });
 
+  test('of another workflow type is refused with RUN_ID_TAKEN and changes nothing', async () => {
+    const id = `own-taken-${randomUUID()}`;
+    // An MCP call's workflow on a queue no worker polls: it stays running until the test ends it.
+    const other = await temporal.client.workflow.start('mcpToolCall', {
+      taskQueue: uniqueTaskQueue('run-ownership-idle'),
+      workflowId: id,
+      args: [{ tool: 'book_flight', arguments: { to: 'BER' } }],
+    });
+    try {
+      await expect(start(id, tripInput([BOOK, DONE]))).rejects.toMatchObject({
+        name: 'AgentRunStartError',
+        code: 'RUN_ID_TAKEN',
+      });
+      expect(await executionsOf(id)).toEqual([other.firstExecutionRunId]);
+    } finally {
+      await other.terminate('test over');
+    }
+  });
+
   test('with a reuse policy other than the two an agent run accepts, is refused before anything starts', async () => {
     const id = `own-policy-${randomUUID()}`;
     const attempt = startAgentRun(temporal.client, tripInput([DONE]), {
