@@ -13,6 +13,7 @@ import type { AgentRunInput, AgentRunState } from '../src/workflows/agent-run-ty
 import { undoToolNames } from '../src/tools/tool-visibility';
 import { initialRunUsage } from '../src/workflows/run-usage';
 import { createApprovalGate } from '../src/workflows/approval-gate';
+import { runScope } from '../src/workflows/run-ownership';
 import { runToolStep, type StepContext } from '../src/workflows/tool-step';
 
 export { agentRun } from '../src/workflows/agent-run';
@@ -44,7 +45,7 @@ export async function naiveAgentRun(input: AgentRunInput): Promise<AgentRunState
   };
   const catalog = await describeTools();
   const step: StepContext = {
-    workflowId,
+    scope: runScope(),
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),
     visible: new Set(catalog.map((entry) => entry.name)),

@@ -1,4 +1,10 @@
-import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
@@ -14,6 +20,7 @@ import { isFailedRunStatus } from './workflows/run-outcome-statuses';
 import { encryptedDataConverter } from './encryption/encryption-codec';
 import { resolveEncryptionKeys, type EncryptionKeyring } from './encryption/encryption-keys';
 import { withLiveProgress } from './long-calls/live-progress';
+import { AgentRunStartError } from './agent-run-start-error';
 
 /** The workflow type of an agent run. */
 export const AGENT_RUN_WORKFLOW = 'agentRun';
@@ -56,18 +63,54 @@ export async function connectClient(
   });
 }
 
+/**
+ * Whether an agent run may start under the workflow id of a closed run (Temporal's names):
+ * - `REJECT_DUPLICATE` (default): never. A workflow id names one run, for good.
+ * - `ALLOW_DUPLICATE_FAILED_ONLY`: when the last run with the id did not complete (it ended `failed`,
+ *   `compensated`, `compensation_failed` or `cancelled`, or was terminated or timed out). The new run is a
+ *   run of its own: its keys, compensations and stored outputs are not the earlier run's
+ *   (docs/run-ownership.md).
+ */
+export type AgentRunIdReusePolicy = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE_FAILED_ONLY';
+
+const ID_REUSE_POLICIES: readonly AgentRunIdReusePolicy[] = ['REJECT_DUPLICATE', 'ALLOW_DUPLICATE_FAILED_ONLY'];
+
 /** Options of {@link startAgentRun}. */
 export interface StartAgentRunOptions {
   /** Task queue the workers poll (default: from the environment, `durable-tools`). */
   taskQueue?: string;
-  /** Workflow id of the run (default: `agent-run-<uuid>`). Starting twice with one id is refused. */
+  /**
+   * Workflow id of the run (default: `agent-run-<uuid>`). A start with the id of an existing run, running
+   * or closed, starts nothing and returns that run (`started: false`).
+   */
   runId?: string;
+  /** Whether the id of a closed run that did not complete may start a new run (default `REJECT_DUPLICATE`). */
+  workflowIdReusePolicy?: AgentRunIdReusePolicy;
 }
 
 /**
- * Starts an agent run and returns its handle. The run id is the workflow id.
+ * What {@link startAgentRun} returns: the run's handle (it follows the run across continue-as-new), and
+ * whether this call started it.
+ */
+export type AgentRunHandle = WorkflowHandle & {
+  /**
+   * True when this call started the run; false when a run with the id already existed (running or closed)
+   * and this is its handle: nothing was started, and the input of this call was not used.
+   */
+  readonly started: boolean;
+  /** Run id of the run's first execution (the same across continue-as-new and a reset). */
+  readonly firstExecutionRunId: string;
+};
+
+/**
+ * Starts an agent run and returns its handle. The run id is the workflow id, and it names one run: a second
+ * start with the id of an existing run (running or closed) starts nothing and returns that run's handle with
+ * `started: false` (with `workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY'`, the id of a run that did not
+ * complete starts a new run instead).
  *
  * @throws {@link PayloadBudgetError} `RUN_INPUT_TOO_LARGE` when the input is above 256 KB.
+ * @throws {@link AgentRunStartError} `RUN_ID_TAKEN` when the id belongs to a workflow that is not an agent
+ * run; `INVALID_ID_REUSE_POLICY` for a reuse policy other than the two above.
  *
  * @example
  * ```ts
@@ -82,7 +125,15 @@ export async function startAgentRun(
   client: Client,
   input: AgentRunInput,
   options: StartAgentRunOptions = {},
-): Promise<WorkflowHandle> {
+): Promise<AgentRunHandle> {
+  const reusePolicy = options.workflowIdReusePolicy ?? 'REJECT_DUPLICATE';
+  if (!ID_REUSE_POLICIES.includes(reusePolicy)) {
+    throw new AgentRunStartError(
+      `workflowIdReusePolicy must be ${ID_REUSE_POLICIES.join(' or ')} (got ${JSON.stringify(reusePolicy)}): ` +
+        'an agent run never takes over the id of a completed or running run.',
+      'INVALID_ID_REUSE_POLICY',
+    );
+  }
   const inputBytes = jsonByteLength(input);
   if (inputBytes > PAYLOAD_LIMITS.runInputBytes) {
     throw new PayloadBudgetError(
@@ -94,20 +145,43 @@ export async function startAgentRun(
   const runId = options.runId ?? `agent-run-${randomUUID()}`;
   const track = await ensureStatusSearchAttribute(client, clientAddress(client));
   const trackApprovals = await ensureApprovalSearchAttribute(client, clientAddress(client));
-  return client.workflow.start(AGENT_RUN_WORKFLOW, {
-    taskQueue: options.taskQueue ?? connectionSettingsFromEnv().taskQueue,
-    workflowId: runId,
-    args: [
-      {
-        ...input,
-        trackStatusSearchAttribute: input.trackStatusSearchAttribute ?? track,
-        trackApprovalSearchAttribute: input.trackApprovalSearchAttribute ?? trackApprovals,
-      },
-    ],
-    staticSummary: `Agent run: ${input.goal}`.slice(0, 200),
-    staticDetails: `**Goal:** ${input.goal}`.slice(0, 10_000),
-    ...(track ? { typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.runStatus, value: 'running' }] } : {}),
-  });
+  let handle: Awaited<ReturnType<typeof client.workflow.start>>;
+  try {
+    handle = await client.workflow.start(AGENT_RUN_WORKFLOW, {
+      taskQueue: options.taskQueue ?? connectionSettingsFromEnv().taskQueue,
+      workflowId: runId,
+      workflowIdReusePolicy: reusePolicy,
+      workflowIdConflictPolicy: 'FAIL',
+      args: [
+        {
+          ...input,
+          trackStatusSearchAttribute: input.trackStatusSearchAttribute ?? track,
+          trackApprovalSearchAttribute: input.trackApprovalSearchAttribute ?? trackApprovals,
+        },
+      ],
+      staticSummary: `Agent run: ${input.goal}`.slice(0, 200),
+      staticDetails: `**Goal:** ${input.goal}`.slice(0, 10_000),
+      ...(track ? { typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.runStatus, value: 'running' }] } : {}),
+    });
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return existingAgentRun(client, runId);
+    throw error;
+  }
+  return { ...handle, started: true };
+}
+
+/** The handle of the agent run that already has this workflow id (the chain of its latest run). */
+async function existingAgentRun(client: Client, workflowId: string): Promise<AgentRunHandle> {
+  const description = await client.workflow.getHandle(workflowId).describe();
+  if (description.type !== AGENT_RUN_WORKFLOW) {
+    throw new AgentRunStartError(
+      `The workflow id ${workflowId} belongs to a ${description.type} workflow, not an agent run; choose another id.`,
+      'RUN_ID_TAKEN',
+    );
+  }
+  const firstExecutionRunId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
+  const handle = client.workflow.getHandle(workflowId, undefined, { firstExecutionRunId });
+  return { ...handle, started: false, firstExecutionRunId };
 }
 
 /**

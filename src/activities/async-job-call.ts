@@ -58,8 +58,8 @@ async function submittedJob(
 ): Promise<JobRecord & { jobId: string; submittedAt: number }> {
   const key = ctx.idempotencyKey;
   const record =
-    (await storeStep(() => readJobRecord(store, key, ctx.runId))) ??
-    newJobRecord(tool.contract.name, key, ctx.runId, runtime.settings.deadlineMs);
+    (await storeStep(() => readJobRecord(store, key, ctx.runKey ?? ctx.runId))) ??
+    newJobRecord(tool.contract.name, key, ctx.runKey ?? ctx.runId, runtime.settings.deadlineMs);
   if (record.status !== 'submitting' && record.jobId !== undefined && record.submittedAt !== undefined) {
     ctx.log.info('The job of this call was submitted by an earlier attempt; not submitting again.', {
       key,

@@ -216,8 +216,10 @@ async function executeToolCall(
   const retry: ToolRetrySettings = compensating ? { ...entry.retry, ...COMPENSATION_RETRY_OVERRIDES } : entry.retry;
 
   const runId = workflowExecution?.workflowId ?? input.idempotencyKey.split('/')[0] ?? '';
+  // The owner of the call's stored data: the run (workflow id and first run id), never just the workflow id.
+  const runKey = typeof input.runKey === 'string' && input.runKey.length > 0 ? input.runKey : runId;
   const rawArguments = compensating
-    ? await resolveCompensationArguments(input.arguments, deps.payloadStore, runId).catch((error: unknown) => {
+    ? await resolveCompensationArguments(input.arguments, deps.payloadStore, runKey).catch((error: unknown) => {
         throw payloadFailure(entry, retry, attempt, error);
       })
     : input.arguments;
@@ -228,7 +230,7 @@ async function executeToolCall(
   if (!parsed.ok) throw redactFailure(toolFailure(parsed.error, { mayHaveHadEffect: false }), secrets);
   if (input.approvedDigest !== undefined) assertApprovedArguments(entry.name, parsed.value, input.approvedDigest);
   if (input.storeArguments && !compensating) {
-    await storeCallArguments(input.arguments, deps.payloadStore, input.idempotencyKey, runId).catch(
+    await storeCallArguments(input.arguments, deps.payloadStore, input.idempotencyKey, runKey).catch(
       (error: unknown) => {
         throw payloadFailure(entry, retry, attempt, error);
       },
@@ -242,7 +244,7 @@ async function executeToolCall(
   const executions = local ? attempt : (previous?.executions ?? 0) + 1;
   const resumeFrom =
     attempt > 1
-      ? await lastCheckpoint(previous?.checkpoint, deps.payloadStore, input.idempotencyKey, runId, activity.log)
+      ? await lastCheckpoint(previous?.checkpoint, deps.payloadStore, input.idempotencyKey, runKey, activity.log)
       : undefined;
   // Every heartbeat (the lease's, the tool's, a checkpoint, a progress report) carries all the details.
   const heartbeat = new CallHeartbeat(local ? undefined : (details) => activity.heartbeat(details), {
@@ -258,7 +260,15 @@ async function executeToolCall(
     ...(activity.info.heartbeatTimeoutMs ? { heartbeatTimeoutMs: activity.info.heartbeatTimeoutMs } : {}),
     ...(deps.leaseClock ? { now: deps.leaseClock } : {}),
   });
-  const ctx = toolContext(tool, input, { runId, attempt, lease, heartbeat, deps, resumeFrom: resumeFrom?.state });
+  const ctx = toolContext(tool, input, {
+    runId,
+    runKey,
+    attempt,
+    lease,
+    heartbeat,
+    deps,
+    resumeFrom: resumeFrom?.state,
+  });
   ctx.log = redactingLogger(ctx.log, secrets);
   try {
     return await claimAndRun(tool, parsed.value, ctx, lease, {
@@ -280,6 +290,7 @@ async function executeToolCall(
 /** What {@link toolContext} builds the context from. */
 interface ContextParts {
   runId: string;
+  runKey: string;
   attempt: number;
   lease: ToolCallLease;
   heartbeat: CallHeartbeat;
@@ -301,7 +312,7 @@ function toolContext(tool: Tool, input: ToolActivityInput, parts: ContextParts):
     heartbeat,
     store: deps.payloadStore,
     idempotencyKey: input.idempotencyKey,
-    runId: parts.runId,
+    runId: parts.runKey,
     maxBytes: longCall?.maxCheckpointBytes ?? DEFAULT_MAX_CHECKPOINT_BYTES,
     log: activity.log,
     ...checkpointRetention(longCall),
@@ -310,6 +321,7 @@ function toolContext(tool: Tool, input: ToolActivityInput, parts: ContextParts):
     idempotencyKey: input.idempotencyKey,
     stepId: input.stepId,
     runId: parts.runId,
+    runKey: parts.runKey,
     attempt: parts.attempt,
     signal: finishUnit ? lease.signal : AbortSignal.any([cancellation, lease.signal]),
     cancellation,
@@ -563,7 +575,7 @@ function boundOutput(tool: Tool, output: unknown, ctx: ToolContext, deps: Resolv
   return boundToolOutput(output, deps.payloadStore, {
     budget: budgetOf(entry),
     idempotencyKey: ctx.idempotencyKey,
-    runId: ctx.runId,
+    runId: ctx.runKey ?? ctx.runId,
     compensable: entry.undo !== undefined,
     ...outputRetention(entry.longCall),
   });

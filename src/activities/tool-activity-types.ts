@@ -9,9 +9,18 @@ export interface ToolActivityInput {
    * the engine builds them: `{ originalInput, originalOutput?, originalKey }` (see {@link CompensationArguments}).
    */
   arguments: unknown;
-  /** `${workflowId}/${stepId}` (a compensation: `${key}/undo`): the same for every attempt of this call. */
+  /**
+   * `${workflowId}/${firstExecutionRunId}/${stepId}` (a compensation: `${key}/undo`; runs started before
+   * run-scoped keys: `${workflowId}/${stepId}`): the same for every attempt of this call, never another run's.
+   */
   idempotencyKey: string;
   stepId: number;
+  /**
+   * The run that owns the call's stored data (claim checks, checkpoints, job records):
+   * `${workflowId}/${firstExecutionRunId}`. Absent for runs started before run-scoped keys: their data
+   * belongs to the workflow id.
+   */
+  runKey?: string;
   /** Set when this call undoes an earlier call of the named tool: retried until it succeeds or fails permanently. */
   compensationOf?: string;
   /**

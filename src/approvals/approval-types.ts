@@ -117,7 +117,7 @@ export type ApprovalOutcome = 'succeeded' | 'failed' | 'not_run';
 
 /** The audit record of one gated call: written when approval is requested, completed as it goes. */
 export interface ApprovalAuditRecord {
-  /** The call's idempotency key `${workflowId}/${stepId}`: one record per gated call. */
+  /** The call's idempotency key `${workflowId}/${firstExecutionRunId}/${stepId}`: one record per gated call. */
   idempotencyKey: string;
   workflowId: string;
   stepId: number;

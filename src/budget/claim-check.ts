@@ -17,7 +17,7 @@ export type PayloadStore = Pick<TranscriptStore, 'putPayload' | 'getPayload'>;
 export interface OutputBudgetContext {
   budget: ToolBudget;
   idempotencyKey: string;
-  /** Workflow id of the run: only this run may read the stored output back. */
+  /** The run that owns the output (`ToolContext.runKey`): only this run may read it back. */
   runId: string;
   /** The tool has an undo tool: keep a full copy of any output a compensation cannot carry inline. */
   compensable: boolean;

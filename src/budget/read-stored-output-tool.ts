@@ -37,7 +37,8 @@ const output = z.object({
 /**
  * The built-in read-only tool that pages through a tool output stored as a claim check. It reads the
  * worker's transcript store, so with several workers that store must be shared (Postgres); a memory store
- * only answers on the worker that stored the output. A run can read only its own outputs.
+ * only answers on the worker that stored the output. A run can read only its own outputs (stored under its
+ * `runKey`), not those of an earlier run with the same workflow id.
  *
  * `createWorker` registers it; a worker built by hand adds it to its registry.
  */
@@ -58,7 +59,7 @@ export function createReadStoredOutputTool(store: PayloadStore): Tool {
     },
   }).implement(async ({ handle, offset = 0, maxChars = READ_STORED_OUTPUT_PAGE.defaultChars }, ctx) => {
     const stored = await store.getPayload(handle);
-    if (!stored || stored.runId !== ctx.runId || !handle.startsWith('out:')) {
+    if (!stored || stored.runId !== (ctx.runKey ?? ctx.runId) || !handle.startsWith('out:')) {
       throw new PermanentToolError(`There is no stored output "${handle}" in this run (or it expired).`, {
         code: 'NOT_FOUND',
         hint: 'Use the exact handle shown in a stored output of this run; an expired output is gone: call the tool that produced it again if you still need it.',

@@ -16,8 +16,11 @@ export {
   runResultOfFailure,
   type RunHistory,
   type StartAgentRunOptions,
+  type AgentRunHandle,
+  type AgentRunIdReusePolicy,
   type ConnectClientOptions,
 } from '../client';
+export { AgentRunStartError, type AgentRunStartErrorCode } from '../agent-run-start-error';
 export {
   connectionSettingsFromEnv,
   connectionOptions,

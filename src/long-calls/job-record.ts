@@ -11,7 +11,7 @@ export interface JobRecord {
   v: 1;
   tool: string;
   idempotencyKey: string;
-  /** Workflow id of the run. */
+  /** The run that owns the call (`ToolContext.runKey`). */
   runId: string;
   /** Random secret of the callback token (base64url); the same for every attempt. */
   secret: string;

@@ -1,5 +1,5 @@
 import type { CallToolResult, Tool as McpToolListing } from '@modelcontextprotocol/sdk/types.js';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { getAgentRunState, startAgentRun } from '../client';
 import { parseToolArguments } from '../tools/parse-tool-arguments';
@@ -30,9 +30,10 @@ const getInput = z.strictObject({ runId: z.string().min(1).describe('The run id 
 
 /**
  * `start_agent_run` (starts an agent run; with an idempotency key, the run id derives from it, so a repeated start
- * returns the same run) and `get_agent_run` (the run's state: status, steps, observations). Run ids carry the
- * caller's `scope` (`agent-run-mcp-<scope>-...`): `get_agent_run` reads only runs its caller started through MCP and
- * answers any other id, existing or not, with the same `NOT_FOUND`.
+ * returns the same run, running or closed, with `started: false`, and never starts a second one) and
+ * `get_agent_run` (the run's state: status, steps, observations). Run ids carry the caller's `scope`
+ * (`agent-run-mcp-<scope>-...`): `get_agent_run` reads only runs its caller started through MCP and answers any
+ * other id, existing or not, with the same `NOT_FOUND`.
  */
 export function agentRunTools(client: Client, taskQueue: string, scope: string): Map<string, AgentRunTool> {
   const start: AgentRunTool = {
@@ -46,16 +47,11 @@ export function agentRunTools(client: Client, taskQueue: string, scope: string):
       const parsed = parseToolArguments(startInput, args);
       if (!parsed.ok) return invalid(parsed.error.message, parsed.error.hint);
       const runId = mcpAgentRunIdIn(scope, key);
-      try {
-        const handle = await startAgentRun(client, parsed.value as AgentRunInput, {
-          taskQueue,
-          ...(runId ? { runId } : {}),
-        });
-        return json({ runId: handle.workflowId, started: true });
-      } catch (error) {
-        if (runId && error instanceof WorkflowExecutionAlreadyStartedError) return json({ runId, started: false });
-        throw error;
-      }
+      // A repeated start (same caller and key, so same id) starts nothing: it answers the existing run, running or closed.
+      const handle = await startAgentRun(client, parsed.value as AgentRunInput, { taskQueue, runId });
+      if (handle.started) return json({ runId: handle.workflowId, started: true });
+      const { status } = await handle.describe();
+      return json({ runId: handle.workflowId, started: false, status: status.name.toLowerCase() });
     },
   };
   const get: AgentRunTool = {

@@ -3,14 +3,22 @@
  */
 export interface ToolContext {
   /**
-   * Stable for this tool call across retries, worker crashes and continue-as-new
-   * (`${workflowId}/${stepId}`). Forward it to the downstream system so a retry cannot repeat the effect.
+   * Stable for this tool call across retries, worker crashes, continue-as-new and a reset, and never another
+   * run's, even one that reuses the workflow id (`${workflowId}/${firstExecutionRunId}/${stepId}`; see
+   * docs/run-ownership.md). Forward it to the downstream system so a retry cannot repeat the effect.
    */
   idempotencyKey: string;
   /** The step number the workflow gave this call. */
   stepId: number;
-  /** The workflow id of the agent run. */
+  /** The workflow id of the agent run (a workflow id may be reused by a later run: see `runKey`). */
   runId: string;
+  /**
+   * The run that owns this call: `${workflowId}/${firstExecutionRunId}`, the same across continue-as-new and
+   * a reset, new for every run started under a reused workflow id. Scope anything a tool keeps per run by it.
+   * Always set by the engine (runs started before run-scoped keys: the workflow id); optional only so that a
+   * context built by hand in a test still type-checks.
+   */
+  runKey?: string;
   /** Attempt number, starting at 1. */
   attempt: number;
   /**

@@ -2,10 +2,13 @@ import type { TranscriptMessage } from '../model/model-types';
 
 /**
  * A payload kept out of Temporal's history (a claim check): a tool output above its budget, or the
- * arguments of a compensable call, as JSON text, with the workflow id of the run it belongs to.
+ * arguments of a compensable call, as JSON text, with the run it belongs to.
  */
 export interface StoredPayload {
-  /** Workflow id of the run that produced it: only that run may read it. */
+  /**
+   * The run that produced it (`${workflowId}/${firstExecutionRunId}`, the tool context's `runKey`; payloads of
+   * runs started before run-scoped keys: the workflow id): only that run may read it.
+   */
   runId: string;
   /** The payload's JSON text. */
   text: string;

@@ -137,6 +137,11 @@ export interface AgentRunCarryOver {
   unsentMessages: TranscriptMessage[];
   /** An irreversible step without approval has succeeded: compensable steps are refused from now on. */
   irreversibleDone: boolean;
+  /**
+   * The run's keys carry its first execution's run id (`${workflowId}/${firstExecutionRunId}/${stepId}`);
+   * absent for runs started before run-scoped keys, which keep `${workflowId}/${stepId}` to the end.
+   */
+  runScopedKeys?: boolean;
   /** Token and cost totals so far. */
   usage?: RunUsageTotals;
 }
@@ -226,6 +231,11 @@ export interface RunUsage extends RunUsageTotals {
 /** What the `getRunState` query returns. */
 export interface AgentRunState {
   runId: string;
+  /**
+   * The run's owner: every key of the run starts with `${runKey}/` (`${workflowId}/${firstExecutionRunId}`;
+   * runs started before run-scoped keys: the workflow id). See docs/run-ownership.md.
+   */
+  runKey?: string;
   goal: string;
   status: RunStatus;
   /** Model turns taken so far (all generations). */

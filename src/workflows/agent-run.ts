@@ -33,6 +33,7 @@ import { RunTranscript } from './run-transcript';
 import { endWithOutcome, showOutcome } from './run-outcome';
 import { addTurnUsage, initialRunUsage, modelTurnSummary, usageLimitReason, usageTotals } from './run-usage';
 import { compensate } from './saga';
+import { runScope } from './run-ownership';
 import { runToolStep, type StepContext } from './tool-step';
 import { BackgroundCalls } from './background-calls';
 import { markRunStatus, traceModelTurn, traceToolStep } from './run-tracing';
@@ -48,7 +49,8 @@ const { describeTools } = proxyActivities<{ describeTools(names?: readonly strin
  * One agent run: model → tool calls → observations, until the model finishes or the run is aborted.
  *
  * - The workflow knows tools only through the JSON catalog (`describeTools`, recorded in history).
- * - Each tool call is an activity whose type is the tool's name, keyed by `${workflowId}/${stepId}`;
+ * - Each tool call is an activity whose type is the tool's name, keyed by
+ *   `${workflowId}/${firstExecutionRunId}/${stepId}` (the run's, never another run's with the same id);
  *   a call the model got wrong becomes an error observation the model can correct.
  * - A tool with an undo tool registers its compensation before it runs. When the run is aborted (failure
  *   policy, limit, cancellation) the compensations run newest first in a non-cancellable scope.
@@ -65,10 +67,13 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
   const { workflowId, firstExecutionRunId } = workflowInfo();
   const carried = input.carriedOver;
+  // Keys, compensations and claim checks belong to this run, not to its workflow id (run-ownership.ts).
+  const scope = runScope(carried);
   const maxSteps = input.limits?.maxSteps ?? AGENT_RUN_DEFAULTS.maxSteps;
   const maxTurns = input.limits?.maxTurns ?? AGENT_RUN_DEFAULTS.maxTurns;
   const state: AgentRunState = {
     runId: workflowId,
+    runKey: scope.keyPrefix,
     goal: input.goal,
     status: 'running',
     turns: carried?.turns ?? 0,
@@ -94,7 +99,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
   );
   if (disclosedOnDemand) state.toolsDisclosedOnDemand = true;
   const step: StepContext = {
-    workflowId,
+    scope,
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),
     visible,
@@ -153,7 +158,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
     if (background.outstanding > 0) await background.cancelAll();
     if (!compensateNow || step.pending.length === 0) return finish(state, status, input);
     const stepsById = new Map(state.steps.map((s) => [s.stepId, s]));
-    const outcome = await compensate(step.pending, step.catalog, stepsById, input.compensation ?? {});
+    const outcome = await compensate(step.pending, step.catalog, step.scope, stepsById, input.compensation ?? {});
     step.pending.length = 0;
     if (outcome.failedStep !== undefined) {
       state.failedCompensationStep = outcome.failedStep;
@@ -203,6 +208,7 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
           unsentMessages: transcriptCarry.unsent,
           irreversibleDone: step.irreversibleDone,
           usage: usageTotals(state.usage),
+          ...(scope.runKey !== undefined ? { runScopedKeys: true } : {}),
         };
         return await continueAsNew<typeof agentRun>({ ...input, carriedOver: carryOver });
       }

@@ -6,6 +6,7 @@ import {
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { ApprovalActivities } from '../activities/approval-activities';
 import {
@@ -328,7 +329,8 @@ function writeAudit(step: StepRecord, completion: Partial<ApprovalAuditRecord>):
   const approval = step.approval!;
   return recordApprovalAudit({
     idempotencyKey: step.idempotencyKey,
-    workflowId: step.idempotencyKey.slice(0, step.idempotencyKey.lastIndexOf('/')),
+    // The key carries the first run id too (`${workflowId}/${firstExecutionRunId}/${stepId}`): not a workflow id.
+    workflowId: workflowInfo().workflowId,
     stepId: step.stepId,
     tool: step.tool,
     argumentsDigest: approval.digest,

@@ -10,6 +10,7 @@ import {
 } from '../tools/fetch-tool-result';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import type { StepRecord } from './agent-run-types';
+import { stepKey } from './run-ownership';
 import { runToolStep, type StepContext } from './tool-step';
 import { compensate, type CompensationOutcome } from './saga';
 
@@ -116,7 +117,7 @@ export class BackgroundCalls {
     const owed = pending.filter((item) => cancelled.has(item.stepId));
     if (owed.length === 0) return undefined;
     const stepsById = new Map(this.step.state.steps.map((s) => [s.stepId, s]));
-    const outcome = await compensate(owed, this.step.catalog, stepsById, options);
+    const outcome = await compensate(owed, this.step.catalog, this.step.scope, stepsById, options);
     for (const item of owed) pending.splice(pending.indexOf(item), 1);
     return outcome;
   }
@@ -161,7 +162,7 @@ export class BackgroundCalls {
       toolCallId: typeof call.id === 'string' ? call.id : `step_${stepId}`,
       tool: FETCH_TOOL_RESULT_TOOL,
       arguments: call.arguments,
-      idempotencyKey: `${this.step.workflowId}/${stepId}`,
+      idempotencyKey: stepKey(this.step.scope, stepId),
       status: 'running',
       attempts: 0,
       startedAt: Date.now(),

@@ -3,6 +3,7 @@ import { TOOL_ERROR_CODES } from '../protocol/activity-protocol';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { answerDescribeTools, DESCRIBE_TOOLS_TOOL } from '../tools/tool-disclosure';
 import type { StepRecord } from './agent-run-types';
+import { stepKey } from './run-ownership';
 import type { StepContext } from './tool-step';
 
 /** Whether a call is the built-in `describe_tools` of a run whose catalog is disclosed on demand. */
@@ -32,7 +33,7 @@ export async function describeToolsStep(call: ModelToolCall, ctx: StepContext): 
     toolCallId: typeof call.id === 'string' ? call.id : `step_${stepId}`,
     tool: DESCRIBE_TOOLS_TOOL,
     arguments: call.arguments,
-    idempotencyKey: `${ctx.workflowId}/${stepId}`,
+    idempotencyKey: stepKey(ctx.scope, stepId),
     status: answer.ok ? 'succeeded' : 'failed',
     observation: answer.ok
       ? { status: 'ok', output: answer.output }

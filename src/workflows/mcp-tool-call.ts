@@ -8,6 +8,7 @@ import { modelVisibleTools, undoToolNames } from '../tools/tool-visibility';
 import { createApprovalGate } from './approval-gate';
 import { initialRunUsage } from './run-usage';
 import { compensate } from './saga';
+import { runScope } from './run-ownership';
 import { runToolStep, type StepContext } from './tool-step';
 
 const { describeTools } = proxyActivities<{ describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]> }>(
@@ -31,21 +32,24 @@ export interface McpToolCallResult {
   tool: string;
   observation: ToolObservation;
   attempts: number;
-  /** The idempotency key the tool saw (`${workflowId}/1`). */
+  /** The idempotency key the tool saw (`${workflowId}/${firstExecutionRunId}/1`). */
   idempotencyKey: string;
 }
 
 /**
- * One tool call made over MCP, run durably: the same gates, key (`${workflowId}/1`), retries and classification as a
+ * One tool call made over MCP, run durably: the same gates, key (`${workflowId}/${firstExecutionRunId}/1`), retries and classification as a
  * step of an agent run. The workflow id derives from the caller's idempotency key, so a repeated call finds this
  * run instead of running the tool again. Cancelling the workflow cancels the call and, when the tool has an undo
  * tool, undoes whatever the call may have done.
  */
 export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallResult> {
   const { workflowId } = workflowInfo();
+  // Run-scoped like an agent run's keys (calls started before: `${workflowId}/1`).
+  const scope = runScope();
   const catalog = await describeTools();
   const state: AgentRunState = {
     runId: workflowId,
+    runKey: scope.keyPrefix,
     goal: `MCP call of ${input.tool}`,
     status: 'running',
     turns: 0,
@@ -59,7 +63,7 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
   setHandler(getRunStateQuery, () => state);
   const undoTools = undoToolNames(catalog);
   const step: StepContext = {
-    workflowId,
+    scope,
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),
     visible: new Set(modelVisibleTools(catalog, [input.tool]).map((entry) => entry.name)),
@@ -86,7 +90,7 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
     };
   } catch (error) {
     if (isCancellation(error) && step.pending.length > 0) {
-      await compensate(step.pending, step.catalog, new Map(state.steps.map((s) => [s.stepId, s])), {});
+      await compensate(step.pending, step.catalog, step.scope, new Map(state.steps.map((s) => [s.stepId, s])), {});
     }
     throw error;
   }

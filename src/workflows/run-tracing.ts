@@ -7,6 +7,7 @@
 import { isSpanContextValid, SpanStatusCode, trace, type Link, type Span } from '@opentelemetry/api';
 import type { ModelTurn } from '../model/model-types';
 import type { PendingCompensation, RunStatus, StepRecord } from './agent-run-types';
+import { compensationKey } from './run-ownership';
 
 /** Span names and attributes of the engine's workflow spans. */
 export const RUN_SPANS = {
@@ -88,7 +89,7 @@ export function traceCompensation<T>(item: PendingCompensation, compensate: () =
       [A.tool]: item.undo,
       [A.compensationOf]: item.tool,
       [A.stepId]: item.stepId,
-      [A.idempotencyKey]: `${item.idempotencyKey}/undo`,
+      [A.idempotencyKey]: compensationKey(item.idempotencyKey),
     });
     return compensate();
   });

@@ -4,6 +4,7 @@ import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import type { PendingCompensation, StepRecord } from './agent-run-types';
 import { describeActivityFailure } from '../protocol/activity-protocol';
 import { COMPENSATION_ACTIVITY_OPTIONS, SUMMARY_MAX_LENGTH } from './agent-run-defaults';
+import { compensationKey, type RunScope } from './run-ownership';
 import { traceCompensation } from './run-tracing';
 
 /** How compensation went. */
@@ -19,12 +20,13 @@ export interface CompensationOutcome {
  * Runs the compensations a run owes, newest first (or all at once with `parallel`), inside a
  * non-cancellable scope so a cancelled run still undoes what it did. Each compensation calls the undo
  * tool with the forward call's input, its output when known and its key, under its own key
- * `${key}/undo`, and is retried until it succeeds or fails permanently. A permanent failure is reported,
+ * `${key}/undo` (the key carries the run's owner, so an undo never reaches another run's effect), and is retried until it succeeds or fails permanently. A permanent failure is reported,
  * never swallowed; the remaining compensations still run.
  */
 export async function compensate(
   pending: readonly PendingCompensation[],
   catalog: ReadonlyMap<string, ToolCatalogEntry>,
+  scope: RunScope,
   stepsById: ReadonlyMap<number, StepRecord>,
   options: { parallel?: boolean },
 ): Promise<CompensationOutcome> {
@@ -34,7 +36,7 @@ export async function compensate(
     const step = stepsById.get(item.stepId);
     if (step) step.status = 'compensating';
     try {
-      await compensateOne(item, catalog.get(item.undo));
+      await compensateOne(item, catalog.get(item.undo), scope);
       outcome.compensated += 1;
       if (step) step.status = 'compensated';
     } catch (error) {
@@ -57,15 +59,20 @@ export async function compensate(
   return outcome;
 }
 
-function compensateOne(item: PendingCompensation, undo: ToolCatalogEntry | undefined): Promise<unknown> {
+function compensateOne(
+  item: PendingCompensation,
+  undo: ToolCatalogEntry | undefined,
+  scope: RunScope,
+): Promise<unknown> {
   const input: ToolActivityInput = {
     arguments: {
       originalInput: parseIfJson(item.arguments),
       ...(item.output !== undefined ? { originalOutput: item.output } : {}),
       originalKey: item.idempotencyKey,
     },
-    idempotencyKey: `${item.idempotencyKey}/undo`,
+    idempotencyKey: compensationKey(item.idempotencyKey),
     stepId: item.stepId,
+    ...(scope.runKey !== undefined ? { runKey: scope.runKey } : {}),
     compensationOf: item.tool,
   };
   const summary = `undo step ${item.stepId} (${item.tool}) with ${item.undo}`.slice(0, SUMMARY_MAX_LENGTH);

@@ -23,11 +23,13 @@ import {
 import { boundObservation } from '../budget/bound-observation';
 import { redactArguments, redactDeep, sensitiveValues } from '../tools/sensitive-arguments';
 import { PAYLOAD_LIMITS } from '../budget/payload-limits';
+import { stepKey, type RunScope } from './run-ownership';
 import { argumentsTooLarge, compensationArguments, compensationOutput, recordedArguments } from './run-budget';
 
 /** What a step needs from its run. */
 export interface StepContext {
-  workflowId: string;
+  /** The run's keys and owner: `${workflowId}/${firstExecutionRunId}/${stepId}` (run-ownership.ts). */
+  scope: RunScope;
   state: AgentRunState;
   /** Every tool of the worker (undo tools included). */
   catalog: ReadonlyMap<string, ToolCatalogEntry>;
@@ -61,7 +63,7 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
     toolCallId: typeof call?.id === 'string' ? call.id : `step_${stepId}`,
     tool: name,
     arguments: recordedArguments(call?.arguments),
-    idempotencyKey: `${ctx.workflowId}/${stepId}`,
+    idempotencyKey: stepKey(ctx.scope, stepId),
     status: 'pending',
   };
   state.steps.push(step);
@@ -111,6 +113,7 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
       arguments: call.arguments,
       idempotencyKey: step.idempotencyKey,
       stepId,
+      ...(ctx.scope.runKey !== undefined ? { runKey: ctx.scope.runKey } : {}),
       ...(storeArguments ? { storeArguments } : {}),
       ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
     };

@@ -45,7 +45,8 @@ describe('an agent run on the real dev server', () => {
       ['set_mode', 'succeeded'],
     ]);
     expect(result.steps[0]?.observation).toEqual({ status: 'ok', output: { sum: 42 } });
-    expect(calls.map((c) => c.idempotencyKey)).toEqual([`${handle.workflowId}/1`, `${handle.workflowId}/2`]);
+    const runKey = `${handle.workflowId}/${handle.firstExecutionRunId}`;
+    expect(calls.map((c) => c.idempotencyKey)).toEqual([`${runKey}/1`, `${runKey}/2`]);
 
     const history = await handle.fetchHistory();
     const activityTypes = (history.events ?? [])

@@ -19,6 +19,7 @@ import { createApprovalTools, type ApprovalToolCall } from '../support/approval-
 import { REPO_ROOT, runCliToEnd } from '../support/cli-process';
 import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
+import { runKeyOf } from '../support/run-key';
 
 const dir = mkdtempSync(join(tmpdir(), 'approval-commands-'));
 const auditPath = join(dir, 'audit.sqlite');
@@ -195,17 +196,19 @@ describe('reject and audit', () => {
 
     const audit = await runCliToEnd(['audit', approved], env);
     expect(audit.code).toBe(0);
-    expect(audit.stdout).toContain(`${approved}/1  pay  {"amountEur":120,"reference":"INV-7"}`);
+    const approvedKey = await runKeyOf(temporal.client.workflow.getHandle(approved));
+    expect(audit.stdout).toContain(`${approvedKey}/1  pay  {"amountEur":120,"reference":"INV-7"}`);
     expect(audit.stdout).toContain(`digest    ${call!.digest}`);
     expect(audit.stdout).toMatch(/decision {2}approved by alice at \S+ \(invoice checked\)/);
     expect(audit.stdout).toMatch(/outcome {3}succeeded at /);
     expect(audit.stdout).not.toContain(rejected);
 
+    const rejectedKey = await runKeyOf(temporal.client.workflow.getHandle(rejected));
     const json = await runCliToEnd(['audit', rejected, '--json'], env);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual([
       expect.objectContaining({
-        idempotencyKey: `${rejected}/1`,
+        idempotencyKey: `${rejectedKey}/1`,
         tool: 'pay',
         decision: 'rejected',
         decidedBy: 'bob',

@@ -158,9 +158,11 @@ test('a worker SIGKILLed while a call waits for approval, then approve: the tool
     status: 'succeeded',
     approval: { decision: 'approved', decidedBy: 'alice' },
   });
-  expect(ledger.effects.filter((e) => e.key === `${handle.workflowId}/1`)).toHaveLength(1);
+  expect(ledger.effects.filter((e) => e.key === `${handle.workflowId}/${handle.firstExecutionRunId}/1`)).toHaveLength(
+    1,
+  );
   expect(await updatesAccepted(handle.workflowId)).toBe(1);
-  expect(await auditStore.get(`${handle.workflowId}/1`)).toMatchObject({
+  expect(await auditStore.get(`${handle.workflowId}/${handle.firstExecutionRunId}/1`)).toMatchObject({
     tool: 'pay',
     argumentsDigest: pending.digest,
     decision: 'approved',
@@ -181,7 +183,12 @@ test('a worker SIGKILLed just after the approval: not asked again, and the tool 
 
   expect(result.status).toBe('completed');
   expect(result.steps[0]).toMatchObject({ status: 'succeeded', approval: { decision: 'approved', decidedBy: 'bob' } });
-  expect(ledger.effects.filter((e) => e.key === `${handle.workflowId}/1`)).toHaveLength(1);
+  expect(ledger.effects.filter((e) => e.key === `${handle.workflowId}/${handle.firstExecutionRunId}/1`)).toHaveLength(
+    1,
+  );
   expect(await updatesAccepted(handle.workflowId)).toBe(1);
-  expect(await auditStore.get(`${handle.workflowId}/1`)).toMatchObject({ decision: 'approved', outcome: 'succeeded' });
+  expect(await auditStore.get(`${handle.workflowId}/${handle.firstExecutionRunId}/1`)).toMatchObject({
+    decision: 'approved',
+    outcome: 'succeeded',
+  });
 });

@@ -52,6 +52,8 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_00
 /** A run of the approval tools on its own task queue, with a worker that writes to the test's audit store. */
 interface GatedRun {
   handle: WorkflowHandle;
+  /** What every key of the run starts with (workflow id and first run id). */
+  runKey: string;
   taskQueue: string;
   calls: ApprovalToolCall[];
   /** The calls waiting for a decision, once there is at least one (from the run's state). */
@@ -85,6 +87,7 @@ async function withGatedRun<T>(
     );
     return body({
       handle,
+      runKey: `${handle.workflowId}/${handle.firstExecutionRunId}`,
       taskQueue,
       calls,
       pending: () =>
@@ -155,7 +158,7 @@ describe('a call that needs approval', () => {
         (await run.handle.describe()).typedSearchAttributes.get(SEARCH_ATTRIBUTES.awaitingApproval),
       ).toBeUndefined();
 
-      const audit = await auditStore.get(`${run.handle.workflowId}/1`);
+      const audit = await auditStore.get(`${run.runKey}/1`);
       expect(audit).toMatchObject({
         workflowId: run.handle.workflowId,
         stepId: 1,
@@ -191,7 +194,7 @@ describe('a call that needs approval', () => {
       });
       expect(result.steps[0]?.observation).toMatchObject({ message: expect.stringContaining('over budget') });
       expect(run.calls).toEqual([]);
-      expect(await auditStore.get(`${run.handle.workflowId}/1`)).toMatchObject({
+      expect(await auditStore.get(`${run.runKey}/1`)).toMatchObject({
         decision: 'rejected',
         decidedBy: 'bob',
         reason: 'over budget',
@@ -216,10 +219,10 @@ describe('a call that needs approval', () => {
       expect(result.status).toBe('compensated');
       expect(result.reason).toMatch(/Step 2 \(pay\) was rejected by carol: fraud suspected/);
       expect(run.calls.map((c) => [c.tool, c.key])).toEqual([
-        ['reserve', `${run.handle.workflowId}/1`],
-        ['release', `${run.handle.workflowId}/1/undo`],
+        ['reserve', `${run.runKey}/1`],
+        ['release', `${run.runKey}/1/undo`],
       ]);
-      expect(await auditStore.get(`${run.handle.workflowId}/2`)).toMatchObject({
+      expect(await auditStore.get(`${run.runKey}/2`)).toMatchObject({
         decision: 'rejected',
         decidedBy: 'carol',
         outcome: 'not_run',
@@ -238,7 +241,7 @@ describe('a call that needs approval', () => {
         approval: { decision: 'timed_out' },
       });
       expect(run.calls).toEqual([]);
-      expect(await auditStore.get(`${run.handle.workflowId}/1`)).toMatchObject({
+      expect(await auditStore.get(`${run.runKey}/1`)).toMatchObject({
         decision: 'timed_out',
         outcome: 'not_run',
         outcomeCode: 'APPROVAL_TIMEOUT',
@@ -283,7 +286,7 @@ describe('the decideApproval update', () => {
         approver: 'alice',
       });
       expect((await run.result()).steps[0]?.status).toBe('succeeded');
-      expect(await auditStore.get(`${run.handle.workflowId}/1`)).toMatchObject({
+      expect(await auditStore.get(`${run.runKey}/1`)).toMatchObject({
         decidedBy: 'alice',
         outcome: 'succeeded',
       });
@@ -310,7 +313,7 @@ describe('the decideApproval update', () => {
         const result = await run.result();
         expect(result.status).toBe('completed');
         expect(run.calls.filter((c) => c.tool === 'pay')).toHaveLength(1);
-        expect(await auditStore.get(`${run.handle.workflowId}/1`)).toMatchObject({
+        expect(await auditStore.get(`${run.runKey}/1`)).toMatchObject({
           decision: 'approved',
           decidedBy: 'alice',
           outcome: 'succeeded',
@@ -339,7 +342,7 @@ describe('the approval policy', () => {
         ['succeeded', undefined],
         ['succeeded', 'approved'],
       ]);
-      expect(await auditStore.get(`${run.handle.workflowId}/1`)).toBeUndefined();
+      expect(await auditStore.get(`${run.runKey}/1`)).toBeUndefined();
       expect(await auditStore.list({ workflowId: run.handle.workflowId })).toEqual([
         expect.objectContaining({ stepId: 2, tool: 'transfer', decision: 'approved', outcome: 'succeeded' }),
       ]);

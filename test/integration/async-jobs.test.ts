@@ -168,7 +168,7 @@ test('a forged token, an output that breaks the schema and a repeated callback a
       const submitted = setup.downstream.jobs.get('job-1');
       return submitted?.callbackUrl ? submitted : undefined;
     });
-    const key = `${handle.workflowId}/1`;
+    const key = `${handle.workflowId}/${handle.firstExecutionRunId}/1`;
     await waitFor('the waiting attempt recorded', async () => (await readJobRecord(setup.transcripts, key))?.taskToken);
     const url = job.callbackUrl!;
     const token = url.slice(url.lastIndexOf('/') + 1);
@@ -258,9 +258,9 @@ test('a polled job that never finishes fails the call with TIMEOUT at its deadli
 });
 
 /** The callback URL of the downstream's first job, once it is submitted and its attempt waits. */
-async function waitingCallbackUrl(setup: Setup, runId: string): Promise<string> {
+async function waitingCallbackUrl(setup: Setup, runKey: string): Promise<string> {
   const job = await waitFor('the job submitted', () => setup.downstream.jobs.get('job-1'));
-  await waitFor('the attempt waiting', async () => (await readJobRecord(setup.transcripts, `${runId}/1`))?.taskToken);
+  await waitFor('the attempt waiting', async () => (await readJobRecord(setup.transcripts, `${runKey}/1`))?.taskToken);
   return job.callbackUrl!;
 }
 
@@ -281,7 +281,7 @@ test('the model starts a long call in the background, does other work, then fetc
   };
   const result = await setup.worker.runUntil(async () => {
     const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
-    const url = await waitingCallbackUrl(setup, handle.workflowId);
+    const url = await waitingCallbackUrl(setup, `${handle.workflowId}/${handle.firstExecutionRunId}`);
     // The downstream calls back only once the model is waiting for the result (step 4).
     await waitFor('the model fetching with a wait', async () => {
       const state = await handle.query<{ steps: Array<{ stepId: number; status: string }> }>('getRunState');
@@ -325,7 +325,7 @@ test('a run whose model finishes while a background call runs waits for it by de
   };
   const result = await setup.worker.runUntil(async () => {
     const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
-    const url = await waitingCallbackUrl(setup, handle.workflowId);
+    const url = await waitingCallbackUrl(setup, `${handle.workflowId}/${handle.firstExecutionRunId}`);
     await waitFor('the model finished', async () => (await handle.query<{ turns: number }>('getRunState')).turns >= 2);
     expect((await handle.describe()).status.name).toBe('RUNNING');
     expect((await postCallback(url, { jobId: 'job-1', doubled: 6 })).status).toBe(200);
@@ -364,7 +364,7 @@ test('cancelling a run while its call waits for a callback ends it at once; a la
   const setup = await setUp('callback-cancel', {});
   const result = await setup.worker.runUntil(async () => {
     const handle = await startAgentRun(temporal.client, runOf('double_by_callback', 9), { taskQueue: setup.taskQueue });
-    const url = await waitingCallbackUrl(setup, handle.workflowId);
+    const url = await waitingCallbackUrl(setup, `${handle.workflowId}/${handle.firstExecutionRunId}`);
     await handle.cancel();
     const ended = await waitForAgentRun(handle);
     const late = await postCallback(url, { jobId: 'job-1', doubled: 18 });
@@ -444,7 +444,7 @@ test('cancelling a run while the model waits for a background call cancels the c
   };
   const result = await setup.worker.runUntil(async () => {
     const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
-    await waitingCallbackUrl(setup, handle.workflowId);
+    await waitingCallbackUrl(setup, `${handle.workflowId}/${handle.firstExecutionRunId}`);
     await waitFor('the model waiting for the result', async () => {
       const state = await handle.query<{ steps: Array<{ stepId: number; status: string }> }>('getRunState');
       return state.steps.find((s) => s.stepId === 2)?.status === 'running';
@@ -518,7 +518,7 @@ test('the callback endpoint answers malformed requests with structured errors an
   const setup = await setUp('callback-bad-requests', {});
   await setup.worker.runUntil(async () => {
     const handle = await startAgentRun(temporal.client, runOf('double_by_callback', 4), { taskQueue: setup.taskQueue });
-    const url = await waitingCallbackUrl(setup, handle.workflowId);
+    const url = await waitingCallbackUrl(setup, `${handle.workflowId}/${handle.firstExecutionRunId}`);
     const base = url.slice(0, url.lastIndexOf('/'));
     const send = async (target: string, init: RequestInit) => {
       const response = await fetch(target, init);

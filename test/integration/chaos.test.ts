@@ -57,8 +57,8 @@ test('SIGKILL of the worker during compensation still gives exactly one compensa
   const { charge, refund } = CHAOS_EFFECT_KINDS;
   const expected: Record<string, Record<string, number>> = {};
   for (const step of [1, 2, 3]) {
-    expected[`${result.runId}/${step}`] = { [charge]: 1 };
-    expected[`${result.runId}/${step}/undo`] = { [refund]: 1 };
+    expected[`${result.runKey}/${step}`] = { [charge]: 1 };
+    expected[`${result.runKey}/${step}/undo`] = { [refund]: 1 };
   }
   // The rejected charge (step 4) left no effect and so no refund.
   expect(effectsByKey).toEqual(expected);

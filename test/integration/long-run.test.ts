@@ -129,21 +129,22 @@ async function runLong(name: string, failAtStep?: number) {
     ...(failAtStep !== undefined ? { failurePolicy: { criticalTools: ['check'] } } : {}),
   };
   const startedAt = Date.now();
-  const { result, workflowId } = await worker.runUntil(async () => {
+  const { result, runKey } = await worker.runUntil(async () => {
     const handle = await startAgentRun(temporal.client, input, { taskQueue });
-    return { workflowId: handle.workflowId, result: await waitForAgentRun(handle) };
+    // The prefix of the run's keys: workflow id and first run id (docs/run-ownership.md).
+    return { runKey: `${handle.workflowId}/${handle.firstExecutionRunId}`, result: await waitForAgentRun(handle) };
   });
   const elapsedMs = Date.now() - startedAt;
   console.log(`${name}: ${TOTAL_STEPS} steps, generation ${result.generation}, ${(elapsedMs / 1000).toFixed(1)} s`);
-  return { result, recorded, workflowId };
+  return { result, recorded, runKey };
 }
 
-const keysOf = (workflowId: string, steps: number[]) => steps.map((n) => `${workflowId}/${n}`);
+const keysOf = (runKey: string, steps: number[]) => steps.map((n) => `${runKey}/${n}`);
 const stepNumber = (key: string) => Number(key.slice(key.lastIndexOf('/') + 1));
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describe(`a ${TOTAL_STEPS}-step scripted run`, () => {
-  let run: { result: AgentRunResult; recorded: Recorded; workflowId: string };
+  let run: { result: AgentRunResult; recorded: Recorded; runKey: string };
   beforeAll(async () => {
     run = await runLong('long-run');
   }, LONG_RUN_TIMEOUT_MS);
@@ -165,12 +166,12 @@ describe(`a ${TOTAL_STEPS}-step scripted run`, () => {
     expect(run.result.steps.every((s) => s.status === 'succeeded')).toBe(true);
   });
 
-  test('gives every tool call its own key workflowId/n for n = 1..2000, each reaching the tool once', () => {
+  test('gives every tool call its own key <run key>/n for n = 1..2000, each reaching the tool once', () => {
     const { forwardKeys } = run.recorded;
     expect(forwardKeys).toHaveLength(TOTAL_STEPS);
     expect(new Set(forwardKeys).size).toBe(TOTAL_STEPS);
     expect([...forwardKeys].sort((a, b) => stepNumber(a) - stepNumber(b))).toEqual(
-      keysOf(run.workflowId, range(1, TOTAL_STEPS)),
+      keysOf(run.runKey, range(1, TOTAL_STEPS)),
     );
   });
 
@@ -180,7 +181,7 @@ describe(`a ${TOTAL_STEPS}-step scripted run`, () => {
 });
 
 describe(`a ${TOTAL_STEPS}-step scripted run whose last step fails critically`, () => {
-  let run: { result: AgentRunResult; recorded: Recorded; workflowId: string };
+  let run: { result: AgentRunResult; recorded: Recorded; runKey: string };
   beforeAll(async () => {
     run = await runLong('long-run-fails', TOTAL_STEPS);
   }, LONG_RUN_TIMEOUT_MS);
@@ -195,11 +196,11 @@ describe(`a ${TOTAL_STEPS}-step scripted run whose last step fails critically`, 
   test('compensates every reserve of every generation exactly once, newest first', () => {
     const reserveSteps = range(0, TURNS - 1).map((turn) => turn * CALLS_PER_TURN + 1);
     expect([...run.recorded.reserved].sort((a, b) => stepNumber(a) - stepNumber(b))).toEqual(
-      keysOf(run.workflowId, reserveSteps),
+      keysOf(run.runKey, reserveSteps),
     );
     // Steps 1, 701 and 1401 each open a generation: all three generations owe compensations.
     expect(reserveSteps).toEqual(expect.arrayContaining([1, STEPS_PER_GENERATION + 1, 2 * STEPS_PER_GENERATION + 1]));
-    expect(run.recorded.releases.map((r) => r.originalKey)).toEqual(keysOf(run.workflowId, reserveSteps).reverse());
+    expect(run.recorded.releases.map((r) => r.originalKey)).toEqual(keysOf(run.runKey, reserveSteps).reverse());
   });
 
   test('runs each compensation under the key of the step it undoes plus /undo', () => {

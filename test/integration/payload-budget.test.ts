@@ -107,13 +107,13 @@ test('a tool returning 5 MB runs once, the model sees a bounded observation, and
   });
 
   expect(result.status).toBe('completed');
-  expect(ledger.of(workflowId)).toEqual([[`${workflowId}/1`, 1]]);
+  expect(ledger.of(workflowId)).toEqual([[`${result.runKey}/1`, 1]]);
   const output = (result.steps[0]?.observation as { output: StoredOutputReference }).output;
   expect(isStoredOutputReference(output)).toBe(true);
   expect(output.bytes).toBeGreaterThan(5 * KB * KB);
   expect(result.steps[0]?.attempts).toBe(1);
   const replay = await idempotencyStore.begin(
-    `${workflowId}/1`,
+    `${result.runKey}/1`,
     fingerprint({ tool: 'big_effect', input: { mb: 5 } }),
     {
       owner: 'test',
@@ -144,20 +144,20 @@ test('a 1.5 MB argument echoed by a tool crosses continue-as-new, and its compen
     { continueAsNewAfterSteps: 1, failurePolicy: { criticalTools: ['reject_payment'] } },
   );
 
-  const { result, histories, workflowId } = await worker.runUntil(async () => {
+  const { result, histories } = await worker.runUntil(async () => {
     const handle = (await startAgentRun(temporal.client, input, {
       taskQueue,
     })) as WorkflowHandleWithFirstExecutionRunId;
     const outcome = await agentRunOutcome(handle);
     const all = await fetchRunHistories(temporal.client, handle.workflowId, handle.firstExecutionRunId);
-    return { result: outcome, histories: all, workflowId: handle.workflowId };
+    return { result: outcome, histories: all };
   });
 
   expect(result.status).toBe('compensated');
   expect(histories.length).toBeGreaterThanOrEqual(3);
-  expect(ledger.effects.get(`${workflowId}/1`)).toBe(1);
-  expect(ledger.undone.get(`${workflowId}/1`)).toBe(1_500_000);
-  expect(ledger.undone.get(`${workflowId}/2`)).toBe(5);
+  expect(ledger.effects.get(`${result.runKey}/1`)).toBe(1);
+  expect(ledger.undone.get(`${result.runKey}/1`)).toBe(1_500_000);
+  expect(ledger.undone.get(`${result.runKey}/2`)).toBe(5);
   for (const history of histories) {
     const continued = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes;
     if (continued) expect(largestEventPayloadBytes({ events: [continued] })).toBeLessThan(64 * KB);

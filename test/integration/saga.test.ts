@@ -196,6 +196,8 @@ interface SagaRun {
   calls: Call[];
   history: History;
   workflowId: string;
+  /** What every key of the run starts with (workflow id and first run id). */
+  runKey: string;
   taskQueue: string;
   runStatusAttribute: unknown;
 }
@@ -219,7 +221,7 @@ async function runSaga(
     const result = await waitForAgentRun(handle);
     return { result, ...(await closedRunFacts(handle)) };
   });
-  return { ...run, calls, workflowId: run.result.runId, taskQueue };
+  return { ...run, calls, workflowId: run.result.runId, runKey: run.result.runKey!, taskQueue };
 }
 
 async function closedRunFacts(handle: WorkflowHandle) {
@@ -284,9 +286,9 @@ describe('a run whose last step fails permanently', () => {
   test('schedules the compensations in the history in reverse step order', () => {
     const undos = scheduledUndos(run.history);
     expect(undos.map((u) => [u.tool, u.input.arguments.originalKey])).toEqual([
-      ['cancel_order', `${run.workflowId}/3`],
-      ['cancel_room', `${run.workflowId}/2`],
-      ['cancel_order', `${run.workflowId}/1`],
+      ['cancel_order', `${run.runKey}/3`],
+      ['cancel_room', `${run.runKey}/2`],
+      ['cancel_order', `${run.runKey}/1`],
     ]);
   });
 
@@ -294,17 +296,17 @@ describe('a run whose last step fails permanently', () => {
     const undos = scheduledUndos(run.history);
     expect(undos.map((u) => u.input.arguments)).toEqual([
       {
-        originalKey: `${run.workflowId}/3`,
+        originalKey: `${run.runKey}/3`,
         originalInput: { item: 'pen', quantity: 2 },
         originalOutput: { orderId: 'order-3' },
       },
       {
-        originalKey: `${run.workflowId}/2`,
+        originalKey: `${run.runKey}/2`,
         originalInput: { hotel: 'Adlon' },
         originalOutput: { bookingId: 'booking-2' },
       },
       {
-        originalKey: `${run.workflowId}/1`,
+        originalKey: `${run.runKey}/1`,
         originalInput: { item: 'book', quantity: 1 },
         originalOutput: { orderId: 'order-1' },
       },
@@ -313,7 +315,7 @@ describe('a run whose last step fails permanently', () => {
 
   test('runs each undo tool under its own key, the original key plus /undo', () => {
     const undos = callsOf(run.calls, ...UNDO_TOOLS);
-    expect(undos.map((c) => c.key)).toEqual([3, 2, 1].map((n) => `${run.workflowId}/${n}/undo`));
+    expect(undos.map((c) => c.key)).toEqual([3, 2, 1].map((n) => `${run.runKey}/${n}/undo`));
     expect(scheduledUndos(run.history).map((u) => u.input.idempotencyKey)).toEqual(undos.map((c) => c.key));
   });
 
@@ -346,6 +348,7 @@ interface CancelledRun {
   state: AgentRunState;
   runStatusAttribute: unknown;
   workflowId: string;
+  runKey: string;
   calls: Call[];
   timeline: string[];
 }
@@ -384,7 +387,7 @@ async function cancelWhileSeatsHeld(
     );
     const state = await getAgentRunState(temporal.client, handle.workflowId);
     const { runStatusAttribute } = await closedRunFacts(handle);
-    return { error, state, runStatusAttribute, workflowId: handle.workflowId };
+    return { error, state, runStatusAttribute, workflowId: handle.workflowId, runKey: state.runKey! };
   });
   return { ...ended, calls, timeline };
 }
@@ -412,8 +415,8 @@ describe('cancelling a run while a tool call is blocked', () => {
   test('compensates the in-flight step, whose compensation was registered before the call, then the earlier one', () => {
     const undos = callsOf(outcome.calls, ...UNDO_TOOLS);
     expect(undos.map((c) => [c.tool, c.input.originalKey, c.key])).toEqual([
-      ['release_seat', `${outcome.workflowId}/2`, `${outcome.workflowId}/2/undo`],
-      ['cancel_order', `${outcome.workflowId}/1`, `${outcome.workflowId}/1/undo`],
+      ['release_seat', `${outcome.runKey}/2`, `${outcome.runKey}/2/undo`],
+      ['cancel_order', `${outcome.runKey}/1`, `${outcome.runKey}/1/undo`],
     ]);
     // The blocked call never returned, so its compensation has no output to work from.
     expect(undos[0]?.input).not.toHaveProperty('originalOutput');
@@ -481,9 +484,9 @@ describe('a compensation that fails permanently', () => {
 
   test('still runs the other compensations, before and after it', () => {
     expect(callsOf(run.calls, ...UNDO_TOOLS).map((c) => [c.tool, c.input.originalKey])).toEqual([
-      ['cancel_order', `${run.workflowId}/3`],
-      ['cancel_room', `${run.workflowId}/2`],
-      ['cancel_order', `${run.workflowId}/1`],
+      ['cancel_order', `${run.runKey}/3`],
+      ['cancel_room', `${run.runKey}/2`],
+      ['cancel_order', `${run.runKey}/1`],
     ]);
     expect(run.result.steps.filter((s) => s.tool === 'create_order').map((s) => s.status)).toEqual([
       'compensated',
@@ -507,7 +510,7 @@ describe('a compensation that fails transiently', () => {
     expect(run.result.status).toBe('compensated');
     expect(run.result.steps[0]?.status).toBe('compensated');
     const attempts = callsOf(run.calls, 'cancel_room');
-    expect(attempts.map((c) => [c.attempt, c.key])).toEqual([1, 2, 3].map((n) => [n, `${run.workflowId}/1/undo`]));
+    expect(attempts.map((c) => [c.attempt, c.key])).toEqual([1, 2, 3].map((n) => [n, `${run.runKey}/1/undo`]));
     // One compensation in the history: the retries are attempts of the same activity.
     expect(scheduledUndos(run.history)).toHaveLength(1);
   });
@@ -530,7 +533,7 @@ describe('parallel compensation', () => {
   test('runs every compensation', () => {
     expect(run.result.status).toBe('compensated');
     expect(originalKeys(callsOf(run.calls, ...UNDO_TOOLS)).sort()).toEqual(
-      [1, 2, 3, 4].map((n) => `${run.workflowId}/${n}`),
+      [1, 2, 3, 4].map((n) => `${run.runKey}/${n}`),
     );
     expect(run.result.steps.slice(0, 4).every((s) => s.status === 'compensated')).toBe(true);
   });
@@ -559,8 +562,8 @@ describe('a call that failed with bad arguments', () => {
     expect(bad?.status).toBe('failed');
     expect(bad?.undo).toBeUndefined();
     expect(callsOf(run.calls, 'create_order').map((c) => c.stepId)).toEqual([1]);
-    expect(originalKeys(callsOf(run.calls, ...UNDO_TOOLS))).toEqual([`${run.workflowId}/1`]);
-    expect(scheduledUndos(run.history).map((u) => u.input.arguments.originalKey)).toEqual([`${run.workflowId}/1`]);
+    expect(originalKeys(callsOf(run.calls, ...UNDO_TOOLS))).toEqual([`${run.runKey}/1`]);
+    expect(scheduledUndos(run.history).map((u) => u.input.arguments.originalKey)).toEqual([`${run.runKey}/1`]);
   });
 });
 
@@ -581,7 +584,7 @@ describe('aborting by the failure policy and the limits', () => {
     expect(run.result.reason).toContain('2 tool calls failed in a row');
     expect(run.result.stepCount).toBe(3);
     expect(callsOf(run.calls, 'create_order').map((c) => c.stepId)).toEqual([1]);
-    expect(originalKeys(callsOf(run.calls, ...UNDO_TOOLS))).toEqual([`${run.workflowId}/1`]);
+    expect(originalKeys(callsOf(run.calls, ...UNDO_TOOLS))).toEqual([`${run.runKey}/1`]);
   });
 
   test('the turn limit compensates by default', async () => {
@@ -596,8 +599,8 @@ describe('aborting by the failure policy and the limits', () => {
     expect(run.result.reason).toContain('limit of 2 model turns');
     expect(callsOf(run.calls, 'create_order', 'book_room').map((c) => c.stepId)).toEqual([1, 2]);
     expect(callsOf(run.calls, ...UNDO_TOOLS).map((c) => [c.tool, c.input.originalKey])).toEqual([
-      ['cancel_room', `${run.workflowId}/2`],
-      ['cancel_order', `${run.workflowId}/1`],
+      ['cancel_room', `${run.runKey}/2`],
+      ['cancel_order', `${run.runKey}/1`],
     ]);
   });
 
@@ -612,7 +615,7 @@ describe('aborting by the failure policy and the limits', () => {
     expect(run.result.status).toBe('compensated');
     expect(run.result.reason).toContain('limit of 3 tool calls');
     expect(callsOf(run.calls, 'book_room')).toEqual([]);
-    expect(originalKeys(callsOf(run.calls, ...UNDO_TOOLS))).toEqual([`${run.workflowId}/2`, `${run.workflowId}/1`]);
+    expect(originalKeys(callsOf(run.calls, ...UNDO_TOOLS))).toEqual([`${run.runKey}/2`, `${run.runKey}/1`]);
   });
 
   test('a limit ends the run failed without compensating when compensateOnLimit is false', async () => {

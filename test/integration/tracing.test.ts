@@ -144,7 +144,7 @@ describe('a traced run with a retry and a compensation', () => {
     expect(call.parentSpanId).toBe(one('RunWorkflow:agentRun').spanContext().spanId);
     expect(call.attributes).toMatchObject({
       [RUN_SPANS.attributes.stepId]: 1,
-      [RUN_SPANS.attributes.idempotencyKey]: `${result.runId}/1`,
+      [RUN_SPANS.attributes.idempotencyKey]: `${result.runKey}/1`,
       [RUN_SPANS.attributes.stepStatus]: 'succeeded',
       [RUN_SPANS.attributes.attempts]: 2,
     });
@@ -154,7 +154,7 @@ describe('a traced run with a retry and a compensation', () => {
     expect(attempts).toEqual([
       expect.objectContaining({
         [TOOL.tool]: 'book_hotel',
-        [TOOL.idempotencyKey]: `${result.runId}/1`,
+        [TOOL.idempotencyKey]: `${result.runKey}/1`,
         [TOOL.attempt]: 1,
         [TOOL.outcome]: 'retrying',
         [TOOL.classification]: 'transient',
@@ -189,7 +189,7 @@ describe('a traced run with a retry and a compensation', () => {
     expect(childNamed(start!, 'RunActivity:cancel_hotel').map((span) => span.attributes)).toEqual([
       expect.objectContaining({
         [TOOL.compensationOf]: 'book_hotel',
-        [TOOL.idempotencyKey]: `${result.runId}/1/undo`,
+        [TOOL.idempotencyKey]: `${result.runKey}/1/undo`,
         [TOOL.outcome]: 'succeeded',
       }),
     ]);

@@ -340,10 +340,11 @@ export async function runCompensationKill(options: CompensationKillOptions): Pro
   const kills: CompensationKillResult['kills'] = [];
   try {
     await workers.start();
-    const undoKey = (step: number) => `${runId}/${step}/undo`;
+    // Keys carry the run's first run id, unknown before it starts: `${runId}/<first run id>/<step>/undo`.
+    const isUndoKey = (key: string, step: number) => key.startsWith(`${runId}/`) && key.endsWith(`/${step}/undo`);
     // Listen before the run starts, so no ledger event can pass unseen.
-    const step3Received = nextLedgerEvent(ledger, (e) => e.phase === 'received' && e.key === undoKey(3));
-    const step2Recorded = nextLedgerEvent(ledger, (e) => e.phase === 'recorded' && e.key === undoKey(2));
+    const step3Received = nextLedgerEvent(ledger, (e) => e.phase === 'received' && isUndoKey(e.key, 3));
+    const step2Recorded = nextLedgerEvent(ledger, (e) => e.phase === 'recorded' && isUndoKey(e.key, 2));
     for (const pending of [step3Received, step2Recorded]) pending.catch(() => undefined);
     const amounts = [10, 20, 30, LEDGER_SETTINGS.maxAmount + 1];
     const handle = await startAgentRun(
@@ -472,8 +473,10 @@ function checkLedger(
     }
   };
   for (const plan of plans) {
+    // Every key of a run starts with its run key (workflow id and first run id).
+    const runKey = outcomes.find((outcome) => outcome.plan === plan)?.result?.runKey ?? plan.runId;
     plan.amounts.forEach((_, i) => {
-      const key = `${plan.runId}/${i + 1}`;
+      const key = `${runKey}/${i + 1}`;
       const rejected = plan.fails && i === plan.amounts.length - 1;
       expect(CHAOS_EFFECT_KINDS.charge, key, rejected ? 0 : 1);
       expect(CHAOS_EFFECT_KINDS.refund, `${key}/undo`, plan.fails && !rejected ? 1 : 0);

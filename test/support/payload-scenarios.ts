@@ -64,18 +64,18 @@ export function payloadScenarios(): PayloadScenario[] {
       ),
       expected: 'compensated',
       effects: 'once',
-      check: (_result, ledger, workflowId) =>
-        ledger.undone.get(`${workflowId}/1`) === 1_500_000
+      check: (result, ledger) =>
+        ledger.undone.get(`${result.runKey}/1`) === 1_500_000
           ? undefined
-          : `the undo of step 1 received ${ledger.undone.get(`${workflowId}/1`)} characters, not 1,500,000`,
+          : `the undo of step 1 received ${ledger.undone.get(`${result.runKey}/1`)} characters, not 1,500,000`,
     },
     {
       name: 'a tool with effects returning 5 MB',
       input: run('five megabytes', [{ calls: [{ name: 'big_effect', args: { json: { mb: 5 } } }] }, { final: 'ok' }]),
       expected: 'completed',
       effects: 'once',
-      check: (_result, ledger, workflowId) =>
-        ledger.effects.get(`${workflowId}/1`) === 1 ? undefined : 'big_effect did not run exactly once',
+      check: (result, ledger) =>
+        ledger.effects.get(`${result.runKey}/1`) === 1 ? undefined : 'big_effect did not run exactly once',
     },
     {
       name: 'a tool failing with a 5 MB error message',

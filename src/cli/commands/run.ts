@@ -38,7 +38,10 @@ options:
                       examples/trip-turns.json in the repository runs against \`npm run dev\`
   --model <m>         model settings: a JSON file or inline JSON ({"provider": ...}), or a provider name
   --input <file>      JSON file with more run input (limits, failurePolicy, allowedTools, parallelToolCalls, ...)
-  --id <run id>       workflow id of the run (default agent-run-<uuid>)
+  --id <run id>       workflow id of the run (default agent-run-<uuid>). An id names one run: when a run
+                      with it exists (running or closed), nothing starts and that run is shown
+  --reuse-failed-id   with --id: the id of a run that did not complete (failed, compensated, cancelled,
+                      terminated) may start a new run, which never sees the earlier run's effects
   --task-queue <q>    task queue of the workers (default DURABLE_TOOLS_TASK_QUEUE or durable-tools)
   --ui <url>          web UI base URL for the link to the run (default TEMPORAL_UI_URL)
   --detach            start the run, print its id and return
@@ -57,6 +60,7 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
         'task-queue': { type: 'string' },
         ui: { type: 'string' },
         detach: { type: 'boolean' },
+        'reuse-failed-id': { type: 'boolean' },
       },
       { min: 1, max: 1, names: '<goal>' },
     );
@@ -65,9 +69,19 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
     const { client, settings } = await connectForCommand(context);
     const taskQueue = stringOption(values, 'task-queue', settings.taskQueue)!;
     const id = stringOption(values, 'id');
-    const handle = await startAgentRun(client, input, { taskQueue, ...(id ? { runId: id } : {}) });
+    if (values['reuse-failed-id'] === true && !id) throw new CliUsageError('--reuse-failed-id needs --id <run id>.');
+    const handle = await startAgentRun(client, input, {
+      taskQueue,
+      ...(id ? { runId: id } : {}),
+      ...(values['reuse-failed-id'] === true ? { workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const } : {}),
+    });
     const uiBase = stringOption(values, 'ui', context.env.TEMPORAL_UI_URL || undefined);
-    context.out(`Run ${handle.workflowId} started on task queue "${taskQueue}".`);
+    if (handle.started) context.out(`Run ${handle.workflowId} started on task queue "${taskQueue}".`);
+    else {
+      // The id names one run: a second start shows that run and starts nothing (its input is not used).
+      const { status } = await handle.describe();
+      context.out(`Run ${handle.workflowId} already exists (${status.name.toLowerCase()}); nothing was started.`);
+    }
     if (uiBase) context.out(`Web UI: ${agentRunUrl(uiBase, settings.namespace, handle.workflowId)}`);
     if (values.detach === true) {
       context.out(`Follow it with: ${context.self} show ${handle.workflowId}`);

@@ -1,0 +1,17 @@
+/** Codes of {@link AgentRunStartError}. */
+export type AgentRunStartErrorCode =
+  /** The workflow id belongs to a workflow that is not an agent run (an MCP call, another application's). */
+  | 'RUN_ID_TAKEN'
+  /** `workflowIdReusePolicy` is not one an agent run accepts (`REJECT_DUPLICATE`, `ALLOW_DUPLICATE_FAILED_ONLY`). */
+  | 'INVALID_ID_REUSE_POLICY';
+
+/** `startAgentRun` could neither start the run nor return an existing agent run with that id. */
+export class AgentRunStartError extends Error {
+  override readonly name = 'AgentRunStartError';
+  constructor(
+    message: string,
+    readonly code: AgentRunStartErrorCode,
+  ) {
+    super(message);
+  }
+}
