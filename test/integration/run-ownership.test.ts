@@ -7,6 +7,7 @@ import { AgentRunStartError } from '../../src/agent-run-start-error';
 import { startAgentRun, waitForAgentRun, type AgentRunIdReusePolicy } from '../../src/client';
 import { MemoryIdempotencyStore } from '../../src/idempotency/memory-idempotency-store';
 import { agentRunTools } from '../../src/mcp/mcp-agent-run-tools';
+import { mcpCallerScope, SHARED_MCP_CALLER } from '../../src/mcp/mcp-caller';
 import type { ModelProvider } from '../../src/model/model-types';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import type { AgentRunInput, AgentRunResult } from '../../src/workflows/agent-run-types';
@@ -140,7 +141,9 @@ describe('a second start with the id of an existing run', () => {
   });
 
   test('over MCP (start_agent_run with the same key), answers started: false with the first run', async () => {
-    const startTool = agentRunTools(temporal.client, taskQueue).get('start_agent_run')!;
+    const startTool = agentRunTools(temporal.client, taskQueue, mcpCallerScope('run-ownership', SHARED_MCP_CALLER)).get(
+      'start_agent_run',
+    )!;
     const key = `own-mcp-${randomUUID()}`;
     const args = { goal: 'Book a flight', model: { provider: 'scripted', script: [BOOK, DONE] } };
     const first = (await startTool.call(args, key)).structuredContent as { runId: string; started: boolean };
