@@ -9,7 +9,7 @@ import { parseCommandArgs, stringOption, type ParsedValues } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../command';
 import { connectForCommand } from '../connect';
 import { temporalShowCommand } from '../hints';
-import { LiveSteps, progressLine, runSummary } from '../run-view';
+import { LiveSteps, outputWidth, progressLine, runSummary } from '../run-view';
 
 /** How often `run` reads the run's state while it watches. */
 export const RUN_WATCH_TIMING = { pollIntervalMs: 250, noWorkerWarningMs: 5_000 } as const;
@@ -70,7 +70,7 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
       return EXIT_CODES.sigint;
     }
     context.out('');
-    for (const line of runSummary(result)) context.out(line);
+    for (const line of runSummary(result, outputWidth(context.interactive))) context.out(line);
     context.out(`Steps: ${context.self} show ${handle.workflowId}`);
     const temporalShow = await temporalShowCommand(
       settings.address,
@@ -154,7 +154,7 @@ async function watch(
     clearProgress();
     context.out(line);
     progress = '';
-  });
+  }, outputWidth(context.interactive));
   let ended: AgentRunResult | undefined;
   let failure: unknown;
   const result = waitForAgentRun(handle).then(
