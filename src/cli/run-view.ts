@@ -92,7 +92,8 @@ export function errorLines(observation: ToolErrorObservation, width: number, fir
     `${indent}  `,
   );
   if (observation.hint) lines.push(...wrap(`Hint: ${observation.hint}`, width, `${indent}  `));
-  for (const issue of observation.issues ?? []) {
+  // Field problems the hint does not already spell out.
+  for (const issue of (observation.issues ?? []).filter((i) => !observation.hint.includes(i.message))) {
     lines.push(
       ...wrap(`- ${issue.path || '(arguments)'}: ${issue.message}`, width, `${indent}    `, `${indent}      `),
     );
@@ -304,9 +305,7 @@ export class LiveSteps {
 
 /** A waiting or running call's current state: awaiting approval, or its latest progress. */
 function openDetail(step: StepRecord): string | undefined {
-  if (step.status === 'awaiting_approval') {
-    return `⏸ awaiting approval${step.approval ? ` (digest ${step.approval.digest})` : ''}`;
-  }
+  if (step.status === 'awaiting_approval') return '⏸ awaiting approval';
   const progress = progressText(step);
   return progress ? `⋯ ${progress}` : undefined;
 }
