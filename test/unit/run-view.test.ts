@@ -170,12 +170,7 @@ describe('LiveSteps', () => {
         step(2, { status: 'succeeded', startedAt: 1, endedAt: 3, observation: ok }),
       ]),
     ]);
-    expect(lines).toEqual([
-      '  step 1  → tool {}',
-      '  step 2  → tool {}',
-      '          ✓ ok: ok',
-      '  step 1  ✓ ok: ok',
-    ]);
+    expect(lines).toEqual(['  step 1  → tool {}', '  step 2  → tool {}', '          ✓ ok: ok', '  step 1  ✓ ok: ok']);
   });
 });
 
