@@ -125,6 +125,7 @@ export class Lifecycle {
   private onSignal(signal: NodeJS.Signals): void {
     if (this.signal !== undefined && this.relayExpected && signal === this.signal) {
       this.relayExpected = false;
+      this.log(`durable-tools: ${signal} relayed by npm: already stopping.`);
       return;
     }
     if (this.signal !== undefined) {
@@ -133,6 +134,7 @@ export class Lifecycle {
     }
     this.signal = signal;
     this.relayExpected = this.relays;
+    this.log(`durable-tools: ${signal}: stopping what this command started (send it again to exit at once).`);
     this.resolveStopRequested(signal);
   }
 }

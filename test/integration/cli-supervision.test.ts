@@ -6,7 +6,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -155,21 +155,43 @@ describe('the parent watch', () => {
 });
 
 describe('Ctrl-C through npm', () => {
-  test('when npm runs the command itself (script shell bash), Ctrl-C to the process group drains and exits 0', async () => {
-    // A terminal's Ctrl-C reaches npm and the command; npm relays it once more: the relay is not a second Ctrl-C.
+  test('when npm runs the command itself (script shell bash), the Ctrl-C npm relays is not a second Ctrl-C: exit 0', async () => {
+    // A terminal's Ctrl-C reaches the whole process group, and npm relays it to its child once more. Here the
+    // two copies come one after the other (the kernel may merge two that arrive together), while the worker
+    // drains a call that ends only when the test releases it.
+    const latch = mkdtempSync(join(dir, 'latch-'));
+    const taskQueue = uniqueTaskQueue('ctrl-c-bash');
     const worker = startCli(
-      ['worker', '--tools', TOOLS],
-      { ...cliEnv('ctrl-c-bash'), npm_config_script_shell: 'bash' },
+      ['worker', '--tools', 'test/support/drain-tools.ts', '--task-queue', taskQueue],
+      { ...cliEnv('ctrl-c-bash'), npm_config_script_shell: 'bash', DRAIN_TOOLS_DIR: latch },
       'npm',
     );
-    await waitForCliOutput(worker, READY);
+    await waitForCliOutput(worker, /durable-tools worker: 1 tools/);
     const started = descendants(worker.child.pid!);
-    expect(started.map((pid) => parentOf(pid))).toContain(worker.child.pid);
-    process.kill(-worker.child.pid!, 'SIGINT');
+    const node = started.find((pid) => /src\/cli\/main\.ts worker/.test(commandLine(pid)))!;
+    expect(parentOf(node)).toBe(worker.child.pid);
+    const run = startAgentRun(
+      client,
+      {
+        goal: 'Linger',
+        model: {
+          provider: 'scripted',
+          script: [{ toolCalls: [{ name: 'linger', arguments: {} }] }, { text: 'ok', final: true }],
+        },
+      },
+      { taskQueue },
+    );
+    await waitFor('the call to run', () => existsSync(join(latch, 'started')));
+    process.kill(node, 'SIGINT'); // the terminal's copy
+    await waitForCliOutput(worker, /SIGINT: stopping/);
+    process.kill(worker.child.pid!, 'SIGINT'); // npm relays its own
+    await waitForCliOutput(worker, /SIGINT relayed by npm: already stopping/);
+    writeFileSync(join(latch, 'release'), '');
     await expect(worker.exited).resolves.toBe(0);
     expect(worker.stdout()).toMatch(/Worker stopped\./);
     expect(worker.stderr()).not.toMatch(/again; exiting without waiting/);
     await waitAllGone(started);
+    await client.workflow.getHandle((await run).workflowId).terminate('test over');
   });
 
   test("with npm's default script shell, Ctrl-C to the process group drains the worker and leaves no process", async () => {
