@@ -24,7 +24,8 @@ import { temporalShowCommand } from '../src/cli/hints';
 import { Lifecycle } from '../src/cli/lifecycle';
 import { createIdempotencyStore } from '../src/idempotency/create-idempotency-store';
 import { SqliteTranscriptStore } from '../src/transcripts/sqlite-transcript-store';
-import type { AgentRunInput, AgentRunState, StepRecord } from '../src/workflows/agent-run-types';
+import type { AgentRunInput, AgentRunState } from '../src/workflows/agent-run-types';
+import { LiveSteps, outputWidth, plural } from '../src/cli/run-view';
 import { DemoApprover } from './demo-approval';
 import { tripScript, tripScriptDeclined } from './trip-script';
 import { tools } from './trip-tools';
@@ -128,13 +129,13 @@ async function main(): Promise<void> {
         { taskQueue },
       );
       console.log(`Run ${handle.workflowId} started.\n`);
-      const printer = new StepPrinter();
+      const printer = new LiveSteps((line) => console.log(line), outputWidth(process.stdout.isTTY === true));
       const approver = new DemoApprover(client);
       let done = false;
       const result = waitForAgentRun(handle).finally(() => (done = true));
       while (!done && lifecycle.signal === undefined) {
         const live = await handle.query(getRunStateQuery).catch(() => undefined);
-        printer.print(live);
+        printer.update(live);
         await approver.decide(live);
         await new Promise((r) => setTimeout(r, DEMO_TIMING.pollIntervalMs));
       }
@@ -143,7 +144,7 @@ async function main(): Promise<void> {
         return { final: undefined, workflowId: handle.workflowId };
       }
       const final = (await result) as AgentRunState;
-      printer.print(final);
+      printer.update(final);
       const description = await handle.describe();
       const url = temporal.uiUrl
         ? agentRunUrl(temporal.uiUrl, temporal.namespace, handle.workflowId, description.runId)
@@ -164,7 +165,7 @@ async function main(): Promise<void> {
     }
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     console.log(
-      `\nRun ${state.final.status} in ${seconds} s after ${state.final.turns} model turns and ${state.final.steps.length} tool calls.`,
+      `\nRun ${state.final.status} in ${seconds} s after ${plural(state.final.turns, 'model turn')} and ${plural(state.final.steps.length, 'tool call')}.`,
     );
     if (state.final.answer) console.log(`Answer: ${state.final.answer}`);
     const usage = state.final.usage;
@@ -180,61 +181,6 @@ async function main(): Promise<void> {
     await temporal.stop();
     await lifecycle.stopAll();
   }
-}
-
-/** Prints each step when it starts and when it ends, then each compensation (newest first). */
-class StepPrinter {
-  private readonly printed = new Map<number, string>();
-  private readonly undone = new Map<number, string>();
-
-  print(state: AgentRunState | undefined): void {
-    const steps = state?.steps ?? [];
-    for (const step of steps) {
-      const previous = this.printed.get(step.stepId);
-      if (previous === undefined) console.log(`  step ${step.stepId}  → ${step.tool} ${preview(step.arguments, 80)}`);
-      const ended = !['pending', 'awaiting_approval', 'running'].includes(step.status);
-      if (ended && previous !== 'ended') {
-        console.log(`          ${outcome(step)}`);
-        this.printed.set(step.stepId, 'ended');
-      } else if (previous === undefined) {
-        this.printed.set(step.stepId, 'started');
-      }
-    }
-    for (const step of [...steps].reverse()) {
-      if (!['compensating', 'compensated', 'compensation_failed'].includes(step.status)) continue;
-      if (this.undone.get(step.stepId) === step.status) continue;
-      if (step.status !== 'compensating' || this.undone.get(step.stepId) === undefined) {
-        console.log(`  undo ${step.stepId}  ${compensationLine(step)}`);
-      }
-      this.undone.set(step.stepId, step.status);
-    }
-  }
-}
-
-function compensationLine(step: StepRecord): string {
-  switch (step.status) {
-    case 'compensating':
-      return `↩ ${step.undo} (undoing ${step.tool})...`;
-    case 'compensated':
-      return `↩ ${step.undo}: ${step.tool} undone`;
-    default:
-      return `✗ ${step.undo} failed: ${step.compensationError ?? 'unknown error'}`;
-  }
-}
-
-function outcome(step: StepRecord): string {
-  if (step.observation === undefined) return step.status;
-  const attempts = step.attempts && step.attempts > 1 ? ` after ${step.attempts} attempts` : '';
-  const observation = step.observation;
-  if (observation?.status === 'ok') return `✓ ok${attempts}: ${preview(observation.output, 100)}`;
-  if (observation?.status === 'error')
-    return `✗ ${observation.code}${attempts}: ${observation.message} Hint: ${observation.hint}`;
-  return step.status;
-}
-
-function preview(value: unknown, max: number): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 main().catch((error: unknown) => {

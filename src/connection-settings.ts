@@ -25,6 +25,11 @@ export interface ConnectionSettings {
   tls?: TLSConfig | boolean;
   /** gRPC metadata sent with every call (the profile's `grpc_meta`, TEMPORAL_GRPC_META_*). */
   metadata?: Record<string, string>;
+  /**
+   * How long a client connection waits for the server before it fails (default: Temporal's 10 s). The
+   * `durable-tools` commands use 3 s, so an unreachable server is reported at once.
+   */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -65,16 +70,20 @@ export function connectionSettingsFromEnv(env: NodeJS.ProcessEnv = process.env):
  * const connection = await Connection.connect(connectionOptions(connectionSettingsFromEnv()));
  * ```
  */
-export function connectionOptions(settings: Pick<ConnectionSettings, 'address' | 'apiKey' | 'tls' | 'metadata'>): {
+export function connectionOptions(
+  settings: Pick<ConnectionSettings, 'address' | 'apiKey' | 'tls' | 'metadata' | 'connectTimeoutMs'>,
+): {
   address: string;
   tls?: TLSConfig | boolean;
   apiKey?: string;
   metadata?: Record<string, string>;
+  connectTimeout?: number;
 } {
   return {
     address: settings.address,
     ...(settings.tls !== undefined ? { tls: settings.tls } : {}),
     ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
     ...(settings.metadata ? { metadata: settings.metadata } : {}),
+    ...(settings.connectTimeoutMs !== undefined ? { connectTimeout: settings.connectTimeoutMs } : {}),
   };
 }

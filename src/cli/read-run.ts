@@ -1,6 +1,7 @@
 import { WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { runResultOfFailure, type RunHistory } from '../client';
 import type { ToolActivityInput } from '../activities/tool-activity-types';
+import type { ToolErrorObservation } from '../protocol/activity-protocol';
 import { getRunStateQuery } from '../workflows/agent-run-messages';
 import type { AgentRunState, StepRecord } from '../workflows/agent-run-types';
 
@@ -102,10 +103,15 @@ export function stepsFromHistory(history: RunHistory): StepRecord[] {
     } else {
       step.status = 'failed';
       const failure = failed?.failure;
+      // The whole observation (message, hint, attempts) when the failure carries one in its details.
+      const carried = decode(failure?.applicationFailureInfo?.details?.payloads?.[0]) as
+        Partial<ToolErrorObservation> | undefined;
       step.observation = {
         status: 'error',
         code: failure?.applicationFailureInfo?.type ?? 'FAILED',
         message: failure?.message ?? 'the call did not complete',
+        ...(typeof carried?.hint === 'string' ? { hint: carried.hint } : {}),
+        ...(typeof carried?.message === 'string' ? { message: carried.message } : {}),
       } as StepRecord['observation'];
     }
   }

@@ -4,6 +4,7 @@ import {
   condition,
   isCancellation,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -21,6 +22,7 @@ import { DEFAULT_APPROVAL_TIMEOUT_MS } from '../tools/approval-policy';
 import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
 import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../protocol/activity-protocol';
 import type { AgentRunState, StepRecord } from './agent-run-types';
+import { approvalTimerSummary, waitingDetails } from './approval-details';
 import { decideApprovalUpdate } from './approval-messages';
 
 /** Options of the engine's approval activities: a few minutes of retries, then the call is refused. */
@@ -186,7 +188,7 @@ async function waitForDecision(
   gate.waiting.set(step.stepId, waiting);
   publishWaiting(gate);
   try {
-    await condition(() => waiting.decision !== undefined, timeoutMs);
+    await condition(() => waiting.decision !== undefined, timeoutMs, { summary: approvalTimerSummary(step, digest) });
     return waiting.decision;
   } catch (error) {
     if (isCancellation(error)) {
@@ -210,7 +212,9 @@ async function waitForDecision(
   }
 }
 
+/** Shows the waiting calls in the workflow's current details and, when tracked, the search attribute. */
 function publishWaiting(gate: ApprovalGate): void {
+  setCurrentDetails(waitingDetails(gate.workflowId, [...gate.waiting.values()]));
   if (!gate.track) return;
   const tools = [...new Set([...gate.waiting.values()].map((w) => w.step.tool))].sort();
   upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.awaitingApproval, value: tools.length > 0 ? tools : null }]);

@@ -231,7 +231,10 @@ describe('against a server, with a worker started through npm', () => {
     );
     expect(code).toBe(3);
     expect(stdout).toMatch(/undo 1 {2}↩ undone by cancel_order/);
+    // In the order it happened: the order made, the charge refused (with its hint), then the undo.
+    expect(stdout).toMatch(/✓ ok: \{"orderId":"order-1"\}[\s\S]*✗ PERMISSION_DENIED[\s\S]*Hint: [\s\S]*undo 1 /);
     expect(stdout).toMatch(/status: {2}compensated/);
+    expect(stdout).toMatch(/turns: {3}2 model turns, 2 tool calls\ntokens: {2}not reported by the model/);
     const error = await client.workflow
       .getHandle(runId)
       .result()
@@ -250,7 +253,8 @@ describe('against a server, with a worker started through npm', () => {
     expect(stdout).toMatch(/status: {2}compensated/);
     expect(stdout).toMatch(/step\s+tool\s+arguments\s+status\s+attempts\s+observation/);
     expect(stdout).toMatch(/1\s+create_order\s+\{"item":"book"\}\s+compensated\s+1\s+ok:/);
-    expect(stdout).toMatch(/2\s+charge\s+\{"amount":500\}\s+failed\s+1\s+PERMISSION_DENIED: The card was declined/);
+    expect(stdout).toMatch(/2\s+charge\s+\{"amount":500\}\s+failed\s+1\s+PERMISSION_DENIED/);
+    expect(stdout).toMatch(/step 2 {2}✗ PERMISSION_DENIED: The card was declined[\s\S]*Hint: /);
   });
 
   test('show of a run that does not exist exits 1', async () => {

@@ -120,3 +120,23 @@ export function commandLine(pid: number): string {
     return '(gone)';
   }
 }
+
+/** Waits for a line in a process's output (stdout or stderr), failing with its output if it exits first. */
+export async function waitForCliOutput(cli: CliProcess, pattern: RegExp, timeoutMs = 90_000): Promise<void> {
+  const seen = () => pattern.test(cli.stdout()) || pattern.test(cli.stderr());
+  let exitCode: number | undefined;
+  const exited = cli.exited.then((code) => (exitCode = code));
+  await waitFor(`output ${pattern}`, () => seen() || exitCode !== undefined, { timeoutMs });
+  await Promise.race([exited, Promise.resolve()]);
+  if (!seen()) throw new Error(`exited ${exitCode} before ${pattern}:\n${cli.stdout()}\n${cli.stderr()}`);
+}
+
+/** The parent pid of a live process (Linux /proc), or undefined when it is gone. */
+export function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,6 +1,8 @@
 import { connectionSettingsFromEnv } from '../../connection-settings';
 import { loadToolsModule, runWorkerProcess } from '../../worker';
 import { EXIT_CODES, type CliCommand } from '../command';
+import { ensureServerReachable } from '../connect';
+import { PARENT_WATCH_OPTION_HELP, PARENT_WATCH_OPTION_SPEC } from '../parent-watch';
 import { startLocalServer } from '../local-server';
 import { installRuntime } from '../runtime';
 import { parseArgs, SERVER_OPTIONS_HELP } from '../server-args';
@@ -19,12 +21,15 @@ A taken port is an error, never silently reused.
 options:
 ${TOOLS_OPTION_HELP}
 ${SERVER_OPTIONS_HELP}
+${PARENT_WATCH_OPTION_HELP}
   -h, --help      this help
 
-exit codes: 0 stopped by Ctrl-C/SIGTERM after stopping everything, 1 something could not start, 2 bad arguments`,
+exit codes: 0 stopped by Ctrl-C/SIGTERM after stopping everything, 1 something could not start, 2 bad arguments.
+Through npm/npx, npm may report 130/143 instead of 0 (see the README).`,
   async run(argv, context) {
-    const { options, help, values } = parseArgs(argv, context, TOOLS_OPTION_SPEC);
+    const { options, help, values } = parseArgs(argv, context, { ...TOOLS_OPTION_SPEC, ...PARENT_WATCH_OPTION_SPEC });
     if (help) return (context.out(devCommand.help), EXIT_CODES.ok);
+    if (values['no-parent-watch'] === true) context.lifecycle.stopWatchingParent();
     const toolsModule = toolsModuleOption(values, context);
     installRuntime();
     const tools = await loadToolsModule(toolsModule, context.cwd);
@@ -32,6 +37,7 @@ exit codes: 0 stopped by Ctrl-C/SIGTERM after stopping everything, 1 something c
     let address = settings.address;
     if (settings.addressFromEnv) {
       context.out(`Using the Temporal server at ${address} (TEMPORAL_ADDRESS or profile): not starting one.`);
+      await ensureServerReachable(settings, context);
     } else {
       const server = await startLocalServer(options, context);
       address = server.address;

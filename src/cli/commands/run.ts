@@ -11,7 +11,7 @@ import { parseCommandArgs, stringOption, type ParsedValues } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../command';
 import { connectForCommand } from '../connect';
 import { temporalShowCommand } from '../hints';
-import { LiveSteps, progressLine, runSummary } from '../run-view';
+import { LiveSteps, outputWidth, progressLine, runSummary } from '../run-view';
 
 /** The smallest useful script, shown by `run --help` and by the error for a bad script file. */
 const MINIMAL_SCRIPT =
@@ -95,7 +95,7 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
       return EXIT_CODES.sigint;
     }
     context.out('');
-    for (const line of runSummary(result)) context.out(line);
+    for (const line of runSummary(result, outputWidth(context.interactive))) context.out(line);
     context.out(`Steps: ${context.self} show ${handle.workflowId}`);
     const temporalShow = await temporalShowCommand(
       settings.address,
@@ -190,7 +190,7 @@ async function watch(
     clearProgress();
     context.out(line);
     progress = '';
-  });
+  }, outputWidth(context.interactive));
   let ended: AgentRunResult | undefined;
   let failure: unknown;
   const result = waitForAgentRun(handle).then(

@@ -2,6 +2,7 @@ import { connectionSettingsFromEnv } from '../../connection-settings';
 import { parseArgs, SERVER_OPTIONS_HELP } from '../server-args';
 import { EXIT_CODES, type CliCommand } from '../command';
 import { startLocalServer } from '../local-server';
+import { PARENT_WATCH_OPTION_HELP, PARENT_WATCH_OPTION_SPEC } from '../parent-watch';
 
 /** `durable-tools server`: a local Temporal dev server and its web UI, until Ctrl-C / SIGTERM. */
 export const serverCommand: CliCommand = {
@@ -14,13 +15,15 @@ starts its own server: a taken port is an error, never silently reused. TEMPORAL
 
 options:
 ${SERVER_OPTIONS_HELP}
+${PARENT_WATCH_OPTION_HELP}
   -h, --help      this help
 
 exit codes: 0 stopped by Ctrl-C/SIGTERM after stopping the server, 1 the server could not start,
-2 bad arguments`,
+2 bad arguments. Through npm/npx, npm may report 130/143 instead of 0 (see the README).`,
   async run(argv, context) {
-    const { options, help } = parseArgs(argv, context);
+    const { options, help, values } = parseArgs(argv, context, PARENT_WATCH_OPTION_SPEC);
     if (help) return (context.out(serverCommand.help), EXIT_CODES.ok);
+    if (values['no-parent-watch'] === true) context.lifecycle.stopWatchingParent();
     const settings = connectionSettingsFromEnv(context.env);
     if (settings.addressFromEnv) {
       context.err(

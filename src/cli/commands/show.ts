@@ -4,7 +4,7 @@ import { EXIT_CODES, type CliCommand } from '../command';
 import { connectForCommand } from '../connect';
 import { temporalShowCommand } from '../hints';
 import { readRun } from '../read-run';
-import { runSummary, stepsTable } from '../run-view';
+import { outputWidth, runSummary, stepsTable } from '../run-view';
 
 /** `durable-tools show <run>`: a run's outcome and its steps table. */
 export const showCommand: CliCommand = {
@@ -49,14 +49,15 @@ exit codes: 0 shown, 1 no such run or the server is unreachable, 2 bad arguments
     context.out(
       `run:     ${workflowId}  (workflow ${description.status.name}, started ${description.startTime.toISOString()})`,
     );
+    const width = outputWidth(context.interactive);
     if (state) {
-      for (const line of runSummary(state)) context.out(line);
+      for (const line of runSummary(state, width)) context.out(line);
       context.out('');
-      context.out(stepsTable(state.steps));
+      context.out(stepsTable(state.steps, width));
     } else {
       context.out('(no worker answered: the tool calls below are read from the history)');
       context.out('');
-      context.out(stepsTable(historySteps ?? []));
+      context.out(stepsTable(historySteps ?? [], width));
     }
     const temporalShow = await temporalShowCommand(settings.address, settings.namespace, workflowId, context.env);
     if (temporalShow) context.out(`\nFull history: ${temporalShow}`);

@@ -1,0 +1,214 @@
+/**
+ * The step lines of `durable-tools run`, `show` and `npm start`: whole errors wrapped to the width, events in
+ * the order they happened, retries, undo lines after their cause, token usage and plurals.
+ */
+import {
+  LiveSteps,
+  outputWidth,
+  progressLine,
+  runSummary,
+  stepsTable,
+  wrap,
+  DEFAULT_OUTPUT_WIDTH,
+} from '../../src/cli/run-view';
+import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
+import type { AgentRunState, StepRecord } from '../../src/workflows/agent-run-types';
+
+const LONG_HINT =
+  'Fix and call again: `passengers` must be a number, not a string: write 2 without quotes, and keep every other field as it was in the first call.';
+
+const INVALID: ToolErrorObservation = {
+  status: 'error',
+  code: 'INVALID_ARGUMENTS',
+  message: "The arguments do not match the tool's input schema (1 problem).",
+  hint: LONG_HINT,
+  retryable: false,
+  attempts: 0,
+};
+
+const DECLINED: ToolErrorObservation = {
+  status: 'error',
+  code: 'PERMISSION_DENIED',
+  message: 'The card was declined by the issuing bank for this amount.',
+  hint: 'Do not retry the payment; ask the user for another card.',
+  retryable: false,
+  attempts: 1,
+};
+
+function step(stepId: number, fields: Partial<StepRecord>): StepRecord {
+  return {
+    stepId,
+    turn: stepId,
+    toolCallId: `call-${stepId}`,
+    tool: 'tool',
+    arguments: {},
+    idempotencyKey: `run/${stepId}`,
+    status: 'pending',
+    ...fields,
+  };
+}
+
+function state(steps: StepRecord[], fields: Partial<AgentRunState> = {}): AgentRunState {
+  return {
+    runId: 'run',
+    goal: 'Book a trip',
+    status: 'running',
+    turns: steps.length,
+    stepCount: steps.length,
+    generation: 0,
+    steps,
+    policyWarnings: [],
+    usage: { inputTokens: 0, outputTokens: 0, unreportedTurns: 0, unpricedTurns: 0, turns: [] },
+    ...fields,
+  };
+}
+
+/** Every word of `text` appears in `output`, in order. */
+function expectWhole(output: string, text: string): void {
+  expect(output.replace(/\s+/g, ' ')).toContain(text.replace(/\s+/g, ' '));
+}
+
+describe('wrap', () => {
+  test('keeps every word and no line is longer than the width', () => {
+    const lines = wrap(LONG_HINT, 40, 'Hint: ', '      ');
+    expect(lines.every((line) => line.length <= 40)).toBe(true);
+    expectWhole(lines.join(' '), LONG_HINT);
+  });
+
+  test('leaves a word longer than a line whole on a line of its own', () => {
+    const word = 'x'.repeat(60);
+    expect(wrap(`a ${word} b`, 20)).toEqual(['a', word, 'b']);
+  });
+
+  test('wraps to 100 columns when the output is not a terminal, and to the terminal otherwise', () => {
+    expect(outputWidth(false, 200)).toBe(DEFAULT_OUTPUT_WIDTH);
+    expect(outputWidth(true, 132)).toBe(132);
+    expect(outputWidth(true, undefined)).toBe(DEFAULT_OUTPUT_WIDTH);
+  });
+});
+
+describe('LiveSteps', () => {
+  function printedLines(states: AgentRunState[], width = 100): string[] {
+    const lines: string[] = [];
+    const live = new LiveSteps((line) => lines.push(line), width);
+    for (const s of states) live.update(s);
+    return lines;
+  }
+
+  test("prints a failed call's whole message and hint, wrapped to the width", () => {
+    const lines = printedLines(
+      [state([step(1, { tool: 'book_flight', status: 'failed', observation: INVALID, startedAt: 1, endedAt: 2 })])],
+      60,
+    );
+    expect(lines[0]).toBe('  step 1  → book_flight {}');
+    expect(lines[1]).toMatch(/^ {10}✗ INVALID_ARGUMENTS: /);
+    expect(lines.every((line) => line.length <= 60)).toBe(true);
+    expectWhole(lines.join('\n'), INVALID.message);
+    expectWhole(lines.join('\n'), `Hint: ${LONG_HINT}`);
+  });
+
+  test('shows a call that succeeded after retries and was undone before the next read, then the failure, then the undo', () => {
+    const lines = printedLines([
+      state([step(1, { tool: 'book_hotel', status: 'running', startedAt: 10, undo: 'cancel_hotel' })]),
+      state([
+        step(1, {
+          tool: 'book_hotel',
+          status: 'compensating',
+          startedAt: 10,
+          endedAt: 20,
+          attempts: 2,
+          undo: 'cancel_hotel',
+          observation: { status: 'ok', output: { bookingId: 'HT-1' } },
+        }),
+        step(2, { tool: 'pay', status: 'failed', startedAt: 21, endedAt: 22, observation: DECLINED, attempts: 1 }),
+      ]),
+      state([
+        step(1, {
+          tool: 'book_hotel',
+          status: 'compensated',
+          startedAt: 10,
+          endedAt: 20,
+          attempts: 2,
+          undo: 'cancel_hotel',
+          observation: { status: 'ok', output: { bookingId: 'HT-1' } },
+        }),
+        step(2, { tool: 'pay', status: 'failed', startedAt: 21, endedAt: 22, observation: DECLINED, attempts: 1 }),
+      ]),
+    ]);
+    expect(lines).toEqual([
+      '  step 1  → book_hotel {}',
+      '          ✓ ok after 2 attempts: {"bookingId":"HT-1"}',
+      '  step 2  → pay {}',
+      '          ✗ PERMISSION_DENIED: The card was declined by the issuing bank for this amount.',
+      '            Hint: Do not retry the payment; ask the user for another card.',
+      '  undo 1  ↩ undoing with cancel_hotel...',
+      '  undo 1  ↩ undone by cancel_hotel',
+    ]);
+  });
+
+  test('puts the undo of every earlier step after the failure that caused it, newest first, when all arrive at once', () => {
+    const ok = { status: 'ok' as const, output: 'ok' };
+    const lines = printedLines([
+      state([
+        step(1, { status: 'compensated', startedAt: 1, endedAt: 2, observation: ok, undo: 'u1' }),
+        step(2, { status: 'compensated', startedAt: 3, endedAt: 4, observation: ok, undo: 'u2' }),
+        step(3, { status: 'failed', startedAt: 5, endedAt: 6, observation: DECLINED }),
+      ]),
+    ]);
+    const failure = lines.findIndex((line) => line.includes('✗ PERMISSION_DENIED'));
+    expect(lines.findIndex((line) => line.includes('undo 2'))).toBeGreaterThan(failure);
+    expect(lines.findIndex((line) => line.includes('undo 1'))).toBeGreaterThan(
+      lines.findIndex((line) => line.includes('undo 2')),
+    );
+  });
+
+  test('names the step of an end line that does not follow its own start (parallel calls)', () => {
+    const ok = { status: 'ok' as const, output: 'ok' };
+    const lines = printedLines([
+      state([
+        step(1, { status: 'succeeded', startedAt: 1, endedAt: 5, observation: ok }),
+        step(2, { status: 'succeeded', startedAt: 1, endedAt: 3, observation: ok }),
+      ]),
+    ]);
+    expect(lines).toEqual(['  step 1  → tool {}', '  step 2  → tool {}', '          ✓ ok: ok', '  step 1  ✓ ok: ok']);
+  });
+});
+
+describe('show and the summary', () => {
+  test("the steps table is followed by each error's whole message and hint", () => {
+    const text = stepsTable([step(1, { tool: 'pay', status: 'failed', attempts: 1, observation: DECLINED })], 50);
+    expect(text).toMatch(/1\s+pay\s+\{\}\s+failed\s+1\s+PERMISSION_DENIED/);
+    expectWhole(text, `✗ PERMISSION_DENIED: ${DECLINED.message}`);
+    expectWhole(text, `Hint: ${DECLINED.hint}`);
+  });
+
+  test('the summary counts in the singular and the plural and shows the token usage', () => {
+    const summary = runSummary(
+      state([step(1, {})], {
+        turns: 1,
+        stepCount: 1,
+        usage: { inputTokens: 1200, outputTokens: 300, unreportedTurns: 0, unpricedTurns: 0, turns: [] },
+      }),
+    ).join('\n');
+    expect(summary).toContain('turns:   1 model turn, 1 tool call');
+    expect(summary).toContain('tokens:  1200 in, 300 out');
+  });
+
+  test('a model that reports no usage is said so, not shown as zero tokens', () => {
+    const summary = runSummary(
+      state([], {
+        turns: 2,
+        stepCount: 0,
+        usage: { inputTokens: 0, outputTokens: 0, unreportedTurns: 2, unpricedTurns: 0, turns: [] },
+      }),
+    ).join('\n');
+    expect(summary).toContain('turns:   2 model turns, 0 tool calls');
+    expect(summary).toContain('tokens:  not reported by the model (2 turns)');
+  });
+
+  test('the progress line says "1 tool call"', () => {
+    expect(progressLine(state([step(1, {})], { turns: 1, stepCount: 1 }), 0, 1_000)).toBe(
+      '… running · 1 turn · 1 tool call · 1.0 s',
+    );
+  });
+});
