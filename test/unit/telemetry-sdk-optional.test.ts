@@ -2,7 +2,7 @@ import { TelemetryConfigError } from '../../src/telemetry/telemetry-config-error
 
 /**
  * `@opentelemetry/sdk-node` is an optional peer dependency (an app that exports no telemetry does not install its
- * ~80 packages): asked for telemetry without it, a worker says what to install.
+ * 35 packages): asked for telemetry without it, a worker says what to install.
  */
 describe('OpenTelemetry SDK not installed', () => {
   const saved = { ...process.env };
