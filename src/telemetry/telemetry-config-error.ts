@@ -1,5 +1,5 @@
 /** Codes of {@link TelemetryConfigError}. */
-export type TelemetryConfigErrorCode = 'NO_TRACER_PROVIDER' | 'INVALID_PROMETHEUS_ADDRESS';
+export type TelemetryConfigErrorCode = 'NO_TRACER_PROVIDER' | 'INVALID_PROMETHEUS_ADDRESS' | 'SDK_NOT_INSTALLED';
 
 /** Tracing or metrics were asked for, but their configuration cannot work. */
 export class TelemetryConfigError extends Error {

@@ -1,3 +1,5 @@
+import { TelemetryConfigError } from './telemetry-config-error';
+
 /** What the standard `OTEL_*` variables ask of a worker process. */
 export interface TelemetryEnvConfig {
   /** Export traces: `OTEL_TRACES_EXPORTER` names an exporter, or is unset while an OTLP endpoint is set. */
@@ -43,12 +45,30 @@ export function telemetryConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Te
   };
 }
 
+/** The SDK package, an optional peer dependency: only workers that export telemetry need it installed. */
+const NODE_SDK_PACKAGE = '@opentelemetry/sdk-node';
+
+async function importNodeSdk(): Promise<typeof import('@opentelemetry/sdk-node')> {
+  try {
+    return await import('@opentelemetry/sdk-node');
+  } catch (cause) {
+    throw new TelemetryConfigError(
+      `The OTEL_* variables ask for telemetry, which needs OpenTelemetry's Node SDK: npm install ${NODE_SDK_PACKAGE}@^0.57.2 (or unset them, or OTEL_SDK_DISABLED=true).`,
+      'SDK_NOT_INSTALLED',
+      { cause },
+    );
+  }
+}
+
 /**
  * Starts OpenTelemetry's Node SDK as the `OTEL_*` variables of this process configure it (exporters,
  * endpoints, protocols, headers, service name, resource attributes, sampler, export interval) and registers
  * it globally, so `createWorker({ telemetry: { tracing: true } })` and the engine's metrics use it. Returns
- * undefined, having loaded nothing, when the variables ask for no telemetry. The worker process
+ * undefined, having loaded nothing, when the variables ask for no telemetry. `@opentelemetry/sdk-node` is an
+ * optional peer dependency: install it to export telemetry (otherwise `SDK_NOT_INSTALLED`). The worker process
  * (`durable-tools worker`, `runWorkerProcess`) calls it; call it before creating a worker.
+ *
+ * @throws {@link TelemetryConfigError} `SDK_NOT_INSTALLED` when telemetry is asked for without the SDK package.
  *
  * @example
  * ```ts
@@ -61,7 +81,7 @@ export function telemetryConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Te
 export async function startTelemetryFromEnv(): Promise<StartedTelemetry | undefined> {
   const config = telemetryConfigFromEnv(process.env);
   if (!config.traces && !config.metrics) return undefined;
-  const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  const { NodeSDK } = await importNodeSdk();
   const namesService =
     Boolean(process.env.OTEL_SERVICE_NAME) || /(^|,)\s*service\.name=/.test(process.env.OTEL_RESOURCE_ATTRIBUTES ?? '');
   const sdk = new NodeSDK({

@@ -10,7 +10,7 @@ import type { ScriptedModelSettings } from '../../src/model/scripted-model';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool } from '../../src/tools/define-tool';
 import { PermanentToolError } from '../../src/tools/tool-errors';
-import type { AgentRunInput, AgentRunResult } from '../../src/workflows/agent-run-types';
+import type { AgentRunInput } from '../../src/workflows/agent-run-types';
 
 /**
  * Issue 5, "Done when": a 2,000-step scripted run completes across at least 2 continue-as-new generations
@@ -143,11 +143,19 @@ const keysOf = (runKey: string, steps: number[]) => steps.map((n) => `${runKey}/
 const stepNumber = (key: string) => Number(key.slice(key.lastIndexOf('/') + 1));
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
+type LongRun = Awaited<ReturnType<typeof runLong>>;
+let runs: { completes: LongRun; fails: LongRun };
+// Both runs at once, each on its own task queue: a run waits on round trips to the server far more than it computes.
+beforeAll(async () => {
+  const [completes, fails] = await Promise.all([runLong('long-run'), runLong('long-run-fails', TOTAL_STEPS)]);
+  runs = { completes, fails };
+}, LONG_RUN_TIMEOUT_MS);
+
 describe(`a ${TOTAL_STEPS}-step scripted run`, () => {
-  let run: { result: AgentRunResult; recorded: Recorded; runKey: string };
-  beforeAll(async () => {
-    run = await runLong('long-run');
-  }, LONG_RUN_TIMEOUT_MS);
+  let run: LongRun;
+  beforeAll(() => {
+    run = runs.completes;
+  });
 
   test("completes with the model's final answer", () => {
     expect(run.result.status).toBe('completed');
@@ -181,10 +189,10 @@ describe(`a ${TOTAL_STEPS}-step scripted run`, () => {
 });
 
 describe(`a ${TOTAL_STEPS}-step scripted run whose last step fails critically`, () => {
-  let run: { result: AgentRunResult; recorded: Recorded; runKey: string };
-  beforeAll(async () => {
-    run = await runLong('long-run-fails', TOTAL_STEPS);
-  }, LONG_RUN_TIMEOUT_MS);
+  let run: LongRun;
+  beforeAll(() => {
+    run = runs.fails;
+  });
 
   test('fails in its last generation after at least 2 continue-as-new and ends compensated', () => {
     expect(run.result.status).toBe('compensated');

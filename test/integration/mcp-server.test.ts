@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -28,7 +28,10 @@ import { waitFor } from '../support/wait-for';
 const run = promisify(execFile);
 /** The caller of the listener's one token (`token` is named `default`). */
 const TOKEN_CALLER = { subject: 'token:default' };
-const INSPECTOR = require.resolve('@modelcontextprotocol/inspector/cli/build/cli.js');
+/** The inspector's command line alone (not the whole inspector, whose web UI is ~120 packages more). */
+const INSPECTOR = require.resolve('@modelcontextprotocol/inspector-cli/build/cli.js');
+/** inspector-cli 1.0.3 looks for its package.json relative to the working directory: run it from its build folder. */
+const INSPECTOR_CWD = dirname(INSPECTOR);
 
 let temporal: TestTemporal;
 let worker: Worker;
@@ -249,24 +252,28 @@ describe('our MCP server over Streamable HTTP, driven by an SDK client', () => {
 describe('our MCP server driven by the real inspector CLI', () => {
   test('over HTTP: tools/call with a bearer token and an idempotency key in _meta', async () => {
     const key = `inspector-${Date.now()}`;
-    const { stdout } = await run(process.execPath, [
-      INSPECTOR,
-      '--cli',
-      listener.url,
-      '--transport',
-      'http',
-      '--header',
-      'Authorization: Bearer test-token',
-      '--method',
-      'tools/call',
-      '--tool-name',
-      'add',
-      '--tool-arg',
-      'a=2',
-      'b=40',
-      '--tool-metadata',
-      `${MCP_IDEMPOTENCY_KEY_META}=${key}`,
-    ]);
+    const { stdout } = await run(
+      process.execPath,
+      [
+        INSPECTOR,
+        '--cli',
+        listener.url,
+        '--transport',
+        'http',
+        '--header',
+        'Authorization: Bearer test-token',
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'add',
+        '--tool-arg',
+        'a=2',
+        'b=40',
+        '--tool-metadata',
+        `${MCP_IDEMPOTENCY_KEY_META}=${key}`,
+      ],
+      { cwd: INSPECTOR_CWD },
+    );
     expect(JSON.parse(stdout)).toMatchObject({ structuredContent: { sum: 42 } });
     const call = await temporal.client.workflow.getHandle(mcpCallWorkflowId(key, { caller: TOKEN_CALLER })).describe();
     expect(call.status.name).toBe('COMPLETED');
@@ -301,6 +308,7 @@ describe('our MCP server driven by the real inspector CLI', () => {
           DURABLE_TOOLS_SQLITE_PATH: join(dir, 'keys.sqlite'),
         },
         timeout: 90_000,
+        cwd: INSPECTOR_CWD,
       },
     );
     expect(JSON.parse(stdout)).toMatchObject({ structuredContent: { sum: 3 } });

@@ -8,6 +8,7 @@ import {
   uniqueTaskQueue,
   type TestTemporal,
 } from '../support/temporal-test-env';
+import { waitFor } from '../support/wait-for';
 import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { SEARCH_ATTRIBUTES } from '../../src/search-attributes';
@@ -330,14 +331,16 @@ describe('a run whose last step fails permanently', () => {
 
   test('is found by a visibility query on DurableRunStatus="compensated" and its task queue', async () => {
     const query = `DurableRunStatus="compensated" AND TaskQueue="${run.taskQueue}"`;
-    let found: string[] = [];
-    const deadline = Date.now() + 15_000;
-    while (Date.now() < deadline) {
-      found = [];
-      for await (const execution of temporal.client.workflow.list({ query })) found.push(execution.workflowId);
-      if (found.length > 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    // Visibility is eventually consistent: wait until the run shows up, however long the load makes that.
+    const found = await waitFor(
+      'the compensated run in the visibility query',
+      async () => {
+        const ids: string[] = [];
+        for await (const execution of temporal.client.workflow.list({ query })) ids.push(execution.workflowId);
+        return ids.length > 0 ? ids : undefined;
+      },
+      { intervalMs: 250 },
+    );
     expect(found).toEqual([run.workflowId]);
   });
 });

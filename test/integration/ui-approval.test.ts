@@ -12,13 +12,9 @@ import { startAgentRun, waitForAgentRun } from '../../src/client';
 import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
 import { createWorker } from '../../src/worker';
 import { createApprovalTools } from '../support/approval-tools';
-import { BROWSER_INSTALL_HINT, chromiumPath } from '../support/browser';
+import { describeWithBrowser } from '../support/browser';
 import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
-
-const CHROMIUM = chromiumPath();
-if (!CHROMIUM) console.warn(`ui-approval: no browser; skipped. Install one: ${BROWSER_INSTALL_HINT}`);
-const describeWithBrowser = CHROMIUM ? describe : describe.skip;
 
 /** Generous: the UI loads slowly on a loaded machine. */
 const UI_TIMEOUT_MS = 180_000;
@@ -26,7 +22,7 @@ const UI_TIMEOUT_MS = 180_000;
 /** Each test: longer than the UI's waits. */
 const TEST_TIMEOUT_MS = 400_000;
 
-describeWithBrowser('the Temporal UI', () => {
+describeWithBrowser('the Temporal UI', (chromiumPath) => {
   let server: DevServer;
   let browser: Browser;
   let connection: Connection;
@@ -87,7 +83,7 @@ describeWithBrowser('the Temporal UI', () => {
     );
     compensatedId = undone.workflowId;
     await expect(waitForAgentRun(undone)).resolves.toMatchObject({ status: 'compensated' });
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
   }, 300_000);
 
   afterAll(async () => {

@@ -13,85 +13,86 @@ import { findFreePort } from '../../src/dev-server/free-port';
 import { startCodecServer, type CodecServer } from '../../src/encryption/codec-server';
 import { encryptedDataConverter } from '../../src/encryption/encryption-codec';
 import { createWorker } from '../../src/worker';
+import { describeWithBrowser } from '../support/browser';
 import { tools } from '../support/cli-tools';
 import { keyEntry, keyringOf } from '../support/encryption-keys';
 import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 
-/** Where Debian's chromium package puts the browser. */
-const CHROMIUM = '/usr/bin/chromium';
 const ITEM = 'lamp for Grace Hopper at 7 Harbour Road';
 const keyring = keyringOf(keyEntry('ui-key'));
 
-let server: DevServer;
-let codec: CodecServer;
-let browser: Browser;
-let workflowId: string;
-const decodeRequests: string[] = [];
+describeWithBrowser('the Temporal web UI with the codec server', (chromiumPath) => {
+  let server: DevServer;
+  let codec: CodecServer;
+  let browser: Browser;
+  let workflowId: string;
+  const decodeRequests: string[] = [];
 
-beforeAll(async () => {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const uiPort = await findFreePort();
-  codec = await startCodecServer({ keyring, port: 0, corsOrigins: [`http://127.0.0.1:${uiPort}`] });
-  server = await startDevServer({ ui: true, uiPort, uiCodecEndpoint: codec.url });
-  const taskQueue = uniqueTaskQueue('ui-encryption');
-  const connection = await Connection.connect({ address: server.address });
-  const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const client = new Client({
-    connection,
-    namespace: server.namespace,
-    dataConverter: encryptedDataConverter(keyring)!,
-  });
-  try {
-    const { worker } = await createWorker({
-      tools,
-      connection: nativeConnection,
-      settings: { namespace: server.namespace, taskQueue },
-      workflowBundle: { codePath: testServer().bundlePath },
-      encryption: keyring,
+  beforeAll(async () => {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+    const uiPort = await findFreePort();
+    codec = await startCodecServer({ keyring, port: 0, corsOrigins: [`http://127.0.0.1:${uiPort}`] });
+    server = await startDevServer({ ui: true, uiPort, uiCodecEndpoint: codec.url });
+    const taskQueue = uniqueTaskQueue('ui-encryption');
+    const connection = await Connection.connect({ address: server.address });
+    const nativeConnection = await NativeConnection.connect({ address: server.address });
+    const client = new Client({
+      connection,
+      namespace: server.namespace,
+      dataConverter: encryptedDataConverter(keyring)!,
     });
-    const result = await worker.runUntil(async () => {
-      const handle = await startAgentRun(
-        client,
-        {
-          goal: 'Order a lamp',
-          model: {
-            provider: 'scripted',
-            script: [
-              { toolCalls: [{ name: 'create_order', arguments: { item: ITEM } }] },
-              { text: 'Done.', final: true },
-            ],
+    try {
+      const { worker } = await createWorker({
+        tools,
+        connection: nativeConnection,
+        settings: { namespace: server.namespace, taskQueue },
+        workflowBundle: { codePath: testServer().bundlePath },
+        encryption: keyring,
+      });
+      const result = await worker.runUntil(async () => {
+        const handle = await startAgentRun(
+          client,
+          {
+            goal: 'Order a lamp',
+            model: {
+              provider: 'scripted',
+              script: [
+                { toolCalls: [{ name: 'create_order', arguments: { item: ITEM } }] },
+                { text: 'Done.', final: true },
+              ],
+            },
           },
-        },
-        { taskQueue },
-      );
-      workflowId = handle.workflowId;
-      return waitForAgentRun(handle);
-    });
-    expect(result.status).toBe('completed');
-    // The server holds ciphertext: the raw history (no codec) does not contain the item.
-    const raw = new Client({ connection, namespace: server.namespace });
-    const history = JSON.stringify(await raw.workflow.getHandle(workflowId).fetchHistory());
-    expect(history).not.toContain('Grace Hopper');
-  } finally {
-    await connection.close();
-    await nativeConnection.close();
-  }
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
-}, 300_000);
+          { taskQueue },
+        );
+        workflowId = handle.workflowId;
+        return waitForAgentRun(handle);
+      });
+      expect(result.status).toBe('completed');
+      // The server holds ciphertext: the raw history (no codec) does not contain the item.
+      const raw = new Client({ connection, namespace: server.namespace });
+      const history = JSON.stringify(await raw.workflow.getHandle(workflowId).fetchHistory());
+      expect(history).not.toContain('Grace Hopper');
+    } finally {
+      await connection.close();
+      await nativeConnection.close();
+    }
+    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
+  }, 300_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  await codec?.close();
-});
-
-test("the UI shows the encrypted run's arguments decoded through the codec server", async () => {
-  const page = await browser.newPage();
-  page.on('request', (request) => {
-    if (request.url().startsWith(codec.url)) decodeRequests.push(request.url());
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await codec?.close();
   });
-  await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`, { timeout: 120_000 });
-  await page.getByText('Grace Hopper').first().waitFor({ timeout: 120_000 });
-  expect(await page.locator('body').innerText()).toContain(ITEM);
-  expect(decodeRequests.some((url) => url.endsWith('/decode'))).toBe(true);
+
+  test("the UI shows the encrypted run's arguments decoded through the codec server", async () => {
+    const page = await browser.newPage();
+    page.on('request', (request) => {
+      if (request.url().startsWith(codec.url)) decodeRequests.push(request.url());
+    });
+    await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`, { timeout: 120_000 });
+    await page.getByText('Grace Hopper').first().waitFor({ timeout: 120_000 });
+    expect(await page.locator('body').innerText()).toContain(ITEM);
+    expect(decodeRequests.some((url) => url.endsWith('/decode'))).toBe(true);
+  });
 });

@@ -9,77 +9,77 @@ import { chromium, type Browser } from 'playwright-core';
 import { startAgentRun, waitForAgentRun } from '../../src/client';
 import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
 import { createWorker } from '../../src/worker';
+import { describeWithBrowser } from '../support/browser';
 import { tools } from '../support/cli-tools';
 import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 
-/** Where Debian's chromium package puts the browser. */
-const CHROMIUM = '/usr/bin/chromium';
+describeWithBrowser('the Temporal web UI', (chromiumPath) => {
+  let server: DevServer;
+  let browser: Browser;
+  let workflowId: string;
 
-let server: DevServer;
-let browser: Browser;
-let workflowId: string;
-
-beforeAll(async () => {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  server = await startDevServer({ ui: true });
-  const taskQueue = uniqueTaskQueue('ui');
-  const connection = await Connection.connect({ address: server.address });
-  const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const client = new Client({ connection, namespace: server.namespace });
-  try {
-    const { worker } = await createWorker({
-      tools,
-      connection: nativeConnection,
-      settings: { namespace: server.namespace, taskQueue },
-      workflowBundle: { codePath: testServer().bundlePath },
-    });
-    const result = await worker.runUntil(async () => {
-      const handle = await startAgentRun(
-        client,
-        {
-          goal: 'Order a lamp and pay too much',
-          model: {
-            provider: 'scripted',
-            script: [
-              { toolCalls: [{ name: 'create_order', arguments: { item: 'lamp' } }] },
-              { toolCalls: [{ name: 'charge', arguments: { amount: 500 } }] },
-              { text: 'Done.', final: true },
-            ],
+  beforeAll(async () => {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+    server = await startDevServer({ ui: true });
+    const taskQueue = uniqueTaskQueue('ui');
+    const connection = await Connection.connect({ address: server.address });
+    const nativeConnection = await NativeConnection.connect({ address: server.address });
+    const client = new Client({ connection, namespace: server.namespace });
+    try {
+      const { worker } = await createWorker({
+        tools,
+        connection: nativeConnection,
+        settings: { namespace: server.namespace, taskQueue },
+        workflowBundle: { codePath: testServer().bundlePath },
+      });
+      const result = await worker.runUntil(async () => {
+        const handle = await startAgentRun(
+          client,
+          {
+            goal: 'Order a lamp and pay too much',
+            model: {
+              provider: 'scripted',
+              script: [
+                { toolCalls: [{ name: 'create_order', arguments: { item: 'lamp' } }] },
+                { toolCalls: [{ name: 'charge', arguments: { amount: 500 } }] },
+                { text: 'Done.', final: true },
+              ],
+            },
+            failurePolicy: { criticalTools: ['charge'] },
           },
-          failurePolicy: { criticalTools: ['charge'] },
-        },
-        { taskQueue },
-      );
-      workflowId = handle.workflowId;
-      return waitForAgentRun(handle);
-    });
-    expect(result.status).toBe('compensated');
-  } finally {
-    await connection.close();
-    await nativeConnection.close();
-  }
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
-}, 300_000);
+          { taskQueue },
+        );
+        workflowId = handle.workflowId;
+        return waitForAgentRun(handle);
+      });
+      expect(result.status).toBe('compensated');
+    } finally {
+      await connection.close();
+      await nativeConnection.close();
+    }
+    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
+  }, 300_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
 
-test('the UI lists the compensated run as Failed', async () => {
-  const page = await browser.newPage();
-  await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows`, { timeout: 120_000 });
-  const row = page.locator('tr, [role="row"], .workflow-summary-row', { hasText: workflowId }).first();
-  await row.waitFor({ timeout: 120_000 });
-  await expect(row.innerText()).resolves.toMatch(/Failed/);
-});
+  test('the UI lists the compensated run as Failed', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows`, { timeout: 120_000 });
+    const row = page.locator('tr, [role="row"], .workflow-summary-row', { hasText: workflowId }).first();
+    await row.waitFor({ timeout: 120_000 });
+    await expect(row.innerText()).resolves.toMatch(/Failed/);
+  });
 
-test("the run's page shows Failed with the status compensated and why", async () => {
-  const page = await browser.newPage();
-  await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`, { timeout: 120_000 });
-  await page.getByText('Run compensated:').first().waitFor({ timeout: 120_000 });
-  const text = await page.locator('body').innerText();
-  expect(text).toMatch(/Failed/);
-  expect(text).toMatch(/Run compensated: Step 2 \(charge\)/);
-  expect(text).toContain('Agent run: Order a lamp and pay too much');
+  test("the run's page shows Failed with the status compensated and why", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`, { timeout: 120_000 });
+    await page.getByText('Run compensated:').first().waitFor({ timeout: 120_000 });
+    const text = await page.locator('body').innerText();
+    expect(text).toMatch(/Failed/);
+    expect(text).toMatch(/Run compensated: Step 2 \(charge\)/);
+    expect(text).toContain('Agent run: Order a lamp and pay too much');
+  });
 });

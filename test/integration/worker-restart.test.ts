@@ -110,18 +110,24 @@ test('a tool in the catalog that the worker does not implement fails clearly ins
     activities: activities as never,
   });
   const script: ScriptedTurn[] = [{ toolCalls: [{ name: 'slow_step', arguments: {} }] }, { text: 'done', final: true }];
-  const started = Date.now();
-  const result = await worker.runUntil(async () =>
-    waitForAgentRun(
-      await startAgentRun(temporal.client, { goal: 'x', model: { provider: 'scripted', script } }, { taskQueue }),
-    ),
+  const handle = await startAgentRun(
+    temporal.client,
+    { goal: 'x', model: { provider: 'scripted', script } },
+    { taskQueue },
   );
+  const result = await worker.runUntil(waitForAgentRun(handle));
   expect(result.status).toBe('completed');
   expect(result.steps[0]?.observation).toMatchObject({
     status: 'error',
     code: 'TOOL_NOT_REGISTERED',
     retryable: false,
   });
-  // Not retried: one attempt, no backoff (slow_step allows 5 attempts).
-  expect(Date.now() - started).toBeLessThan(15_000);
+  // Not retried: the one slow_step activity ended on its first attempt (slow_step allows 5).
+  const { events } = await handle.fetchHistory();
+  const scheduled = events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'slow_step');
+  expect(scheduled).toHaveLength(1);
+  const started = events!.filter(
+    (e) => Number(e.activityTaskStartedEventAttributes?.scheduledEventId) === Number(scheduled[0]!.eventId),
+  );
+  expect(started.map((e) => e.activityTaskStartedEventAttributes?.attempt)).toEqual([1]);
 });
