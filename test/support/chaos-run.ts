@@ -306,19 +306,25 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const pauseAll = async (): Promise<void> => {
       const moments = options.pauseMoments?.length ? options.pauseMoments : CHAOS_PAUSE_MOMENTS;
       let misses = 0;
+      let missedOn: ChaosWorker | undefined;
       try {
         while (pausing.pauses < pauseTarget && !allEnded) {
           while (workers.live.length < 2 && !allEnded) await replaceWorker('a worker exited by itself');
           // A moment that does not come (too little in flight for it) gives way to a random one.
           const moment: ChaosPauseAt =
             misses >= CHAOS_RUN_SETTINGS.pauseMissesBeforeRandom ? 'random' : moments[pausing.pauses % moments.length]!;
-          const victim = workers.live[Math.floor(random() * workers.live.length)];
+          // After a miss, the other worker (the moment may not come on one that holds no runs).
+          const others = workers.live.filter((worker) => worker !== missedOn);
+          const candidates = others.length > 0 ? others : workers.live;
+          const victim = candidates[Math.floor(random() * candidates.length)];
           if (!victim) continue;
           const landed = await pauseAt(workers, victim, moment, ledger, random, () => allEnded);
           if (!landed) {
             misses += 1;
+            missedOn = victim;
             continue;
           }
+          missedOn = undefined;
           misses = 0;
           pausing.pauses += 1;
           pausing.at[moment] = (pausing.at[moment] ?? 0) + 1;
