@@ -325,17 +325,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
             continue;
           }
           missedOn = undefined;
+          const stoppedNames = landed.victims.map((w) => `generation ${w.generation}`).join(' and ');
           misses = 0;
           pausing.pauses += 1;
           pausing.at[moment] = (pausing.at[moment] ?? 0) + 1;
           const { min, max } = CHAOS_RUN_SETTINGS.pauseMs;
           const pauseMs = min + Math.floor(random() * (max - min));
           log(
-            `chaos: pause ${pausing.pauses}/${pauseTarget}: worker generation ${victim.generation} stopped ` +
-              `${landed} for ${pauseMs} ms`,
+            `chaos: pause ${pausing.pauses}/${pauseTarget}: worker ${stoppedNames} stopped ` +
+              `${landed.where} for ${pauseMs} ms`,
           );
           await sleep(pauseMs);
-          workers.resume(victim);
+          for (const stopped of landed.victims) workers.resume(stopped);
           const gap = CHAOS_RUN_SETTINGS.pauseGapMs;
           await sleep(gap.min + Math.floor(random() * (gap.max - gap.min)));
         }
@@ -605,10 +606,11 @@ function checkLedger(
 }
 
 /**
- * Stops `worker` at `moment`: armed inside its tools (it stops itself in synchronous work after a claim or
- * just before the request is built), when the ledger receives a write it sent (the request just left), or
- * at a random time. Resolves with a description of where it landed, or undefined when the moment did not
- * come in time (or every run ended).
+ * Stops a worker at `moment`: armed inside every live worker (the first to reach it stops itself, in
+ * synchronous work after a claim, just before the request is built, or while its workflow thread runs an
+ * activation), `worker` when the ledger receives a write it sent (the request just left), or `worker` at a
+ * random time. Resolves with where it landed and the workers it stopped, or undefined when the moment did
+ * not come in time (or every run ended).
  */
 async function pauseAt(
   workers: ChaosWorkers,
@@ -617,13 +619,12 @@ async function pauseAt(
   ledger: LedgerServer,
   random: () => number,
   ended: () => boolean,
-): Promise<string | undefined> {
+): Promise<{ where: string; victims: ChaosWorker[] } | undefined> {
   const deadline = Date.now() + CHAOS_RUN_SETTINGS.pauseMomentTimeoutMs;
   if (moment === 'random') {
     await sleep(Math.floor(random() * 1_500));
-    if (ended()) return undefined;
-    workers.pause(worker);
-    return 'at a random moment';
+    if (ended() || !workers.pause(worker)) return undefined;
+    return { where: 'at a random moment', victims: [worker] };
   }
   if (moment === 'after-send') {
     const event = await new Promise<LedgerEvent | undefined>((resolveEvent) => {
@@ -631,10 +632,8 @@ async function pauseAt(
         if (ended() || Date.now() > deadline) done(undefined);
       }, 50);
       const off = ledger.onEvent((e) => {
-        if (e.phase === 'received' && e.workerPid === worker.pid) {
-          workers.pause(worker); // synchronously, while the write is still at the ledger
-          done(e);
-        }
+        // Synchronously, while the write is still at the ledger.
+        if (e.phase === 'received' && e.workerPid === worker.pid) done(workers.pause(worker) ? e : undefined);
       });
       function done(e: LedgerEvent | undefined): void {
         clearInterval(timer);
@@ -642,22 +641,29 @@ async function pauseAt(
         resolveEvent(e);
       }
     });
-    return event ? `just after its ${event.kind} request for ${event.key} left` : undefined;
+    return event
+      ? { where: `just after its ${event.kind} request for ${event.key} left`, victims: [worker] }
+      : undefined;
   }
-  workers.arm(worker, moment);
-  while (!workers.isStopped(worker)) {
-    if (ended() || Date.now() > deadline) {
-      workers.arm(worker, null);
-      // It may have stopped between the last look and the disarm.
-      return workers.isStopped(worker) ? `${moment} (late)` : undefined;
-    }
+  // Armed in every live worker: the first call (or activation) to reach the moment stops its worker.
+  const armed = [...workers.live];
+  for (const w of armed) workers.arm(w, moment);
+  const stoppedOnes = (): ChaosWorker[] => armed.filter((w) => workers.isStopped(w));
+  let stopped = stoppedOnes();
+  while (stopped.length === 0 && !ended() && Date.now() <= deadline) {
     await sleep(10);
+    stopped = stoppedOnes();
   }
-  return {
+  for (const w of armed) workers.arm(w, null);
+  // One may have stopped between the last look and the disarm (then both are resumed together).
+  stopped = stoppedOnes();
+  if (stopped.length === 0) return undefined;
+  const where = {
     'before-send': 'in synchronous work just before sending',
     'after-claim': 'in synchronous work after a claim',
     'in-activation': 'while its workflow thread ran an activation',
   }[moment];
+  return { where, victims: stopped };
 }
 
 /** Resolves with a description of the moment to kill, `stopped` when all runs ended, or `worker-died`. */
