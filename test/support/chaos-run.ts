@@ -50,6 +50,8 @@ export const CHAOS_RUN_SETTINGS = {
    * flight (so a pause has work to land in); the last `runs / pauses` runs start only after the last pause.
    */
   pacedMinInFlight: 1,
+  /** An armed moment moves on to the other worker when it has not come within this long. */
+  armSwitchMs: 2_500,
   /** A pause moment that did not come this many times in a row gives way to a random one. */
   pauseMissesBeforeRandom: 2,
   /** On the way out, in-flight client calls are cancelled; their promises get this long to settle. */
@@ -606,7 +608,7 @@ function checkLedger(
 }
 
 /**
- * Stops a worker at `moment`: armed inside every live worker (the first to reach it stops itself, in
+ * Stops a worker at `moment`: armed inside one worker at a time, `worker` first (it stops itself in
  * synchronous work after a claim, just before the request is built, or while its workflow thread runs an
  * activation), `worker` when the ledger receives a write it sent (the request just left), or `worker` at a
  * random time. Resolves with where it landed and the workers it stopped, or undefined when the moment did
@@ -645,17 +647,22 @@ async function pauseAt(
       ? { where: `just after its ${event.kind} request for ${event.key} left`, victims: [worker] }
       : undefined;
   }
-  // Armed in every live worker: the first call (or activation) to reach the moment stops its worker.
-  const armed = [...workers.live];
-  for (const w of armed) workers.arm(w, moment);
-  const stoppedOnes = (): ChaosWorker[] => armed.filter((w) => workers.isStopped(w));
-  let stopped = stoppedOnes();
-  while (stopped.length === 0 && !ended() && Date.now() <= deadline) {
-    await sleep(10);
-    stopped = stoppedOnes();
+  // Armed in one worker at a time, `worker` first, then the next live one every armSwitchMs: a worker that
+  // holds no runs never reaches the moment, and arming all at once would stop several (no takeover).
+  const candidates = [worker, ...workers.live.filter((w) => w !== worker)];
+  const stoppedOnes = (): ChaosWorker[] => candidates.filter((w) => workers.isStopped(w));
+  let stopped: ChaosWorker[] = [];
+  for (let turn = 0; stopped.length === 0 && !ended() && Date.now() <= deadline; turn++) {
+    const armed = candidates[turn % candidates.length]!;
+    workers.arm(armed, moment);
+    const switchAt = Date.now() + CHAOS_RUN_SETTINGS.armSwitchMs;
+    while (stopped.length === 0 && !ended() && Date.now() <= Math.min(switchAt, deadline)) {
+      await sleep(10);
+      stopped = stoppedOnes();
+    }
+    workers.arm(armed, null);
   }
-  for (const w of armed) workers.arm(w, null);
-  // One may have stopped between the last look and the disarm (then both are resumed together).
+  // One may have stopped between the last look and the disarm.
   stopped = stoppedOnes();
   if (stopped.length === 0) return undefined;
   const where = {
