@@ -45,9 +45,9 @@ export const CHAOS_RUN_SETTINGS = {
   /** A pause waiting for its moment (an armed point, a ledger write) gives up after this long. */
   pauseMomentTimeoutMs: 15_000,
   /**
-   * Pause mode paces the run starts by the pauses, so that the pauses are all done while runs are still in
-   * flight: run i starts once `i / runs` of the pauses are done, or when fewer than this many runs are in
-   * flight (so a pause has work to land in); the last `runs / pauses` runs start only after the last pause.
+   * The last `runs / count` runs start only after the last pause or kill, so that it still finds work; pause
+   * mode also paces the others: run i starts once `i / runs` of the pauses are done, or when fewer than this
+   * many runs are in flight (so a pause has work to land in).
    */
   pacedMinInFlight: 1,
   /** An armed moment moves on to the other worker when it has not come within this long. */
@@ -221,6 +221,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   let startedRuns = 0;
   const pausing = { pauses: 0, at: {} as Record<string, number>, done: pauseTarget === 0 };
   let kills = 0;
+  let killsDone = killTarget === 0;
   let killsDuringCompensation = 0;
   let allEnded = false;
   const phaseProblems: string[] = [];
@@ -251,13 +252,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await workers.start();
     if (mode === 'pause') await workers.start(); // the one that takes over while the other is stopped
     const concurrency = Math.max(1, Math.min(options.concurrency, plans.length));
-    /** Pause mode: run `index` waits until its share of the pauses is done (or too little is in flight). */
-    const reserved = plans.length - Math.ceil(plans.length / Math.max(1, pauseTarget));
+    // The last runs wait until every pause (pause mode) or kill (kill, stress) is done, so that the last
+    // ones still find work. Pause mode also paces the others: run `index` waits until its share of the
+    // pauses is done (or too little is in flight); the kills are spread over the writes of the others.
+    const reserved = plans.length - Math.ceil(plans.length / Math.max(1, mode === 'pause' ? pauseTarget : killTarget));
     const mayStart = (index: number): boolean =>
-      pausing.done ||
-      (index < reserved &&
-        (pausing.pauses >= Math.floor((index * pauseTarget) / plans.length) ||
-          startedRuns - outcomes.length < CHAOS_RUN_SETTINGS.pacedMinInFlight));
+      mode === 'pause'
+        ? pausing.done ||
+          (index < reserved &&
+            (pausing.pauses >= Math.floor((index * pauseTarget) / plans.length) ||
+              startedRuns - outcomes.length < CHAOS_RUN_SETTINGS.pacedMinInFlight))
+        : killsDone || index < reserved;
     const runAll = async (): Promise<void> => {
       let next = 0;
       const slot = async (): Promise<void> => {
@@ -274,8 +279,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       await Promise.all(Array.from({ length: concurrency }, slot));
       allEnded = true;
     };
-    const expectedWrites = plans.reduce((sum, p) => sum + p.amounts.length + (p.fails ? p.amounts.length - 1 : 0), 0);
+    // The writes the kills are spread over: those of the runs that start before the last kill.
+    const expectedWrites = plans
+      .slice(0, reserved)
+      .reduce((sum, p) => sum + p.amounts.length + (p.fails ? p.amounts.length - 1 : 0), 0);
     const killAll = async (): Promise<void> => {
+      try {
+        await killUntilTarget();
+      } finally {
+        killsDone = true;
+      }
+    };
+    const killUntilTarget = async (): Promise<void> => {
       while (kills < killTarget && !allEnded) {
         const duringCompensation = (kills + 1) % CHAOS_RUN_SETTINGS.compensationKillEvery === 0;
         // Spread the kills over the writes still to come: the mean gap is a share of what is left.
