@@ -252,9 +252,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await workers.start();
     if (mode === 'pause') await workers.start(); // the one that takes over while the other is stopped
     const concurrency = Math.max(1, Math.min(options.concurrency, plans.length));
-    // The last runs wait until every pause (pause mode) or kill (kill, stress) is done, so that the last
-    // ones still find work. Pause mode also paces the others: run `index` waits until its share of the
-    // pauses is done (or too little is in flight); the kills are spread over the writes of the others.
+    // The last runs wait until every pause (pause mode) or kill (kill, stress) is done or nothing is in
+    // flight, so that the last ones still find work. Pause mode also paces the others: run `index` waits
+    // until its share of the pauses is done; the kills are spread over the writes of the others.
     const reserved = plans.length - Math.ceil(plans.length / Math.max(1, mode === 'pause' ? pauseTarget : killTarget));
     const mayStart = (index: number): boolean =>
       mode === 'pause'
@@ -262,7 +262,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           (index < reserved &&
             (pausing.pauses >= Math.floor((index * pauseTarget) / plans.length) ||
               startedRuns - outcomes.length < CHAOS_RUN_SETTINGS.pacedMinInFlight))
-        : killsDone || index < reserved;
+        : killsDone || index < reserved || startedRuns - outcomes.length < CHAOS_RUN_SETTINGS.pacedMinInFlight;
     const runAll = async (): Promise<void> => {
       let next = 0;
       const slot = async (): Promise<void> => {
