@@ -1,4 +1,5 @@
 import { getHeapStatistics } from 'node:v8';
+import type { Duration } from '@temporalio/common';
 import type { WorkerOptions } from '@temporalio/worker';
 
 /**
@@ -12,13 +13,34 @@ import type { WorkerOptions } from '@temporalio/worker';
  * - `maxConcurrentActivityTaskExecutions`: tool calls wait on the network, not on this CPU: 200 slots.
  * - `maxConcurrentLocalActivityExecutions`: read-only tools declared `execution: 'local'` run here: 200.
  * - `maxConcurrentWorkflowTaskExecutions`: workflow tasks are CPU work; the SDK's 40 already exceeds the cores.
+ * - `isolateExecutionTimeout`: the SDK's workflow deadlock detector (default 5 s) is switched off, because it
+ *   kills the worker process after a pause (docs/pauses.md). The SDK runs each activation in
+ *   `vm.runInContext` with this wall-clock timeout; a process stopped (SIGSTOP, a frozen container, a
+ *   starved or migrated VM) during an activation for longer than it finds the timeout expired when it
+ *   resumes, V8 terminates the activation inside a promise reaction, and Node's async-hook stack is left
+ *   corrupted: the worker dies (`async hook stack has become corrupted`), taking every run and tool call it
+ *   held with it. The same happens when the detector fires for a real deadlock, so it never was a
+ *   recoverable error. The cost: workflow code stuck in a synchronous loop would block the workflow thread
+ *   instead of failing its task; the workflows here are the engine's own (no user code runs in them).
+ *   `workerOptions.isolateExecutionTimeout` brings the detector back.
  */
 export const WORKER_TUNING = {
   minCachedWorkflows: 1_000,
   maxConcurrentActivityTaskExecutions: 200,
   maxConcurrentLocalActivityExecutions: 200,
   maxConcurrentWorkflowTaskExecutions: 40,
+  /** The largest timeout Node's vm accepts (2^32 - 1 ms, ~49.7 days): the SDK's own value in `debugMode`. */
+  isolateExecutionTimeout: '4294967295 ms',
 } as const;
+
+/**
+ * The workflow deadlock timeout: an option Temporal's Worker reads (`WorkerOptionsWithDefaults`) but does not
+ * declare in `WorkerOptions` ("not exposed at the moment"); see {@link WORKER_TUNING}.
+ */
+export interface DeadlockTimeoutOption {
+  /** How long one call into the workflow sandbox may take, wall clock (the SDK's default: 5 s). */
+  isolateExecutionTimeout?: Duration;
+}
 
 /** The worker options {@link WORKER_TUNING} describes, for this process's heap. */
 export function tunedWorkerOptions(): Pick<
@@ -27,7 +49,8 @@ export function tunedWorkerOptions(): Pick<
   | 'maxConcurrentActivityTaskExecutions'
   | 'maxConcurrentLocalActivityExecutions'
   | 'maxConcurrentWorkflowTaskExecutions'
-> {
+> &
+  Required<DeadlockTimeoutOption> {
   const heapMiB = getHeapStatistics().heap_size_limit / 1024 / 1024;
   const sdkDefault = Math.floor((Math.max(heapMiB - 200, 0) * 600) / 1024);
   return {
@@ -35,5 +58,6 @@ export function tunedWorkerOptions(): Pick<
     maxConcurrentActivityTaskExecutions: WORKER_TUNING.maxConcurrentActivityTaskExecutions,
     maxConcurrentLocalActivityExecutions: WORKER_TUNING.maxConcurrentLocalActivityExecutions,
     maxConcurrentWorkflowTaskExecutions: WORKER_TUNING.maxConcurrentWorkflowTaskExecutions,
+    isolateExecutionTimeout: WORKER_TUNING.isolateExecutionTimeout,
   };
 }

@@ -19,7 +19,7 @@ import { createPayloadReaper } from './transcripts/payload-reaper';
 import { modelProvidersFromEnv } from './model/configured-model-providers';
 import { createMcpHost, withMcpTools, type McpHost } from './mcp/mcp-host';
 import type { McpServersConfigInput } from './mcp/mcp-config';
-import { tunedWorkerOptions } from './worker-tuning';
+import { tunedWorkerOptions, type DeadlockTimeoutOption } from './worker-tuning';
 import { withoutTaskTokenInActivityLogs } from './privacy/private-logs';
 import { installPrivateRuntimeIfNone } from './privacy/private-runtime';
 import { MemoryTranscriptStore } from './transcripts/memory-transcript-store';
@@ -95,8 +95,12 @@ export interface CreateWorkerOptions {
   /**
    * Anything else Temporal's Worker accepts (concurrency, shutdown grace, interceptors, ...). Cache and
    * concurrency default to `tunedWorkerOptions()` (sized for many concurrent runs); these override them.
+   * `isolateExecutionTimeout` (the SDK's workflow deadlock detector) is off by default because a pause of
+   * the process during a workflow activation made it kill the worker (docs/pauses.md); set it to bring the
+   * detector back.
    */
-  workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'activities' | 'workflowsPath' | 'workflowBundle'>>;
+  workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'activities' | 'workflowsPath' | 'workflowBundle'>> &
+    DeadlockTimeoutOption;
 }
 
 /** A created worker and the connection it owns. */

@@ -1,6 +1,8 @@
 import { CHAOS_EFFECT_KINDS } from '../support/chaos-tools';
-import { formatChaosSummary, runChaos, runCompensationKill } from '../support/chaos-run';
-import { testServer } from '../support/temporal-test-env';
+import { CHAOS_SUMMARY_PATTERN, formatChaosSummary, runChaos, runCompensationKill } from '../support/chaos-run';
+import { createWorker } from '../../src/worker';
+import { WORKER_TUNING } from '../../src/worker-tuning';
+import { connectTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 
 /**
  * Issue 4 (crash test) and issue 5 ("SIGKILL during compensation") on the real dev server. The worker is
@@ -10,7 +12,10 @@ import { testServer } from '../support/temporal-test-env';
  */
 
 const SMALL_CHAOS = { runs: 14, concurrency: 6, kills: 3, failFraction: 0.35, seed: 4 } as const;
-/** Pauses cycle through the moments: before the send, after a claim, just after the send (issue 8). */
+/**
+ * Pauses cycle through the moments: before the send, after a claim (issue 8), then while the workflow thread
+ * runs an activation (issue 20: the moment at which a pause killed the worker).
+ */
 const SMALL_PAUSES = { runs: 10, concurrency: 3, kills: 0, pauses: 3, failFraction: 0.3, seed: 8 } as const;
 
 function temporal() {
@@ -30,6 +35,7 @@ test('SIGKILLs of the worker during agent runs: every run completes or compensat
   );
 
   expect(result.problems).toEqual([]);
+  expect(result.workerDeaths).toBe(0);
   expect(result.kills).toBe(SMALL_CHAOS.kills);
   expect(result.duplicates).toBe(0);
   expect(result.missing).toBe(0);
@@ -64,19 +70,50 @@ test('SIGKILL of the worker during compensation still gives exactly one compensa
   expect(effectsByKey).toEqual(expected);
 }, 600_000); // a worker may take a minute to start on a loaded machine, and each kill starts one
 
-test('SIGSTOP of a worker holding a key for longer than its lease, with a second worker taking over: one effect per key', async () => {
+test('SIGSTOP of a worker holding a key for longer than its lease, with a second worker taking over: one effect per key, no worker dies', async () => {
   const result = await runChaos({ ...SMALL_PAUSES, mode: 'pause', temporal: temporal(), log });
   log(
     `chaos (pause): ${formatChaosSummary(result)}; pauses at ${JSON.stringify(result.pausesAt)}; ` +
       `statuses ${JSON.stringify(result.statuses)}; reconciles ${JSON.stringify(result.reconciles)}`,
   );
 
-  expect(result.duplicates).toBe(0);
-  expect(result.missing).toBe(0);
-  // The runs may all end before the last pause lands; every other deviation is a failure.
-  expect(result.problems.filter((p) => !p.startsWith('Only '))).toEqual([]);
-  // The moments that matter come first: stopped in synchronous work just before the send, then after a claim.
+  const summary = CHAOS_SUMMARY_PATTERN.exec(formatChaosSummary(result));
+  expect(summary).not.toBeNull();
+  const [runs, kills, pauses, , duplicates, missing, workerDeaths] = summary!.slice(1).map(Number);
+  expect({ runs, kills, pauses, duplicates, missing, workerDeaths }).toEqual({
+    runs: SMALL_PAUSES.runs,
+    kills: 0,
+    pauses: SMALL_PAUSES.pauses,
+    duplicates: 0,
+    missing: 0,
+    workerDeaths: 0,
+  });
+  expect(result.deaths).toEqual([]);
+  expect(result.problems).toEqual([]);
+  // The moments that matter come first: stopped in synchronous work just before the send, after a claim,
+  // and while the workflow thread ran an activation (a moment that does not come gives way to a random one).
   expect(result.pausesAt['before-send']).toBe(1);
   expect(result.pausesAt['after-claim']).toBe(1);
+  expect((result.pausesAt['in-activation'] ?? 0) + (result.pausesAt.random ?? 0)).toBe(1);
   expect(result.statuses.completed! + (result.statuses.compensated ?? 0)).toBe(SMALL_PAUSES.runs);
 }, 600_000);
+
+test('a worker from createWorker runs workflow activations without the deadlock timeout that a pause turned into a crash', async () => {
+  // docs/pauses.md: after a pause longer than the SDK's 5 s timeout, the timeout fired mid-activation and
+  // corrupted the async-hook stack. The option is one Temporal reads but does not declare, so this checks
+  // that the compiled worker really got it (an SDK upgrade that stops reading it would fail here).
+  const temporal = await connectTestTemporal();
+  try {
+    const { worker } = await createWorker({
+      tools: [],
+      connection: temporal.nativeConnection,
+      settings: { namespace: testServer().namespace, taskQueue: uniqueTaskQueue('deadlock-timeout') },
+      workflowBundle: { codePath: testServer().bundlePath },
+    });
+    expect(worker.options.isolateExecutionTimeoutMs).toBe(2 ** 32 - 1);
+    expect(WORKER_TUNING.isolateExecutionTimeout).toBe('4294967295 ms');
+    await worker.runUntil(Promise.resolve());
+  } finally {
+    await temporal.close();
+  }
+}, 120_000);

@@ -36,6 +36,16 @@ export interface ChaosWorker {
   paused: boolean;
 }
 
+/** A worker process that exited without the harness killing or stopping it. */
+export interface ChaosWorkerDeath {
+  generation: number;
+  pid: number;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** The first line of its stderr that names a fatal error (e.g. `async hook stack has become corrupted`), if any. */
+  cause?: string;
+}
+
 /**
  * The worker processes of one chaos run. Each `start()` adds a new generation; kill mode keeps one at a
  * time, pause mode two (one is stopped while the other takes over). Every process it started is SIGCONTed
@@ -44,6 +54,8 @@ export interface ChaosWorker {
 export class ChaosWorkers {
   generation = 0;
   readonly live: ChaosWorker[] = [];
+  /** Workers that exited by themselves (not killed or stopped by the harness), in order. */
+  readonly deaths: ChaosWorkerDeath[] = [];
   private readonly logFile: WriteStream;
   private diedListener: (() => void) | undefined;
   private readonly killAllOnExit = (): void => {
@@ -99,17 +111,28 @@ export class ChaosWorkers {
       killedByUs: false,
       paused: false,
     };
+    const fatal = new FatalLineWatch();
     worker.exited = new Promise<void>((resolveExit) =>
       child.once('exit', (code, signal) => {
-        this.logFile.write(`--- worker generation ${generation} exited (code ${code}, signal ${signal}) ---\n`);
+        const byUs = worker.killedByUs ? '' : ' BY ITSELF';
+        this.logFile.write(`--- worker generation ${generation} exited${byUs} (code ${code}, signal ${signal}) ---\n`);
         const index = this.live.indexOf(worker);
         if (index >= 0) this.live.splice(index, 1);
-        if (!worker.killedByUs) this.diedListener?.();
+        if (!worker.killedByUs) {
+          const cause = fatal.line;
+          this.deaths.push({ generation, pid: worker.pid, code, signal, ...(cause ? { cause } : {}) });
+          this.log(
+            `chaos: WORKER DEATH: generation ${generation} (pid ${worker.pid}) exited by itself ` +
+              `(code ${code}, signal ${signal})${cause ? `: ${cause}` : ''}`,
+          );
+          this.diedListener?.();
+        }
         resolveExit();
       }),
     );
     child.on('error', () => undefined); // IPC to a process that just died
     this.live.push(worker);
+    child.stderr!.on('data', (chunk: Buffer) => fatal.feed(chunk));
     child.stderr!.pipe(this.logFile, { end: false });
     await this.ready(worker, startedAt);
     return worker;
@@ -124,10 +147,16 @@ export class ChaosWorkers {
     await worker.exited;
   }
 
-  /** Stops `worker` with SIGSTOP now. */
-  pause(worker: ChaosWorker): void {
+  /** Stops `worker` with SIGSTOP now; false when it is already gone (it died in the meantime). */
+  pause(worker: ChaosWorker): boolean {
+    if (!this.live.includes(worker)) return false;
+    try {
+      process.kill(worker.pid, 'SIGSTOP');
+    } catch {
+      return false;
+    }
     worker.paused = true;
-    process.kill(worker.pid, 'SIGSTOP');
+    return true;
   }
 
   /** Arms a pause moment inside the worker's tools: the next call reaching it stops the worker there. */
@@ -248,6 +277,26 @@ export class BusyLoops {
     process.off('exit', this.killAllOnExit);
   }
 }
+
+/** Remembers the first stderr line of a worker that names a fatal error (what it died of, if it dies). */
+class FatalLineWatch {
+  line: string | undefined;
+  private tail = '';
+
+  feed(chunk: Buffer): void {
+    if (this.line !== undefined) return;
+    const lines = (this.tail + chunk.toString('utf8')).split('\n');
+    this.tail = (lines.pop() ?? '').slice(-2_000);
+    this.line = lines
+      .find((line) => FATAL_LINE.test(line))
+      ?.trim()
+      .slice(0, 300);
+  }
+}
+
+/** Lines that name why a process is about to die (Node's fatal errors, V8's, an uncaught error). */
+const FATAL_LINE =
+  /async hook stack has become corrupted|FATAL ERROR|Segmentation fault|^\s*#\s*Fatal|Uncaught|chaos-worker failed/;
 
 /** SIGCONT (a stopped process cannot die until it runs) then SIGKILL; ignores a process already gone. */
 function killNow(pid: number): void {

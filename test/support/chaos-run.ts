@@ -1,5 +1,6 @@
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/clie
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { createSeededRandom } from '../../src/tools/seeded-random';
 import type { AgentRunResult, AgentRunState } from '../../src/workflows/agent-run-types';
-import { BusyLoops, ChaosWorkers, type ChaosWorker } from './chaos-processes';
+import { BusyLoops, ChaosWorkers, type ChaosWorker, type ChaosWorkerDeath } from './chaos-processes';
 import { CHAOS_EFFECT_KINDS } from './chaos-tools';
 import { LEDGER_SETTINGS, startLedgerServer, type LedgerEvent, type LedgerServer } from './ledger-server';
 
@@ -43,6 +44,20 @@ export const CHAOS_RUN_SETTINGS = {
   pauseGapMs: { min: 300, max: 1_500 },
   /** A pause waiting for its moment (an armed point, a ledger write) gives up after this long. */
   pauseMomentTimeoutMs: 15_000,
+  /**
+   * The last `runs / count` runs start only after the last pause or kill, so that it still finds work; pause
+   * mode also paces the others: run i starts once `i / runs` of the pauses are done, or when fewer than this
+   * many runs are in flight (so a pause has work to land in).
+   */
+  pacedMinInFlight: 1,
+  /** An armed moment moves on to the other worker when it has not come within this long. */
+  armSwitchMs: 2_500,
+  /** A pause moment that did not come this many times in a row gives way to a random one. */
+  pauseMissesBeforeRandom: 2,
+  /** On the way out, in-flight client calls are cancelled; their promises get this long to settle. */
+  clientDrainMs: 30_000,
+  /** Tries to start a replacement worker (a worker can die while starting) before the run gives up. */
+  replacementStartTries: 3,
 } as const;
 
 /**
@@ -54,7 +69,7 @@ export const CHAOS_RUN_SETTINGS = {
 export type ChaosMode = 'kill' | 'pause' | 'stress';
 
 /** The moments a pause lands at, in the order they are used. */
-export const CHAOS_PAUSE_MOMENTS = ['before-send', 'after-claim', 'after-send', 'random'] as const;
+export const CHAOS_PAUSE_MOMENTS = ['before-send', 'after-claim', 'in-activation', 'after-send', 'random'] as const;
 
 /** One of {@link CHAOS_PAUSE_MOMENTS}. */
 export type ChaosPauseAt = (typeof CHAOS_PAUSE_MOMENTS)[number];
@@ -80,6 +95,8 @@ export interface ChaosOptions {
   kills: number;
   /** SIGSTOP/SIGCONT pauses of a worker; pause mode. */
   pauses?: number;
+  /** The moments the pauses cycle through (default {@link CHAOS_PAUSE_MOMENTS}, in that order). */
+  pauseMoments?: readonly ChaosPauseAt[];
   /** Fraction of runs that end with a permanently failing charge and so must compensate. */
   failFraction: number;
   seed: number;
@@ -113,6 +130,10 @@ export interface ChaosResult {
   missing: number;
   /** Final status of the runs, counted. */
   statuses: Record<string, number>;
+  /** Worker processes that exited by themselves (not killed or stopped by the harness): should be 0. */
+  workerDeaths: number;
+  /** What each of them died of, as far as its exit and its stderr tell. */
+  deaths: ChaosWorkerDeath[];
   /** Every deviation found, in words (empty when all is well). */
   problems: string[];
   durationMs: number;
@@ -135,12 +156,22 @@ interface RunOutcome {
   error?: string;
 }
 
-/** The summary line `npm run chaos` ends with, in every mode. */
+/**
+ * The summary line `npm run chaos` ends with, in every mode:
+ * `runs R, kills K, pauses P, effects E, duplicates D, missing M, worker deaths W`.
+ */
 export function formatChaosSummary(
-  result: Pick<ChaosResult, 'runs' | 'kills' | 'effects' | 'duplicates' | 'missing' | 'pauses'>,
+  result: Pick<ChaosResult, 'runs' | 'kills' | 'pauses' | 'effects' | 'duplicates' | 'missing' | 'workerDeaths'>,
 ): string {
-  return `runs ${result.runs}, kills ${result.kills}, effects ${result.effects}, duplicates ${result.duplicates}, missing ${result.missing}, pauses ${result.pauses}`;
+  return (
+    `runs ${result.runs}, kills ${result.kills}, pauses ${result.pauses}, effects ${result.effects}, ` +
+    `duplicates ${result.duplicates}, missing ${result.missing}, worker deaths ${result.workerDeaths}`
+  );
 }
+
+/** Matches {@link formatChaosSummary}'s line; the groups are its numbers in order. */
+export const CHAOS_SUMMARY_PATTERN =
+  /^runs (\d+), kills (\d+), pauses (\d+), effects (\d+), duplicates (\d+), missing (\d+), worker deaths (\d+)$/;
 
 /**
  * The crash test of the whole engine: starts a non-deduplicating ledger and a worker process, starts
@@ -182,39 +213,84 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   if (busyLoops) log(`chaos: ${busyLoops.count} busy-loop processes saturate every core for the whole run`);
   const connection = await Connection.connect({ address: options.temporal.address });
   const client = new Client({ connection, namespace: options.temporal.namespace });
+  // Every client call of a run goes through the run's signal: on the way out they are cancelled, so none
+  // is left retrying against a closed connection (the client's retry timer would then throw "Channel has
+  // been shut down" from a timer, where nothing can catch it).
+  const calls = new ClientCalls(connection);
   const outcomes: RunOutcome[] = [];
   let startedRuns = 0;
-  const pausing = { pauses: 0, at: {} as Record<string, number> };
+  const pausing = { pauses: 0, at: {} as Record<string, number>, done: pauseTarget === 0 };
   let kills = 0;
+  let killsDone = killTarget === 0;
   let killsDuringCompensation = 0;
   let allEnded = false;
+  const phaseProblems: string[] = [];
   const progress = setInterval(() => {
     const statuses = countStatuses(outcomes);
     log(
       `chaos: ${startedRuns}/${plans.length} started, ${outcomes.length} ended (${formatCounts(statuses)}), ` +
         `${startedRuns - outcomes.length} in flight, kills ${kills}/${killTarget}, pauses ${pausing.pauses}/${pauseTarget}, ` +
-        `ledger effects ${ledger.effects.length}`,
+        `worker deaths ${workers.deaths.length}, ledger effects ${ledger.effects.length}`,
     );
   }, CHAOS_RUN_SETTINGS.progressEveryMs);
   progress.unref();
+  /** Starts a worker in place of one that died; a worker may die while starting too, so it tries again. */
+  const replaceWorker = async (why: string): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      log(`chaos: ${why}; starting a new one`);
+      try {
+        await workers.start();
+        return;
+      } catch (error) {
+        if (attempt >= CHAOS_RUN_SETTINGS.replacementStartTries) throw error;
+        why = `a new worker failed to start (${error instanceof Error ? error.message : String(error)})`;
+      }
+    }
+  };
 
   try {
     await workers.start();
     if (mode === 'pause') await workers.start(); // the one that takes over while the other is stopped
+    const concurrency = Math.max(1, Math.min(options.concurrency, plans.length));
+    // The last runs wait until every pause (pause mode) or kill (kill, stress) is done or nothing is in
+    // flight, so that the last ones still find work. Pause mode also paces the others: run `index` waits
+    // until its share of the pauses is done; the kills are spread over the writes of the others.
+    const reserved = plans.length - Math.ceil(plans.length / Math.max(1, mode === 'pause' ? pauseTarget : killTarget));
+    const mayStart = (index: number): boolean =>
+      mode === 'pause'
+        ? pausing.done ||
+          (index < reserved &&
+            (pausing.pauses >= Math.floor((index * pauseTarget) / plans.length) ||
+              startedRuns - outcomes.length < CHAOS_RUN_SETTINGS.pacedMinInFlight))
+        : killsDone || index < reserved || startedRuns - outcomes.length < CHAOS_RUN_SETTINGS.pacedMinInFlight;
     const runAll = async (): Promise<void> => {
       let next = 0;
       const slot = async (): Promise<void> => {
-        while (next < plans.length) {
+        while (next < plans.length && !calls.closing) {
+          if (!mayStart(next)) {
+            await sleep(50);
+            continue;
+          }
           const plan = plans[next++]!;
           startedRuns += 1;
-          outcomes.push(await runOne(client, plan, taskQueue));
+          outcomes.push(await calls.run(() => runOne(client, plan, taskQueue)));
         }
       };
-      await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, plans.length)) }, slot));
+      await Promise.all(Array.from({ length: concurrency }, slot));
       allEnded = true;
     };
-    const expectedWrites = plans.reduce((sum, p) => sum + p.amounts.length + (p.fails ? p.amounts.length - 1 : 0), 0);
+    // The writes the kills are spread over: those of the runs that start before the last kill.
+    const expectedWrites = plans
+      .slice(0, reserved)
+      .reduce((sum, p) => sum + p.amounts.length + (p.fails ? p.amounts.length - 1 : 0), 0);
     const killAll = async (): Promise<void> => {
+      try {
+        await killUntilTarget();
+      } finally {
+        killsDone = true;
+      }
+    };
+    const killUntilTarget = async (): Promise<void> => {
       while (kills < killTarget && !allEnded) {
         const duringCompensation = (kills + 1) % CHAOS_RUN_SETTINGS.compensationKillEvery === 0;
         // Spread the kills over the writes still to come: the mean gap is a share of what is left.
@@ -231,8 +307,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         });
         if (trigger === 'stopped') break;
         if (trigger === 'worker-died') {
-          log('chaos: the worker exited by itself; starting a new one');
-          await workers.start();
+          if (workers.live.length === 0) await replaceWorker('the worker exited by itself');
           continue;
         }
         await sleep(Math.floor(random() * CHAOS_RUN_SETTINGS.killJitterMs));
@@ -242,39 +317,74 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         if (trigger.startsWith('recorded refund') || trigger.startsWith('received refund'))
           killsDuringCompensation += 1;
         log(`chaos: kill ${kills}/${killTarget} at "${trigger}"; starting worker generation ${workers.generation + 1}`);
-        await workers.start();
+        await replaceWorker('a worker was killed');
       }
     };
     const pauseAll = async (): Promise<void> => {
-      while (pausing.pauses < pauseTarget && !allEnded) {
-        const moment = CHAOS_PAUSE_MOMENTS[pausing.pauses % CHAOS_PAUSE_MOMENTS.length]!;
-        const victim = workers.live[Math.floor(random() * workers.live.length)];
-        if (!victim) break;
-        const landed = await pauseAt(workers, victim, moment, ledger, random, () => allEnded);
-        if (!landed) continue;
-        pausing.pauses += 1;
-        pausing.at[moment] = (pausing.at[moment] ?? 0) + 1;
-        const { min, max } = CHAOS_RUN_SETTINGS.pauseMs;
-        const pauseMs = min + Math.floor(random() * (max - min));
-        log(
-          `chaos: pause ${pausing.pauses}/${pauseTarget}: worker generation ${victim.generation} stopped ` +
-            `${landed} for ${pauseMs} ms`,
-        );
-        await sleep(pauseMs);
-        workers.resume(victim);
-        while (workers.live.length < 2 && !allEnded) {
-          // A worker can die of a pause (e.g. a workflow activation that ran past its VM timeout while
-          // stopped): like a crash, another one takes its place.
-          log('chaos: a worker exited by itself; starting a new one');
-          await workers.start();
+      const moments = options.pauseMoments?.length ? options.pauseMoments : CHAOS_PAUSE_MOMENTS;
+      let misses = 0;
+      let missedOn: ChaosWorker | undefined;
+      try {
+        while (pausing.pauses < pauseTarget && !allEnded) {
+          while (workers.live.length < 2 && !allEnded) await replaceWorker('a worker exited by itself');
+          // A moment that does not come (too little in flight for it) gives way to a random one.
+          const moment: ChaosPauseAt =
+            misses >= CHAOS_RUN_SETTINGS.pauseMissesBeforeRandom ? 'random' : moments[pausing.pauses % moments.length]!;
+          // After a miss, the other worker (the moment may not come on one that holds no runs).
+          const others = workers.live.filter((worker) => worker !== missedOn);
+          const candidates = others.length > 0 ? others : workers.live;
+          const victim = candidates[Math.floor(random() * candidates.length)];
+          if (!victim) continue;
+          const landed = await pauseAt(workers, victim, moment, ledger, random, () => allEnded);
+          if (!landed) {
+            misses += 1;
+            missedOn = victim;
+            continue;
+          }
+          missedOn = undefined;
+          const stoppedNames = landed.victims.map((w) => `generation ${w.generation}`).join(' and ');
+          misses = 0;
+          pausing.pauses += 1;
+          pausing.at[moment] = (pausing.at[moment] ?? 0) + 1;
+          const { min, max } = CHAOS_RUN_SETTINGS.pauseMs;
+          const pauseMs = min + Math.floor(random() * (max - min));
+          log(
+            `chaos: pause ${pausing.pauses}/${pauseTarget}: worker ${stoppedNames} stopped ` +
+              `${landed.where} for ${pauseMs} ms`,
+          );
+          await sleep(pauseMs);
+          for (const stopped of landed.victims) workers.resume(stopped);
+          const gap = CHAOS_RUN_SETTINGS.pauseGapMs;
+          await sleep(gap.min + Math.floor(random() * (gap.max - gap.min)));
         }
-        const gap = CHAOS_RUN_SETTINGS.pauseGapMs;
-        await sleep(gap.min + Math.floor(random() * (gap.max - gap.min)));
+      } finally {
+        pausing.done = true;
+      }
+      // A worker that dies after the last pause is replaced too: the takeover needs two.
+      while (!allEnded) {
+        if (workers.live.length < 2) await replaceWorker('a worker exited by itself');
+        await sleep(200);
       }
     };
-    await Promise.all([withDeadline(runAll(), options), killAll(), pauseAll()]);
+    // A phase that fails (the runs past their deadline, no worker could be started) ends the others: the
+    // runs still in flight are cancelled, and what the ledger saw is still counted and reported.
+    const failed = (error: unknown): void => {
+      phaseProblems.push(`The harness failed: ${describeError(error)}`);
+      allEnded = true;
+      void calls.cancelAll(CHAOS_RUN_SETTINGS.clientDrainMs);
+    };
+    const runPhase = withDeadline(runAll(), options).finally(() => {
+      allEnded = true;
+    });
+    await Promise.all([runPhase, killAll(), pauseAll()].map((phase) => phase.catch(failed)));
+  } catch (error) {
+    phaseProblems.push(`The harness failed: ${describeError(error)}`);
   } finally {
+    allEnded = true;
     clearInterval(progress);
+    // In order: no new runs, cancel the client calls still in flight and let them settle, then the workers,
+    // and only then close the connection (no call is left to retry on it) and the ledger.
+    await calls.cancelAll(CHAOS_RUN_SETTINGS.clientDrainMs);
     await workers.stop();
     await busyLoops?.stop();
     await connection.close();
@@ -282,9 +392,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   }
 
   const checked = checkLedger(plans, outcomes, ledger);
+  checked.problems.push(...phaseProblems);
   if (kills < killTarget) checked.problems.push(`Only ${kills} of ${killTarget} kills happened before all runs ended.`);
   if (pausing.pauses < pauseTarget) {
     checked.problems.push(`Only ${pausing.pauses} of ${pauseTarget} pauses happened before all runs ended.`);
+  }
+  for (const death of workers.deaths) {
+    checked.problems.push(
+      `Worker generation ${death.generation} (pid ${death.pid}) exited by itself (code ${death.code}, ` +
+        `signal ${death.signal})${death.cause ? `: ${death.cause}` : ''}`,
+    );
   }
   return {
     runs: plans.length,
@@ -297,6 +414,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     effects: ledger.effects.length,
     reconciles: { ...ledger.reconciles },
     ...checked,
+    workerDeaths: workers.deaths.length,
+    deaths: [...workers.deaths],
     statuses: countStatuses(outcomes),
     durationMs: Date.now() - started,
     workDir,
@@ -507,10 +626,11 @@ function checkLedger(
 }
 
 /**
- * Stops `worker` at `moment`: armed inside its tools (it stops itself in synchronous work after a claim or
- * just before the request is built), when the ledger receives a write it sent (the request just left), or
- * at a random time. Resolves with a description of where it landed, or undefined when the moment did not
- * come in time (or every run ended).
+ * Stops a worker at `moment`: armed inside one worker at a time, `worker` first (it stops itself in
+ * synchronous work after a claim, just before the request is built, or while its workflow thread runs an
+ * activation), `worker` when the ledger receives a write it sent (the request just left), or `worker` at a
+ * random time. Resolves with where it landed and the workers it stopped, or undefined when the moment did
+ * not come in time (or every run ended).
  */
 async function pauseAt(
   workers: ChaosWorkers,
@@ -519,13 +639,12 @@ async function pauseAt(
   ledger: LedgerServer,
   random: () => number,
   ended: () => boolean,
-): Promise<string | undefined> {
+): Promise<{ where: string; victims: ChaosWorker[] } | undefined> {
   const deadline = Date.now() + CHAOS_RUN_SETTINGS.pauseMomentTimeoutMs;
   if (moment === 'random') {
     await sleep(Math.floor(random() * 1_500));
-    if (ended()) return undefined;
-    workers.pause(worker);
-    return 'at a random moment';
+    if (ended() || !workers.pause(worker)) return undefined;
+    return { where: 'at a random moment', victims: [worker] };
   }
   if (moment === 'after-send') {
     const event = await new Promise<LedgerEvent | undefined>((resolveEvent) => {
@@ -533,10 +652,8 @@ async function pauseAt(
         if (ended() || Date.now() > deadline) done(undefined);
       }, 50);
       const off = ledger.onEvent((e) => {
-        if (e.phase === 'received' && e.workerPid === worker.pid) {
-          workers.pause(worker); // synchronously, while the write is still at the ledger
-          done(e);
-        }
+        // Synchronously, while the write is still at the ledger.
+        if (e.phase === 'received' && e.workerPid === worker.pid) done(workers.pause(worker) ? e : undefined);
       });
       function done(e: LedgerEvent | undefined): void {
         clearInterval(timer);
@@ -544,18 +661,34 @@ async function pauseAt(
         resolveEvent(e);
       }
     });
-    return event ? `just after its ${event.kind} request for ${event.key} left` : undefined;
+    return event
+      ? { where: `just after its ${event.kind} request for ${event.key} left`, victims: [worker] }
+      : undefined;
   }
-  workers.arm(worker, moment);
-  while (!workers.isStopped(worker)) {
-    if (ended() || Date.now() > deadline) {
-      workers.arm(worker, null);
-      // It may have stopped between the last look and the disarm.
-      return workers.isStopped(worker) ? `${moment} (late)` : undefined;
+  // Armed in one worker at a time, `worker` first, then the next live one every armSwitchMs: a worker that
+  // holds no runs never reaches the moment, and arming all at once would stop several (no takeover).
+  const candidates = [worker, ...workers.live.filter((w) => w !== worker)];
+  const stoppedOnes = (): ChaosWorker[] => candidates.filter((w) => workers.isStopped(w));
+  let stopped: ChaosWorker[] = [];
+  for (let turn = 0; stopped.length === 0 && !ended() && Date.now() <= deadline; turn++) {
+    const armed = candidates[turn % candidates.length]!;
+    workers.arm(armed, moment);
+    const switchAt = Date.now() + CHAOS_RUN_SETTINGS.armSwitchMs;
+    while (stopped.length === 0 && !ended() && Date.now() <= Math.min(switchAt, deadline)) {
+      await sleep(10);
+      stopped = stoppedOnes();
     }
-    await sleep(10);
+    workers.arm(armed, null);
   }
-  return moment === 'before-send' ? 'in synchronous work just before sending' : 'in synchronous work after a claim';
+  // One may have stopped between the last look and the disarm.
+  stopped = stoppedOnes();
+  if (stopped.length === 0) return undefined;
+  const where = {
+    'before-send': 'in synchronous work just before sending',
+    'after-claim': 'in synchronous work after a claim',
+    'in-activation': 'while its workflow thread ran an activation',
+  }[moment];
+  return { where, victims: stopped };
 }
 
 /** Resolves with a description of the moment to kill, `stopped` when all runs ended, or `worker-died`. */
@@ -655,6 +788,49 @@ function countStatuses(outcomes: readonly RunOutcome[]): Record<string, number> 
 function formatCounts(counts: Record<string, number>): string {
   const parts = Object.entries(counts).map(([name, n]) => `${n} ${name}`);
   return parts.length > 0 ? parts.join(', ') : 'none';
+}
+
+/**
+ * The client calls of the runs, each under its own abort signal, so that the harness can cancel every one
+ * still in flight and wait for them before it closes the connection.
+ */
+class ClientCalls {
+  closing = false;
+  private readonly running = new Map<Promise<unknown>, AbortController>();
+
+  constructor(private readonly connection: Connection) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    // The client adds one abort listener per call (a run long-polls for its result many times).
+    setMaxListeners(0, controller.signal);
+    const call = this.connection.withAbortSignal(controller.signal, fn);
+    this.running.set(call, controller);
+    try {
+      return await call;
+    } finally {
+      this.running.delete(call);
+    }
+  }
+
+  /** Cancels every call in flight and waits up to `graceMs` for them to settle. */
+  async cancelAll(graceMs: number): Promise<void> {
+    this.closing = true;
+    const pending = [...this.running];
+    for (const [, controller] of pending) controller.abort();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(pending.map(([call]) => call)),
+      new Promise<void>((resolveLate) => {
+        timer = setTimeout(resolveLate, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -44,7 +44,7 @@ export const refundContract = defineTool({
 });
 
 /** Moments at which the pause chaos stops a worker from inside a tool (synchronously, as a GC pause would). */
-export type ChaosPauseMoment = 'after-claim' | 'before-send';
+export type ChaosPauseMoment = 'after-claim' | 'before-send' | 'in-activation';
 
 /** Request header naming the worker process that sent a ledger write (the pause chaos stops that one). */
 export const CHAOS_WORKER_PID_HEADER = 'x-chaos-worker-pid';

@@ -6,10 +6,12 @@
  *
  * Environment: see {@link CHAOS_WORKER_ENV}. Prints {@link CHAOS_WORKER_READY} on stdout once polling.
  */
+import type { Duration } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
 import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
 import { createWorker } from '../../src/worker';
+import { installActivationPausePoint } from './chaos-activation-pause';
 import { createChaosTools, type ChaosPauseMoment } from './chaos-tools';
 
 /** Environment variables the chaos worker reads. */
@@ -25,6 +27,12 @@ export const CHAOS_WORKER_ENV = {
   thinkMs: 'DT_CHAOS_THINK_MS',
   /** `1`: the harness may arm a pause moment over IPC (`{ arm: moment | null }`); the worker then stops itself there. */
   pausePoints: 'DT_CHAOS_PAUSE_POINTS',
+  /**
+   * Overrides the worker's `isolateExecutionTimeout` (the workflow deadlock detector), e.g. `5s`, the SDK's
+   * default, to reproduce the worker deaths after a pause that docs/pauses.md describes. Passed on from the
+   * harness's own environment.
+   */
+  isolateExecutionTimeout: 'DT_CHAOS_ISOLATE_EXECUTION_TIMEOUT',
 } as const;
 
 /** An IPC message from the harness: stop at the next call reaching `arm` (null disarms). */
@@ -59,6 +67,7 @@ async function main(): Promise<void> {
   const transcripts = new SqliteTranscriptStore({ path: required(env.transcriptsPath) });
   let armed: ChaosPauseMoment | null = null;
   const pausePoints = process.env[env.pausePoints] === '1' && typeof process.send === 'function';
+  const isolateExecutionTimeout = process.env[env.isolateExecutionTimeout];
   if (pausePoints) {
     process.on('message', (message: ChaosPauseCommand) => {
       armed = message.arm;
@@ -72,6 +81,16 @@ async function main(): Promise<void> {
     // Stops right here, in synchronous work, as a GC pause or CPU starvation would; the harness resumes it.
     process.kill(process.pid, 'SIGSTOP');
   };
+  if (pausePoints) {
+    // `in-activation`: stop while the workflow thread runs an activation.
+    installActivationPausePoint({
+      shouldStop: () => {
+        if (armed !== 'in-activation') return false;
+        armed = null;
+        return true;
+      },
+    });
+  }
   const { worker } = await createWorker({
     tools: createChaosTools({
       ledgerUrl: required(env.ledgerUrl),
@@ -87,7 +106,10 @@ async function main(): Promise<void> {
     idempotencyStore,
     leaseMs: Number(process.env[env.leaseMs] ?? CHAOS_WORKER_DEFAULTS.leaseMs),
     transcripts,
-    workerOptions: { stickyQueueScheduleToStartTimeout: CHAOS_WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout },
+    workerOptions: {
+      stickyQueueScheduleToStartTimeout: CHAOS_WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
+      ...(isolateExecutionTimeout ? { isolateExecutionTimeout: isolateExecutionTimeout as Duration } : {}),
+    },
   });
   const running = worker.run();
   console.log(`${CHAOS_WORKER_READY} pid=${process.pid}`);
