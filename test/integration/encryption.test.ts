@@ -81,17 +81,25 @@ async function untilPayIsPending(worker: Worker, client: Client, handle: Workflo
  * Every payload of a history (inputs, results, failure details, summaries, ...), found by walking the events;
  * search attributes excepted: the server indexes them, so they stay readable (and hold statuses, never arguments).
  */
+/**
+ * Every payload in `value` but search attributes and `patched()` markers: Temporal's core writes a patch marker's
+ * details itself (the patch id, as plain JSON), without the payload codec, and they hold nothing of the run's.
+ */
 function payloadsOf(value: unknown, found: Payload[] = []): Payload[] {
   if (Array.isArray(value)) value.forEach((item) => payloadsOf(item, found));
   else if (value && typeof value === 'object') {
     const record = value as Record<string, unknown>;
     if (record.metadata && typeof record.metadata === 'object' && 'encoding' in record.metadata) {
       found.push(record as Payload);
-    } else {
+    } else if (!isPatchMarker(record)) {
       for (const [key, item] of Object.entries(record)) if (key !== 'searchAttributes') payloadsOf(item, found);
     }
   }
   return found;
+}
+
+function isPatchMarker(record: Record<string, unknown>): boolean {
+  return (record.markerRecordedEventAttributes as { markerName?: string } | undefined)?.markerName === 'core_patch';
 }
 
 function keyIdsOf(payloads: Payload[]): string[] {

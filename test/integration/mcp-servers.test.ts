@@ -13,6 +13,7 @@ import { approveStep, listPendingApprovals } from '../../src/approvals/approval-
 import { SqliteAuditStore } from '../../src/approvals/sqlite-audit-store';
 import { startCli, runCliToEnd, type CliProcess } from '../support/cli-process';
 import { keyEntry } from '../support/encryption-keys';
+import { runKeyOf } from '../support/run-key';
 import { connectTestTemporal, testServer, type TestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
@@ -133,10 +134,11 @@ describe('two durable-tools mcp servers in one namespace', () => {
       approver: 'auditor',
     });
     await waitFor('the approved call to return its result', async () => !(await call()).isError);
+    const runKey = await runKeyOf(temporal.client.workflow.getHandle(waiting.workflowId));
     const audit = new SqliteAuditStore({ path: second.auditPath });
     try {
       const record = await waitFor('the audit record to be complete', async () => {
-        const found = await audit.get(`${waiting.workflowId}/${waiting.stepId}`);
+        const found = await audit.get(`${runKey}/${waiting.stepId}`);
         return found?.outcome !== undefined ? found : undefined;
       });
       expect(record).toMatchObject({ tool: 'wire_b', decision: 'approved', decidedBy: 'auditor' });

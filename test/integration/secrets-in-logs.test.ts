@@ -112,7 +112,7 @@ test('an async-job call completed by its callback leaves its task token and call
       { taskQueue },
     );
     waiting = await waitFor('the attempt waiting for the callback, with its task token recorded', async () => {
-      const record = await readJobRecord(transcripts, `${handle.workflowId}/1`);
+      const record = await readJobRecord(transcripts, `${handle.workflowId}/${handle.firstExecutionRunId}/1`);
       return record?.taskToken ? record : undefined;
     });
     return waitForAgentRun(handle);
