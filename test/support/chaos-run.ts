@@ -326,7 +326,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       let missedOn: ChaosWorker | undefined;
       try {
         while (pausing.pauses < pauseTarget && !allEnded) {
-          while (workers.live.length < 2 && !allEnded) await replaceWorker('a worker exited by itself');
+          while (workers.live.length < 2 && !allEnded)
+            await replaceWorker('fewer than two workers are live (a takeover needs two)');
           // A moment that does not come (too little in flight for it) gives way to a random one.
           const moment: ChaosPauseAt =
             misses >= CHAOS_RUN_SETTINGS.pauseMissesBeforeRandom ? 'random' : moments[pausing.pauses % moments.length]!;
@@ -362,7 +363,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       }
       // A worker that dies after the last pause is replaced too: the takeover needs two.
       while (!allEnded) {
-        if (workers.live.length < 2) await replaceWorker('a worker exited by itself');
+        if (workers.live.length < 2) await replaceWorker('fewer than two workers are live (a takeover needs two)');
         await sleep(200);
       }
     };
