@@ -192,7 +192,21 @@ export const SCENARIOS: Record<string, Scenario> = {
   },
 };
 
-async function main(): Promise<void> {
+// The four scenarios above were recorded before keys carried the run's first execution id
+// (`patched('durable-tools/run-scoped-keys')`): they keep guarding runs started by older code. These two record the
+// same paths with run-scoped keys — compensation keys (`${key}/undo`) and the flag carried over continue-as-new.
+SCENARIOS['run-scoped-compensation'] = SCENARIOS.compensation!;
+SCENARIOS['run-scoped-continue-as-new'] = SCENARIOS['continue-as-new']!;
+
+/**
+ * Records `only` (scenario names; all of them when empty) and replaces just their files, so a new scenario can be
+ * added without re-recording the histories of older code: `npm run fixtures:record -- run-scoped-compensation`.
+ */
+async function main(only: string[]): Promise<void> {
+  const unknown = only.filter((name) => !(name in SCENARIOS));
+  if (unknown.length > 0)
+    throw new Error(`No scenario ${unknown.join(', ')}; known: ${Object.keys(SCENARIOS).join(', ')}`);
+  const selected = Object.entries(SCENARIOS).filter(([name]) => only.length === 0 || only.includes(name));
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const server = await startDevServer({ ui: false });
   try {
@@ -209,7 +223,7 @@ async function main(): Promise<void> {
     });
     const recorded = await worker.runUntil(async () => {
       const files = new Map<string, string>();
-      for (const [name, scenario] of Object.entries(SCENARIOS)) {
+      for (const [name, scenario] of selected) {
         // startAgentRun starts the workflow, so its handle knows the first run of the chain.
         const handle = (await startAgentRun(
           client,
@@ -235,8 +249,10 @@ async function main(): Promise<void> {
     await connection.close();
     await client.connection.close();
     mkdirSync(HISTORY_FIXTURES.dir, { recursive: true });
+    const names = new Set(selected.map(([name]) => name));
     for (const file of readdirSync(HISTORY_FIXTURES.dir)) {
-      if (file.endsWith('.json')) rmSync(join(HISTORY_FIXTURES.dir, file));
+      if (file.endsWith('.json') && names.has(file.replace(/(\.\d+)?\.json$/, '')))
+        rmSync(join(HISTORY_FIXTURES.dir, file));
     }
     for (const [file, json] of recorded) writeFileSync(join(HISTORY_FIXTURES.dir, file), json);
     console.log(`wrote ${recorded.size} histories to ${HISTORY_FIXTURES.dir}`);
@@ -246,7 +262,7 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  main().catch((error: unknown) => {
+  main(process.argv.slice(2)).catch((error: unknown) => {
     console.error(error);
     process.exit(1);
   });

@@ -23,7 +23,14 @@ import type { ReplayProbeSinks } from '../support/replay-activity-interceptor';
 const REPLAY = {
   dir: join(__dirname, '..', 'fixtures', 'histories'),
   workflowIdPrefix: 'replay-',
-  scenarios: ['success', 'retries', 'compensation', 'continue-as-new'],
+  scenarios: [
+    'success',
+    'retries',
+    'compensation',
+    'continue-as-new',
+    'run-scoped-compensation',
+    'run-scoped-continue-as-new',
+  ],
 } as const;
 
 /** `compensation.json` → `compensation`; `continue-as-new.1.json` → `continue-as-new`. */
@@ -65,10 +72,35 @@ beforeAll(() => {
   Runtime.install({ logger: new DefaultLogger('WARN') });
 });
 
+/** The idempotency keys of the tool calls a recorded history scheduled. */
+function toolKeysOf(history: unknown): string[] {
+  return recordedActivities(history)
+    .map((activity) => (activity.args[0] as { idempotencyKey?: unknown } | undefined)?.idempotencyKey)
+    .filter((key): key is string => typeof key === 'string');
+}
+
+/** The first execution run id of the chain a recorded history belongs to. */
+function firstRunIdOf(history: unknown): string {
+  return historyFromJSON(history).events?.[0]?.workflowExecutionStartedEventAttributes?.firstExecutionRunId ?? '';
+}
+
 describe('recorded agent-run histories', () => {
   test('cover every scenario, and each continue-as-new generation', () => {
     expect(new Set(fixtures.map((f) => scenarioOf(f.file)))).toEqual(new Set(REPLAY.scenarios));
     expect(fixtures.filter((f) => scenarioOf(f.file) === 'continue-as-new').length).toBeGreaterThan(1);
+    expect(fixtures.filter((f) => scenarioOf(f.file) === 'run-scoped-continue-as-new').length).toBeGreaterThan(1);
+  });
+
+  test('include runs of older code keyed by workflow id and step, and runs keyed by their first execution too', () => {
+    for (const { file, workflowId, history } of fixtures) {
+      const keys = toolKeysOf(history);
+      expect({ file, some: keys.length > 0 }).toEqual({ file, some: true });
+      const prefix = scenarioOf(file).startsWith('run-scoped-')
+        ? `${workflowId}/${firstRunIdOf(history)}/`
+        : `${workflowId}/`;
+      for (const key of keys)
+        expect({ file, key }).toEqual({ file, key: expect.stringMatching(new RegExp(`^${prefix}\\d+(/undo)?$`)) });
+    }
   });
 
   test('replay deterministically with the current workflow code, scheduling the same activities', async () => {
