@@ -45,7 +45,7 @@ export class AttemptRequestGuard {
   check(): void {
     if (this.ended && !this.lease.lost) return;
     try {
-      this.lease.assert();
+      this.lease.assertBeforeRequest();
     } catch (error) {
       this.refused ??= error as LeaseLostError;
       throw error;

@@ -124,6 +124,17 @@ export class ToolCallLease {
     if (this.lostError) throw this.lostError;
   }
 
+  /**
+   * {@link assert} for a hook inside an HTTP client's send path (the request lease guard): a loss found here aborts
+   * `signal` only after the client's synchronous call returns. Node 20's fetch asserts that its abort listener
+   * never runs while `fetch()` is still setting up (its dispatcher is called from there), and a synchronous abort
+   * from its dispatcher crashed the worker process.
+   */
+  assertBeforeRequest(): void {
+    this.checkDeadline(true);
+    if (this.lostError) throw this.lostError;
+  }
+
   private tick(): void {
     if (this.stopped) return;
     this.checkDeadline();
@@ -155,19 +166,22 @@ export class ToolCallLease {
     this.deadlineTimer.unref();
   }
 
-  private checkDeadline(): void {
+  private checkDeadline(deferAbort = false): void {
     if (this.lostError || this.token === undefined || this.now() < this.deadline) return;
     this.lose(
       'LEASE_EXPIRED',
       `The lease on idempotency key ${this.options.key} ran out before it could be renewed (the process was paused, starved or cut off from the store).`,
+      deferAbort,
     );
   }
 
-  private lose(code: LeaseLostErrorCode, message: string): void {
+  private lose(code: LeaseLostErrorCode, message: string, deferAbort = false): void {
     if (this.lostError) return;
-    this.lostError = new LeaseLostError(message, code);
+    const lostError = new LeaseLostError(message, code);
+    this.lostError = lostError;
     this.options.log.warn('Lost the idempotency lease; stopping the tool.', { key: this.options.key, code });
     clearTimeout(this.deadlineTimer);
-    this.controller.abort(this.lostError);
+    if (deferAbort) queueMicrotask(() => this.controller.abort(lostError));
+    else this.controller.abort(lostError);
   }
 }

@@ -285,6 +285,25 @@ describe('the guard of one attempt, on its lease', () => {
     }
   });
 
+  test("refuses a fetch that carries the attempt's own signal and finds the loss first, without crashing the process", async () => {
+    const clock = { mono: 0 };
+    const lease = ownedLease(clock);
+    const guard = new AttemptRequestGuard(lease);
+    try {
+      const outcome = await guard.run(async () => {
+        clock.mono = 40_000; // as after a pause: the deadline passed and no timer of the lease has run yet
+        return fetchOutcome(`${plain.url}/own-signal`, { method: 'POST', body: '{}', signal: lease.signal });
+      });
+      expect(outcome).toBeInstanceOf(Object);
+      expect(typeof outcome).not.toBe('number');
+      expect(lease.lost?.code).toBe('LEASE_EXPIRED');
+      expect(lease.signal.aborted).toBe(true);
+      expect(plain.paths).not.toContain('/own-signal');
+    } finally {
+      lease.stop();
+    }
+  });
+
   test('after the attempt ended, leaves its context alone, unless the attempt had lost its lease', async () => {
     const clock = { mono: 0 };
     const kept = ownedLease(clock);
