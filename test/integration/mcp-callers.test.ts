@@ -9,11 +9,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import { z } from 'zod';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/mcp-client-pool';
 import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/mcp-http-listener';
 import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/mcp-server';
-import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 import {
   connectTestTemporal,
@@ -22,7 +20,7 @@ import {
   uniqueTaskQueue,
   type TestTemporal,
 } from '../support/temporal-test-env';
-import { createRecordingTools } from '../support/test-tools';
+import { createRecordingTools, createWaitForCancelTool } from '../support/test-tools';
 import { waitFor } from '../support/wait-for';
 import { isStepKeyOf } from '../support/run-key';
 
@@ -39,19 +37,7 @@ let running: Promise<void>;
 let listener: McpHttpListener;
 const taskQueue = uniqueTaskQueue('mcp-callers');
 const recording = createRecordingTools();
-const waitForCancel = defineTool({
-  name: 'wait_for_cancel',
-  description: 'Waits until the call is cancelled (a stand-in for a long call).',
-  input: z.object({ label: z.string() }),
-  output: z.object({ label: z.string() }),
-  effect: 'read-only',
-  idempotent: true,
-  timeout: '2 minutes',
-  retry: { totalDeadline: '5 minutes' },
-}).implement(
-  (_input, ctx) =>
-    new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('cancelled')))),
-);
+const waitForCancel = createWaitForCancelTool();
 const registry = createToolRegistry([...recording.tools, waitForCancel]);
 const clients: McpClient[] = [];
 

@@ -22,7 +22,7 @@ import {
   uniqueTaskQueue,
   type TestTemporal,
 } from '../support/temporal-test-env';
-import { createRecordingTools } from '../support/test-tools';
+import { createRecordingTools, createWaitForCancelTool } from '../support/test-tools';
 import { waitFor } from '../support/wait-for';
 
 const run = promisify(execFile);
@@ -40,24 +40,7 @@ let listener: McpHttpListener;
 const taskQueue = uniqueTaskQueue('mcp-server');
 const recording = createRecordingTools();
 const cancelled: string[] = [];
-const waitForCancel = defineTool({
-  name: 'wait_for_cancel',
-  description: 'Waits until the call is cancelled (a stand-in for a long call).',
-  input: z.object({ label: z.string() }),
-  output: z.object({ label: z.string() }),
-  effect: 'read-only',
-  idempotent: true,
-  timeout: '2 minutes',
-  retry: { totalDeadline: '5 minutes' },
-}).implement(
-  (input, ctx) =>
-    new Promise((_resolve, reject) =>
-      ctx.signal.addEventListener('abort', () => {
-        cancelled.push(input.label);
-        reject(new Error('cancelled'));
-      }),
-    ),
-);
+const waitForCancel = createWaitForCancelTool((label) => cancelled.push(label));
 const wired: number[] = [];
 const wire = defineTool({
   name: 'wire',

@@ -69,3 +69,28 @@ export function createRecordingTools(): { tools: Tool[]; calls: RecordedCall[] }
   ];
   return { tools, calls };
 }
+
+/**
+ * `wait_for_cancel`: a read-only stand-in for a long call that only ends when it is cancelled; `onCancel` hears the
+ * label of each cancelled call.
+ */
+export function createWaitForCancelTool(onCancel: (label: string) => void = () => {}): Tool {
+  return defineTool({
+    name: 'wait_for_cancel',
+    description: 'Waits until the call is cancelled (a stand-in for a long call).',
+    input: z.object({ label: z.string() }),
+    output: z.object({ label: z.string() }),
+    effect: 'read-only',
+    idempotent: true,
+    timeout: '2 minutes',
+    retry: { totalDeadline: '5 minutes' },
+  }).implement(
+    (input, ctx) =>
+      new Promise((_resolve, reject) =>
+        ctx.signal.addEventListener('abort', () => {
+          onCancel(input.label);
+          reject(new Error('cancelled'));
+        }),
+      ),
+  );
+}
