@@ -22,26 +22,47 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no implementations.
-    files: ['src/workflows/**/*.ts'],
+    // Everything the workflow bundle contains (src/workflows and the contract it shares with the activities)
+    // runs in Temporal's deterministic sandbox: no Node built-ins, no package but the workflow-safe ones, and no
+    // implementation from another folder. test/unit/workflow-bundle.test.ts checks the bundle itself.
+    files: ['src/workflows/**/*.ts', 'src/contract/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflows must not import Node built-ins.' })),
+          paths: nodeBuiltins.map((name) => ({ name, message: 'The workflow bundle must not import Node built-ins.' })),
           patterns: [
             {
-              group: ['@temporalio/activity', '@temporalio/client', '@temporalio/worker'],
-              message: 'Workflows must not import activity, client or worker packages.',
+              regex: '^(?!\\.{1,2}/|@temporalio/(workflow|common)$|@opentelemetry/api$)',
+              message:
+                'The workflow bundle imports only @temporalio/workflow, @temporalio/common and @opentelemetry/api.',
             },
             {
-              group: ['zod', 'zod/*'],
-              message: 'Keep zod out of the workflow bundle; workflows use the JSON catalog.',
+              regex: '^\\.\\./(?!contract/|activities/)',
+              message: 'The workflow bundle imports only src/workflows and src/contract.',
             },
             {
-              group: ['../activities/*', '../idempotency/*', '../dev-server/*'],
+              group: ['../activities', '../activities/*'],
               message: 'Import only types from activities.',
               allowTypeImports: true,
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The contract is the ground floor: it imports nothing from another folder of src/.
+    files: ['src/contract/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'The contract must not import Node built-ins.' })),
+          patterns: [
+            {
+              regex: '^(?!\\./|@temporalio/(workflow|common)$)',
+              message: 'The contract imports only @temporalio/workflow, @temporalio/common and its own files.',
             },
           ],
         },

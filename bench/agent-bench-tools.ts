@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { ScriptedModelSettings } from '../src/model/scripted-model';
 import { defineTool } from '../src/tools/define-tool';
-import type { AgentRunInput } from '../src/workflows/agent-run-types';
+import type { AgentRunInput } from '../src/contract/agent-run-types';
 
 const lookUpPrice = defineTool({
   name: 'look_up_price',

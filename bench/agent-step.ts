@@ -10,11 +10,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AGENT_RUN_WORKFLOW } from '../src/client';
+import { AGENT_RUN_WORKFLOW } from '../src/client/agent-run-client';
 import { startDevServer, type DevServer } from '../src/dev-server/dev-server';
-import { SqliteIdempotencyStore } from '../src/idempotency/sqlite-idempotency-store';
-import { createWorker } from '../src/worker';
-import type { AgentRunResult } from '../src/workflows/agent-run-types';
+import { SqliteIdempotencyStore } from '../src/stores/idempotency/sqlite-idempotency-store';
+import { createWorker } from '../src/runtime/create-worker';
+import type { AgentRunResult } from '../src/contract/agent-run-types';
 import { agentBenchRun, AGENT_BENCH_TOOLS } from './agent-bench-tools';
 import { LoadSampler, machineLine, median } from './bench-report';
 

@@ -19,8 +19,8 @@
  *
  * Run: `npm run bench:backoff`. Prints; asserts nothing.
  */
-import { computeBackoffDelay } from '../src/tools/backoff';
-import { createSeededRandom } from '../src/tools/seeded-random';
+import { computeBackoffDelay } from '../src/failures/backoff';
+import { createSeededRandom } from '../src/failures/seeded-random';
 
 const SIMULATION = {
   trials: 100,

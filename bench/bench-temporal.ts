@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { connectionSettingsFromEnv } from '../src/connection-settings';
+import { connectionSettingsFromEnv } from '../src/client/connection-settings';
 import { startDevServer, type DevServerOptions } from '../src/dev-server/dev-server';
 
 /**

@@ -22,7 +22,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectionSettingsFromEnv } from '../src/connection-settings';
+import { connectionSettingsFromEnv } from '../src/client/connection-settings';
 import { startDevServer } from '../src/dev-server/dev-server';
 import {
   CHAOS_PAUSE_MOMENTS,

@@ -14,9 +14,9 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ScriptedModelSettings } from '../src/model/scripted-model';
 import { defineTool } from '../src/tools/define-tool';
-import { createWorker } from '../src/worker';
-import type { AgentRunInput } from '../src/workflows/agent-run-types';
-import { fetchRunHistories, waitForAgentRun } from '../src/client';
+import { createWorker } from '../src/runtime/create-worker';
+import type { AgentRunInput } from '../src/contract/agent-run-types';
+import { fetchRunHistories, waitForAgentRun } from '../src/client/agent-run-client';
 import { benchTemporal } from './bench-temporal';
 
 const BENCH = {

@@ -6,11 +6,11 @@
  */
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ModelActivities } from '../src/activities/model-activities';
-import type { TranscriptMessage } from '../src/model/model-types';
-import type { ToolCatalogEntry } from '../src/tools/tool-catalog-entry';
+import type { TranscriptMessage } from '../src/contract/model-types';
+import type { ToolCatalogEntry } from '../src/contract/tool-catalog-entry';
 import { AGENT_RUN_DEFAULTS, ENGINE_ACTIVITY_OPTIONS } from '../src/workflows/agent-run-defaults';
-import type { AgentRunInput, AgentRunState } from '../src/workflows/agent-run-types';
-import { undoToolNames } from '../src/tools/tool-visibility';
+import type { AgentRunInput, AgentRunState } from '../src/contract/agent-run-types';
+import { undoToolNames } from '../src/contract/tool-visibility';
 import { initialRunUsage } from '../src/workflows/run-usage';
 import { createApprovalGate } from '../src/workflows/approval-gate';
 import { runScope } from '../src/workflows/run-ownership';

@@ -12,7 +12,7 @@ const ROOT = join(__dirname, '..');
 const ENTRIES = {
   'durable-tools': 'dist/index.js',
   'durable-tools/client': 'dist/entries/client.js',
-  'durable-tools/worker': 'dist/entries/worker.js',
+  'durable-tools/worker': 'dist/worker.js',
   'durable-tools/testing': 'dist/entries/testing.js',
 } as const;
 const ROUNDS = Number(process.env.ROUNDS ?? 5);

@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { AttemptRequestGuard, installRequestLeaseGuard } from '../src/activities/request-lease-guard';
 import { assertRequestLease } from '../src/activities/request-lease-scope';
 import { ToolCallLease } from '../src/activities/tool-call-lease';
-import { MemoryIdempotencyStore } from '../src/idempotency/memory-idempotency-store';
+import { MemoryIdempotencyStore } from '../src/stores/idempotency/memory-idempotency-store';
 import { LoadSampler, machineLine, median, rotate } from './bench-report';
 
 const BENCH = {

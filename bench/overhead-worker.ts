@@ -8,9 +8,9 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { Pool } from 'pg';
 import { z } from 'zod';
 import { createToolActivities } from '../src/activities/tool-activities';
-import { PostgresIdempotencyStore } from '../src/idempotency/postgres-idempotency-store';
-import { SqliteIdempotencyStore } from '../src/idempotency/sqlite-idempotency-store';
-import type { IdempotencyStore } from '../src/idempotency/idempotency-store';
+import { PostgresIdempotencyStore } from '../src/stores/idempotency/postgres-idempotency-store';
+import { SqliteIdempotencyStore } from '../src/stores/idempotency/sqlite-idempotency-store';
+import type { IdempotencyStore } from '../src/stores/idempotency/idempotency-store';
 import { defineTool } from '../src/tools/define-tool';
 import { createToolRegistry } from '../src/tools/tool-registry';
 import { OVERHEAD_TOOL_NAMES } from './overhead-workflows';

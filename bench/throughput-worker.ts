@@ -4,9 +4,9 @@
  * and the default worker tuning. Sends `{ type: 'ready' }`, answers `{ type: 'cpu' }`, stops on `{ type: 'stop' }`.
  */
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { PostgresIdempotencyStore } from '../src/idempotency/postgres-idempotency-store';
-import { PostgresTranscriptStore } from '../src/transcripts/postgres-transcript-store';
-import { createWorker } from '../src/worker';
+import { PostgresIdempotencyStore } from '../src/stores/idempotency/postgres-idempotency-store';
+import { PostgresTranscriptStore } from '../src/stores/transcripts/postgres-transcript-store';
+import { createWorker } from '../src/runtime/create-worker';
 import { AGENT_BENCH_TOOLS } from './agent-bench-tools';
 
 /** Environment the bench passes to this process. */

@@ -5,8 +5,8 @@
 import type { Client } from '@temporalio/client';
 import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
-import { approveStep, rejectStep } from '../src/approvals/approval-client';
-import type { AgentRunState } from '../src/workflows/agent-run-types';
+import { approveStep, rejectStep } from '../src/client/approval-client';
+import type { AgentRunState } from '../src/contract/agent-run-types';
 
 /** Decides every call of the run that waits for approval and was not handled yet. */
 export class DemoApprover {

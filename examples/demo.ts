@@ -8,8 +8,8 @@
  * that model instead of the scripted one.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { agentRunUrl, connectClient, startAgentRun, waitForAgentRun } from '../src/client';
-import { connectionSettingsFromEnv } from '../src/connection-settings';
+import { agentRunUrl, connectClient, startAgentRun, waitForAgentRun } from '../src/client/agent-run-client';
+import { connectionSettingsFromEnv } from '../src/client/connection-settings';
 import { ensureLocalTemporal } from '../src/dev-server/local-temporal';
 import {
   createConfiguredModelProvider,
@@ -17,14 +17,14 @@ import {
   modelProviderConfigFromEnv,
   type ModelProviderConfig,
 } from '../src/model/configured-model-providers';
-import type { ModelSettings } from '../src/model/model-types';
-import { createWorker } from '../src/worker';
-import { getRunStateQuery } from '../src/workflows/agent-run-messages';
+import type { ModelSettings } from '../src/contract/model-types';
+import { createWorker } from '../src/runtime/create-worker';
+import { getRunStateQuery } from '../src/contract/agent-run-messages';
 import { temporalShowCommand } from '../src/cli/hints';
 import { Lifecycle } from '../src/cli/lifecycle';
-import { createIdempotencyStore } from '../src/idempotency/create-idempotency-store';
-import { SqliteTranscriptStore } from '../src/transcripts/sqlite-transcript-store';
-import type { AgentRunInput, AgentRunState } from '../src/workflows/agent-run-types';
+import { createIdempotencyStore } from '../src/stores/idempotency/create-idempotency-store';
+import { SqliteTranscriptStore } from '../src/stores/transcripts/sqlite-transcript-store';
+import type { AgentRunInput, AgentRunState } from '../src/contract/agent-run-types';
 import { LiveSteps, outputWidth, plural } from '../src/cli/run-view';
 import { DemoApprover } from './demo-approval';
 import { tripScript, tripScriptDeclined } from './trip-script';

@@ -24,9 +24,10 @@ export type {
   ToolApproval,
   ToolRetrySettings,
   JitterStrategy,
-} from './tools/tool-catalog-entry';
+} from './contract/tool-catalog-entry';
 export type { ToolContext, ToolLogger } from './tools/tool-context';
-export type { ToolLongCallOptions, ToolLongCallSettings, LongCallCancellation } from './tools/long-call';
+export type { ToolLongCallOptions } from './tools/long-call';
+export type { ToolLongCallSettings, LongCallCancellation } from './contract/tool-catalog-entry';
 // Async-job tools: submit now, result by callback or polling, fetch later (README, "Long tool calls")
 export {
   defineAsyncJobTool,
@@ -37,8 +38,9 @@ export {
   type AsyncJobSubmitContext,
   type AsyncJobPollResult,
 } from './tools/define-async-job-tool';
-export type { ToolAsyncJobOptions, ToolAsyncJobSettings, AsyncJobCompletion } from './tools/async-job';
-export { FETCH_TOOL_RESULT_TOOL, type BackgroundCallStatus } from './tools/fetch-tool-result';
+export type { ToolAsyncJobOptions } from './tools/async-job';
+export type { ToolAsyncJobSettings, AsyncJobCompletion } from './contract/tool-catalog-entry';
+export { FETCH_TOOL_RESULT_TOOL, type BackgroundCallStatus } from './contract/fetch-tool-result';
 export {
   completeJobCallback,
   JobCallbackError,
@@ -52,24 +54,24 @@ export {
   type JobCallbackServer,
   type JobCallbackServerOptions,
 } from './long-calls/job-callback-server';
-export type { ToolProgress } from './tools/tool-progress';
+export type { ToolProgress } from './contract/tool-progress';
 export { CheckpointError, type CheckpointErrorCode } from './tools/checkpoint-error';
-export { ToolDefinitionError, type ToolDefinitionErrorCode } from './tools/tool-definition-error';
+export { ToolDefinitionError, type ToolDefinitionErrorCode } from './contract/tool-definition-error';
 export {
   TOOL_ERROR_CODES,
   type ToolErrorCode,
   type ToolObservation,
   type ToolErrorObservation,
   type ToolSuccessObservation,
-} from './protocol/activity-protocol';
-export { parseToolArguments, type ParsedToolArguments } from './tools/parse-tool-arguments';
+} from './contract/activity-protocol';
+export { parseToolArguments, type ParsedToolArguments } from './guard/parse-tool-arguments';
 export {
   ARGUMENT_GUARD_CEILINGS,
   ArgumentGuardConfigError,
   type ArgumentGuardConfigErrorCode,
   type ArgumentGuardOptions,
-} from './tools/argument-guard-options';
-export { ARGUMENT_GUARD_LIMITS, type ArgumentGuardLimits } from './tools/json-arguments';
+} from './guard/argument-guard-options';
+export { ARGUMENT_GUARD_LIMITS, type ArgumentGuardLimits } from './guard/json-arguments';
 export { compensationInput } from './tools/compensation-input';
 export {
   withIdempotencyKey,
@@ -78,7 +80,7 @@ export {
   FENCING_TOKEN_HEADER,
   type IdempotentRequestContext,
 } from './tools/idempotent-fetch';
-export { LeaseLostError, type LeaseLostErrorCode } from './tools/lease-lost-error';
+export { LeaseLostError, type LeaseLostErrorCode } from './failures/lease-lost-error';
 
 // Failure semantics
 export {
@@ -90,13 +92,13 @@ export {
   throwForHttpStatus,
   type ToolErrorOptions,
   type ToolError,
-} from './tools/tool-errors';
-export { classify, type FailureClassification, type FailureKind } from './tools/classify';
-export { computeBackoffDelay, type BackoffInput } from './tools/backoff';
-export { parseRetryAfter } from './tools/retry-after';
-export { RetryBudget, type RetryBudgetOptions } from './tools/retry-budget';
-export { decideRetry, type RetryDecision, type RetryDecisionInput } from './tools/retry-decision';
-export { createSeededRandom } from './tools/seeded-random';
+} from './failures/tool-errors';
+export { classify, type FailureClassification, type FailureKind } from './failures/classify';
+export { computeBackoffDelay, type BackoffInput } from './failures/backoff';
+export { parseRetryAfter } from './failures/retry-after';
+export { RetryBudget, type RetryBudgetOptions } from './failures/retry-budget';
+export { decideRetry, type RetryDecision, type RetryDecisionInput } from './failures/retry-decision';
+export { createSeededRandom } from './failures/seeded-random';
 
 // Idempotency keys and transcripts
 export {
@@ -117,43 +119,47 @@ export {
   type BeginOutcome,
   type StoredFailure,
   type FinishOptions,
-} from './idempotency';
-export type { TranscriptStore } from './transcripts/transcript-store';
-export { MemoryTranscriptStore } from './transcripts/memory-transcript-store';
-export { SqliteTranscriptStore } from './transcripts/sqlite-transcript-store';
+} from './stores/idempotency';
+export type { TranscriptStore } from './stores/transcripts/transcript-store';
+export { MemoryTranscriptStore } from './stores/transcripts/memory-transcript-store';
+export { SqliteTranscriptStore } from './stores/transcripts/sqlite-transcript-store';
 export {
   PostgresTranscriptStore,
   POSTGRES_TRANSCRIPT_DEFAULTS,
   type PostgresTranscriptStoreOptions,
-} from './transcripts/postgres-transcript-store';
+} from './stores/transcripts/postgres-transcript-store';
 export {
   createTranscriptStore,
   transcriptStoreConfigFromEnv,
   TRANSCRIPT_STORE_ENV,
   TRANSCRIPT_STORE_KINDS,
   type TranscriptStoreConfig,
-} from './transcripts/create-transcript-store';
-export { TranscriptStoreError, type TranscriptStoreErrorCode } from './transcripts/transcript-store-error';
+} from './stores/transcripts/create-transcript-store';
+export { TranscriptStoreError, type TranscriptStoreErrorCode } from './stores/transcripts/transcript-store-error';
 export {
   PAYLOAD_RETENTION,
   PAYLOAD_RETENTION_ENV,
   type PayloadRetentionOptions,
-} from './transcripts/payload-retention';
-export { createPayloadReaper, type PayloadReaper, type PayloadReaperOptions } from './transcripts/payload-reaper';
+} from './stores/transcripts/payload-retention';
+export {
+  createPayloadReaper,
+  type PayloadReaper,
+  type PayloadReaperOptions,
+} from './stores/transcripts/payload-reaper';
 
 // Payload and context budget
-export { PAYLOAD_LIMITS } from './budget/payload-limits';
-export { PayloadBudgetError, type PayloadBudgetErrorCode } from './budget/payload-budget-error';
+export { PAYLOAD_LIMITS } from './contract/payload-limits';
+export { PayloadBudgetError, type PayloadBudgetErrorCode } from './client/payload-budget-error';
 export {
   READ_STORED_OUTPUT_TOOL,
   type StoredOutputReference,
   type StoredArgumentsReference,
   type ShortenedValue,
   type OversizedArgumentsMarker,
-} from './budget/claim-check-reference';
-export { createReadStoredOutputTool, withReadStoredOutputTool } from './budget/read-stored-output-tool';
-export type { ToolBudget, ToolBudgetOptions } from './tools/tool-budget';
-export type { StoredPayload } from './transcripts/transcript-store';
+} from './contract/claim-check-reference';
+export { createReadStoredOutputTool, withReadStoredOutputTool } from './tools/read-stored-output-tool';
+export type { ToolBudget, ToolBudgetOptions } from './contract/tool-budget';
+export type { StoredPayload } from './stores/transcripts/transcript-store';
 
 // Models
 export type {
@@ -167,7 +173,7 @@ export type {
   ModelUsage,
   ModelFinishReason,
   ModelTurnIssue,
-} from './model/model-types';
+} from './contract/model-types';
 export { scriptedModel, type ScriptedTurn, type ScriptedModelSettings } from './model/scripted-model';
 // The scripted turn format, checked (`run --script` uses it; docs/scripted-model.md)
 export {
@@ -195,7 +201,7 @@ export {
   type ModelFailureCode,
   type ModelFailureClassification,
 } from './model/model-failure';
-export { TOOL_DISCLOSURE, DESCRIBE_TOOLS_TOOL, type ToolDisclosureBudget } from './tools/tool-disclosure';
+export { TOOL_DISCLOSURE, DESCRIBE_TOOLS_TOOL, type ToolDisclosureBudget } from './contract/tool-disclosure';
 
 // Activities, worker and client
 export { createToolActivities, type ToolActivityDeps, type ToolActivities } from './activities/tool-activities';
@@ -205,9 +211,9 @@ export {
   type ModelActivities,
   type CallModelInput,
 } from './activities/model-activities';
-export type { ToolActivityInput, ToolActivityResult, CompensationArguments } from './activities/tool-activity-types';
-export { createWorker, type CreateWorkerOptions, type DurableToolsWorker } from './worker';
-export { privateRuntimeLogger } from './privacy/private-logs';
+export type { ToolActivityInput, ToolActivityResult, CompensationArguments } from './contract/tool-activity-types';
+export { createWorker, type CreateWorkerOptions, type DurableToolsWorker } from './runtime/create-worker';
+export { privateRuntimeLogger } from './telemetry/private-logs';
 export {
   AGENT_RUN_WORKFLOW,
   connectClient,
@@ -222,16 +228,16 @@ export {
   type AgentRunHandle,
   type AgentRunIdReusePolicy,
   type ConnectClientOptions,
-} from './client';
-export { AgentRunStartError, type AgentRunStartErrorCode } from './agent-run-start-error';
+} from './client/agent-run-client';
+export { AgentRunStartError, type AgentRunStartErrorCode } from './client/agent-run-start-error';
 export { runningCalls, type RunningCall } from './long-calls/live-progress';
 export {
   connectionSettingsFromEnv,
   connectionOptions,
   CONNECTION_DEFAULTS,
   type ConnectionSettings,
-} from './connection-settings';
-export { SEARCH_ATTRIBUTES } from './search-attributes';
+} from './client/connection-settings';
+export { SEARCH_ATTRIBUTES } from './contract/search-attributes';
 export type {
   AgentRunInput,
   AgentRunLimits,
@@ -249,8 +255,8 @@ export type {
   RunUsage,
   RunUsageTotals,
   TurnUsage,
-} from './workflows/agent-run-types';
-export { getRunStateQuery } from './workflows/agent-run-messages';
+} from './contract/agent-run-types';
+export { getRunStateQuery } from './contract/agent-run-messages';
 
 // Approvals: deciding waiting calls (README, "Approvals")
 export {
@@ -261,9 +267,9 @@ export {
   type PendingApproval,
   type StepDecision,
   type ListPendingApprovalsOptions,
-} from './approvals/approval-client';
-export { ApprovalError, type ApprovalErrorCode } from './approvals/approval-error';
-export { argumentsDigest } from './approvals/arguments-digest';
+} from './client/approval-client';
+export { ApprovalError, type ApprovalErrorCode } from './client/approval-error';
+export { argumentsDigest } from './activities/arguments-digest';
 export {
   APPROVAL_REFUSAL_CODES,
   type ApprovalRefusalCode,
@@ -273,22 +279,22 @@ export {
   type ApprovalDecisionResult,
   type ApprovalAuditRecord,
   type ApprovalOutcome,
-} from './approvals/approval-types';
+} from './contract/approval-types';
 
 // Approvals: tool policy and the audit trail (README, "Approvals")
-export type { ToolApprovalPolicy, ApprovalPredicate } from './tools/approval-policy';
+export type { ToolApprovalPolicy, ApprovalPredicate } from './contract/approval-policy';
 export type { WorkerApprovalConfig } from './activities/approval-activities';
 export {
   createAuditStore,
   auditStoreConfigFromEnv,
   AUDIT_STORE_ENV,
   type AuditStoreConfig,
-} from './approvals/create-audit-store';
-export type { AuditStore, AuditQuery } from './approvals/audit-store';
-export { SqliteAuditStore } from './approvals/sqlite-audit-store';
-export { PostgresAuditStore, type PostgresAuditStoreOptions } from './approvals/postgres-audit-store';
-export { MemoryAuditStore } from './approvals/memory-audit-store';
-export { AuditStoreError, type AuditStoreErrorCode } from './approvals/audit-store-error';
+} from './stores/audit/create-audit-store';
+export type { AuditStore, AuditQuery } from './stores/audit/audit-store';
+export { SqliteAuditStore } from './stores/audit/sqlite-audit-store';
+export { PostgresAuditStore, type PostgresAuditStoreOptions } from './stores/audit/postgres-audit-store';
+export { MemoryAuditStore } from './stores/audit/memory-audit-store';
+export { AuditStoreError, type AuditStoreErrorCode } from './stores/audit/audit-store-error';
 
 // Tracing and metrics (OpenTelemetry)
 export type { WorkerTelemetryOptions } from './telemetry/worker-telemetry';
@@ -313,7 +319,7 @@ export { startDevServer, type DevServer, type DevServerOptions } from './dev-ser
 export { TemporalCliError, type TemporalCliErrorCode } from './dev-server/temporal-cli-error';
 
 // MCP: servers' tools as durable activities
-export { createMcpHost, withMcpTools, McpHost, type McpHostOptions } from './mcp/mcp-host';
+export { createMcpHost, withMcpTools, McpHost, type McpHostOptions } from './mcp/client/mcp-host';
 export {
   parseMcpConfig,
   loadMcpConfigFile,
@@ -326,36 +332,36 @@ export {
   type McpStdioServerConfig,
   type McpHttpServerConfig,
   type McpTaskSettings,
-} from './mcp/mcp-config';
-export { McpConfigError, type McpConfigErrorCode } from './mcp/mcp-config-error';
+} from './mcp/client/mcp-config';
+export { McpConfigError, type McpConfigErrorCode } from './mcp/client/mcp-config-error';
 export {
   McpClientPool,
   MCP_IDEMPOTENCY_KEY_META,
   MCP_FENCING_TOKEN_META,
   type McpCallOptions,
   type McpSession,
-} from './mcp/mcp-client-pool';
-export { mcpToolName, MCP_NAME_SEPARATOR } from './mcp/mcp-tool-name';
-export { mcpToolPolicy, type McpToolPolicy } from './mcp/mcp-tool-mapping';
+} from './mcp/client/mcp-client-pool';
+export { mcpToolName, MCP_NAME_SEPARATOR } from './mcp/client/mcp-tool-name';
+export { mcpToolPolicy, type McpToolPolicy } from './mcp/client/mcp-tool-mapping';
 
 // MCP: our tools served over MCP
-export { createDurableMcpServer, mcpCallWorkflowId, type DurableMcpServerOptions } from './mcp/mcp-server';
-export { SHARED_MCP_CALLER, type McpCaller } from './mcp/mcp-caller';
+export { createDurableMcpServer, mcpCallWorkflowId, type DurableMcpServerOptions } from './mcp/server/mcp-server';
+export { SHARED_MCP_CALLER, type McpCaller } from './mcp/server/mcp-caller';
 export {
   staticTokenAuthenticator,
   mcpTokensFromEnv,
   MCP_TOKEN_ENV,
   type McpCallerAuthenticator,
   type McpNamedToken,
-} from './mcp/mcp-caller-auth';
+} from './mcp/server/mcp-caller-auth';
 export {
   startMcpHttpListener,
   MCP_HTTP_MAX_BODY_BYTES,
   type McpHttpListener,
   type McpHttpListenerOptions,
-} from './mcp/mcp-http-listener';
-export { TemporalTaskStore, MCP_CALL_WORKFLOW, MCP_CALL_WORKFLOW_PREFIX } from './mcp/temporal-task-store';
-export { runMcpCommand, MCP_COMMAND_USAGE } from './mcp/mcp-command';
+} from './mcp/server/mcp-http-listener';
+export { TemporalTaskStore, MCP_CALL_WORKFLOW, MCP_CALL_WORKFLOW_PREFIX } from './mcp/server/temporal-task-store';
+export { runMcpCommand, MCP_COMMAND_USAGE } from './mcp/server/mcp-command';
 export type { McpToolCallInput, McpToolCallResult } from './workflows/mcp-tool-call';
 
 // Payload encryption (README, "Encryption")

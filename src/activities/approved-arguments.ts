@@ -1,6 +1,6 @@
-import { argumentsDigest } from '../approvals/arguments-digest';
-import { TOOL_ERROR_CODES } from '../protocol/activity-protocol';
-import { toolFailure } from '../protocol/activity-protocol';
+import { argumentsDigest } from './arguments-digest';
+import { TOOL_ERROR_CODES } from '../contract/activity-protocol';
+import { toolFailure } from '../contract/activity-protocol';
 
 /**
  * Refuses, before anything runs, a call whose validated arguments are not the ones a human approved (their

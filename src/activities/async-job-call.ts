@@ -6,14 +6,14 @@
 import { Context } from '@temporalio/activity';
 import { CompleteAsyncError } from '@temporalio/common';
 import type { z } from 'zod';
-import type { PayloadStore } from '../budget/claim-check';
+import type { PayloadStore } from '../stores/transcripts/claim-check';
 import { callbackTokenOf, newJobRecord, readJobRecord, writeJobRecord, type JobRecord } from '../long-calls/job-record';
-import { computeBackoffDelay } from '../tools/backoff';
+import { computeBackoffDelay } from '../failures/backoff';
 import { asyncJobRuntimeOf, type AsyncJobRuntime, type AsyncJobSubmission } from '../tools/define-async-job-tool';
 import type { Tool } from '../tools/define-tool';
 import type { ToolContext } from '../tools/tool-context';
-import { PermanentToolError, TransientToolError } from '../tools/tool-errors';
-import { TOOL_ERROR_CODES } from '../protocol/activity-protocol';
+import { PermanentToolError, TransientToolError } from '../failures/tool-errors';
+import { TOOL_ERROR_CODES } from '../contract/activity-protocol';
 
 /** Longest job id a downstream may return. */
 const MAX_JOB_ID_CHARS = 1_000;

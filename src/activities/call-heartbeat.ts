@@ -1,6 +1,6 @@
-import type { PayloadStore } from '../budget/claim-check';
+import type { PayloadStore } from '../stores/transcripts/claim-check';
 import { CheckpointError } from '../tools/checkpoint-error';
-import { PROGRESS_MESSAGE_MAX_CHARS, type ToolProgress } from '../tools/tool-progress';
+import { PROGRESS_MESSAGE_MAX_CHARS, type ToolProgress } from '../contract/tool-progress';
 import type { ToolLogger } from '../tools/tool-context';
 
 /** A checkpoint as it travels: its sequence number over all attempts of the call, and the tool's state. */

@@ -3,8 +3,8 @@
  * (the stored result or failure), its claim-check outputs and its checkpoint. Without a declaration every store
  * keeps its own retention.
  */
-import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import type { ToolLongCallSettings } from '../tools/long-call';
+import type { IdempotencyStore } from '../stores/idempotency/idempotency-store';
+import type { ToolLongCallSettings } from '../contract/tool-catalog-entry';
 
 /**
  * The key store a call records its outcome in: for a long call declaring `resultRetention`, a view of `store`

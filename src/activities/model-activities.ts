@@ -1,20 +1,20 @@
 import { z } from 'zod';
-import { MODEL_CALL_LIMITS } from '../model/model-call-heartbeat';
-import type { ModelProvider, ModelSettings, ModelTurn, TranscriptMessage } from '../model/model-types';
+import { MODEL_CALL_LIMITS } from '../contract/model-call-limits';
+import type { ModelProvider, ModelSettings, ModelTurn, TranscriptMessage } from '../contract/model-types';
 import { scriptedModel } from '../model/scripted-model';
-import { modelFacingCatalog } from '../tools/tool-disclosure';
+import { modelFacingCatalog } from '../contract/tool-disclosure';
 import type { ToolRegistry } from '../tools/tool-registry';
-import { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
-import type { TranscriptStore } from '../transcripts/transcript-store';
+import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
+import type { TranscriptStore } from '../stores/transcripts/transcript-store';
 import { emptyTurnProblem, recordedToolArguments, turnExcerpt } from '../model/model-turn-check';
 import { jsonModelTurn, notJsonMessage } from '../model/json-model-turn';
-import { ENGINE_FAILURE_TYPES, engineFailure } from '../protocol/activity-protocol';
-import { modelVisibleTools } from '../tools/tool-visibility';
-import { withFetchToolResult } from '../tools/fetch-tool-result';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
+import { ENGINE_FAILURE_TYPES, engineFailure } from '../contract/activity-protocol';
+import { modelVisibleTools } from '../contract/tool-visibility';
+import { withFetchToolResult } from '../contract/fetch-tool-result';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { callWithDeadline, modelFailure } from './model-call';
-import { boundModelTurn } from '../budget/bound-model-turn';
-import { PAYLOAD_LIMITS, truncateText } from '../budget/payload-limits';
+import { boundModelTurn } from '../contract/bound-model-turn';
+import { PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
 
 /** Dependencies of {@link createModelActivities}. */
 export interface ModelActivityDeps {

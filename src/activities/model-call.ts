@@ -5,7 +5,7 @@
  * `ApplicationFailure`s.
  */
 import { Context } from '@temporalio/activity';
-import { MODEL_CALL_HEARTBEAT } from '../model/model-call-heartbeat';
+import { MODEL_CALL_HEARTBEAT } from '../contract/model-call-limits';
 import {
   MODEL_FAILURE_CODES,
   MODEL_RETRY,
@@ -13,8 +13,8 @@ import {
   modelRetryDelayMs,
   type ModelFailureClassification,
 } from '../model/model-failure';
-import type { ModelCallContext } from '../model/model-types';
-import { engineFailure } from '../protocol/activity-protocol';
+import type { ModelCallContext } from '../contract/model-types';
+import { engineFailure } from '../contract/activity-protocol';
 
 /** The turn's deadline passed; the provider's request was aborted. */
 export class ModelTurnTimeoutError extends Error {

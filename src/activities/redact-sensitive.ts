@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { redactDeep, redactText } from '../tools/sensitive-arguments';
+import { redactDeep, redactText } from '../contract/sensitive-arguments';
 import type { ToolLogger } from '../tools/tool-context';
 
 /**

@@ -2,7 +2,7 @@ import { installFetchLeaseGuard, uninstallFetchLeaseGuard } from './fetch-lease-
 import { installHttpLeaseGuard, uninstallHttpLeaseGuard } from './http-lease-guard';
 import { runInRequestLeaseScope } from './request-lease-scope';
 import type { ToolCallLease } from './tool-call-lease';
-import type { LeaseLostError } from '../tools/lease-lost-error';
+import type { LeaseLostError } from '../failures/lease-lost-error';
 
 /**
  * Installs the lease check on every HTTP request of this process: global `fetch` and undici through the

@@ -1,5 +1,5 @@
-import { IdempotencyStoreError } from '../idempotency/idempotency-store-error';
-import { TOOL_ERROR_CODES, type ToolErrorObservation, type ToolFailureFacts } from '../protocol/activity-protocol';
+import { IdempotencyStoreError } from '../stores/idempotency/idempotency-store-error';
+import { TOOL_ERROR_CODES, type ToolErrorObservation, type ToolFailureFacts } from '../contract/activity-protocol';
 
 /** Where the wrapper was talking to the idempotency store: claiming the key, or recording the result. */
 export type StorePhase = 'claim' | 'record';

@@ -1,5 +1,5 @@
 import { redactFailure, redactingLogger } from './redact-sensitive';
-import { sensitiveValues } from '../tools/sensitive-arguments';
+import { sensitiveValues } from '../contract/sensitive-arguments';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { hostname } from 'node:os';
@@ -9,21 +9,21 @@ import {
   resolveCompensationArguments,
   storeCallArguments,
   type PayloadStore,
-} from '../budget/claim-check';
-import { READ_STORED_OUTPUT_TOOL } from '../budget/claim-check-reference';
-import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import { isLeaseLostError } from '../idempotency/idempotency-store-error';
+} from '../stores/transcripts/claim-check';
+import { READ_STORED_OUTPUT_TOOL } from '../contract/claim-check-reference';
+import type { IdempotencyStore } from '../stores/idempotency/idempotency-store';
+import { isLeaseLostError } from '../stores/idempotency/idempotency-store-error';
 import type { Tool } from '../tools/define-tool';
-import { type ArgumentGuardLimits, nestsDeeperThan, OUTPUT_MAX_DEPTH } from '../tools/json-arguments';
-import { resolveArgumentGuard, toolArgumentGuard, type ArgumentGuardOptions } from '../tools/argument-guard-options';
-import { parseToolArguments } from '../tools/parse-tool-arguments';
-import { RetryBudget } from '../tools/retry-budget';
-import type { ToolCatalogEntry, ToolRetrySettings } from '../tools/tool-catalog-entry';
+import { type ArgumentGuardLimits, nestsDeeperThan, OUTPUT_MAX_DEPTH } from '../guard/json-arguments';
+import { resolveArgumentGuard, toolArgumentGuard, type ArgumentGuardOptions } from '../guard/argument-guard-options';
+import { parseToolArguments } from '../guard/parse-tool-arguments';
+import { RetryBudget } from '../failures/retry-budget';
+import type { ToolCatalogEntry, ToolRetrySettings } from '../contract/tool-catalog-entry';
 import type { ToolContext } from '../tools/tool-context';
 import type { ToolRegistry } from '../tools/tool-registry';
-import { budgetOf } from '../tools/tool-budget';
-import { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
-import type { ToolActivityInput, ToolActivityResult } from './tool-activity-types';
+import { budgetOf } from '../contract/tool-budget';
+import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
+import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import { assertApprovedArguments } from './approved-arguments';
 import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
@@ -42,7 +42,7 @@ import {
   TOOL_ERROR_CODES,
   toolFailure,
   type ToolErrorObservation,
-} from '../protocol/activity-protocol';
+} from '../contract/activity-protocol';
 
 export { TOOL_CALL_LEASE } from './tool-call-lease';
 

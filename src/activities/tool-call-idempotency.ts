@@ -1,8 +1,8 @@
-import { fingerprint } from '../idempotency/canonical-json';
-import type { IdempotencyStore, StoredFailure } from '../idempotency/idempotency-store';
+import { fingerprint } from '../stores/idempotency/canonical-json';
+import type { IdempotencyStore, StoredFailure } from '../stores/idempotency/idempotency-store';
 import type { Tool } from '../tools/define-tool';
 import type { ToolContext } from '../tools/tool-context';
-import { OUTCOME_UNKNOWN_EXPLANATION } from '../tools/retry-decision';
+import { OUTCOME_UNKNOWN_EXPLANATION } from '../failures/retry-decision';
 import {
   isToolErrorCode,
   isToolErrorObservation,
@@ -10,7 +10,7 @@ import {
   toolFailure,
   type ToolErrorObservation,
   type ToolFailureFacts,
-} from '../protocol/activity-protocol';
+} from '../contract/activity-protocol';
 import type { ToolCallLease } from './tool-call-lease';
 
 /** Smallest wait before asking again about a key another attempt holds. */

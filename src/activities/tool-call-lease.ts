@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import { LeaseLostError, type LeaseLostErrorCode } from '../tools/lease-lost-error';
+import type { IdempotencyStore } from '../stores/idempotency/idempotency-store';
+import { LeaseLostError, type LeaseLostErrorCode } from '../failures/lease-lost-error';
 import type { ToolLogger } from '../tools/tool-context';
 
 /** Lease of an idempotency key while a call runs, how often it is renewed, and the local safety margin. */

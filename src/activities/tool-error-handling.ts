@@ -1,22 +1,22 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { classify } from '../tools/classify';
+import { classify } from '../failures/classify';
 import {
   decideRetry,
   OUTCOME_UNKNOWN_EXPLANATION,
   type NoRetryReason,
   type RetryBudgetInput,
-} from '../tools/retry-decision';
-import type { FailureKind } from '../tools/classify';
-import type { RetryBudget } from '../tools/retry-budget';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
+} from '../failures/retry-decision';
+import type { FailureKind } from '../failures/classify';
+import type { RetryBudget } from '../failures/retry-budget';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { CancelledFailure } from '@temporalio/common';
 import {
   cancelledToolFailure,
   TOOL_ERROR_CODES,
   toolFailure,
   type ToolErrorObservation,
-} from '../protocol/activity-protocol';
-import { jsonByteLength, PAYLOAD_LIMITS, truncateText } from '../budget/payload-limits';
+} from '../contract/activity-protocol';
+import { jsonByteLength, PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
 
 /** What the wrapper knows when a tool implementation throws. */
 export interface ThrownErrorContext {

@@ -1,9 +1,9 @@
 /**
  * How the approval commands show a waiting call and an audit record.
  */
-import type { PendingApproval } from '../approvals/approval-client';
-import type { ApprovalAuditRecord } from '../approvals/approval-types';
-import { TOOL_ERROR_CODES } from '../protocol/activity-protocol';
+import type { PendingApproval } from '../client/approval-client';
+import type { ApprovalAuditRecord } from '../contract/approval-types';
+import { TOOL_ERROR_CODES } from '../contract/activity-protocol';
 
 /** Width of argument previews in `pending` and `audit`. */
 const ARGUMENTS_PREVIEW = 120;

@@ -1,6 +1,6 @@
 import { Connection, type Client } from '@temporalio/client';
-import { connectClient } from '../client';
-import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from '../connection-settings';
+import { connectClient } from '../client/agent-run-client';
+import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from '../client/connection-settings';
 import { encryptionKeysFromEnv } from '../encryption/encryption-keys';
 import type { CliContext } from './command';
 

@@ -1,9 +1,9 @@
 import { WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { runResultOfFailure, type RunHistory } from '../client';
-import type { ToolActivityInput } from '../activities/tool-activity-types';
-import type { ToolErrorObservation } from '../protocol/activity-protocol';
-import { getRunStateQuery } from '../workflows/agent-run-messages';
-import type { AgentRunState, StepRecord } from '../workflows/agent-run-types';
+import { runResultOfFailure, type RunHistory } from '../client/agent-run-client';
+import type { ToolActivityInput } from '../contract/tool-activity-types';
+import type { ToolErrorObservation } from '../contract/activity-protocol';
+import { getRunStateQuery } from '../contract/agent-run-messages';
+import type { AgentRunState, StepRecord } from '../contract/agent-run-types';
 
 /** How long `show` waits for a worker to answer a query before reading the history instead. */
 export const READ_RUN_TIMING = { queryTimeoutMs: 5_000 } as const;

@@ -3,8 +3,8 @@
  * happened, a steps table, the run's summary and a progress line. Errors are printed whole — code, message and
  * hint, wrapped to the output width, never cut; only previews of arguments and outputs are shortened.
  */
-import type { ToolErrorObservation } from '../protocol/activity-protocol';
-import type { AgentRunState, RunUsageTotals, StepRecord } from '../workflows/agent-run-types';
+import type { ToolErrorObservation } from '../contract/activity-protocol';
+import type { AgentRunState, RunUsageTotals, StepRecord } from '../contract/agent-run-types';
 
 /** Column widths of the steps table and previews. */
 const VIEW = { arguments: 48, observation: 64, goal: 60, stepArguments: 80 } as const;

@@ -1,5 +1,5 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { privateRuntimeLogger } from '../privacy/private-logs';
+import { privateRuntimeLogger } from '../telemetry/private-logs';
 
 /**
  * Installs the Temporal runtime for a command that runs a worker: warnings and errors only, and no signal

@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { enableTypeScriptFor } from '../typescript-tools-module';
+import { enableTypeScriptFor } from '../runtime/typescript-tools-module';
 import { CliUsageError, type CliContext } from './command';
 import { stringOption, type ParsedValues } from './args';
 

@@ -8,8 +8,8 @@ import {
   tighten,
   tightenCompanions,
   withPrivateUmask,
-} from '../privacy/private-state';
-import { SEARCH_ATTRIBUTE_FLAGS } from '../search-attributes';
+} from '../stores/private-state';
+import { SEARCH_ATTRIBUTE_FLAGS } from '../contract/search-attributes';
 import { findFreePort } from './free-port';
 import { resolveTemporalCli, type ResolveTemporalCliOptions } from './temporal-cli';
 import { TemporalCliError } from './temporal-cli-error';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { answersAsTemporal } from './answers-as-temporal';
-import type { ConnectionSettings } from '../connection-settings';
+import type { ConnectionSettings } from '../client/connection-settings';
 import { startDevServer } from './dev-server';
 import { isPortOpen } from './free-port';
 

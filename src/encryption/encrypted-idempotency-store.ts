@@ -1,11 +1,11 @@
-import { serializeFailure, serializeResult } from '../idempotency/idempotency-record';
+import { serializeFailure, serializeResult } from '../stores/idempotency/idempotency-record';
 import type {
   BeginOptions,
   BeginOutcome,
   FinishOptions,
   IdempotencyStore,
   StoredFailure,
-} from '../idempotency/idempotency-store';
+} from '../stores/idempotency/idempotency-store';
 import type { EncryptionKeyring } from './encryption-keys';
 import { isSealedText, openText, sealText } from './sealed-text';
 

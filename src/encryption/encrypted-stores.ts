@@ -1,5 +1,5 @@
-import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import type { TranscriptStore } from '../transcripts/transcript-store';
+import type { IdempotencyStore } from '../stores/idempotency/idempotency-store';
+import type { TranscriptStore } from '../stores/transcripts/transcript-store';
 import { EncryptedIdempotencyStore } from './encrypted-idempotency-store';
 import { EncryptedTranscriptStore } from './encrypted-transcript-store';
 import type { EncryptionKeyring } from './encryption-keys';

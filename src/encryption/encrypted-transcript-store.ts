@@ -1,5 +1,5 @@
-import type { TranscriptMessage } from '../model/model-types';
-import type { StoredPayload, TranscriptStore } from '../transcripts/transcript-store';
+import type { TranscriptMessage } from '../contract/model-types';
+import type { StoredPayload, TranscriptStore } from '../stores/transcripts/transcript-store';
 import type { EncryptionKeyring } from './encryption-keys';
 import { isSealedText, openText, sealText } from './sealed-text';
 

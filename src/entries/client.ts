@@ -19,20 +19,20 @@ export {
   type AgentRunHandle,
   type AgentRunIdReusePolicy,
   type ConnectClientOptions,
-} from '../client';
-export { AgentRunStartError, type AgentRunStartErrorCode } from '../agent-run-start-error';
+} from '../client/agent-run-client';
+export { AgentRunStartError, type AgentRunStartErrorCode } from '../client/agent-run-start-error';
 export {
   connectionSettingsFromEnv,
   connectionOptions,
   CONNECTION_DEFAULTS,
   type ConnectionSettings,
-} from '../connection-settings';
-export { SEARCH_ATTRIBUTES } from '../search-attributes';
-export { registerStatusAttributeCommand } from '../status-search-attribute';
-export { FAILED_RUN_STATUSES, isFailedRunStatus, type FailedRunStatus } from '../workflows/run-outcome-statuses';
-export { getRunStateQuery } from '../workflows/agent-run-messages';
+} from '../client/connection-settings';
+export { SEARCH_ATTRIBUTES } from '../contract/search-attributes';
+export { registerStatusAttributeCommand } from '../client/status-search-attribute';
+export { FAILED_RUN_STATUSES, isFailedRunStatus, type FailedRunStatus } from '../contract/run-outcome-statuses';
+export { getRunStateQuery } from '../contract/agent-run-messages';
 export { runningCalls, type RunningCall } from '../long-calls/live-progress';
-export type { ToolProgress } from '../tools/tool-progress';
+export type { ToolProgress } from '../contract/tool-progress';
 
 // Approvals: deciding waiting calls (README, "Approvals")
 export {
@@ -43,9 +43,9 @@ export {
   type PendingApproval,
   type StepDecision,
   type ListPendingApprovalsOptions,
-} from '../approvals/approval-client';
-export { ApprovalError, type ApprovalErrorCode } from '../approvals/approval-error';
-export { argumentsDigest } from '../approvals/arguments-digest';
+} from '../client/approval-client';
+export { ApprovalError, type ApprovalErrorCode } from '../client/approval-error';
+export { argumentsDigest } from '../activities/arguments-digest';
 export {
   APPROVAL_REFUSAL_CODES,
   type ApprovalRefusalCode,
@@ -55,7 +55,7 @@ export {
   type ApprovalDecisionResult,
   type ApprovalAuditRecord,
   type ApprovalOutcome,
-} from '../approvals/approval-types';
+} from '../contract/approval-types';
 export type {
   AgentRunInput,
   AgentRunLimits,
@@ -71,10 +71,10 @@ export type {
   RunUsage,
   RunUsageTotals,
   TurnUsage,
-} from '../workflows/agent-run-types';
-export type { ModelSettings } from '../model/model-types';
+} from '../contract/agent-run-types';
+export type { ModelSettings } from '../contract/model-types';
 export type { ScriptedTurn, ScriptedModelSettings } from '../model/scripted-model';
-export type { ToolObservation, ToolErrorObservation, ToolSuccessObservation } from '../protocol/activity-protocol';
+export type { ToolObservation, ToolErrorObservation, ToolSuccessObservation } from '../contract/activity-protocol';
 
 // Payload encryption (README, "Encryption")
 export {

@@ -16,6 +16,6 @@ export {
   ScriptedTurnsError,
   type ScriptedTurnsProblem,
 } from '../model/scripted-turns';
-export { createSeededRandom } from '../tools/seeded-random';
-export { MemoryIdempotencyStore } from '../idempotency/memory-idempotency-store';
-export { MemoryTranscriptStore } from '../transcripts/memory-transcript-store';
+export { createSeededRandom } from '../failures/seeded-random';
+export { MemoryIdempotencyStore } from '../stores/idempotency/memory-idempotency-store';
+export { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';

@@ -4,11 +4,11 @@
  * the call still waits, the output matches the tool's output schema and fits its budget.
  */
 import { ActivityNotFoundError, type Client } from '@temporalio/client';
-import type { ToolActivityResult } from '../activities/tool-activity-types';
-import { boundToolOutput, type PayloadStore } from '../budget/claim-check';
-import { nestsDeeperThan, OUTPUT_MAX_DEPTH } from '../tools/json-arguments';
+import type { ToolActivityResult } from '../contract/tool-activity-types';
+import { boundToolOutput, type PayloadStore } from '../stores/transcripts/claim-check';
+import { nestsDeeperThan, OUTPUT_MAX_DEPTH } from '../guard/json-arguments';
 import type { Tool } from '../tools/define-tool';
-import { budgetOf } from '../tools/tool-budget';
+import { budgetOf } from '../contract/tool-budget';
 import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry';
 import { parseCallbackToken, readJobRecord, secretMatches, writeJobRecord, type JobRecord } from './job-record';
 

@@ -4,7 +4,7 @@
  * the tool activity (which writes it) and the callback helper (which reads it and completes the call).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { PayloadStore } from '../budget/claim-check';
+import type { PayloadStore } from '../stores/transcripts/claim-check';
 
 /** One async job, as stored. */
 export interface JobRecord {

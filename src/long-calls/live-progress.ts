@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
-import type { ToolProgress } from '../tools/tool-progress';
-import type { AgentRunState } from '../workflows/agent-run-types';
+import type { ToolProgress } from '../contract/tool-progress';
+import type { AgentRunState } from '../contract/agent-run-types';
 
 /** What a running tool activity reports through its heartbeat details, as a client reads it. */
 export interface RunningCall {

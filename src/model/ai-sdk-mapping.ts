@@ -12,8 +12,8 @@ import type {
   LanguageModelV3ToolCallPart,
   LanguageModelV3ToolResultPart,
 } from '@ai-sdk/provider';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import type { ModelFinishReason, ModelRequest, ModelToolCall, ModelTurn, ModelUsage } from './model-types';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import type { ModelFinishReason, ModelRequest, ModelToolCall, ModelTurn, ModelUsage } from '../contract/model-types';
 
 /** The instructions every run's model gets unless its settings carry a `system` prompt of their own. */
 export const DEFAULT_SYSTEM_PROMPT = [

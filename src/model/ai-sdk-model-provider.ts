@@ -1,7 +1,7 @@
 import type { LanguageModelV3, LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import { fromGenerateResult, toLanguageModelPrompt, toLanguageModelTools } from './ai-sdk-mapping';
 import { ModelConfigError } from './model-config-error';
-import type { ModelCallContext, ModelProvider, ModelRequest, ModelTurn } from './model-types';
+import type { ModelCallContext, ModelProvider, ModelRequest, ModelTurn } from '../contract/model-types';
 
 /** A language model, or a function that makes one for a model id (`undefined`: the configured default). */
 export type LanguageModelSource = LanguageModelV3 | ((modelId: string | undefined) => LanguageModelV3);

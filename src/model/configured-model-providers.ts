@@ -7,7 +7,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { aiSdkModelProvider, type AiSdkProviderOptions } from './ai-sdk-model-provider';
 import { ModelConfigError } from './model-config-error';
-import type { ModelProvider } from './model-types';
+import type { ModelProvider } from '../contract/model-types';
 
 /** The providers durable-tools configures out of the box. */
 export const MODEL_PROVIDER_KINDS = ['openai', 'anthropic', 'openai-compatible'] as const;

@@ -3,9 +3,9 @@
  * for) or permanent (stop, with a hint for the operator). Works on the AI SDK's `APICallError` and on any
  * error carrying an HTTP status and headers; knows the rate-limit headers of OpenAI and Anthropic.
  */
-import { ENGINE_FAILURE_TYPES } from '../protocol/activity-protocol';
-import { exponentialCeiling } from '../tools/backoff';
-import { parseRetryAfter } from '../tools/retry-after';
+import { ENGINE_FAILURE_TYPES } from '../contract/activity-protocol';
+import { exponentialCeiling } from '../failures/backoff';
+import { parseRetryAfter } from '../failures/retry-after';
 
 /**
  * The failure types of a model call, by meaning. They are members of the protocol's closed union

@@ -3,7 +3,7 @@ import {
   nestsDeeperThan,
   plainJsonCopy,
   stringifyWithoutRecursion,
-} from '../tools/json-arguments';
+} from '../guard/json-arguments';
 
 /** Characters of a malformed model turn quoted in the error that ends the model step. */
 export const TURN_EXCERPT_CHARS = 300;

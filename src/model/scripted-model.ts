@@ -1,4 +1,4 @@
-import type { ModelRequest, ModelSettings, ModelTurn } from './model-types';
+import type { ModelRequest, ModelSettings, ModelTurn } from '../contract/model-types';
 
 /**
  * One turn of a scripted model: the tool calls it makes, or its final answer. With `ifPreviousFailed`,

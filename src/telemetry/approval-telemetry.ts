@@ -1,4 +1,4 @@
-import type { ApprovalAuditRecord } from '../approvals/approval-types';
+import type { ApprovalAuditRecord } from '../contract/approval-types';
 import type { EngineMetrics } from './engine-metrics';
 
 /**

@@ -1,9 +1,9 @@
 import { trace, type Attributes, type Span } from '@opentelemetry/api';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { msOptionalToNumber } from '@temporalio/common/lib/time';
-import type { FailureKind } from '../tools/classify';
-import type { NoRetryReason } from '../tools/retry-decision';
-import { TOOL_ERROR_CODES } from '../protocol/activity-protocol';
+import type { FailureKind } from '../failures/classify';
+import type { NoRetryReason } from '../failures/retry-decision';
+import { TOOL_ERROR_CODES } from '../contract/activity-protocol';
 import type { EngineMetrics } from './engine-metrics';
 
 /** Attributes the engine sets on the span of a tool call attempt (Temporal's `RunActivity:<tool>`). */

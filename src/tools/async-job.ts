@@ -4,10 +4,8 @@
  */
 import type { Duration } from '@temporalio/common';
 import { durationMs } from './tool-declaration-checks';
-import { ToolDefinitionError } from './tool-definition-error';
-
-/** How an async job's result reaches the call: the downstream calls back, or the worker polls it. */
-export type AsyncJobCompletion = 'callback' | 'poll';
+import { ToolDefinitionError } from '../contract/tool-definition-error';
+import type { AsyncJobCompletion, ToolAsyncJobSettings } from '../contract/tool-catalog-entry';
 
 /** Async-job options a tool declares (`defineAsyncJobTool({ asyncJob: { ... } })`). */
 export interface ToolAsyncJobOptions {
@@ -24,15 +22,6 @@ export interface ToolAsyncJobOptions {
    * `fetch_tool_result` (see README, "Long tool calls"). Default false: the model's turn waits for the result.
    */
   fetchLater?: boolean;
-}
-
-/** The resolved async-job settings, as the catalog carries them. */
-export interface ToolAsyncJobSettings {
-  completion: AsyncJobCompletion;
-  deadlineMs: number;
-  pollIntervalMs: number;
-  maxPollIntervalMs: number;
-  fetchLater: boolean;
 }
 
 /** Defaults of the async-job settings. */

@@ -8,10 +8,10 @@ import {
   type ToolSpec,
   type ToolSpecFields,
 } from './define-tool';
-import { resolveAsyncJob, temporalDeadlineMs, type ToolAsyncJobOptions, type ToolAsyncJobSettings } from './async-job';
+import { resolveAsyncJob, temporalDeadlineMs, type ToolAsyncJobOptions } from './async-job';
 import type { ToolContext } from './tool-context';
-import type { ToolCatalogEntry } from './tool-catalog-entry';
-import { ToolDefinitionError } from './tool-definition-error';
+import type { ToolAsyncJobSettings, ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import { ToolDefinitionError } from '../contract/tool-definition-error';
 
 /** What `submit` returns: the downstream's id of the job it accepted. */
 export interface AsyncJobSubmission {

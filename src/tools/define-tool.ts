@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Duration } from '@temporalio/common';
-import { catalogApproval, type ToolApprovalPolicy } from './approval-policy';
-import type { JitterStrategy, ToolCatalogEntry, ToolEffect, ToolExecution } from './tool-catalog-entry';
-import { resolveToolBudget, type ToolBudgetOptions } from './tool-budget';
-import { checkArgumentGuardOptions, type ArgumentGuardOptions } from './argument-guard-options';
+import { catalogApproval, type ToolApprovalPolicy } from '../contract/approval-policy';
+import type { JitterStrategy, ToolCatalogEntry, ToolEffect, ToolExecution } from '../contract/tool-catalog-entry';
+import { resolveToolBudget, type ToolBudgetOptions } from '../contract/tool-budget';
+import { checkArgumentGuardOptions, type ArgumentGuardOptions } from '../guard/argument-guard-options';
 import type { ToolContext } from './tool-context';
 import {
   checkApproval,
@@ -14,9 +14,9 @@ import {
   resolveRetry,
   resolveTimeout,
 } from './tool-declaration-checks';
-import { TOOL_NAME_PATTERN } from './tool-defaults';
+import { TOOL_NAME_PATTERN } from '../contract/tool-defaults';
 import { resolveLongCall, type ToolLongCallOptions } from './long-call';
-import { ToolDefinitionError } from './tool-definition-error';
+import { ToolDefinitionError } from '../contract/tool-definition-error';
 
 /** Retry settings a tool may override; durations as Temporal durations (`'2s'`, `500`). */
 export interface ToolRetryOptions {

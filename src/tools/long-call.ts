@@ -3,12 +3,10 @@
  * what a cancellation means to it. Pure data once resolved (the catalog carries it to the workflow).
  */
 import type { Duration } from '@temporalio/common';
-import { IDEMPOTENCY_DEFAULTS } from '../idempotency/idempotency-defaults';
+import { IDEMPOTENCY_DEFAULTS } from '../stores/idempotency/idempotency-defaults';
 import { durationMs } from './tool-declaration-checks';
-import { ToolDefinitionError } from './tool-definition-error';
-
-/** What a cancellation (of the run, or of the call) means to a long call. */
-export type LongCallCancellation = 'abort' | 'finish-unit';
+import { ToolDefinitionError } from '../contract/tool-definition-error';
+import type { LongCallCancellation, ToolLongCallSettings } from '../contract/tool-catalog-entry';
 
 /** Long-call options a tool may declare (`defineTool({ longCall: { ... } })`). */
 export interface ToolLongCallOptions {
@@ -32,16 +30,6 @@ export interface ToolLongCallOptions {
    * delete them after. Default: each store's own retention (24 h for the record, 7 days for payloads).
    */
   resultRetention?: Duration;
-}
-
-/** The resolved long-call settings, as the catalog carries them. */
-export interface ToolLongCallSettings {
-  heartbeatTimeoutMs: number;
-  deadlineMs: number;
-  onCancel: LongCallCancellation;
-  maxCheckpointBytes: number;
-  /** Present only when the tool declares `resultRetention`. */
-  resultRetentionMs?: number;
 }
 
 /** Defaults and bounds of the long-call settings. */

@@ -5,9 +5,9 @@
  */
 import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { JitterStrategy, ToolRetrySettings } from './tool-catalog-entry';
-import { DEFAULT_TOOL_RETRY, DEFAULT_TOOL_TIMEOUT_MS, RESERVED_ACTIVITY_NAMES } from './tool-defaults';
-import { ToolDefinitionError } from './tool-definition-error';
+import type { JitterStrategy, ToolRetrySettings } from '../contract/tool-catalog-entry';
+import { DEFAULT_TOOL_RETRY, DEFAULT_TOOL_TIMEOUT_MS, RESERVED_ACTIVITY_NAMES } from '../contract/tool-defaults';
+import { ToolDefinitionError } from '../contract/tool-definition-error';
 
 /** Jitter strategies a tool may ask for. */
 export const JITTER_STRATEGIES: readonly JitterStrategy[] = ['full', 'decorrelated'];

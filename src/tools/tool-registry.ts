@@ -1,6 +1,6 @@
 import type { Tool } from './define-tool';
-import type { ToolCatalogEntry } from './tool-catalog-entry';
-import { ToolDefinitionError } from './tool-definition-error';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import { ToolDefinitionError } from '../contract/tool-definition-error';
 
 /**
  * The tools one worker can run, by name. Produces the JSON catalog the workflow and the model read.

@@ -1,6 +1,6 @@
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
-import { MODEL_CALL_HEARTBEAT, MODEL_CALL_LIMITS } from '../model/model-call-heartbeat';
-import { MODEL_ACTIVITY_NON_RETRYABLE_TYPES, TOOL_ACTIVITY_NON_RETRYABLE_TYPES } from '../protocol/activity-protocol';
+import { MODEL_CALL_HEARTBEAT, MODEL_CALL_LIMITS } from '../contract/model-call-limits';
+import { MODEL_ACTIVITY_NON_RETRYABLE_TYPES, TOOL_ACTIVITY_NON_RETRYABLE_TYPES } from '../contract/activity-protocol';
 
 /** Limits of an agent run. */
 export const AGENT_RUN_DEFAULTS = {

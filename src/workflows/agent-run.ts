@@ -8,13 +8,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CallModelInput, ModelActivities } from '../activities/model-activities';
-import type { ModelToolCall, ModelTurn } from '../model/model-types';
-import { describeActivityFailure, ENGINE_FAILURE_TYPES, isEngineFailure } from '../protocol/activity-protocol';
-import { SEARCH_ATTRIBUTES } from '../search-attributes';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import { exceedsCatalogBudget } from '../tools/tool-disclosure';
+import type { ModelToolCall, ModelTurn } from '../contract/model-types';
+import { describeActivityFailure, ENGINE_FAILURE_TYPES, isEngineFailure } from '../contract/activity-protocol';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import { exceedsCatalogBudget } from '../contract/tool-disclosure';
 import { AGENT_RUN_DEFAULTS, ENGINE_ACTIVITY_OPTIONS, SUMMARY_MAX_LENGTH } from './agent-run-defaults';
-import { getRunStateQuery } from './agent-run-messages';
+import { getRunStateQuery } from '../contract/agent-run-messages';
 import type {
   AgentRunCarryOver,
   AgentRunInput,
@@ -22,8 +22,8 @@ import type {
   AgentRunState,
   RunStatus,
   StepRecord,
-} from './agent-run-types';
-import { modelVisibleTools, undoToolNames } from '../tools/tool-visibility';
+} from '../contract/agent-run-types';
+import { modelVisibleTools, undoToolNames } from '../contract/tool-visibility';
 import { approvalRejectionVerdict, createApprovalGate } from './approval-gate';
 import { checkEffectTiers } from './effect-tiers';
 import { describeToolsStep, isDescribeToolsCall } from './describe-tools-step';
@@ -37,8 +37,8 @@ import { runScope } from './run-ownership';
 import { runToolStep, type StepContext } from './tool-step';
 import { BackgroundCalls } from './background-calls';
 import { markRunStatus, traceModelTurn, traceToolStep } from './run-tracing';
-import { boundObservation } from '../budget/bound-observation';
-import { jsonByteLength, PAYLOAD_LIMITS, truncateText } from '../budget/payload-limits';
+import { boundObservation } from '../contract/bound-observation';
+import { jsonByteLength, PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
 import { boundedRunView, transcriptToolCalls } from './run-budget';
 
 const { describeTools } = proxyActivities<{ describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]> }>(

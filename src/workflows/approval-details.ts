@@ -4,7 +4,7 @@
  * deadline — and the commands that decide it; the approval timer carries a summary instead of a bare duration.
  * Neither holds the arguments (they may be sensitive): `durable-tools pending` prints them.
  */
-import type { StepRecord } from './agent-run-types';
+import type { StepRecord } from '../contract/agent-run-types';
 
 /** How the details spell the command line (the installed package's form). */
 const CLI = 'npx durable-tools';

@@ -16,14 +16,14 @@ import {
   type ApprovalDecisionInput,
   type ApprovalDecisionResult,
   type RunApprovalPolicy,
-} from '../approvals/approval-types';
-import { SEARCH_ATTRIBUTES } from '../search-attributes';
-import { DEFAULT_APPROVAL_TIMEOUT_MS } from '../tools/approval-policy';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../protocol/activity-protocol';
-import type { AgentRunState, StepRecord } from './agent-run-types';
+} from '../contract/approval-types';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes';
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from '../contract/approval-policy';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../contract/activity-protocol';
+import type { AgentRunState, StepRecord } from '../contract/agent-run-types';
 import { approvalTimerSummary, waitingDetails } from './approval-details';
-import { decideApprovalUpdate } from './approval-messages';
+import { decideApprovalUpdate } from '../contract/approval-messages';
 
 /** Options of the engine's approval activities: a few minutes of retries, then the call is refused. */
 const APPROVAL_ACTIVITY_OPTIONS = {

@@ -1,15 +1,15 @@
 import { CancellationScope, condition } from '@temporalio/workflow';
-import type { ModelToolCall } from '../model/model-types';
-import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../protocol/activity-protocol';
+import type { ModelToolCall } from '../contract/model-types';
+import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../contract/activity-protocol';
 import {
   backgroundHandle,
   FETCH_TOOL_RESULT_TOOL,
   offersFetchLater,
   parseFetchArguments,
   type BackgroundCallStatus,
-} from '../tools/fetch-tool-result';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import type { StepRecord } from './agent-run-types';
+} from '../contract/fetch-tool-result';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import type { StepRecord } from '../contract/agent-run-types';
 import { stepKey } from './run-ownership';
 import { runToolStep, type StepContext } from './tool-step';
 import { compensate, type CompensationOutcome } from './saga';

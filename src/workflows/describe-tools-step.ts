@@ -1,8 +1,8 @@
-import type { ModelToolCall } from '../model/model-types';
-import { TOOL_ERROR_CODES } from '../protocol/activity-protocol';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import { answerDescribeTools, DESCRIBE_TOOLS_TOOL } from '../tools/tool-disclosure';
-import type { StepRecord } from './agent-run-types';
+import type { ModelToolCall } from '../contract/model-types';
+import { TOOL_ERROR_CODES } from '../contract/activity-protocol';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import { answerDescribeTools, DESCRIBE_TOOLS_TOOL } from '../contract/tool-disclosure';
+import type { StepRecord } from '../contract/agent-run-types';
 import { stepKey } from './run-ownership';
 import type { StepContext } from './tool-step';
 

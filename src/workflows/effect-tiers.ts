@@ -1,6 +1,6 @@
-import type { RunApprovalPolicy } from '../approvals/approval-types';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import { undoToolNames } from '../tools/tool-visibility';
+import type { RunApprovalPolicy } from '../contract/approval-types';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import { undoToolNames } from '../contract/tool-visibility';
 import { runOverride } from './approval-gate';
 
 /**

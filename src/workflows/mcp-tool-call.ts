@@ -1,10 +1,10 @@
 import { isCancellation, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import { TOOL_ERROR_CODES, type ToolObservation } from '../protocol/activity-protocol';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
+import { TOOL_ERROR_CODES, type ToolObservation } from '../contract/activity-protocol';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
-import { getRunStateQuery } from './agent-run-messages';
-import type { AgentRunState } from './agent-run-types';
-import { modelVisibleTools, undoToolNames } from '../tools/tool-visibility';
+import { getRunStateQuery } from '../contract/agent-run-messages';
+import type { AgentRunState } from '../contract/agent-run-types';
+import { modelVisibleTools, undoToolNames } from '../contract/tool-visibility';
 import { createApprovalGate } from './approval-gate';
 import { initialRunUsage } from './run-usage';
 import { compensate } from './saga';

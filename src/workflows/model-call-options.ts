@@ -1,6 +1,6 @@
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
-import { MODEL_CALL_LIMITS } from '../model/model-call-heartbeat';
-import type { ModelSettings } from '../model/model-types';
+import { MODEL_CALL_LIMITS } from '../contract/model-call-limits';
+import type { ModelSettings } from '../contract/model-types';
 import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
 
 /**

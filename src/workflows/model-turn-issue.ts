@@ -1,4 +1,4 @@
-import type { ModelTurnIssue } from '../model/model-types';
+import type { ModelTurnIssue } from '../contract/model-types';
 
 /** A refusal, an empty or a cut-off turn in a row this many times ends the run (under its failure policy). */
 export const MAX_CONSECUTIVE_TURN_ISSUES = 2;

@@ -1,4 +1,4 @@
-import { shortened } from '../budget/bound-observation';
+import { shortened } from '../contract/bound-observation';
 import {
   argumentsHandle,
   isOversizedArguments,
@@ -6,13 +6,13 @@ import {
   outputHandle,
   type StoredArgumentsReference,
   type StoredOutputReference,
-} from '../budget/claim-check-reference';
-import { formatBytes, jsonByteLength, PAYLOAD_LIMITS, truncateText } from '../budget/payload-limits';
-import type { ModelToolCall } from '../model/model-types';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import { budgetOf } from '../tools/tool-budget';
-import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../protocol/activity-protocol';
-import type { AgentRunState, StepRecord } from './agent-run-types';
+} from '../contract/claim-check-reference';
+import { formatBytes, jsonByteLength, PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
+import type { ModelToolCall } from '../contract/model-types';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import { budgetOf } from '../contract/tool-budget';
+import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../contract/activity-protocol';
+import type { AgentRunState, StepRecord } from '../contract/agent-run-types';
 
 /**
  * The refusal of a call whose raw arguments are above the tool's limit (or that the model activity already

@@ -1,6 +1,6 @@
 import { ApplicationFailure, patched, setCurrentDetails } from '@temporalio/workflow';
-import type { AgentRunResult } from './agent-run-types';
-import { isFailedRunStatus, RUN_OUTCOME_PATCH } from './run-outcome-statuses';
+import type { AgentRunResult } from '../contract/agent-run-types';
+import { isFailedRunStatus, RUN_OUTCOME_PATCH } from '../contract/run-outcome-statuses';
 
 /**
  * Ends the workflow the way the run ended, so the Temporal UI's list and header, `temporal workflow show` and

@@ -5,8 +5,8 @@
  * commands: adding or removing them does not change a run's history.
  */
 import { isSpanContextValid, SpanStatusCode, trace, type Link, type Span } from '@opentelemetry/api';
-import type { ModelTurn } from '../model/model-types';
-import type { PendingCompensation, RunStatus, StepRecord } from './agent-run-types';
+import type { ModelTurn } from '../contract/model-types';
+import type { PendingCompensation, RunStatus, StepRecord } from '../contract/agent-run-types';
 import { compensationKey } from './run-ownership';
 
 /** Span names and attributes of the engine's workflow spans. */

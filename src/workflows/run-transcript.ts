@@ -1,5 +1,5 @@
-import { jsonByteLength } from '../budget/payload-limits';
-import type { TranscriptMessage } from '../model/model-types';
+import { jsonByteLength } from '../contract/payload-limits';
+import type { TranscriptMessage } from '../contract/model-types';
 
 /**
  * The run's transcript as the workflow holds it: the messages since `offset` (all of them in the first

@@ -2,8 +2,15 @@
  * Token usage and cost of a run: added up turn by turn from what the model activity reports, checked
  * against the run's `maxInputTokens` / `maxOutputTokens` / `maxCost` limits. Pure and deterministic.
  */
-import type { ModelSettings, ModelTurn } from '../model/model-types';
-import type { AgentRunLimits, CostTable, RunUsage, RunUsageTotals, TokenPrices, TurnUsage } from './agent-run-types';
+import type { ModelSettings, ModelTurn } from '../contract/model-types';
+import type {
+  AgentRunLimits,
+  CostTable,
+  RunUsage,
+  RunUsageTotals,
+  TokenPrices,
+  TurnUsage,
+} from '../contract/agent-run-types';
 
 /** Most per-turn entries kept in the run state (the oldest are dropped; totals keep counting). */
 export const RUN_USAGE_MAX_TURNS_KEPT = 50;

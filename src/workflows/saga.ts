@@ -1,8 +1,8 @@
 import { CancellationScope, scheduleActivity } from '@temporalio/workflow';
-import type { ToolActivityInput } from '../activities/tool-activity-types';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
-import type { PendingCompensation, StepRecord } from './agent-run-types';
-import { describeActivityFailure } from '../protocol/activity-protocol';
+import type { ToolActivityInput } from '../contract/tool-activity-types';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import type { PendingCompensation, StepRecord } from '../contract/agent-run-types';
+import { describeActivityFailure } from '../contract/activity-protocol';
 import { COMPENSATION_ACTIVITY_OPTIONS, SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { compensationKey, type RunScope } from './run-ownership';
 import { traceCompensation } from './run-tracing';

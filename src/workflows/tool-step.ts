@@ -6,11 +6,11 @@ import {
   type ActivityOptions,
   type LocalActivityOptions,
 } from '@temporalio/workflow';
-import type { ToolActivityInput, ToolActivityResult } from '../activities/tool-activity-types';
-import type { ModelToolCall } from '../model/model-types';
-import type { ToolCatalogEntry } from '../tools/tool-catalog-entry';
+import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
+import type { ModelToolCall } from '../contract/model-types';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { SUMMARY_MAX_LENGTH, TOOL_ATTEMPT_HEADROOM, TOOL_HEARTBEAT_TIMEOUT_MS } from './agent-run-defaults';
-import type { AgentRunState, PendingCompensation, StepRecord } from './agent-run-types';
+import type { AgentRunState, PendingCompensation, StepRecord } from '../contract/agent-run-types';
 import { passApprovalGate, recordApprovalOutcome, type ApprovalGate } from './approval-gate';
 import { isIrreversibleForward } from './effect-tiers';
 import {
@@ -19,10 +19,10 @@ import {
   TOOL_ACTIVITY_NON_RETRYABLE_TYPES,
   TOOL_ERROR_CODES,
   type ToolErrorObservation,
-} from '../protocol/activity-protocol';
-import { boundObservation } from '../budget/bound-observation';
-import { redactArguments, redactDeep, sensitiveValues } from '../tools/sensitive-arguments';
-import { PAYLOAD_LIMITS } from '../budget/payload-limits';
+} from '../contract/activity-protocol';
+import { boundObservation } from '../contract/bound-observation';
+import { redactArguments, redactDeep, sensitiveValues } from '../contract/sensitive-arguments';
+import { PAYLOAD_LIMITS } from '../contract/payload-limits';
 import { stepKey, type RunScope } from './run-ownership';
 import { argumentsTooLarge, compensationArguments, compensationOutput, recordedArguments } from './run-budget';
 

@@ -4,11 +4,11 @@
  * formats, inside agent runs on the real dev server.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { createConfiguredModelProvider, type ModelProviderKind } from '../../src/model/configured-model-providers';
-import type { ModelProvider, ModelSettings } from '../../src/model/model-types';
+import type { ModelProvider, ModelSettings } from '../../src/contract/model-types';
 import type { Tool } from '../../src/tools/define-tool';
-import type { AgentRunInput, AgentRunState } from '../../src/workflows/agent-run-types';
+import type { AgentRunInput, AgentRunState } from '../../src/contract/agent-run-types';
 import { tripScript } from '../../examples/trip-script';
 import { tools as tripTools } from '../../examples/trip-tools';
 import {

@@ -6,8 +6,8 @@
  */
 import type { Worker } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { approveStep, getPendingApprovals } from '../../src/approvals/approval-client';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { createApprovalTools } from '../support/approval-tools';
 import {
   connectTestTemporal,

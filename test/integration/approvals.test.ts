@@ -3,22 +3,22 @@ import type { Worker } from '@temporalio/worker';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
+import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import {
   approveStep,
   getPendingApprovals,
   listPendingApprovals,
   rejectStep,
   type PendingApproval,
-} from '../../src/approvals/approval-client';
-import { ApprovalError } from '../../src/approvals/approval-error';
-import type { RunApprovalPolicy } from '../../src/approvals/approval-types';
-import { argumentsDigest } from '../../src/approvals/arguments-digest';
-import { SqliteAuditStore } from '../../src/approvals/sqlite-audit-store';
+} from '../../src/client/approval-client';
+import { ApprovalError } from '../../src/client/approval-error';
+import type { RunApprovalPolicy } from '../../src/contract/approval-types';
+import { argumentsDigest } from '../../src/activities/arguments-digest';
+import { SqliteAuditStore } from '../../src/stores/audit/sqlite-audit-store';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
-import { SEARCH_ATTRIBUTES } from '../../src/search-attributes';
-import { createWorker } from '../../src/worker';
-import type { AgentRunResult, FailurePolicy } from '../../src/workflows/agent-run-types';
+import { SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes';
+import { createWorker } from '../../src/runtime/create-worker';
+import type { AgentRunResult, FailurePolicy } from '../../src/contract/agent-run-types';
 import { createApprovalTools, type ApprovalToolCall } from '../support/approval-tools';
 import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
 

@@ -5,17 +5,17 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from '@temporalio/worker';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
-import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
 import { startJobCallbackServer, type JobCallbackServer } from '../../src/long-calls/job-callback-server';
 import { readJobRecord, callbackTokenOf } from '../../src/long-calls/job-record';
-import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
+import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
 import type { Tool } from '../../src/tools/define-tool';
 import { scriptedModel } from '../../src/model/scripted-model';
-import type { ModelProvider } from '../../src/model/model-types';
-import type { AgentRunInput } from '../../src/workflows/agent-run-types';
+import type { ModelProvider } from '../../src/contract/model-types';
+import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import { createAsyncJobTools, type AsyncJobUrls } from '../support/async-job-tools';
-import { createWorker } from '../../src/worker';
+import { createWorker } from '../../src/runtime/create-worker';
 import {
   jobOutput,
   startJobDownstream,

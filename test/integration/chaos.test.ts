@@ -1,7 +1,7 @@
 import { CHAOS_EFFECT_KINDS } from '../support/chaos-tools';
 import { CHAOS_SUMMARY_PATTERN, formatChaosSummary, runChaos, runCompensationKill } from '../support/chaos-run';
-import { createWorker } from '../../src/worker';
-import { WORKER_TUNING } from '../../src/worker-tuning';
+import { createWorker } from '../../src/runtime/create-worker';
+import { WORKER_TUNING } from '../../src/runtime/worker-tuning';
 import { connectTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 
 /**

@@ -11,7 +11,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { LIFECYCLE_TIMING } from '../../src/cli/lifecycle';
 import { findFreePort } from '../../src/dev-server/free-port';
 import {

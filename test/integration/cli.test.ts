@@ -12,7 +12,7 @@ import { COMMANDS } from '../../src/cli/commands';
 import { Lifecycle } from '../../src/cli/lifecycle';
 import { runCli } from '../../src/cli/main';
 import type { CliContext } from '../../src/cli/command';
-import { getAgentRunState } from '../../src/client';
+import { getAgentRunState } from '../../src/client/agent-run-client';
 import { answersAsTemporal } from '../../src/dev-server/answers-as-temporal';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { commandLine, descendants, runCliToEnd, startCli, waitAllGone, type CliProcess } from '../support/cli-process';

@@ -2,14 +2,14 @@ import { Worker } from '@temporalio/worker';
 import { z } from 'zod';
 import { createModelActivities } from '../../src/activities/model-activities';
 import { createToolActivities } from '../../src/activities/tool-activities';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { scriptedModel, type ScriptedTurn } from '../../src/model/scripted-model';
-import type { ModelProvider, ModelRequest } from '../../src/model/model-types';
+import type { ModelProvider, ModelRequest } from '../../src/contract/model-types';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool } from '../../src/tools/define-tool';
-import { PermanentToolError, TransientToolError } from '../../src/tools/tool-errors';
+import { PermanentToolError, TransientToolError } from '../../src/failures/tool-errors';
 import { createToolRegistry } from '../../src/tools/tool-registry';
-import type { AgentRunInput, AgentRunResult } from '../../src/workflows/agent-run-types';
+import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
 import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
 
 /**

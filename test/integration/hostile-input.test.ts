@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
-import { isStoredOutputReference } from '../../src/budget/claim-check-reference';
-import { MemoryIdempotencyStore } from '../../src/idempotency/memory-idempotency-store';
-import { MemoryTranscriptStore } from '../../src/transcripts/memory-transcript-store';
-import type { ModelProvider, ModelRequest } from '../../src/model/model-types';
+import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import { isStoredOutputReference } from '../../src/contract/claim-check-reference';
+import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
+import { MemoryTranscriptStore } from '../../src/stores/transcripts/memory-transcript-store';
+import type { ModelProvider, ModelRequest } from '../../src/contract/model-types';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
-import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
+import type { ToolErrorObservation } from '../../src/contract/activity-protocol';
 import { defineTool, type Tool } from '../../src/tools/define-tool';
-import { PermanentToolError } from '../../src/tools/tool-errors';
-import { createWorker } from '../../src/worker';
+import { PermanentToolError } from '../../src/failures/tool-errors';
+import { createWorker } from '../../src/runtime/create-worker';
 import { waitFor } from '../support/wait-for';
 import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
 

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
 import type { PlainHttpClient, PlainSendReport } from '../support/plain-http-tools';
 import { PLAIN_HTTP_WORKER_ENV, PLAIN_HTTP_WORKER_READY } from '../support/plain-http-worker';

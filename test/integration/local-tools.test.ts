@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { defineTool } from '../../src/tools/define-tool';
 import {
   connectTestTemporal,

@@ -5,12 +5,12 @@ import {
   uniqueTaskQueue,
   type TestTemporal,
 } from '../support/temporal-test-env';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedModelSettings } from '../../src/model/scripted-model';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool } from '../../src/tools/define-tool';
-import { PermanentToolError } from '../../src/tools/tool-errors';
-import type { AgentRunInput } from '../../src/workflows/agent-run-types';
+import { PermanentToolError } from '../../src/failures/tool-errors';
+import type { AgentRunInput } from '../../src/contract/agent-run-types';
 
 /**
  * Issue 5, "Done when": a 2,000-step scripted run completes across at least 2 continue-as-new generations

@@ -9,9 +9,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/mcp-client-pool';
-import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/mcp-http-listener';
-import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/mcp-server';
+import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/client/mcp-client-pool';
+import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server/mcp-http-listener';
+import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 import {
   connectTestTemporal,
@@ -291,7 +291,7 @@ describe('over stdio', () => {
         command: process.execPath,
         args: [
           require.resolve('tsx/cli'),
-          require.resolve('../../src/mcp/mcp-command.ts'),
+          require.resolve('../../src/mcp/server/mcp-command.ts'),
           '--stdio',
           '--no-worker',
           '--name',

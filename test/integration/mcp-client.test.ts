@@ -1,9 +1,9 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
-import { createMcpHost, type McpHost } from '../../src/mcp/mcp-host';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import { createMcpHost, type McpHost } from '../../src/mcp/client/mcp-host';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
-import type { AgentRunResult } from '../../src/workflows/agent-run-types';
+import type { AgentRunResult } from '../../src/contract/agent-run-types';
 import { everythingStdio, startEverythingHttp, type EverythingHttp } from '../support/mcp-everything';
 import {
   connectTestTemporal,

@@ -8,11 +8,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Worker } from '@temporalio/worker';
 import { z } from 'zod';
-import { approveStep, listPendingApprovals } from '../../src/approvals/approval-client';
-import { argumentsDigest } from '../../src/approvals/arguments-digest';
-import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/mcp-client-pool';
-import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/mcp-http-listener';
-import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/mcp-server';
+import { approveStep, listPendingApprovals } from '../../src/client/approval-client';
+import { argumentsDigest } from '../../src/activities/arguments-digest';
+import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/client/mcp-client-pool';
+import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server/mcp-http-listener';
+import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 import {
@@ -271,7 +271,7 @@ describe('our MCP server driven by the real inspector CLI', () => {
         '--cli',
         process.execPath,
         require.resolve('tsx/cli'),
-        require.resolve('../../src/mcp/mcp-command.ts'),
+        require.resolve('../../src/mcp/server/mcp-command.ts'),
         '--stdio',
         '--no-worker',
         '--method',

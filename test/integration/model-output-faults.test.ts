@@ -7,10 +7,10 @@ import {
   uniqueTaskQueue,
   type TestTemporal,
 } from '../support/temporal-test-env';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
-import type { ModelProvider, ModelRequest, ModelTurn } from '../../src/model/model-types';
-import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
+import type { ModelProvider, ModelRequest, ModelTurn } from '../../src/contract/model-types';
+import type { ToolErrorObservation } from '../../src/contract/activity-protocol';
 
 let temporal: TestTemporal;
 beforeAll(async () => {

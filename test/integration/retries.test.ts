@@ -12,14 +12,14 @@ import {
   uniqueTaskQueue,
   type TestTemporal,
 } from '../support/temporal-test-env';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
-import { computeBackoffDelay } from '../../src/tools/backoff';
+import { computeBackoffDelay } from '../../src/failures/backoff';
 import { defineTool, type ToolRetryOptions } from '../../src/tools/define-tool';
-import { createSeededRandom } from '../../src/tools/seeded-random';
-import type { ToolEffect } from '../../src/tools/tool-catalog-entry';
-import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
-import { throwForHttpStatus } from '../../src/tools/tool-errors';
+import { createSeededRandom } from '../../src/failures/seeded-random';
+import type { ToolEffect } from '../../src/contract/tool-catalog-entry';
+import type { ToolErrorObservation } from '../../src/contract/activity-protocol';
+import { throwForHttpStatus } from '../../src/failures/tool-errors';
 
 /**
  * Issue 3, "Done when", on the real dev server. Temporal's history records only an activity's final

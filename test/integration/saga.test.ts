@@ -9,15 +9,15 @@ import {
   type TestTemporal,
 } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
-import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
+import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
-import { SEARCH_ATTRIBUTES } from '../../src/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool, type Tool, type ToolContract } from '../../src/tools/define-tool';
 import type { ToolContext } from '../../src/tools/tool-context';
-import { HttpStatusError, PermanentToolError } from '../../src/tools/tool-errors';
-import { createWorker } from '../../src/worker';
-import type { AgentRunInput, AgentRunResult, AgentRunState } from '../../src/workflows/agent-run-types';
+import { HttpStatusError, PermanentToolError } from '../../src/failures/tool-errors';
+import { createWorker } from '../../src/runtime/create-worker';
+import type { AgentRunInput, AgentRunResult, AgentRunState } from '../../src/contract/agent-run-types';
 
 /**
  * Issue 5 (Saga) on the real dev server. What ran is counted where the tools run; the order and inputs of

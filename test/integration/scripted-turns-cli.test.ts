@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tools as tripTools } from '../../examples/trip-tools';
-import { createWorker } from '../../src/worker';
+import { createWorker } from '../../src/runtime/create-worker';
 import { runCliToEnd } from '../support/cli-process';
 import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
 

@@ -4,12 +4,12 @@ import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporali
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
-import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
 import { startJobCallbackServer } from '../../src/long-calls/job-callback-server';
 import { callbackTokenOf, readJobRecord, type JobRecord } from '../../src/long-calls/job-record';
-import { privateRuntimeLogger } from '../../src/privacy/private-logs';
-import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
+import { privateRuntimeLogger } from '../../src/telemetry/private-logs';
+import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
 import { createAsyncJobTools, type AsyncJobUrls } from '../support/async-job-tools';
 import { startJobDownstream } from '../support/job-downstream';
 import { createTestWorker, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';

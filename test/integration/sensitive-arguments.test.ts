@@ -4,10 +4,10 @@
  * the model reads back, while the tool itself receives it whole (the tool's log: sensitive-arguments unit test).
  */
 import { z } from 'zod';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
-import type { ModelProvider, ModelRequest } from '../../src/model/model-types';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import type { ModelProvider, ModelRequest } from '../../src/contract/model-types';
 import { defineTool } from '../../src/tools/define-tool';
-import { PermanentToolError } from '../../src/tools/tool-errors';
+import { PermanentToolError } from '../../src/failures/tool-errors';
 import {
   connectTestTemporal,
   createTestWorker,

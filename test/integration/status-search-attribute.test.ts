@@ -5,8 +5,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { randomUUID } from 'node:crypto';
-import { SEARCH_ATTRIBUTES } from '../../src/search-attributes';
-import { ensureStatusSearchAttribute, registerStatusAttributeCommand } from '../../src/status-search-attribute';
+import { SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes';
+import { ensureStatusSearchAttribute, registerStatusAttributeCommand } from '../../src/client/status-search-attribute';
 import { testServer } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 

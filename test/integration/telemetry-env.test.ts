@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { findFreePort } from '../../src/dev-server/free-port';
 import { startCli, type CliProcess } from '../support/cli-process';
 import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';

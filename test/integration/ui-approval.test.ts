@@ -7,10 +7,10 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { getPendingApprovals } from '../../src/approvals/approval-client';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { getPendingApprovals } from '../../src/client/approval-client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
-import { createWorker } from '../../src/worker';
+import { createWorker } from '../../src/runtime/create-worker';
 import { createApprovalTools } from '../support/approval-tools';
 import { describeWithBrowser } from '../support/browser';
 import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';

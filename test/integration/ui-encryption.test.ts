@@ -7,12 +7,12 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { chromium, type Browser } from 'playwright-core';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
 import { findFreePort } from '../../src/dev-server/free-port';
 import { startCodecServer, type CodecServer } from '../../src/encryption/codec-server';
 import { encryptedDataConverter } from '../../src/encryption/encryption-codec';
-import { createWorker } from '../../src/worker';
+import { createWorker } from '../../src/runtime/create-worker';
 import { describeWithBrowser } from '../support/browser';
 import { tools } from '../support/cli-tools';
 import { keyEntry, keyringOf } from '../support/encryption-keys';

@@ -6,9 +6,9 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { chromium, type Browser } from 'playwright-core';
-import { startAgentRun, waitForAgentRun } from '../../src/client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
-import { createWorker } from '../../src/worker';
+import { createWorker } from '../../src/runtime/create-worker';
 import { describeWithBrowser } from '../support/browser';
 import { tools } from '../support/cli-tools';
 import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client';
+import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { Worker } from '@temporalio/worker';
 import { createModelActivities } from '../../src/activities/model-activities';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool, type Tool, type ToolContract } from '../../src/tools/define-tool';
 import type { ToolContext } from '../../src/tools/tool-context';
-import { throwForHttpStatus } from '../../src/tools/tool-errors';
+import { throwForHttpStatus } from '../../src/failures/tool-errors';
 import type { LedgerEffect } from './ledger-server';
 
 /** One call that reached an implementation. */

@@ -5,9 +5,9 @@
  * Prints {@link APPROVAL_WORKER_READY} once polling; runs until killed.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { PostgresAuditStore } from '../../src/approvals/postgres-audit-store';
-import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
-import { createWorker } from '../../src/worker';
+import { PostgresAuditStore } from '../../src/stores/audit/postgres-audit-store';
+import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
+import { createWorker } from '../../src/runtime/create-worker';
 import { createLedgerPayTool } from './approval-tools';
 
 /** Environment variables the approval worker reads. */

@@ -2,7 +2,7 @@ import type { Duration } from '@temporalio/common';
 import { z } from 'zod';
 import { defineAsyncJobTool } from '../../src/tools/define-async-job-tool';
 import { defineTool, type Tool } from '../../src/tools/define-tool';
-import { throwForHttpStatus } from '../../src/tools/tool-errors';
+import { throwForHttpStatus } from '../../src/failures/tool-errors';
 
 const input = z.object({ value: z.number().int() });
 const output = z.object({ jobId: z.string(), doubled: z.number().int() });

@@ -3,7 +3,7 @@ import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool, type ReconcileResult, type Tool } from '../../src/tools/define-tool';
 import { withIdempotencyKey } from '../../src/tools/idempotent-fetch';
 import type { ToolContext } from '../../src/tools/tool-context';
-import { throwForHttpStatus } from '../../src/tools/tool-errors';
+import { throwForHttpStatus } from '../../src/failures/tool-errors';
 import { LEDGER_SETTINGS, type LedgerEffect } from './ledger-server';
 
 /**

@@ -8,9 +8,9 @@
  */
 import type { Duration } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
-import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
-import { createWorker } from '../../src/worker';
+import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
+import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
+import { createWorker } from '../../src/runtime/create-worker';
 import { installActivationPausePoint } from './chaos-activation-pause';
 import { createChaosTools, type ChaosPauseMoment } from './chaos-tools';
 

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool, type Tool } from '../../src/tools/define-tool';
-import { PermanentToolError } from '../../src/tools/tool-errors';
+import { PermanentToolError } from '../../src/failures/tool-errors';
 
 const createOrder = defineTool({
   name: 'create_order',

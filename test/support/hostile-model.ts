@@ -1,5 +1,5 @@
-import { isStoredOutputReference } from '../../src/budget/claim-check-reference';
-import type { ModelProvider, ModelRequest, ModelTurn } from '../../src/model/model-types';
+import { isStoredOutputReference } from '../../src/contract/claim-check-reference';
+import type { ModelProvider, ModelRequest, ModelTurn } from '../../src/contract/model-types';
 
 /**
  * How the hostile model builds a call's arguments on the worker, so that the run's own input stays small:

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { defineTool, type Tool } from '../../src/tools/define-tool';
 import type { ToolContext } from '../../src/tools/tool-context';
-import { throwForHttpStatus } from '../../src/tools/tool-errors';
+import { throwForHttpStatus } from '../../src/failures/tool-errors';
 
 /** Where a unit's work is told to the downstream: `/start/<i>` when it begins, `/commit/<i>` when it is done. */
 export const UNIT_PATHS = {

@@ -4,7 +4,7 @@
  * (`research`, trusted; runs may waive approvals); its idempotency keys and transcripts (where checkpoints are stored) are SQLite files the
  * next worker opens too. Prints {@link MCP_TASK_WORKER_READY} once polling; runs until killed.
  */
-import type { McpServersConfigInput } from '../../src/mcp/mcp-config';
+import type { McpServersConfigInput } from '../../src/mcp/client/mcp-config';
 import { runWorkerProcess } from './worker-process-main';
 
 /** Environment variables the MCP task worker reads. */

@@ -1,4 +1,4 @@
-import type { AgentRunInput, AgentRunResult, RunStatus } from '../../src/workflows/agent-run-types';
+import type { AgentRunInput, AgentRunResult, RunStatus } from '../../src/contract/agent-run-types';
 import type { HostileTurn } from './hostile-model';
 import type { EffectLedger } from './payload-tools';
 

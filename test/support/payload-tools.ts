@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type Tool } from '../../src/tools/define-tool';
-import { PermanentToolError } from '../../src/tools/tool-errors';
+import { PermanentToolError } from '../../src/failures/tool-errors';
 
 /** Effects counted per idempotency key, as a downstream ledger that does not deduplicate would see them. */
 export class EffectLedger {

@@ -18,14 +18,14 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { connectClient, fetchRunHistories, startAgentRun, waitForAgentRun } from '../../src/client';
-import { connectionSettingsFromEnv } from '../../src/connection-settings';
+import { connectClient, fetchRunHistories, startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import { connectionSettingsFromEnv } from '../../src/client/connection-settings';
 import { startDevServer } from '../../src/dev-server/dev-server';
 import type { ScriptedModelSettings } from '../../src/model/scripted-model';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool } from '../../src/tools/define-tool';
-import { createWorker } from '../../src/worker';
-import type { AgentRunInput, RunStatus } from '../../src/workflows/agent-run-types';
+import { createWorker } from '../../src/runtime/create-worker';
+import type { AgentRunInput, RunStatus } from '../../src/contract/agent-run-types';
 
 /** Where the fixtures go, and how their workflow ids are made. */
 export const HISTORY_FIXTURES = {

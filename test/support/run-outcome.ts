@@ -1,6 +1,6 @@
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AgentRunResult } from '../../src/workflows/agent-run-types';
+import type { AgentRunResult } from '../../src/contract/agent-run-types';
 
 /**
  * The result of an agent run whether it returns its result or ends as a Failed workflow carrying the

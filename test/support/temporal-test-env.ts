@@ -4,11 +4,11 @@ import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ModelProvider } from '../../src/model/model-types';
+import type { ModelProvider } from '../../src/contract/model-types';
 import type { Tool } from '../../src/tools/define-tool';
-import { createWorker, type CreateWorkerOptions } from '../../src/worker';
-import type { IdempotencyStore } from '../../src/idempotency/idempotency-store';
-import type { TranscriptStore } from '../../src/transcripts/transcript-store';
+import { createWorker, type CreateWorkerOptions } from '../../src/runtime/create-worker';
+import type { IdempotencyStore } from '../../src/stores/idempotency/idempotency-store';
+import type { TranscriptStore } from '../../src/stores/transcripts/transcript-store';
 
 let runtimeInstalled = false;
 

@@ -1,7 +1,7 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
-import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
-import { createWorker, type CreateWorkerOptions } from '../../src/worker';
+import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
+import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
+import { createWorker, type CreateWorkerOptions } from '../../src/runtime/create-worker';
 
 /** The names of the environment variables every crash-test worker process reads. */
 export interface WorkerProcessEnv {

@@ -13,7 +13,7 @@ import {
   TOOL_ERROR_CODES,
   toolFailure,
   type ToolErrorObservation,
-} from '../../src/protocol/activity-protocol';
+} from '../../src/contract/activity-protocol';
 
 const observation: ToolErrorObservation = {
   status: 'error',

@@ -5,8 +5,8 @@ import {
   toLanguageModelPrompt,
   toLanguageModelTools,
 } from '../../src/model/ai-sdk-mapping';
-import type { ModelRequest, TranscriptMessage } from '../../src/model/model-types';
-import { modelFacingCatalog } from '../../src/tools/tool-disclosure';
+import type { ModelRequest, TranscriptMessage } from '../../src/contract/model-types';
+import { modelFacingCatalog } from '../../src/contract/tool-disclosure';
 import { createRecordingTools } from '../support/test-tools';
 
 function request(transcript: TranscriptMessage[]): ModelRequest {

@@ -7,14 +7,14 @@ import {
   ARGUMENT_GUARD_CEILINGS,
   ArgumentGuardConfigError,
   resolveArgumentGuard,
-} from '../../src/tools/argument-guard-options';
+} from '../../src/guard/argument-guard-options';
 import { defineTool } from '../../src/tools/define-tool';
-import { ARGUMENT_GUARD_LIMITS } from '../../src/tools/json-arguments';
-import { parseToolArguments } from '../../src/tools/parse-tool-arguments';
-import { ToolDefinitionError } from '../../src/tools/tool-definition-error';
+import { ARGUMENT_GUARD_LIMITS } from '../../src/guard/json-arguments';
+import { parseToolArguments } from '../../src/guard/parse-tool-arguments';
+import { ToolDefinitionError } from '../../src/contract/tool-definition-error';
 import { createToolRegistry } from '../../src/tools/tool-registry';
-import { createWorker } from '../../src/worker';
-import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
+import { createWorker } from '../../src/runtime/create-worker';
+import type { ToolErrorObservation } from '../../src/contract/activity-protocol';
 
 function nested(levels: number): string {
   return `{"data":${'['.repeat(levels)}${']'.repeat(levels)}}`;

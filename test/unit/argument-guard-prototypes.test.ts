@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { parseToolArguments } from '../../src/tools/parse-tool-arguments';
+import { parseToolArguments } from '../../src/guard/parse-tool-arguments';
 
 /**
  * What a tool receives from the argument guard is what `JSON.parse` would have made: ordinary objects

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineAsyncJobTool } from '../../src/tools/define-async-job-tool';
 import { defineTool } from '../../src/tools/define-tool';
 import { callbackTokenOf, newJobRecord, parseCallbackToken, secretMatches } from '../../src/long-calls/job-record';
-import { FETCH_TOOL_RESULT_TOOL, parseFetchArguments, withFetchToolResult } from '../../src/tools/fetch-tool-result';
+import { FETCH_TOOL_RESULT_TOOL, parseFetchArguments, withFetchToolResult } from '../../src/contract/fetch-tool-result';
 
 const base = {
   name: 'render',

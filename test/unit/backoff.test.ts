@@ -1,5 +1,5 @@
-import { computeBackoffDelay, exponentialCeiling } from '../../src/tools/backoff';
-import { createSeededRandom } from '../../src/tools/seeded-random';
+import { computeBackoffDelay, exponentialCeiling } from '../../src/failures/backoff';
+import { createSeededRandom } from '../../src/failures/seeded-random';
 
 const BASE_MS = 100;
 const CAP_MS = 10_000;

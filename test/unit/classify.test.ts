@@ -11,7 +11,7 @@ import {
   UNKNOWN_ERROR_RULE,
   type ClassificationRule,
   type FailureClassification,
-} from '../../src/tools/classify';
+} from '../../src/failures/classify';
 import {
   HttpStatusError,
   httpErrorFromResponse,
@@ -19,7 +19,7 @@ import {
   RateLimitedToolError,
   throwForHttpStatus,
   TransientToolError,
-} from '../../src/tools/tool-errors';
+} from '../../src/failures/tool-errors';
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectionOptions, connectionSettingsFromEnv } from '../../src/connection-settings';
+import { connectionOptions, connectionSettingsFromEnv } from '../../src/client/connection-settings';
 
 /** A TOML config file like the Temporal CLI's `~/.config/temporalio/temporal.toml`. */
 function configFile(toml: string): string {

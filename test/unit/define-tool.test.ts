@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../src/tools/define-tool';
-import { ToolDefinitionError } from '../../src/tools/tool-definition-error';
+import { ToolDefinitionError } from '../../src/contract/tool-definition-error';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 
 const base = {

@@ -1,6 +1,6 @@
 import { checkEffectTiers, isUnguardedIrreversible } from '../../src/workflows/effect-tiers';
-import type { ToolCatalogEntry } from '../../src/tools/tool-catalog-entry';
-import { modelVisibleTools } from '../../src/tools/tool-visibility';
+import type { ToolCatalogEntry } from '../../src/contract/tool-catalog-entry';
+import { modelVisibleTools } from '../../src/contract/tool-visibility';
 
 function entry(name: string, fields: Partial<ToolCatalogEntry>): ToolCatalogEntry {
   return {

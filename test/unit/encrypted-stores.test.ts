@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { EncryptedIdempotencyStore } from '../../src/encryption/encrypted-idempotency-store';
 import { EncryptedTranscriptStore } from '../../src/encryption/encrypted-transcript-store';
 import type { EncryptionKeyring } from '../../src/encryption/encryption-keys';
-import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
-import type { TranscriptMessage } from '../../src/model/model-types';
-import { MemoryTranscriptStore } from '../../src/transcripts/memory-transcript-store';
-import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
+import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
+import type { TranscriptMessage } from '../../src/contract/model-types';
+import { MemoryTranscriptStore } from '../../src/stores/transcripts/memory-transcript-store';
+import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
 import { keyEntry, keyringOf } from '../support/encryption-keys';
 
 const dir = mkdtempSync(join(tmpdir(), 'encrypted-stores-'));

@@ -1,6 +1,6 @@
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { EncryptionCodec, ENCRYPTED_PAYLOAD } from '../../src/encryption/encryption-codec';
-import { PAYLOAD_LIMITS } from '../../src/budget/payload-limits';
+import { PAYLOAD_LIMITS } from '../../src/contract/payload-limits';
 import { keyEntry, keyringOf } from '../support/encryption-keys';
 
 const secret = { card: '4111 1111 1111 1111', holder: 'Ada Lovelace' };

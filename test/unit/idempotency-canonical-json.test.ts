@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson, fingerprint, IdempotencyStoreError, strictJsonStringify } from '../../src/idempotency';
+import { canonicalJson, fingerprint, IdempotencyStoreError, strictJsonStringify } from '../../src/stores/idempotency';
 
 function notJsonMessage(value: unknown): string {
   try {

@@ -9,7 +9,7 @@ import {
   MemoryIdempotencyStore,
   PostgresIdempotencyStore,
   SqliteIdempotencyStore,
-} from '../../src/idempotency';
+} from '../../src/stores/idempotency';
 
 const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TABLE = `idem_factory_${process.pid}_${Date.now().toString(36)}`;

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { createSeededRandom } from '../../src/tools/seeded-random';
+import { createSeededRandom } from '../../src/failures/seeded-random';
 import { Pool } from 'pg';
 import {
   canonicalJson,
@@ -11,7 +11,7 @@ import {
   PostgresIdempotencyStore,
   SqliteIdempotencyStore,
   type IdempotencyStore,
-} from '../../src/idempotency';
+} from '../../src/stores/idempotency';
 
 const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TABLE = `idem_property_${process.pid}_${Date.now().toString(36)}`;

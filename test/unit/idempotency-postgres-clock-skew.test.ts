@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { Pool } from 'pg';
 import { z } from 'zod';
 import { createToolActivities, type ToolActivity } from '../../src/activities/tool-activities';
-import { fingerprint, PostgresIdempotencyStore, type BeginOutcome } from '../../src/idempotency';
+import { fingerprint, PostgresIdempotencyStore, type BeginOutcome } from '../../src/stores/idempotency';
 import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 

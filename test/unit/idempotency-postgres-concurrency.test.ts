@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { PostgresIdempotencyStore, type BeginOutcome } from '../../src/idempotency';
+import { PostgresIdempotencyStore, type BeginOutcome } from '../../src/stores/idempotency';
 
 const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TABLE = `idem_concurrency_${process.pid}_${Date.now().toString(36)}`;

@@ -3,7 +3,7 @@ import {
   MemoryIdempotencyStore,
   type IdempotencyReaper,
   type IdempotencyStore,
-} from '../../src/idempotency';
+} from '../../src/stores/idempotency';
 
 /** A store whose reap is a jest mock; nothing else is called. */
 function storeWithReap(reap: () => Promise<number>): IdempotencyStore {

@@ -14,7 +14,7 @@ const ROOT = resolve(__dirname, '../..');
  * then begins every key 8 times and reports the tokens it was given and the other outcomes it saw.
  */
 const CHILD = `
-const { SqliteIdempotencyStore } = require(${JSON.stringify(join(ROOT, 'src/idempotency'))});
+const { SqliteIdempotencyStore } = require(${JSON.stringify(join(ROOT, 'src/stores/idempotency'))});
 const [path, keys, perKey, id] = process.argv.slice(1);
 const store = new SqliteIdempotencyStore({ path });
 process.send({ ready: true });

@@ -13,7 +13,7 @@ import {
   type BeginOutcome,
   type IdempotencyStore,
   type IdempotencyStoreBaseOptions,
-} from '../../src/idempotency';
+} from '../../src/stores/idempotency';
 
 const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SCHEMA = `idem_contract_${process.pid}_${Date.now().toString(36)}`;

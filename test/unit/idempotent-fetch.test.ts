@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { idempotentFetch, withIdempotencyKey } from '../../src/tools/idempotent-fetch';
-import { LeaseLostError } from '../../src/tools/lease-lost-error';
+import { LeaseLostError } from '../../src/failures/lease-lost-error';
 
 const ctx = { idempotencyKey: 'run-1/3', signal: new AbortController().signal, assertLease: () => {} };
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createModelActivities } from '../../src/activities/model-activities';
 import { jsonModelTurn, notJsonMessage } from '../../src/model/json-model-turn';
-import type { ModelProvider } from '../../src/model/model-types';
+import type { ModelProvider } from '../../src/contract/model-types';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 
 /**

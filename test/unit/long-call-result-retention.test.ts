@@ -2,12 +2,12 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
 import { createToolActivities, type ToolActivity } from '../../src/activities/tool-activities';
 import { checkpointHandle } from '../../src/activities/call-heartbeat';
-import { outputHandle } from '../../src/budget/claim-check-reference';
-import { MemoryIdempotencyStore } from '../../src/idempotency/memory-idempotency-store';
+import { outputHandle } from '../../src/contract/claim-check-reference';
+import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import { defineTool } from '../../src/tools/define-tool';
 import type { ToolLongCallOptions } from '../../src/tools/long-call';
 import { createToolRegistry } from '../../src/tools/tool-registry';
-import { MemoryTranscriptStore } from '../../src/transcripts/memory-transcript-store';
+import { MemoryTranscriptStore } from '../../src/stores/transcripts/memory-transcript-store';
 
 const DAY = 24 * 60 * 60 * 1000;
 const KEY = 'run-1/1';

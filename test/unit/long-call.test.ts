@@ -6,7 +6,7 @@ import {
   type CallHeartbeatDetails,
 } from '../../src/activities/call-heartbeat';
 import { defineTool } from '../../src/tools/define-tool';
-import { MemoryTranscriptStore } from '../../src/transcripts/memory-transcript-store';
+import { MemoryTranscriptStore } from '../../src/stores/transcripts/memory-transcript-store';
 
 const base = {
   name: 'crunch',

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { isMcpCallOf, mcpCallerScope, mcpCallWorkflowIdIn, SHARED_MCP_CALLER } from '../../src/mcp/mcp-caller';
-import { mcpTokensFromEnv, staticTokenAuthenticator } from '../../src/mcp/mcp-caller-auth';
-import { McpConfigError } from '../../src/mcp/mcp-config-error';
-import { mcpIdempotencyKeyOf } from '../../src/mcp/mcp-idempotency-key';
+import { isMcpCallOf, mcpCallerScope, mcpCallWorkflowIdIn, SHARED_MCP_CALLER } from '../../src/mcp/server/mcp-caller';
+import { mcpTokensFromEnv, staticTokenAuthenticator } from '../../src/mcp/server/mcp-caller-auth';
+import { McpConfigError } from '../../src/mcp/client/mcp-config-error';
+import { mcpIdempotencyKeyOf } from '../../src/mcp/server/mcp-idempotency-key';
 import { bearerTokenOf, isLoopbackHost } from '../../src/net/http-guard';
 
 const OURS = 'io.durable-tools/idempotency-key';

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadMcpConfigFile } from '../../src/mcp/mcp-config';
+import { loadMcpConfigFile } from '../../src/mcp/client/mcp-config';
 
 const SECRET = 'sk-secret-123';
 

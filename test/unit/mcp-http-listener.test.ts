@@ -7,14 +7,14 @@ import { request as httpRequest } from 'node:http';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { McpCaller } from '../../src/mcp/mcp-caller';
-import { McpConfigError } from '../../src/mcp/mcp-config-error';
+import type { McpCaller } from '../../src/mcp/server/mcp-caller';
+import { McpConfigError } from '../../src/mcp/client/mcp-config-error';
 import {
   MCP_HTTP_MAX_BODY_BYTES,
   startMcpHttpListener,
   type McpHttpListener,
   type McpHttpListenerOptions,
-} from '../../src/mcp/mcp-http-listener';
+} from '../../src/mcp/server/mcp-http-listener';
 
 const TOKENS = [
   { name: 'alice', token: 'alice-token' },

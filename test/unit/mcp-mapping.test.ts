@@ -1,13 +1,13 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { classify } from '../../src/tools/classify';
-import { McpClientPool } from '../../src/mcp/mcp-client-pool';
-import { parseMcpConfig } from '../../src/mcp/mcp-config';
-import { McpConfigError } from '../../src/mcp/mcp-config-error';
-import { classifyMcpCallError, toolErrorFromResult } from '../../src/mcp/mcp-errors';
-import { mcpToolName } from '../../src/mcp/mcp-tool-name';
-import { mcpToolPolicy, toolFromMcp, UNTRUSTED_TEXT_MARKERS } from '../../src/mcp/mcp-tool-mapping';
-import { parseToolArguments } from '../../src/tools/parse-tool-arguments';
+import { classify } from '../../src/failures/classify';
+import { McpClientPool } from '../../src/mcp/client/mcp-client-pool';
+import { parseMcpConfig } from '../../src/mcp/client/mcp-config';
+import { McpConfigError } from '../../src/mcp/client/mcp-config-error';
+import { classifyMcpCallError, toolErrorFromResult } from '../../src/mcp/client/mcp-errors';
+import { mcpToolName } from '../../src/mcp/client/mcp-tool-name';
+import { mcpToolPolicy, toolFromMcp, UNTRUSTED_TEXT_MARKERS } from '../../src/mcp/client/mcp-tool-mapping';
+import { parseToolArguments } from '../../src/guard/parse-tool-arguments';
 
 const pool = new McpClientPool({});
 const listing = (extra: Record<string, unknown> = {}) => ({

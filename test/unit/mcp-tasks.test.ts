@@ -1,11 +1,11 @@
 import { ErrorCode, McpError, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
-import { runsAsTask } from '../../src/mcp/mcp-host';
-import { parseMcpConfig } from '../../src/mcp/mcp-config';
-import { runMcpTask, type McpTaskRunDeps } from '../../src/mcp/mcp-task-call';
-import type { McpTaskChannel, McpTaskRef } from '../../src/mcp/mcp-task-channel';
-import { taskCheckpoint, taskRefOf } from '../../src/mcp/mcp-task-checkpoint';
-import { MCP_TASK_POLL, nextPollDelayMs } from '../../src/mcp/mcp-task-polling';
-import { PermanentToolError, TransientToolError } from '../../src/tools/tool-errors';
+import { runsAsTask } from '../../src/mcp/client/mcp-host';
+import { parseMcpConfig } from '../../src/mcp/client/mcp-config';
+import { runMcpTask, type McpTaskRunDeps } from '../../src/mcp/client/mcp-task-call';
+import type { McpTaskChannel, McpTaskRef } from '../../src/mcp/client/mcp-task-channel';
+import { taskCheckpoint, taskRefOf } from '../../src/mcp/client/mcp-task-checkpoint';
+import { MCP_TASK_POLL, nextPollDelayMs } from '../../src/mcp/client/mcp-task-polling';
+import { PermanentToolError, TransientToolError } from '../../src/failures/tool-errors';
 import type { ToolContext } from '../../src/tools/tool-context';
 
 describe('MCP task polling delays', () => {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import fc from 'fast-check';
-import { canonicalJson, fingerprint } from '../../src/idempotency/canonical-json';
-import { ARGUMENT_GUARD_LIMITS } from '../../src/tools/json-arguments';
-import { parseToolArguments } from '../../src/tools/parse-tool-arguments';
+import { canonicalJson, fingerprint } from '../../src/stores/idempotency/canonical-json';
+import { ARGUMENT_GUARD_LIMITS } from '../../src/guard/json-arguments';
+import { parseToolArguments } from '../../src/guard/parse-tool-arguments';
 
 const schema = z.object({
   city: z.string(),

@@ -1,14 +1,14 @@
-import { boundErrorObservation } from '../../src/budget/bound-observation';
-import { boundModelTurn } from '../../src/budget/bound-model-turn';
-import { boundToolOutput, resolveCompensationArguments, storeCallArguments } from '../../src/budget/claim-check';
-import { isStoredOutputReference, type StoredOutputReference } from '../../src/budget/claim-check-reference';
-import { approxTokens, PAYLOAD_LIMITS, safeSlice, utf8Length } from '../../src/budget/payload-limits';
-import { createReadStoredOutputTool } from '../../src/budget/read-stored-output-tool';
-import type { ToolCatalogEntry } from '../../src/tools/tool-catalog-entry';
-import { DEFAULT_TOOL_BUDGET, resolveToolBudget } from '../../src/tools/tool-budget';
+import { boundErrorObservation } from '../../src/contract/bound-observation';
+import { boundModelTurn } from '../../src/contract/bound-model-turn';
+import { boundToolOutput, resolveCompensationArguments, storeCallArguments } from '../../src/stores/transcripts/claim-check';
+import { isStoredOutputReference, type StoredOutputReference } from '../../src/contract/claim-check-reference';
+import { approxTokens, PAYLOAD_LIMITS, safeSlice, utf8Length } from '../../src/contract/payload-limits';
+import { createReadStoredOutputTool } from '../../src/tools/read-stored-output-tool';
+import type { ToolCatalogEntry } from '../../src/contract/tool-catalog-entry';
+import { DEFAULT_TOOL_BUDGET, resolveToolBudget } from '../../src/contract/tool-budget';
 import type { ToolContext } from '../../src/tools/tool-context';
-import { MemoryTranscriptStore } from '../../src/transcripts/memory-transcript-store';
-import type { AgentRunState, StepRecord } from '../../src/workflows/agent-run-types';
+import { MemoryTranscriptStore } from '../../src/stores/transcripts/memory-transcript-store';
+import type { AgentRunState, StepRecord } from '../../src/contract/agent-run-types';
 import { argumentsTooLarge, boundedRunView, compensationArguments } from '../../src/workflows/run-budget';
 
 const context = (overrides: Partial<Parameters<typeof boundToolOutput>[2]> = {}) => ({

@@ -1,6 +1,6 @@
 import { DefaultLogger, type LogEntry } from '@temporalio/worker';
-import { privateRuntimeLogger, SECRET_LOG_ATTRIBUTES } from '../../src/privacy/private-logs';
-import { HttpStatusError } from '../../src/tools/tool-errors';
+import { privateRuntimeLogger, SECRET_LOG_ATTRIBUTES } from '../../src/telemetry/private-logs';
+import { HttpStatusError } from '../../src/failures/tool-errors';
 
 /** What never reaches a log line or an error message: task tokens, whole tasks, credentials in URLs. */
 

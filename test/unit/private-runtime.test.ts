@@ -1,5 +1,5 @@
 import { Runtime } from '@temporalio/worker';
-import { installPrivateRuntimeIfNone } from '../../src/privacy/private-runtime';
+import { installPrivateRuntimeIfNone } from '../../src/telemetry/private-runtime';
 
 /**
  * Without a runtime of the user's, createWorker installs Temporal's default one with the private logger: its

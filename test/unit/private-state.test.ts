@@ -1,10 +1,10 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setPrivateStateWarn } from '../../src/privacy/private-state';
-import { SqliteAuditStore } from '../../src/approvals/sqlite-audit-store';
-import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite-idempotency-store';
-import { SqliteTranscriptStore } from '../../src/transcripts/sqlite-transcript-store';
+import { setPrivateStateWarn } from '../../src/stores/private-state';
+import { SqliteAuditStore } from '../../src/stores/audit/sqlite-audit-store';
+import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
+import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
 
 /**
  * State at rest is private: the directories the stores create are 0700, the store files 0600, SQLite's -wal

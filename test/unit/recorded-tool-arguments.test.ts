@@ -1,6 +1,6 @@
 import { createModelActivities, type CallModelInput } from '../../src/activities/model-activities';
 import { fromGenerateResult } from '../../src/model/ai-sdk-mapping';
-import type { ModelProvider } from '../../src/model/model-types';
+import type { ModelProvider } from '../../src/contract/model-types';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 
 /**

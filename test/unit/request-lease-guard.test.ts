@@ -1,7 +1,7 @@
 import { ClientRequest, request as httpRequest, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { runInThisContext } from 'node:vm';
-import { MemoryIdempotencyStore } from '../../src/idempotency/memory-idempotency-store';
+import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import {
   AttemptRequestGuard,
   installRequestLeaseGuard,
@@ -9,7 +9,7 @@ import {
 } from '../../src/activities/request-lease-guard';
 import { runInRequestLeaseScope, type RequestLeaseCheck } from '../../src/activities/request-lease-scope';
 import { ToolCallLease } from '../../src/activities/tool-call-lease';
-import { LeaseLostError } from '../../src/tools/lease-lost-error';
+import { LeaseLostError } from '../../src/failures/lease-lost-error';
 import { startRequestCounter, type RequestCounter } from '../support/request-counter';
 
 const LOST_MESSAGE = 'lease ran out';

@@ -1,4 +1,4 @@
-import { parseHttpDate, parseRetryAfter } from '../../src/tools/retry-after';
+import { parseHttpDate, parseRetryAfter } from '../../src/failures/retry-after';
 
 const NOW = Date.UTC(1994, 10, 6, 8, 49, 0); // Sun, 06 Nov 1994 08:49:00 GMT
 const TARGET = Date.UTC(1994, 10, 6, 8, 49, 37); // 37 s later

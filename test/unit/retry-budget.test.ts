@@ -1,4 +1,4 @@
-import { RETRY_BUDGET_DEFAULTS, RetryBudget } from '../../src/tools/retry-budget';
+import { RETRY_BUDGET_DEFAULTS, RetryBudget } from '../../src/failures/retry-budget';
 
 /** Simulates `calls` calls under `key` against a dependency that fails every time; returns retries granted. */
 function failEverything(budget: RetryBudget, key: string, calls: number, maxAttempts = 3): number {

@@ -1,10 +1,10 @@
-import type { FailureClassification } from '../../src/tools/classify';
-import { classify } from '../../src/tools/classify';
-import { RetryBudget } from '../../src/tools/retry-budget';
-import { decideRetry, type RetryDecisionInput } from '../../src/tools/retry-decision';
-import { createSeededRandom } from '../../src/tools/seeded-random';
-import type { ToolRetrySettings } from '../../src/tools/tool-catalog-entry';
-import { DEFAULT_TOOL_RETRY } from '../../src/tools/tool-defaults';
+import type { FailureClassification } from '../../src/failures/classify';
+import { classify } from '../../src/failures/classify';
+import { RetryBudget } from '../../src/failures/retry-budget';
+import { decideRetry, type RetryDecisionInput } from '../../src/failures/retry-decision';
+import { createSeededRandom } from '../../src/failures/seeded-random';
+import type { ToolRetrySettings } from '../../src/contract/tool-catalog-entry';
+import { DEFAULT_TOOL_RETRY } from '../../src/contract/tool-defaults';
 
 const RETRY: ToolRetrySettings = { ...DEFAULT_TOOL_RETRY, maximumAttempts: 5 };
 

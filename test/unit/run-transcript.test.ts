@@ -1,5 +1,5 @@
 import { RunTranscript } from '../../src/workflows/run-transcript';
-import type { TranscriptMessage } from '../../src/model/model-types';
+import type { TranscriptMessage } from '../../src/contract/model-types';
 
 const assistant: TranscriptMessage = { role: 'assistant', text: 'calling', toolCalls: [] };
 const observation: TranscriptMessage = {

@@ -1,4 +1,4 @@
-import type { ModelTurn } from '../../src/model/model-types';
+import type { ModelTurn } from '../../src/contract/model-types';
 import { addTurnUsage, initialRunUsage, pricesFor, usageLimitReason, usageTotals } from '../../src/workflows/run-usage';
 
 const turn = (inputTokens: number, outputTokens: number, modelId?: string): ModelTurn => ({

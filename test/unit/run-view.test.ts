@@ -11,8 +11,8 @@ import {
   wrap,
   DEFAULT_OUTPUT_WIDTH,
 } from '../../src/cli/run-view';
-import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
-import type { AgentRunState, StepRecord } from '../../src/workflows/agent-run-types';
+import type { ToolErrorObservation } from '../../src/contract/activity-protocol';
+import type { AgentRunState, StepRecord } from '../../src/contract/agent-run-types';
 
 const LONG_HINT =
   'Fix and call again: `passengers` must be a number, not a string: write 2 without quotes, and keep every other field as it was in the first call.';

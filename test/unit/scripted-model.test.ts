@@ -1,5 +1,5 @@
 import { scriptedModel } from '../../src/model/scripted-model';
-import type { ModelRequest, TranscriptMessage } from '../../src/model/model-types';
+import type { ModelRequest, TranscriptMessage } from '../../src/contract/model-types';
 
 const script = [
   { text: 'first', toolCalls: [{ name: 'add', arguments: '{"a":1,"b":2}' }] },

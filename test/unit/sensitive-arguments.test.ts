@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { redactFailure, redactingLogger } from '../../src/activities/redact-sensitive';
 import { ApplicationFailure } from '@temporalio/common';
 import { defineTool } from '../../src/tools/define-tool';
-import { REDACTED, redactArguments, redactDeep, sensitiveValues } from '../../src/tools/sensitive-arguments';
+import { REDACTED, redactArguments, redactDeep, sensitiveValues } from '../../src/contract/sensitive-arguments';
 
 const CARD = '4111111111111111';
 const pay = defineTool({

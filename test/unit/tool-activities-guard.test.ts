@@ -2,10 +2,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
 import { createToolActivities, type ToolActivity } from '../../src/activities/tool-activities';
-import type { ToolActivityInput, ToolActivityResult } from '../../src/activities/tool-activity-types';
-import { IdempotencyStoreError } from '../../src/idempotency/idempotency-store-error';
-import { MemoryIdempotencyStore } from '../../src/idempotency/memory-idempotency-store';
-import type { IdempotencyStore } from '../../src/idempotency/idempotency-store';
+import type { ToolActivityInput, ToolActivityResult } from '../../src/contract/tool-activity-types';
+import { IdempotencyStoreError } from '../../src/stores/idempotency/idempotency-store-error';
+import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
+import type { IdempotencyStore } from '../../src/stores/idempotency/idempotency-store';
 import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { createToolActivities, type ToolActivity } from '../../src/activities/tool-activities';
 import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
-import type { ToolErrorObservation } from '../../src/protocol/activity-protocol';
+import type { ToolErrorObservation } from '../../src/contract/activity-protocol';
 
 function setup(implementation: (input: { n: number }) => Promise<unknown>) {
   const calls: unknown[] = [];

@@ -5,7 +5,7 @@ import {
   fenceUntrusted,
   modelFacingCatalog,
   oneLine,
-} from '../../src/tools/tool-disclosure';
+} from '../../src/contract/tool-disclosure';
 import { createRecordingTools } from '../support/test-tools';
 
 const catalog = createRecordingTools().tools.map((t) => t.contract.catalogEntry);

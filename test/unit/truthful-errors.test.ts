@@ -1,9 +1,9 @@
 import { CancelledFailure } from '@temporalio/common';
 import { cancelledCall } from '../../src/activities/tool-error-handling';
 import { emptyTurnProblem, turnExcerpt, wireSafeArguments } from '../../src/model/model-turn-check';
-import { parseToolArguments } from '../../src/tools/parse-tool-arguments';
-import { classify } from '../../src/tools/classify';
-import { HttpStatusError, PermanentToolError } from '../../src/tools/tool-errors';
+import { parseToolArguments } from '../../src/guard/parse-tool-arguments';
+import { classify } from '../../src/failures/classify';
+import { HttpStatusError, PermanentToolError } from '../../src/failures/tool-errors';
 import { z } from 'zod';
 
 describe('truthful errors', () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { enableTypeScriptFor, ToolsModuleError } from '../../src/typescript-tools-module';
+import { enableTypeScriptFor, ToolsModuleError } from '../../src/runtime/typescript-tools-module';
 
 /** A resolver that finds tsx only in `dirs`, and records what it registers. */
 function project(dirs: string[]) {

@@ -5,7 +5,7 @@ import {
   auditStoreConfigFromEnv,
   createAuditStore,
   type AuditStoreConfig,
-} from '../../approvals/create-audit-store';
+} from '../../stores/audit/create-audit-store';
 import { parseCommandArgs, positiveIntOption, stringOption } from '../args';
 import { EXIT_CODES, type CliCommand, type CliContext } from '../command';
 import { auditRecordLines } from '../approval-view';

@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { waitForAgentRun } from '../../client';
+import { waitForAgentRun } from '../../client/agent-run-client';
 import { parseCommandArgs } from '../args';
 import { EXIT_CODES, type CliCommand } from '../command';
 import { connectForCommand } from '../connect';

@@ -3,8 +3,8 @@
  * call (tool, arguments, digest), then send the run's `decideApproval` update bound to that digest.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { approveStep, getPendingApprovals, rejectStep, type PendingApproval } from '../../approvals/approval-client';
-import { ApprovalError } from '../../approvals/approval-error';
+import { approveStep, getPendingApprovals, rejectStep, type PendingApproval } from '../../client/approval-client';
+import { ApprovalError } from '../../client/approval-error';
 import { parseCommandArgs, stringOption, type ParsedValues } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../command';
 import { callUnderReviewLines } from '../approval-view';

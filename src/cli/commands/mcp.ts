@@ -1,4 +1,4 @@
-import { MCP_COMMAND_USAGE, runMcpCommand } from '../../mcp/mcp-command';
+import { MCP_COMMAND_USAGE, runMcpCommand } from '../../mcp/server/mcp-command';
 import { CliUsageError, EXIT_CODES, type CliCommand } from '../command';
 import { toolsModuleOption } from '../tools-option';
 

@@ -1,4 +1,4 @@
-import { listPendingApprovals } from '../../approvals/approval-client';
+import { listPendingApprovals } from '../../client/approval-client';
 import { parseCommandArgs, stringOption } from '../args';
 import { EXIT_CODES, type CliCommand } from '../command';
 import { connectForCommand } from '../connect';

@@ -1,6 +1,6 @@
-import { AGENT_RUN_WORKFLOW } from '../../client';
-import { SEARCH_ATTRIBUTES } from '../../search-attributes';
-import type { RunStatus } from '../../workflows/agent-run-types';
+import { AGENT_RUN_WORKFLOW } from '../../client/agent-run-client';
+import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes';
+import type { RunStatus } from '../../contract/agent-run-types';
 import { parseCommandArgs, positiveIntOption, stringOption } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand } from '../command';
 import { connectForCommand } from '../connect';

@@ -1,4 +1,4 @@
-import { connectionSettingsFromEnv } from '../../connection-settings';
+import { connectionSettingsFromEnv } from '../../client/connection-settings';
 import { parseArgs, SERVER_OPTIONS_HELP } from '../server-args';
 import { EXIT_CODES, type CliCommand } from '../command';
 import { startLocalServer } from '../local-server';

@@ -1,5 +1,5 @@
-import { connectionSettingsFromEnv } from '../../connection-settings';
-import { loadToolsModule, runWorkerProcess } from '../../worker';
+import { connectionSettingsFromEnv } from '../../client/connection-settings';
+import { loadToolsModule, runWorkerProcess } from '../../runtime/create-worker';
 import { parseCommandArgs, stringOption } from '../args';
 import { ensureServerReachable } from '../connect';
 import { PARENT_WATCH_OPTION_HELP, PARENT_WATCH_OPTION_SPEC } from '../parent-watch';

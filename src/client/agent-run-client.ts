@@ -1,0 +1,274 @@
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { randomUUID } from 'node:crypto';
+import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
+import { tracingClientInterceptors } from '../telemetry/client-tracing';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes';
+import { ensureApprovalSearchAttribute } from './approval-search-attribute';
+import { ensureStatusSearchAttribute } from './status-search-attribute';
+import { formatBytes, jsonByteLength, PAYLOAD_LIMITS } from '../contract/payload-limits';
+import { PayloadBudgetError } from './payload-budget-error';
+import { getRunStateQuery } from '../contract/agent-run-messages';
+import type { AgentRunInput, AgentRunResult, AgentRunState } from '../contract/agent-run-types';
+import { isFailedRunStatus } from '../contract/run-outcome-statuses';
+import { encryptedDataConverter } from '../encryption/encryption-codec';
+import { resolveEncryptionKeys, type EncryptionKeyring } from '../encryption/encryption-keys';
+import { withLiveProgress } from '../long-calls/live-progress';
+import { AgentRunStartError } from './agent-run-start-error';
+
+/** The workflow type of an agent run. */
+export const AGENT_RUN_WORKFLOW = 'agentRun';
+
+/** Options of {@link connectClient}. */
+export interface ConnectClientOptions {
+  /**
+   * Payload encryption keys (the workers' keys, README "Encryption"); `false` turns it off. Default:
+   * `DURABLE_TOOLS_ENCRYPTION_KEYS` / `DURABLE_TOOLS_ENCRYPTION_KEYS_FILE` when set, else off.
+   */
+  encryption?: EncryptionKeyring | false;
+  /**
+   * Start runs inside OpenTelemetry spans (`StartWorkflow:agentRun`) of the global tracer provider and pass the
+   * trace context on, so a traced worker's spans join the caller's trace (see `tracingClientInterceptors`).
+   */
+  tracing?: boolean;
+}
+
+/**
+ * Connects a Temporal client with the given settings (by default from the environment), encrypting payloads
+ * when encryption keys are configured.
+ *
+ * @example
+ * ```ts
+ * const client = await connectClient();
+ * ```
+ */
+export async function connectClient(
+  settings: ConnectionSettings = connectionSettingsFromEnv(),
+  options: ConnectClientOptions = {},
+): Promise<Client> {
+  const dataConverter = encryptedDataConverter(resolveEncryptionKeys(options.encryption));
+  const connection = await Connection.connect(connectionOptions(settings));
+  const interceptors = options.tracing ? await tracingClientInterceptors() : undefined;
+  return new Client({
+    connection,
+    namespace: settings.namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(interceptors ? { interceptors } : {}),
+  });
+}
+
+/**
+ * Whether an agent run may start under the workflow id of a closed run (Temporal's names):
+ * - `REJECT_DUPLICATE` (default): never. A workflow id names one run, for good.
+ * - `ALLOW_DUPLICATE_FAILED_ONLY`: when the last run with the id did not complete (it ended `failed`,
+ *   `compensated`, `compensation_failed` or `cancelled`, or was terminated or timed out). The new run is a
+ *   run of its own: its keys, compensations and stored outputs are not the earlier run's
+ *   (docs/run-ownership.md).
+ */
+export type AgentRunIdReusePolicy = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE_FAILED_ONLY';
+
+const ID_REUSE_POLICIES: readonly AgentRunIdReusePolicy[] = ['REJECT_DUPLICATE', 'ALLOW_DUPLICATE_FAILED_ONLY'];
+
+/** Options of {@link startAgentRun}. */
+export interface StartAgentRunOptions {
+  /** Task queue the workers poll (default: from the environment, `durable-tools`). */
+  taskQueue?: string;
+  /**
+   * Workflow id of the run (default: `agent-run-<uuid>`). A start with the id of an existing run, running
+   * or closed, starts nothing and returns that run (`started: false`).
+   */
+  runId?: string;
+  /** Whether the id of a closed run that did not complete may start a new run (default `REJECT_DUPLICATE`). */
+  workflowIdReusePolicy?: AgentRunIdReusePolicy;
+}
+
+/**
+ * What {@link startAgentRun} returns: the run's handle (it follows the run across continue-as-new), and
+ * whether this call started it.
+ */
+export type AgentRunHandle = WorkflowHandle & {
+  /**
+   * True when this call started the run; false when a run with the id already existed (running or closed)
+   * and this is its handle: nothing was started, and the input of this call was not used.
+   */
+  readonly started: boolean;
+  /** Run id of the run's first execution (the same across continue-as-new and a reset). */
+  readonly firstExecutionRunId: string;
+};
+
+/**
+ * Starts an agent run and returns its handle. The run id is the workflow id, and it names one run: a second
+ * start with the id of an existing run (running or closed) starts nothing and returns that run's handle with
+ * `started: false` (with `workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY'`, the id of a run that did not
+ * complete starts a new run instead).
+ *
+ * @throws {@link PayloadBudgetError} `RUN_INPUT_TOO_LARGE` when the input is above 256 KB.
+ * @throws {@link AgentRunStartError} `RUN_ID_TAKEN` when the id belongs to a workflow that is not an agent
+ * run; `INVALID_ID_REUSE_POLICY` for a reuse policy other than the two above.
+ *
+ * @example
+ * ```ts
+ * const handle = await startAgentRun(client, {
+ *   goal: 'Book a trip to Berlin',
+ *   model: { provider: 'scripted', script },
+ * });
+ * const result = await waitForAgentRun(handle);
+ * ```
+ */
+export async function startAgentRun(
+  client: Client,
+  input: AgentRunInput,
+  options: StartAgentRunOptions = {},
+): Promise<AgentRunHandle> {
+  const reusePolicy = options.workflowIdReusePolicy ?? 'REJECT_DUPLICATE';
+  if (!ID_REUSE_POLICIES.includes(reusePolicy)) {
+    throw new AgentRunStartError(
+      `workflowIdReusePolicy must be ${ID_REUSE_POLICIES.join(' or ')} (got ${JSON.stringify(reusePolicy)}): ` +
+        'an agent run never takes over the id of a completed or running run.',
+      'INVALID_ID_REUSE_POLICY',
+    );
+  }
+  const inputBytes = jsonByteLength(input);
+  if (inputBytes > PAYLOAD_LIMITS.runInputBytes) {
+    throw new PayloadBudgetError(
+      `The run's input is ${formatBytes(inputBytes)}; at most ${formatBytes(PAYLOAD_LIMITS.runInputBytes)} is accepted ` +
+        '(it travels with every continue-as-new and every model call). Put large data in a tool the model can call.',
+      'RUN_INPUT_TOO_LARGE',
+    );
+  }
+  const runId = options.runId ?? `agent-run-${randomUUID()}`;
+  const track = await ensureStatusSearchAttribute(client, clientAddress(client));
+  const trackApprovals = await ensureApprovalSearchAttribute(client, clientAddress(client));
+  let handle: Awaited<ReturnType<typeof client.workflow.start>>;
+  try {
+    handle = await client.workflow.start(AGENT_RUN_WORKFLOW, {
+      taskQueue: options.taskQueue ?? connectionSettingsFromEnv().taskQueue,
+      workflowId: runId,
+      workflowIdReusePolicy: reusePolicy,
+      workflowIdConflictPolicy: 'FAIL',
+      args: [
+        {
+          ...input,
+          trackStatusSearchAttribute: input.trackStatusSearchAttribute ?? track,
+          trackApprovalSearchAttribute: input.trackApprovalSearchAttribute ?? trackApprovals,
+        },
+      ],
+      staticSummary: `Agent run: ${input.goal}`.slice(0, 200),
+      staticDetails: `**Goal:** ${input.goal}`.slice(0, 10_000),
+      ...(track ? { typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.runStatus, value: 'running' }] } : {}),
+    });
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return existingAgentRun(client, runId);
+    throw error;
+  }
+  return { ...handle, started: true };
+}
+
+/** The handle of the agent run that already has this workflow id (the chain of its latest run). */
+async function existingAgentRun(client: Client, workflowId: string): Promise<AgentRunHandle> {
+  const description = await client.workflow.getHandle(workflowId).describe();
+  if (description.type !== AGENT_RUN_WORKFLOW) {
+    throw new AgentRunStartError(
+      `The workflow id ${workflowId} belongs to a ${description.type} workflow, not an agent run; choose another id.`,
+      'RUN_ID_TAKEN',
+    );
+  }
+  const firstExecutionRunId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
+  const handle = client.workflow.getHandle(workflowId, undefined, { firstExecutionRunId });
+  return { ...handle, started: false, firstExecutionRunId };
+}
+
+/**
+ * Waits for an agent run to end and returns its result, whatever its outcome: a run that ended `failed`,
+ * `compensated` or `compensation_failed` ends its workflow as Failed with the result in the failure's details,
+ * and a `cancelled` run ends it as Cancelled (its result is then read with the `getRunState` query, which needs
+ * a worker). Any other failure (the workflow was terminated, timed out, or failed in the engine) is rethrown.
+ *
+ * @example
+ * ```ts
+ * const result = await waitForAgentRun(handle);
+ * if (result.status !== 'completed') console.log(result.status, result.reason);
+ * ```
+ */
+export async function waitForAgentRun(handle: WorkflowHandle): Promise<AgentRunResult> {
+  try {
+    return (await handle.result()) as AgentRunResult;
+  } catch (error) {
+    const outcome = runResultOfFailure(error);
+    if (outcome) return outcome;
+    if (error instanceof WorkflowFailedError && error.cause instanceof CancelledFailure) {
+      return handle.query(getRunStateQuery).catch(() => Promise.reject(error));
+    }
+    throw error;
+  }
+}
+
+/**
+ * The result carried by the failure of a run that ended `failed`, `compensated` or `compensation_failed`
+ * (a `WorkflowFailedError` whose cause is an `ApplicationFailure` typed with the status); undefined for any
+ * other error.
+ */
+export function runResultOfFailure(error: unknown): AgentRunResult | undefined {
+  if (!(error instanceof WorkflowFailedError) || !(error.cause instanceof ApplicationFailure)) return undefined;
+  const { type, details } = error.cause;
+  const result = details?.[0] as AgentRunResult | undefined;
+  return isFailedRunStatus(type ?? undefined) && result?.status === type ? result : undefined;
+}
+
+/**
+ * Reads the state of a live (or finished, while its worker can answer queries) agent run, with the latest
+ * progress of each running tool call (`step.progress`, from its activity's heartbeat details).
+ */
+export async function getAgentRunState(client: Client, runId: string): Promise<AgentRunState> {
+  return withLiveProgress(client, await client.workflow.getHandle(runId).query(getRunStateQuery));
+}
+
+/**
+ * URL of a run in the Temporal web UI.
+ *
+ * @example
+ * ```ts
+ * agentRunUrl('http://127.0.0.1:8233', 'default', 'agent-run-1'); // http://127.0.0.1:8233/namespaces/default/workflows/agent-run-1
+ * ```
+ */
+export function agentRunUrl(uiBaseUrl: string, namespace: string, workflowId: string, runId?: string): string {
+  const base = `${uiBaseUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+  return runId ? `${base}/${encodeURIComponent(runId)}/history` : base;
+}
+
+/** One Temporal history, as `fetchHistory()` returns it. */
+export type RunHistory = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+
+/**
+ * The histories of an agent run across continue-as-new: the run that started with `firstRunId` (a handle's
+ * `firstExecutionRunId`) and every run it
+ * continued as new into, oldest first.
+ *
+ * @example
+ * ```ts
+ * const histories = await fetchRunHistories(client, handle.workflowId, handle.firstExecutionRunId);
+ * ```
+ */
+export async function fetchRunHistories(client: Client, workflowId: string, firstRunId: string): Promise<RunHistory[]> {
+  const histories: RunHistory[] = [];
+  let runId: string | undefined = firstRunId;
+  while (runId) {
+    const history: RunHistory = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    histories.push(history);
+    const last = history.events?.[history.events.length - 1];
+    runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return histories;
+}
+
+/** The address a client is connected to, when it is a plain `Connection` (else an empty string). */
+export function clientAddress(client: Client): string {
+  const options = (client.connection as Partial<Connection>).options;
+  return options?.address ?? '';
+}

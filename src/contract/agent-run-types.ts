@@ -1,0 +1,269 @@
+/**
+ * Input, state and result of an agent run. Pure types: shared by the workflow, the client and the worker.
+ */
+import type { ToolProgress } from './tool-progress';
+import type { RunApprovalPolicy, StepApproval } from './approval-types';
+import type { ModelSettings, ModelTurnIssue, TranscriptMessage } from './model-types';
+import type { ToolObservation } from './activity-protocol';
+import type { ToolDisclosureBudget } from './tool-disclosure';
+
+/** Limits that end a run that does not finish by itself. */
+export interface AgentRunLimits {
+  /** Maximum number of tool calls in the run, over all continue-as-new generations (default 50). */
+  maxSteps?: number;
+  /** Maximum number of model turns (default 25). */
+  maxTurns?: number;
+  /** The run stops (under its failure policy) once its model turns used this many input tokens. */
+  maxInputTokens?: number;
+  /** The run stops (under its failure policy) once its model turns used this many output tokens. */
+  maxOutputTokens?: number;
+  /** The run stops once its model turns cost this much, in the currency of `costTable`. */
+  maxCost?: number;
+}
+
+/** Prices of one model, per million tokens, in any one currency. */
+export interface TokenPrices {
+  inputPerMillionTokens: number;
+  outputPerMillionTokens: number;
+  /** Input tokens served from the provider's cache (default: the input price). */
+  cachedInputPerMillionTokens?: number;
+}
+
+/** Prices by model id (a key may be a prefix of the id the provider reports); `'*'` prices any other model. */
+export type CostTable = Record<string, TokenPrices>;
+
+/**
+ * When a failed tool call aborts the run (and so triggers compensation of what was done).
+ * Without a policy a failed call is only an observation: the model decides what to do next.
+ */
+export interface FailurePolicy {
+  /**
+   * A failed call of any of these tools aborts the run (and compensates), whatever the failure: permanent,
+   * retries or time spent, timeout, OUTCOME_UNKNOWN, tool missing on the worker, refused arguments.
+   * `'*'` means every tool.
+   */
+  criticalTools?: readonly string[] | '*';
+  /** This many failed tool calls in a row abort the run. */
+  maxConsecutiveToolErrors?: number;
+  /** Compensate when a step or turn limit ends the run (default true). */
+  compensateOnLimit?: boolean;
+}
+
+/** How compensations run. */
+export interface CompensationOptions {
+  /** Run all compensations at once instead of one by one in reverse order (default false). */
+  parallel?: boolean;
+}
+
+/** What a client passes to start an agent run. */
+export interface AgentRunInput {
+  /** What the user wants done, in words. */
+  goal: string;
+  /** Which model to use; `{ provider: 'scripted', script }` runs offline. */
+  model: ModelSettings;
+  /** Tool names the model may see and call; all tools of the worker when omitted. */
+  allowedTools?: string[];
+  limits?: AgentRunLimits;
+  failurePolicy?: FailurePolicy;
+  /** Run the tool calls of one model turn concurrently (default: one after another). */
+  parallelToolCalls?: boolean;
+  compensation?: CompensationOptions;
+  /**
+   * Calls of fetch-later tools (`asyncJob.fetchLater`) run in the background. When the model finishes while
+   * some still run, `'wait'` (default) waits for them (their results are in the run's steps); `'cancel'`
+   * cancels them and runs the compensations they owe. A failed or cancelled run always cancels them before
+   * it compensates; a run continues as new only once none is running.
+   */
+  backgroundCalls?: { onFinish?: 'wait' | 'cancel' };
+  /** Prices per model, to count the run's cost (and enforce `limits.maxCost`). */
+  costTable?: CostTable;
+  /**
+   * Above this catalog budget the model sees names and one-line descriptions plus the built-in
+   * `describe_tools` (default: more than 30 tools or 8,000 schema tokens).
+   */
+  toolDisclosure?: ToolDisclosureBudget;
+  /** Approval overrides, timeout and what a rejection does (see {@link RunApprovalPolicy}). */
+  approval?: RunApprovalPolicy;
+  /**
+   * Continue as new after this many tool calls in one generation (default: when Temporal suggests it).
+   * Keeps histories far from Temporal's limits on long runs.
+   */
+  continueAsNewAfterSteps?: number;
+  /**
+   * Keep the `DurableRunStatus` search attribute up to date. Set by the client helpers when the server
+   * has the attribute registered (an unregistered attribute would fail the workflow task).
+   */
+  trackStatusSearchAttribute?: boolean;
+  /**
+   * Keep the `DurableAwaitingApproval` search attribute up to date. Set by the client helpers when the server
+   * has the attribute registered.
+   */
+  trackApprovalSearchAttribute?: boolean;
+  /** Set by the workflow itself when it continues as new; never by clients. */
+  carriedOver?: AgentRunCarryOver;
+}
+
+/** A compensation the run owes: registered before its forward call, dropped only when that call had no effect. */
+export interface PendingCompensation {
+  stepId: number;
+  /** The forward tool. */
+  tool: string;
+  /** The tool that undoes it. */
+  undo: string;
+  /** The forward call's raw arguments. */
+  arguments: unknown;
+  /** The forward call's output, when it is known. */
+  output?: unknown;
+  /** The forward call's idempotency key; the compensation runs under `${key}/undo`. */
+  idempotencyKey: string;
+  /** The forward call's span, when the run is traced: the compensation's span links to it. */
+  span?: { traceId: string; spanId: string; traceFlags: number };
+}
+
+/** What one generation hands to the next when the run continues as new. */
+export interface AgentRunCarryOver {
+  /** Continue-as-new generations so far (1 after the first). */
+  generation: number;
+  /** Tool calls made so far: the next step id is this + 1. */
+  stepCount: number;
+  /** Model turns taken so far. */
+  turns: number;
+  consecutiveToolErrors: number;
+  /** Compensations owed, oldest first. */
+  compensations: PendingCompensation[];
+  /** Length of the transcript the transcript store holds for this run. */
+  transcriptCursor: number;
+  /** Messages after the cursor that the store does not have yet (the last turn's call and observations). */
+  unsentMessages: TranscriptMessage[];
+  /** An irreversible step without approval has succeeded: compensable steps are refused from now on. */
+  irreversibleDone: boolean;
+  /**
+   * The run's keys carry its first execution's run id (`${workflowId}/${firstExecutionRunId}/${stepId}`);
+   * absent for runs started before run-scoped keys, which keep `${workflowId}/${stepId}` to the end.
+   */
+  runScopedKeys?: boolean;
+  /** Token and cost totals so far. */
+  usage?: RunUsageTotals;
+}
+
+/** Status of one tool call. */
+export type StepStatus =
+  | 'pending'
+  | 'awaiting_approval'
+  | 'running'
+  | 'succeeded'
+  | 'failed'
+  | 'compensating'
+  | 'compensated'
+  | 'compensation_failed';
+
+/** One tool call of a run, as the state query shows it. */
+export interface StepRecord {
+  /** Step number within the run, from 1; part of the idempotency key. */
+  stepId: number;
+  /** Model turn that proposed the call, from 1. */
+  turn: number;
+  toolCallId: string;
+  tool: string;
+  /**
+   * The model's arguments, in one shape for every provider: a JSON object when it sent one (as text or as an
+   * object); otherwise what it sent (text that is not JSON, ...). A shortened preview when they are large.
+   */
+  arguments: unknown;
+  idempotencyKey: string;
+  status: StepStatus;
+  observation?: ToolObservation;
+  /** Attempts the engine made (known once the step has ended). */
+  attempts?: number;
+  /** The compensating tool, when the step has one. */
+  undo?: string;
+  /** The compensation's failure, when it failed. */
+  compensationError?: string;
+  /** The approval the call waited for, when it needed one: digest, validated arguments, decision. */
+  approval?: StepApproval;
+  /**
+   * The latest progress of a running call (`ctx.progress`), read from its activity's heartbeat details by
+   * `getAgentRunState` and `durable-tools run`. The workflow itself never sees heartbeats: absent in the
+   * bare `getRunState` query.
+   */
+  progress?: ToolProgress;
+  /** Workflow time (ms since epoch) when the step started and ended. */
+  startedAt?: number;
+  endedAt?: number;
+}
+
+/** Status of a whole run; also the value of the `DurableRunStatus` search attribute. */
+export type RunStatus = 'running' | 'completed' | 'failed' | 'compensated' | 'compensation_failed' | 'cancelled';
+
+/** Tokens (and cost) of one model turn. */
+export interface TurnUsage {
+  /** Model turn, from 1 over the whole run. */
+  turn: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens?: number;
+  reasoningTokens?: number;
+  /** The model that answered, as the provider reported it. */
+  modelId?: string;
+  /** Cost of the turn, when the run has a cost table with a price for the model. */
+  cost?: number;
+  /** Set when the turn was a refusal, empty or cut off. */
+  issue?: ModelTurnIssue['code'];
+}
+
+/** Totals of a run's token usage (all generations). */
+export interface RunUsageTotals {
+  inputTokens: number;
+  outputTokens: number;
+  /** Total cost, when the run has a cost table. */
+  cost?: number;
+  /** Turns whose provider reported no token counts. */
+  unreportedTurns: number;
+  /** Turns whose model has no price in the cost table. */
+  unpricedTurns: number;
+}
+
+/** Token usage of a run: totals over all generations, and the last 50 turns of this generation. */
+export interface RunUsage extends RunUsageTotals {
+  turns: TurnUsage[];
+}
+
+/** What the `getRunState` query returns. */
+export interface AgentRunState {
+  runId: string;
+  /**
+   * The run's owner: every key of the run starts with `${runKey}/` (`${workflowId}/${firstExecutionRunId}`;
+   * runs started before run-scoped keys: the workflow id). See docs/run-ownership.md.
+   */
+  runKey?: string;
+  goal: string;
+  status: RunStatus;
+  /** Model turns taken so far (all generations). */
+  turns: number;
+  /** Tool calls made so far (all generations). */
+  stepCount: number;
+  /** Continue-as-new generations before this one. */
+  generation: number;
+  /** Steps of the current generation (earlier generations' steps are in their own histories). */
+  steps: StepRecord[];
+  /** The model's final answer, once completed. */
+  answer?: string;
+  /** Why the run stopped, when it did not complete. */
+  reason?: string;
+  /** The step whose compensation failed, when status is `compensation_failed`. */
+  failedCompensationStep?: number;
+  /** Catalog problems found at start (e.g. an irreversible tool without approval). */
+  policyWarnings: string[];
+  /** Token usage and cost of the model turns. */
+  usage: RunUsage;
+  /** True when the model sees the catalog in summary form (names, one-line descriptions, `describe_tools`). */
+  toolsDisclosedOnDemand?: boolean;
+  /**
+   * Oldest steps of this generation left out of this answer to keep it within the payload budget (absent
+   * when none was); they are in the workflow's history.
+   */
+  omittedSteps?: number;
+}
+
+/** What an agent run returns. */
+export type AgentRunResult = AgentRunState;

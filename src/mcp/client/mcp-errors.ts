@@ -1,0 +1,117 @@
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { PermanentToolError, RateLimitedToolError, TransientToolError } from '../../failures/tool-errors';
+
+/** How much of a server's error text reaches the model. */
+export const MCP_ERROR_TEXT_MAX_CHARS = 2_000;
+
+/**
+ * Turns a `tools/call` result with `isError: true` into a permanent tool error whose message is the server's
+ * own text (what the tool said went wrong, cut to {@link MCP_ERROR_TEXT_MAX_CHARS}). On an `McpServer` this is
+ * also how an unknown tool and arguments the server refuses come back.
+ */
+export function toolErrorFromResult(server: string, tool: string, result: CallToolResult): PermanentToolError {
+  const text = result.content
+    .map((part) => (part.type === 'text' ? part.text : `[${part.type}]`))
+    .join('\n')
+    .trim();
+  const message = text.length > 0 ? text : `MCP tool "${tool}" of server "${server}" reported an error without text.`;
+  return new PermanentToolError(clip(message), {
+    code: /\bnot found\b|unknown tool/i.test(message) ? 'NOT_FOUND' : 'INTERNAL',
+    hint: `This is the error text of MCP server "${server}". Read it: fix the arguments, or use another tool. Do not repeat the same call.`,
+    mayHaveHadEffect: true,
+  });
+}
+
+/**
+ * Classifies what `client.callTool` threw:
+ * - connection closed (the server died or the transport dropped): transient, and the request may have run;
+ * - request timeout: transient (`TIMEOUT`), may have run; an *aborted* call (same code −32001) is the activity's
+ *   cancellation and is rethrown as it is;
+ * - invalid params / method not found / invalid request / parse error: permanent, nothing ran;
+ * - internal error and other JSON-RPC errors: permanent, with the server's message;
+ * - Streamable HTTP status errors: 401/403 permanent `PERMISSION_DENIED`, 404 (session gone), 408, 429, 5xx transient;
+ * - anything else is left to the engine's `classify` (network error codes, fetch failures, …).
+ */
+export function classifyMcpCallError(server: string, tool: string, error: unknown, aborted: boolean): unknown {
+  if (aborted) return error;
+  const where = `MCP server "${server}" (tool "${tool}")`;
+  if (error instanceof McpError) {
+    switch (error.code) {
+      case ErrorCode.ConnectionClosed:
+        return new TransientToolError(`The connection to ${where} closed during the call: ${error.message}`, {
+          code: 'UNAVAILABLE',
+          mayHaveHadEffect: true,
+          cause: error,
+        });
+      case ErrorCode.RequestTimeout:
+        return new TransientToolError(`${where} did not answer in time: ${error.message}`, {
+          code: 'TIMEOUT',
+          mayHaveHadEffect: true,
+          cause: error,
+        });
+      case ErrorCode.InvalidParams:
+      case ErrorCode.InvalidRequest:
+      case ErrorCode.ParseError:
+        return new PermanentToolError(clip(`${where} refused the call: ${error.message}`), {
+          code: /not found|unknown tool/i.test(error.message) ? 'NOT_FOUND' : 'INVALID_ARGUMENTS',
+          hint: 'Check the tool name and the arguments against the tool description; do not repeat the same call.',
+          cause: error,
+        });
+      case ErrorCode.MethodNotFound:
+        return new PermanentToolError(`${where} does not support tools/call: ${error.message}`, {
+          code: 'NOT_FOUND',
+          cause: error,
+        });
+      default:
+        return new PermanentToolError(clip(`${where} failed (JSON-RPC ${error.code}): ${error.message}`), {
+          code: error.code === ErrorCode.UrlElicitationRequired ? 'PERMISSION_DENIED' : 'INTERNAL',
+          hint: 'The server reported an error it will report again; do not repeat the same call.',
+          mayHaveHadEffect: true,
+          cause: error,
+        });
+    }
+  }
+  if (error instanceof StreamableHTTPError) return classifyHttpStatus(where, error);
+  return error;
+}
+
+function classifyHttpStatus(where: string, error: StreamableHTTPError): Error {
+  const status = error.code ?? 0;
+  if (status === 401 || status === 403) {
+    return new PermanentToolError(`${where} refused our credentials (HTTP ${status}).`, {
+      code: 'PERMISSION_DENIED',
+      hint: 'The server needs other credentials; an operator must fix the configuration.',
+      cause: error,
+    });
+  }
+  if (status === 429) {
+    return new RateLimitedToolError(`${where} asked us to slow down (HTTP 429).`, { cause: error });
+  }
+  if (status === 404 || status === 408 || status >= 500) {
+    return new TransientToolError(`${where} answered HTTP ${status}: ${error.message}`, {
+      code: 'UNAVAILABLE',
+      mayHaveHadEffect: status >= 500,
+      cause: error,
+    });
+  }
+  return new PermanentToolError(clip(`${where} answered HTTP ${status}: ${error.message}`), {
+    code: 'INTERNAL',
+    cause: error,
+  });
+}
+
+/**
+ * A server that could not be reached (spawn failure, connection refused, handshake error): nothing was sent,
+ * so the call may be retried whatever the tool's effect.
+ */
+export function unreachableServerError(server: string, cause: unknown): TransientToolError {
+  return new TransientToolError(
+    `MCP server "${server}" cannot be reached: ${cause instanceof Error ? cause.message : String(cause)}`,
+    { code: 'UNAVAILABLE', mayHaveHadEffect: false, cause },
+  );
+}
+
+function clip(text: string): string {
+  return text.length <= MCP_ERROR_TEXT_MAX_CHARS ? text : `${text.slice(0, MCP_ERROR_TEXT_MAX_CHARS)}… (cut)`;
+}

@@ -1,0 +1,246 @@
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createAuditStore } from '../../stores/audit/create-audit-store';
+import { connectClient } from '../../client/agent-run-client';
+import { connectionSettingsFromEnv } from '../../client/connection-settings';
+import { ensureLocalTemporal } from '../../dev-server/local-temporal';
+import { createIdempotencyStore } from '../../stores/idempotency/create-idempotency-store';
+import { createToolRegistry, type ToolRegistry } from '../../tools/tool-registry';
+import { createTranscriptStore } from '../../stores/transcripts/create-transcript-store';
+import { createWorker, loadToolsModule } from '../../runtime/create-worker';
+import { enableTypeScriptFor } from '../../runtime/typescript-tools-module';
+import { loadMcpConfigFile } from '../client/mcp-config';
+import { McpHost, withMcpTools } from '../client/mcp-host';
+import { isLoopbackHost } from '../../net/http-guard';
+import { MCP_TOKEN_ENV, mcpTokensFromEnv } from './mcp-caller-auth';
+import { startMcpHttpListener } from './mcp-http-listener';
+import { MCP_HTTP_SESSION_DEFAULTS } from './mcp-http-sessions';
+import type { McpCaller } from './mcp-caller';
+import { createDurableMcpServer } from './mcp-server';
+import { defaultMcpServerName, defaultMcpTaskQueue, MCP_SERVER_NAME_PATTERN } from './mcp-server-name';
+
+/** Usage of `npm run mcp` / `durable-tools mcp`. */
+export const MCP_COMMAND_USAGE = `usage: durable-tools mcp (--stdio | --http [--port N] [--host H]) [options]
+  --stdio             serve MCP on stdin/stdout (for an MCP host that starts this command)
+  --http              serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp (sessions, cancel, tasks)
+  --port N            HTTP port (default 8765; 0 picks a free one)
+  --host H            interface to bind (default 127.0.0.1); beyond loopback a token is required
+  --tools M           module exporting \`tools: Tool[]\` (default: $DURABLE_TOOLS_TOOLS_MODULE, else the demo's)
+  --name N            server name (default: the tools module's name and a digest of its path); part of the task
+                      queue and of every caller's scope
+  --task-queue Q      task queue of the calls (default: $DURABLE_TOOLS_TASK_QUEUE, else durable-tools-mcp-<name>)
+  --no-worker         do not run a worker in this process (workers run elsewhere on the same task queue)
+  --allow-host        another accepted Host header (name:port), e.g. behind a proxy
+  --allow-origin      another accepted Origin header
+  --max-sessions N    live HTTP sessions at most (default ${MCP_HTTP_SESSION_DEFAULTS.maxSessions})
+  --session-idle S    seconds after which an idle HTTP session is closed (default ${MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs / 1000})
+  --insecure-no-auth  serve HTTP beyond loopback without a token (everyone shares one identity; never do this)
+Environment: DURABLE_TOOLS_TOOLS_MODULE (tools to serve, default the demo's), ${MCP_TOKEN_ENV.token} (bearer token
+required over HTTP), ${MCP_TOKEN_ENV.tokens} (name:token,... one caller each; calls, tasks and runs are scoped per
+caller), DURABLE_TOOLS_MCP_CONFIG (a {"mcpServers": ...} file whose tools the worker also runs),
+TEMPORAL_ADDRESS etc. (default: a local dev server, started if none answers on 127.0.0.1:7233).`;
+
+/**
+ * Runs the MCP server command until SIGINT/SIGTERM (stdio: until stdin closes). Exposes the tools of
+ * `DURABLE_TOOLS_TOOLS_MODULE` (and of `DURABLE_TOOLS_MCP_CONFIG`'s servers), each call run as a Temporal workflow.
+ * Returns the process exit code.
+ */
+export async function runMcpCommand(argv: readonly string[], options: McpCommandOptions = {}): Promise<number> {
+  const parsed = parseMcpArgs(argv);
+  if (!parsed) return 2;
+  const { values } = parsed;
+  if (values.help || values.stdio === values.http) {
+    console.error(MCP_COMMAND_USAGE);
+    return values.help ? 0 : 2;
+  }
+  const http = httpSettingsOf(values);
+  if (typeof http === 'string') {
+    console.error(http);
+    return 2;
+  }
+  // On stdio, stdout belongs to the protocol: every message of ours goes to stderr.
+  const say = (line: string) => console.error(line);
+  if (values.stdio) console.log = console.error;
+  const stopRequested = Promise.race([untilSignal(), ...(options.until ? [options.until.then(() => {})] : [])]);
+
+  const toolsModule =
+    values.tools ??
+    (process.env.DURABLE_TOOLS_TOOLS_MODULE || join(__dirname, '..', '..', '..', 'examples', 'trip-tools.ts'));
+  const mcpConfigPath = process.env.DURABLE_TOOLS_MCP_CONFIG;
+  const name = values.name ?? defaultMcpServerName(toolsModule, mcpConfigPath);
+  if (!MCP_SERVER_NAME_PATTERN.test(name)) {
+    console.error(`--name takes 1 to 64 letters, digits, ".", "_" or "-", not "${name}".`);
+    return 2;
+  }
+  const tokens = values.http ? mcpTokensFromEnv() : [];
+  if (values.http && tokens.length === 0 && !isLoopbackHost(values.host) && !values['insecure-no-auth']) {
+    console.error(
+      `Refusing to serve MCP on ${values.host} without a token: set ${MCP_TOKEN_ENV.token} or ${MCP_TOKEN_ENV.tokens}, bind 127.0.0.1, or pass --insecure-no-auth.`,
+    );
+    return 2;
+  }
+  // A TypeScript module without tsx in the project is reported now, before a server is started.
+  enableTypeScriptFor(resolve(toolsModule), process.cwd());
+  const settings = connectionSettingsFromEnv();
+  const taskQueue = values['task-queue'] || process.env.DURABLE_TOOLS_TASK_QUEUE || defaultMcpTaskQueue(name);
+  const temporal = await ensureLocalTemporal(settings, { log: say });
+  const tools = await loadToolsModule(toolsModule);
+  const host = mcpConfigPath ? new McpHost(loadMcpConfigFile(mcpConfigPath)) : undefined;
+  await host?.refresh();
+  const registry: ToolRegistry = host ? withMcpTools(createToolRegistry(tools), host) : createToolRegistry(tools);
+  const client = await connectClient({ ...settings, address: temporal.address });
+  const stopWorker = values['no-worker']
+    ? async () => {}
+    : await startWorker(registry, host, temporal.address, taskQueue);
+  const createServer = (caller?: McpCaller) =>
+    createDurableMcpServer({
+      client,
+      taskQueue,
+      name,
+      catalog: registry.catalog(),
+      ...(caller ? { caller } : {}),
+    });
+  const where = `${registry.list().length} tools, server "${name}" on task queue "${taskQueue}", Temporal at ${temporal.address}`;
+  try {
+    if (values.stdio) {
+      const server = createServer();
+      const closed = new Promise<void>((resolve) => (server.onclose = resolve));
+      await server.connect(new StdioServerTransport());
+      say(`durable-tools MCP server on stdio: ${where}.`);
+      await Promise.race([closed, stopRequested]);
+      await server.close();
+    } else {
+      const insecure = tokens.length === 0 && !isLoopbackHost(values.host);
+      const listener = await startMcpHttpListener({
+        port: http.port,
+        host: values.host,
+        createServer,
+        maxSessions: http.maxSessions,
+        sessionIdleTimeoutMs: http.idleMs,
+        ...(tokens.length > 0 ? { tokens } : {}),
+        ...(insecure ? { insecureNoAuth: true } : {}),
+        ...(values['allow-host'] ? { allowedHosts: values['allow-host'] } : {}),
+        ...(values['allow-origin'] ? { allowedOrigins: values['allow-origin'] } : {}),
+      });
+      if (insecure) {
+        say(
+          `WARNING: --insecure-no-auth: ${listener.url} serves every tool WITHOUT authentication to anyone who can reach ${values.host}; all of them share one identity (each other's calls, tasks and runs).`,
+        );
+      }
+      const auth =
+        tokens.length > 0
+          ? `bearer token required (callers ${tokens.map((t) => t.name).join(', ')})`
+          : 'no token (one shared identity)';
+      say(`durable-tools MCP server at ${listener.url}: ${where}; ${auth}. Ctrl-C stops it.`);
+      await stopRequested;
+      await listener.close();
+    }
+  } finally {
+    await stopWorker();
+    await host?.close();
+    await client.connection.close();
+    await temporal.stop();
+  }
+  return 0;
+}
+
+/** Options of {@link runMcpCommand} besides its arguments. */
+export interface McpCommandOptions {
+  /** Resolves when the command should stop, besides SIGINT/SIGTERM (the command line's parent watch). */
+  until?: Promise<unknown>;
+}
+
+/** Parses the arguments strictly; prints the mistake and the usage and returns undefined on a bad one. */
+function parseMcpArgs(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      options: {
+        stdio: { type: 'boolean' },
+        http: { type: 'boolean' },
+        port: { type: 'string', default: '8765' },
+        host: { type: 'string', default: '127.0.0.1' },
+        name: { type: 'string' },
+        'task-queue': { type: 'string' },
+        'max-sessions': { type: 'string', default: String(MCP_HTTP_SESSION_DEFAULTS.maxSessions) },
+        'session-idle': { type: 'string', default: String(MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs / 1000) },
+        'insecure-no-auth': { type: 'boolean' },
+        'no-worker': { type: 'boolean' },
+        'allow-host': { type: 'string', multiple: true },
+        'allow-origin': { type: 'string', multiple: true },
+        tools: { type: 'string' },
+        help: { type: 'boolean' },
+      },
+      strict: true,
+    });
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : String(error)}\n\n${MCP_COMMAND_USAGE}`);
+    return undefined;
+  }
+}
+
+/** The HTTP settings of the arguments, or what is wrong with them. */
+function httpSettingsOf(values: {
+  port: string;
+  'max-sessions': string;
+  'session-idle': string;
+}): { port: number; maxSessions: number; idleMs: number } | string {
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    return `--port must be a port number, not "${values.port}".`;
+  const maxSessions = Number(values['max-sessions']);
+  if (!Number.isInteger(maxSessions) || maxSessions < 1)
+    return `--max-sessions must be a positive integer, not "${values['max-sessions']}".`;
+  const idleSeconds = Number(values['session-idle']);
+  if (!Number.isFinite(idleSeconds) || idleSeconds <= 0)
+    return `--session-idle must be a positive number of seconds, not "${values['session-idle']}".`;
+  return { port, maxSessions, idleMs: idleSeconds * 1000 };
+}
+
+/**
+ * The worker of this process, with the same stores as `durable-tools worker`: idempotency keys, transcripts and
+ * the approval audit trail in the configured stores (SQLite in `.data/` by default).
+ */
+async function startWorker(
+  registry: ToolRegistry,
+  host: McpHost | undefined,
+  address: string,
+  taskQueue: string,
+): Promise<() => Promise<void>> {
+  const transcripts = createTranscriptStore();
+  const idempotencyStore = createIdempotencyStore();
+  const auditStore = createAuditStore();
+  const { worker, close } = await createWorker({
+    tools: registry,
+    idempotencyStore,
+    transcripts,
+    auditStore,
+    settings: { address, taskQueue },
+  });
+  const running = worker.run();
+  return async () => {
+    worker.shutdown();
+    await running;
+    await close();
+    await idempotencyStore.close();
+    await transcripts.close();
+    await auditStore.close();
+  };
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}
+
+if (require.main === module) {
+  runMcpCommand(process.argv.slice(2))
+    .then((code) => process.exit(code))
+    .catch((error: unknown) => {
+      console.error(error instanceof Error ? error.message : String(error));
+      process.exit(1);
+    });
+}

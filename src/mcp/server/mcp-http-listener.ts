@@ -1,0 +1,281 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isAllowedHostHeader, isLoopbackHost } from '../../net/http-guard';
+import { SHARED_MCP_CALLER, type McpCaller } from './mcp-caller';
+import { staticTokenAuthenticator, type McpCallerAuthenticator, type McpNamedToken } from './mcp-caller-auth';
+import { McpConfigError } from '../client/mcp-config-error';
+import { MCP_HTTP_SESSION_DEFAULTS, McpHttpSessions } from './mcp-http-sessions';
+import { durableMcpServerCaller } from './mcp-server';
+
+/** The largest request body accepted, in bytes (Temporal refuses payloads past ~2 MB anyway); larger ones get 413. */
+export const MCP_HTTP_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** Options of {@link startMcpHttpListener}. */
+export interface McpHttpListenerOptions {
+  /** Port to listen on (0: any free port). */
+  port: number;
+  /** Interface to bind (default 127.0.0.1: reachable from this machine only). */
+  host?: string;
+  /** When set, every request needs `Authorization: Bearer <token>`; its caller is `token:default`. */
+  token?: string;
+  /** Several static tokens, each its own caller (`token:<name>`); combined with `token`. */
+  tokens?: readonly McpNamedToken[];
+  /** Tells the caller of each request (e.g. an OAuth access-token check); replaces `token`/`tokens`. */
+  authenticate?: McpCallerAuthenticator;
+  /**
+   * Serve without authentication on an interface beyond loopback (everyone who reaches it shares one identity).
+   * Without it, such a listener refuses to start.
+   */
+  insecureNoAuth?: boolean;
+  /** Extra accepted `Host` header values (`name:port`); the bound address, localhost and 127.0.0.1 always are. */
+  allowedHosts?: readonly string[];
+  /** Extra accepted `Origin` values (e.g. `https://my-host.example`); `http://` + an accepted host always is. */
+  allowedOrigins?: readonly string[];
+  /** Live sessions at most (default 256); an `initialize` past the cap gets HTTP 503. */
+  maxSessions?: number;
+  /** A session with nothing in flight for this long is closed (default 30 minutes). */
+  sessionIdleTimeoutMs?: number;
+  /** The clock of the idle timeout (default `Date.now`; tests move it). */
+  now?: () => number;
+  /**
+   * A new MCP server for each session, answering the caller who opened it: pass `caller` on to
+   * `createDurableMcpServer` (a durable server made for another caller is refused, so a forgotten `caller` cannot
+   * put every caller into one scope).
+   */
+  createServer: (caller: McpCaller) => Server;
+}
+
+/** A running Streamable HTTP endpoint. */
+export interface McpHttpListener {
+  /** `http://host:port/mcp`. */
+  url: string;
+  port: number;
+  /** Live sessions now. */
+  sessionCount(): number;
+  /** Closes the sessions idle past the timeout now (it also happens on every request and every minute). */
+  closeIdleSessions(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves MCP over Streamable HTTP at `/mcp`, with sessions (one MCP server per session, so a client's
+ * `notifications/cancelled` reaches the running call), DNS-rebinding protection (the `Host` and any `Origin` header
+ * must name this server), authentication (bearer tokens or an {@link McpCallerAuthenticator}: each session belongs to
+ * the caller that opened it, and its MCP server answers that caller only), a cap on live sessions and an idle timeout.
+ *
+ * @throws {@link McpConfigError} `INVALID_CONFIG` when asked to bind beyond loopback without authentication and
+ *   without `insecureNoAuth`.
+ */
+export async function startMcpHttpListener(options: McpHttpListenerOptions): Promise<McpHttpListener> {
+  const host = options.host ?? '127.0.0.1';
+  const authenticate = authenticatorOf(options);
+  if (!authenticate && !isLoopbackHost(host) && options.insecureNoAuth !== true) {
+    throw new McpConfigError(
+      `Refusing to serve MCP on ${host} without authentication: anyone who reaches it could run every tool. Set a token (DURABLE_TOOLS_MCP_TOKEN / DURABLE_TOOLS_MCP_TOKENS), bind 127.0.0.1, or pass --insecure-no-auth.`,
+      'INVALID_CONFIG',
+    );
+  }
+  const sessions = new McpHttpSessions({
+    maxSessions: options.maxSessions ?? MCP_HTTP_SESSION_DEFAULTS.maxSessions,
+    idleTimeoutMs: options.sessionIdleTimeoutMs ?? MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs,
+    now: options.now ?? Date.now,
+  });
+  let port = options.port;
+  const http = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (res.headersSent) return void res.end();
+      if (error instanceof BodyTooLarge) return tooLarge(req, res);
+      reply(res, 500, `Internal error: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    void sessions.closeIdle();
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== '/mcp') return reply(res, 404, 'Not found: the MCP endpoint is /mcp.');
+    const refusal = checkRequest(req, port, host, options);
+    if (refusal) return reply(res, refusal.status, refusal.message, refusal.headers);
+    const caller = authenticate ? authenticate(req) : SHARED_MCP_CALLER;
+    if (!caller) {
+      return reply(res, 401, 'A valid bearer token is required.', { 'WWW-Authenticate': 'Bearer' });
+    }
+    const owner = JSON.stringify([caller.subject, caller.clientId ?? null]);
+    if (Number(req.headers['content-length'] ?? 0) > MCP_HTTP_MAX_BODY_BYTES) throw new BodyTooLarge();
+    const sessionId = req.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const session = sessions.use(sessionId, owner);
+      if (!session) return reply(res, 404, 'Unknown or expired MCP session: initialize again.');
+      res.once('close', session.done);
+      return session.transport.handleRequest(req, res, req.method === 'POST' ? await readJson(req) : undefined);
+    }
+    if (req.method !== 'POST') return reply(res, 400, 'Start a session with an initialize request (POST).');
+    const body = await readJson(req);
+    if (!isInitializeRequest(body)) return reply(res, 400, 'No session: the first request must be initialize.');
+    const release = sessions.reserve();
+    if (!release) {
+      return reply(
+        res,
+        503,
+        'Too many MCP sessions are open: close one (DELETE /mcp) or wait until idle ones expire, then initialize again.',
+        { 'Retry-After': '60' },
+      );
+    }
+    try {
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id: string): void => {
+          release();
+          sessions.add(id, transport, owner);
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      const server = options.createServer(caller);
+      const servedCaller = durableMcpServerCaller(server);
+      if (servedCaller && (servedCaller.subject !== caller.subject || servedCaller.clientId !== caller.clientId)) {
+        throw new Error(
+          'createServer made a durable MCP server for another caller: pass its caller argument to createDurableMcpServer.',
+        );
+      }
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
+    } finally {
+      release();
+    }
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port, host, () => resolve());
+  });
+  const address = http.address();
+  port = typeof address === 'object' && address ? address.port : options.port;
+  const sweeper = setInterval(
+    () => void sessions.closeIdle(),
+    Math.min(60_000, options.sessionIdleTimeoutMs ?? MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs),
+  );
+  sweeper.unref();
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`,
+    port,
+    sessionCount: () => sessions.size,
+    closeIdleSessions: () => sessions.closeIdle(),
+    close: async () => {
+      clearInterval(sweeper);
+      await sessions.closeAll();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+function authenticatorOf(options: McpHttpListenerOptions): McpCallerAuthenticator | undefined {
+  if (options.authenticate) return options.authenticate;
+  const tokens = [
+    ...(options.token !== undefined ? [{ name: 'default', token: options.token }] : []),
+    ...(options.tokens ?? []),
+  ];
+  return tokens.length > 0 ? staticTokenAuthenticator(tokens) : undefined;
+}
+
+interface Refusal {
+  status: number;
+  message: string;
+  headers?: Record<string, string>;
+}
+
+function checkRequest(
+  req: IncomingMessage,
+  port: number,
+  host: string,
+  options: McpHttpListenerOptions,
+): Refusal | undefined {
+  const server = { port, host, ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}) };
+  const hostHeader = req.headers.host;
+  if (!isAllowedHostHeader(hostHeader, server)) {
+    return {
+      status: 403,
+      message: `Refused: Host "${hostHeader ?? ''}" is not this server (DNS rebinding protection).`,
+    };
+  }
+  const origin = req.headers.origin;
+  if (origin !== undefined) {
+    const accepted = (options.allowedOrigins ?? []).map((o) => o.toLowerCase());
+    const ownHost = /^http:\/\/(.+)$/.exec(origin.toLowerCase())?.[1];
+    if (!accepted.includes(origin.toLowerCase()) && !(ownHost && isAllowedHostHeader(ownHost, server)))
+      return { status: 403, message: `Refused: Origin "${origin}" is not allowed.` };
+  }
+  return undefined;
+}
+
+/** A request body past {@link MCP_HTTP_MAX_BODY_BYTES}. */
+class BodyTooLarge extends Error {
+  constructor() {
+    super(`The request body is larger than ${MCP_HTTP_MAX_BODY_BYTES} bytes.`);
+  }
+}
+
+/** How much of an oversized body is read and dropped before the connection is cut instead of answered. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The body as JSON (undefined when empty or not JSON). Past {@link MCP_HTTP_MAX_BODY_BYTES} it stops keeping the
+ * bytes, reads the rest of the body (up to a limit) so the client can read the answer, and rejects with
+ * {@link BodyTooLarge}.
+ */
+function readJson(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MCP_HTTP_MAX_BODY_BYTES) chunks.push(chunk);
+      else if (size > DRAIN_LIMIT_BYTES) req.destroy();
+    });
+    req.once('error', reject);
+    req.once('close', () => reject(new Error('The request was aborted before its body ended.')));
+    req.once('end', () => {
+      if (size > MCP_HTTP_MAX_BODY_BYTES) return reject(new BodyTooLarge());
+      const text = Buffer.concat(chunks).toString('utf8');
+      try {
+        resolve(text.length === 0 ? undefined : JSON.parse(text));
+      } catch {
+        resolve(undefined);
+      }
+    });
+  });
+}
+
+/** 413 with a JSON-RPC error once the body is read (dropped), then the connection closes. */
+function tooLarge(req: IncomingMessage, res: ServerResponse): void {
+  const send = () =>
+    reply(
+      res,
+      413,
+      `The request body is larger than ${MCP_HTTP_MAX_BODY_BYTES} bytes.`,
+      { Connection: 'close' },
+      -32600,
+    );
+  if (req.complete || req.readableEnded) return send();
+  let dropped = 0;
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DRAIN_LIMIT_BYTES) req.destroy();
+  });
+  req.once('end', send);
+}
+
+function reply(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  code = -32000,
+): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}

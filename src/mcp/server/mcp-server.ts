@@ -1,0 +1,244 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestParamsSchema,
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type CreateTaskResult,
+  type Tool as McpToolListing,
+} from '@modelcontextprotocol/sdk/types.js';
+import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { z } from 'zod';
+import { ensureApprovalSearchAttribute } from '../../client/approval-search-attribute';
+import { clientAddress } from '../../client/agent-run-client';
+import { fingerprint } from '../../stores/idempotency/canonical-json';
+import type { ToolCatalogEntry } from '../../contract/tool-catalog-entry';
+import { modelVisibleTools } from '../../contract/tool-visibility';
+import { approvalRequested, approvalRequiredResult } from './mcp-approval-wait';
+import { agentRunTools, type AgentRunTool } from './mcp-agent-run-tools';
+import {
+  DEFAULT_MCP_SERVER_NAME,
+  mcpCallerScope,
+  mcpCallWorkflowIdIn,
+  SHARED_MCP_CALLER,
+  type McpCaller,
+} from './mcp-caller';
+import { mcpIdempotencyKeyOf } from './mcp-idempotency-key';
+import { callToolErrorOf } from './mcp-tool-call-result';
+import { MCP_CALL_WORKFLOW, TemporalTaskStore, toolCallResult } from './temporal-task-store';
+
+/** Options of {@link createDurableMcpServer}. */
+export interface DurableMcpServerOptions {
+  /** Temporal client the calls are started with. */
+  client: Client;
+  /** Task queue of the workers that run the tools. */
+  taskQueue: string;
+  /** The tools to serve (undo tools are not served: the engine calls them). */
+  catalog: readonly ToolCatalogEntry[];
+  /** Also serve `start_agent_run` and `get_agent_run` (default true). */
+  agentRuns?: boolean;
+  /**
+   * The server's name (default `durable-tools`): reported to clients, and part of every caller's scope, so two servers
+   * of other names never reach each other's calls, tasks or runs.
+   */
+  name?: string;
+  /**
+   * Who this server (one per session over HTTP) answers: its calls, tasks and runs are scoped to this caller, and
+   * another caller's are answered as unknown. Default {@link SHARED_MCP_CALLER} (no authentication).
+   */
+  caller?: McpCaller;
+}
+
+/** `tools/call` as the SDK parses it, plus SEP-3182's `params.idempotencyKey` (which the SDK's schema drops). */
+const CallToolWithKeySchema = CallToolRequestSchema.extend({
+  params: CallToolRequestParamsSchema.extend({ idempotencyKey: z.unknown().optional() }),
+});
+type CallToolWithKey = z.infer<typeof CallToolWithKeySchema>;
+
+/**
+ * An MCP server (low-level SDK `Server`) whose every `tools/call` runs durably as a Temporal workflow
+ * (`mcpToolCall`): the same guard, idempotency key, classified retries and compensation as a step of an agent run.
+ *
+ * - The idempotency key comes from `params.idempotencyKey` (SEP-3182), `_meta.idempotencyKey` or
+ *   `_meta["io.durable-tools/idempotency-key"]` (see {@link mcpIdempotencyKeyOf}). The workflow id is
+ *   `mcp-call-<caller scope>-` + SHA-256 of the key, so repeating a call with the same key returns the first call's
+ *   result and runs nothing again; the same key with other arguments is refused (`IDEMPOTENCY_CONFLICT`). Without a
+ *   key each call is new. Another caller's key, task or call is never reached (see {@link mcpCallerScope}).
+ * - A client's `notifications/cancelled` cancels the workflow (so the tool's activity, and undoes a compensable call).
+ * - `tools/call` with `task` returns at once with task id = workflow id; `tasks/get`, `tasks/result`, `tasks/cancel`
+ *   and `tasks/list` are answered from Temporal ({@link TemporalTaskStore}).
+ */
+export function createDurableMcpServer(options: DurableMcpServerOptions): Server {
+  const name = options.name ?? DEFAULT_MCP_SERVER_NAME;
+  const caller = options.caller ?? SHARED_MCP_CALLER;
+  const scope = mcpCallerScope(name, caller);
+  const tasks = new TemporalTaskStore(options.client, { scope });
+  const server = new Server(
+    { name, version: '0.1.0' },
+    {
+      capabilities: {
+        tools: { listChanged: false },
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      taskStore: tasks,
+      instructions:
+        'Every tool call runs durably on Temporal. Send an idempotency key (params.idempotencyKey or _meta.idempotencyKey) to make a retried call safe.',
+    },
+  );
+  const served = new Map(modelVisibleTools(options.catalog).map((entry) => [entry.name, entry]));
+  const runTools =
+    options.agentRuns === false
+      ? new Map<string, AgentRunTool>()
+      : agentRunTools(options.client, options.taskQueue, scope);
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [...[...served.values()].map(listingOf), ...[...runTools.values()].map((tool) => tool.listing)],
+  }));
+
+  server.setRequestHandler(
+    CallToolWithKeySchema,
+    async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
+      const tool = request.params.name;
+      const key = mcpIdempotencyKeyOf(request.params);
+      const runTool = runTools.get(tool);
+      if (runTool) return runTool.call(request.params.arguments ?? {}, key);
+      const entry = served.get(tool);
+      if (!entry) {
+        return callToolErrorOf(
+          `UNKNOWN_TOOL: There is no tool "${tool}". Tools: ${[...served.keys(), ...runTools.keys()].join(', ')}.`,
+        );
+      }
+      const started = await startCall(options, entry, request, mcpCallWorkflowIdIn(scope, key), key);
+      if ('error' in started) return started.error;
+      const { handle } = started;
+      if (request.params.task) {
+        const task = await tasks.getTask(handle.workflowId);
+        if (!task) throw new Error(`The workflow ${handle.workflowId} vanished.`);
+        return { task };
+      }
+      const cancel = () => void handle.cancel().catch(() => {});
+      extra.signal.addEventListener('abort', cancel, { once: true });
+      try {
+        return await resultOrApprovalRequest(options.client, handle.workflowId, entry, key !== undefined);
+      } finally {
+        extra.signal.removeEventListener('abort', cancel);
+      }
+    },
+  );
+  SERVED_CALLERS.set(server, caller);
+  return server;
+}
+
+/** The caller each server made by {@link createDurableMcpServer} answers. */
+const SERVED_CALLERS = new WeakMap<Server, McpCaller>();
+
+/** The caller a server made by {@link createDurableMcpServer} answers; undefined for any other server. */
+export function durableMcpServerCaller(server: Server): McpCaller | undefined {
+  return SERVED_CALLERS.get(server);
+}
+
+/**
+ * The workflow id of a call by `caller` (default: the shared identity) on the server named `server` (default
+ * `durable-tools`): derived from the caller's scope and key, or new without a key.
+ */
+export function mcpCallWorkflowId(
+  idempotencyKey: string | undefined,
+  by: { server?: string; caller?: McpCaller } = {},
+): string {
+  return mcpCallWorkflowIdIn(
+    mcpCallerScope(by.server ?? DEFAULT_MCP_SERVER_NAME, by.caller ?? SHARED_MCP_CALLER),
+    idempotencyKey,
+  );
+}
+
+async function startCall(
+  options: DurableMcpServerOptions,
+  entry: ToolCatalogEntry,
+  request: CallToolWithKey,
+  workflowId: string,
+  key: string | undefined,
+): Promise<{ handle: WorkflowHandle } | { error: CallToolResult }> {
+  const args = request.params.arguments ?? {};
+  const argumentsDigest = fingerprint(args);
+  let handle: WorkflowHandle;
+  try {
+    handle = await options.client.workflow.start(MCP_CALL_WORKFLOW, {
+      taskQueue: options.taskQueue,
+      workflowId,
+      args: [
+        {
+          tool: entry.name,
+          arguments: args,
+          trackApprovalSearchAttribute: await ensureApprovalSearchAttribute(
+            options.client,
+            clientAddress(options.client),
+          ),
+        },
+      ],
+      memo: { tool: entry.name, argumentsDigest, structured: isObjectSchema(entry.outputSchema) },
+      staticSummary: `MCP call: ${entry.name}`,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    handle = options.client.workflow.getHandle(workflowId);
+  }
+  if (key !== undefined) {
+    const memo = (await handle.describe()).memo ?? {};
+    if (memo['tool'] !== entry.name || memo['argumentsDigest'] !== argumentsDigest) {
+      return {
+        error: callToolErrorOf(
+          `IDEMPOTENCY_CONFLICT: The idempotency key was already used for another call (${String(memo['tool'])} with other arguments). Use a new key for a new call.`,
+        ),
+      };
+    }
+  }
+  return { handle };
+}
+
+/**
+ * The call's result; or, for a tool that may need approval, an `APPROVAL_REQUIRED` answer as soon as the call
+ * waits for a human decision (the call keeps waiting; see mcp-approval-wait.ts).
+ */
+async function resultOrApprovalRequest(
+  client: Client,
+  workflowId: string,
+  entry: ToolCatalogEntry,
+  keyed: boolean,
+): Promise<CallToolResult> {
+  if (entry.approval === 'never') return toolCallResult(client, workflowId);
+  const stop = new AbortController();
+  try {
+    const first = await Promise.race([
+      toolCallResult(client, workflowId, stop.signal).then((result) => ({ result })),
+      approvalRequested(client, workflowId, stop.signal).then((waiting) => ({ waiting })),
+    ]);
+    if ('result' in first) return first.result;
+    return first.waiting ? approvalRequiredResult(first.waiting, keyed) : toolCallResult(client, workflowId);
+  } finally {
+    stop.abort();
+  }
+}
+
+function listingOf(entry: ToolCatalogEntry): McpToolListing {
+  const { $schema: _drop, ...inputSchema } = entry.inputSchema;
+  const { $schema: _dropOut, ...outputSchema } = entry.outputSchema;
+  return {
+    name: entry.name,
+    description: entry.description,
+    inputSchema: { type: 'object', ...inputSchema },
+    ...(isObjectSchema(entry.outputSchema) ? { outputSchema: { type: 'object', ...outputSchema } } : {}),
+    annotations: {
+      readOnlyHint: entry.effect === 'read-only',
+      destructiveHint: entry.effect === 'irreversible',
+      idempotentHint: entry.effect === 'read-only' || entry.idempotent,
+      openWorldHint: true,
+    },
+    execution: { taskSupport: 'optional' },
+  };
+}
+
+function isObjectSchema(schema: Record<string, unknown>): boolean {
+  return schema['type'] === 'object';
+}

@@ -1,0 +1,358 @@
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { preparePrivateStateFile } from '../private-state';
+import { IDEMPOTENCY_DEFAULTS } from './idempotency-defaults';
+import {
+  acceptRepeatedFinish,
+  checkBegin,
+  checkDuration,
+  checkKey,
+  checkToken,
+  decideBegin,
+  finishRetention,
+  retentionFrom,
+  serializeFailure,
+  serializeResult,
+  startFresh,
+  type BeginRequest,
+  type IdempotencyRecord,
+  type IdempotencyStoreBaseOptions,
+  type RecordState,
+} from './idempotency-record';
+import type { BeginOptions, BeginOutcome, FinishOptions, IdempotencyStore, StoredFailure } from './idempotency-store';
+import { IdempotencyStoreError } from './idempotency-store-error';
+
+/** Defaults specific to the SQLite store. */
+export const SQLITE_STORE_DEFAULTS = {
+  /** Total time one operation waits for the write lock held by other connections before giving up. */
+  busyTimeoutMs: 5_000,
+  /**
+   * SQLite's own (blocking) busy wait per try. better-sqlite3 is synchronous, so a long busy_timeout would
+   * freeze the event loop (and the worker's heartbeats); beyond this slice the store waits asynchronously.
+   */
+  lockWaitSliceMs: 20,
+  /** FULL: a commit survives power loss too, so a stored result is never lost after the effect happened. */
+  synchronous: 'FULL',
+  /** Rows deleted per `reap` transaction, so that reaping never holds the write lock for long. */
+  reapBatchSize: 1_000,
+} as const;
+
+/** Options of {@link SqliteIdempotencyStore}. */
+export interface SqliteIdempotencyStoreOptions extends IdempotencyStoreBaseOptions {
+  /**
+   * Database file; its directory is created (0700). Default `.data/idempotency.sqlite` under the working
+   * directory. The file and its -wal / -shm files are 0600 (docs/at-rest.md).
+   */
+  path?: string;
+  /** Table name (letters, digits, `_`). Default `idempotency_keys`. */
+  table?: string;
+  /** See {@link SQLITE_STORE_DEFAULTS}. */
+  busyTimeoutMs?: number;
+  /** `FULL` (default) or `NORMAL` (WAL: durable against process crashes, not against power loss). */
+  synchronous?: 'FULL' | 'NORMAL';
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+interface Row {
+  key: string;
+  fingerprint: string;
+  state: RecordState;
+  token: string;
+  owner: string;
+  previous_owner: string | null;
+  lease_expires_at: number | null;
+  result_json: string | null;
+  error_json: string | null;
+  takeovers: number;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
+}
+
+type Ownership = Pick<Row, 'state' | 'token' | 'owner'>;
+
+/**
+ * The embedded {@link IdempotencyStore}: one table in a SQLite file (better-sqlite3), safe for several
+ * processes and connections on the same file.
+ *
+ * - WAL mode, so readers never block the writer; `synchronous=FULL` by default.
+ * - `begin` of a key with no record is one autocommit `INSERT … ON CONFLICT (key) DO NOTHING`: of any number
+ *   of connections inserting one key exactly one inserts. A key that has a record is read and written inside
+ *   `BEGIN IMMEDIATE`, which takes the database's write lock before reading: two connections can never both
+ *   see an expired record and both claim it.
+ * - Other writes are single conditional statements (`UPDATE … WHERE key = ? AND token = ? AND
+ *   state = 'in_progress'`): the token fences a holder that lost the key.
+ * - Lock waits: SQLite's blocking busy handler waits at most a short slice; then the operation is retried
+ *   asynchronously (jittered) until `busyTimeoutMs`, after which it fails with `STORE_UNAVAILABLE`.
+ *
+ * @example
+ * ```ts
+ * const store = new SqliteIdempotencyStore({ path: '.data/idempotency.sqlite' });
+ * ```
+ */
+export class SqliteIdempotencyStore implements IdempotencyStore {
+  /** Absolute path of the database file (or `:memory:`). */
+  readonly path: string;
+  private readonly db: Database.Database;
+  private readonly retentionMs: number;
+  private readonly busyTimeoutMs: number;
+  private readonly clock: () => number;
+  private readonly beginTransaction: (request: BeginRequest, now: number) => BeginOutcome;
+  private readonly statements: {
+    select: Database.Statement<[string], Row>;
+    ownership: Database.Statement<[string, number], Ownership>;
+    upsert: Database.Statement<[Row]>;
+    insertNew: Database.Statement<[string, string, string, string, number, number, number, number]>;
+    heartbeat: Database.Statement<[{ key: string; token: string; now: number; lease: number; retention: number }]>;
+    finish: Database.Statement<[RecordState, string | null, string | null, number, number, string, string, number]>;
+    release: Database.Statement<[string, string, number]>;
+    reap: Database.Statement<[number, number, number]>;
+  };
+
+  constructor(options: SqliteIdempotencyStoreOptions = {}) {
+    const table = options.table ?? IDEMPOTENCY_DEFAULTS.table;
+    if (!IDENTIFIER.test(table)) {
+      throw new IdempotencyStoreError(`Invalid SQLite table name "${table}".`, 'INVALID_CONFIG');
+    }
+    const synchronous = options.synchronous ?? SQLITE_STORE_DEFAULTS.synchronous;
+    if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
+      throw new IdempotencyStoreError(`Invalid SQLite synchronous mode "${String(synchronous)}".`, 'INVALID_CONFIG');
+    }
+    this.retentionMs = retentionFrom(options);
+    this.busyTimeoutMs = checkDuration(options.busyTimeoutMs ?? SQLITE_STORE_DEFAULTS.busyTimeoutMs, 'busyTimeoutMs');
+    this.clock = options.clock ?? Date.now;
+    const file = options.path ?? IDEMPOTENCY_DEFAULTS.sqlitePath;
+    this.path = file === ':memory:' ? file : resolve(file);
+
+    try {
+      // 0600 before SQLite opens it (its -wal and -shm files take that mode), in a 0700 directory when created.
+      preparePrivateStateFile(this.path);
+      this.db = new Database(this.path, { timeout: this.busyTimeoutMs });
+      // Set-up may race with other processes opening the same file: wait the full timeout here.
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma(`synchronous = ${synchronous}`);
+      this.db.exec(`
+        CREATE TABLE IF NOT EXISTS ${table} (
+          key TEXT PRIMARY KEY NOT NULL,
+          fingerprint TEXT NOT NULL,
+          state TEXT NOT NULL CHECK (state IN ('in_progress', 'completed', 'failed')),
+          token TEXT NOT NULL,
+          owner TEXT NOT NULL,
+          previous_owner TEXT,
+          lease_expires_at INTEGER,
+          result_json TEXT,
+          error_json TEXT,
+          takeovers INTEGER NOT NULL DEFAULT 0,
+          created_at INTEGER NOT NULL,
+          updated_at INTEGER NOT NULL,
+          expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS ${table}_expires_at ON ${table} (expires_at);
+      `);
+      this.db.pragma(`busy_timeout = ${SQLITE_STORE_DEFAULTS.lockWaitSliceMs}`);
+    } catch (error) {
+      throw new IdempotencyStoreError(
+        `Cannot open the SQLite idempotency store at ${this.path}.`,
+        'STORE_UNAVAILABLE',
+        {
+          cause: error,
+        },
+      );
+    }
+
+    this.statements = {
+      select: this.db.prepare(`SELECT * FROM ${table} WHERE key = ?`),
+      ownership: this.db.prepare(`SELECT state, token, owner FROM ${table} WHERE key = ? AND expires_at > ?`),
+      upsert: this.db.prepare(`
+        INSERT OR REPLACE INTO ${table} (key, fingerprint, state, token, owner, previous_owner, lease_expires_at,
+          result_json, error_json, takeovers, created_at, updated_at, expires_at)
+        VALUES (@key, @fingerprint, @state, @token, @owner, @previous_owner, @lease_expires_at,
+          @result_json, @error_json, @takeovers, @created_at, @updated_at, @expires_at)`),
+      // The common case of begin in one autocommit statement: a key with no record at all.
+      insertNew: this.db.prepare(`
+        INSERT INTO ${table} (key, fingerprint, state, token, owner, lease_expires_at, takeovers, created_at,
+          updated_at, expires_at)
+        VALUES (?, ?, 'in_progress', ?, ?, ?, 0, ?, ?, ?)
+        ON CONFLICT (key) DO NOTHING`),
+      heartbeat: this.db.prepare(`
+        UPDATE ${table}
+        SET lease_expires_at = @now + @lease, updated_at = @now, expires_at = @now + @lease + @retention
+        WHERE key = @key AND token = @token AND state = 'in_progress' AND expires_at > @now`),
+      // ?1 state, ?2 result, ?3 error, ?4 now, ?5 expires, ?6 key, ?7 token, ?8 now (positional: no object per call)
+      finish: this.db.prepare(`
+        UPDATE ${table}
+        SET state = ?, result_json = ?, error_json = ?, lease_expires_at = NULL, updated_at = ?, expires_at = ?
+        WHERE key = ? AND token = ? AND state = 'in_progress' AND expires_at > ?`),
+      release: this.db.prepare(
+        `DELETE FROM ${table} WHERE key = ? AND token = ? AND state = 'in_progress' AND expires_at > ?`,
+      ),
+      reap: this.db.prepare(
+        `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= ? LIMIT ?) AND expires_at <= ?`,
+      ),
+    };
+
+    const decide = (request: BeginRequest, now: number): BeginOutcome => {
+      const row = this.statements.select.get(request.key);
+      const decision = decideBegin(row && fromRow(row), request, now, this.retentionMs);
+      if (decision.write) this.statements.upsert.run(toRow(decision.write));
+      return decision.outcome;
+    };
+    const transaction = this.db.transaction(decide);
+    this.beginTransaction = (request, now) => transaction.immediate(request, now);
+  }
+
+  /** {@inheritDoc IdempotencyStore.begin} */
+  async begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome> {
+    const request = checkBegin(key, fingerprint, options);
+    // The clock is read inside the retry, so a long lock wait does not shorten the new lease.
+    return this.withLock(() => this.beginAt(request, this.clock()));
+  }
+
+  /**
+   * One autocommit `INSERT … ON CONFLICT DO NOTHING` claims a key that has no record (the common case: one
+   * statement, no read); a key with a record, live or not, goes through the read-and-decide transaction.
+   */
+  private beginAt(request: BeginRequest, now: number): BeginOutcome {
+    const { outcome, write } = startFresh(request, now, this.retentionMs);
+    const { key, fingerprint, token, owner, expiresAt } = write;
+    const inserted = this.statements.insertNew.run(
+      key,
+      fingerprint,
+      token,
+      owner,
+      outcome.leaseExpiresAt,
+      now,
+      now,
+      expiresAt,
+    );
+    return inserted.changes === 1 ? outcome : this.beginTransaction(request, now);
+  }
+
+  /** {@inheritDoc IdempotencyStore.heartbeat} */
+  async heartbeat(key: string, token: string, leaseMs: number = IDEMPOTENCY_DEFAULTS.leaseMs): Promise<boolean> {
+    const params = {
+      key: checkKey(key),
+      token: checkToken(token),
+      lease: checkDuration(leaseMs, 'leaseMs'),
+      retention: this.retentionMs,
+    };
+    return this.withLock(() => this.statements.heartbeat.run({ ...params, now: this.clock() }).changes === 1);
+  }
+
+  /** {@inheritDoc IdempotencyStore.complete} */
+  async complete(key: string, token: string, result: unknown, options?: FinishOptions): Promise<void> {
+    const retention = finishRetention(options, this.retentionMs);
+    await this.finish(checkKey(key), checkToken(token), 'completed', serializeResult(result), null, retention);
+  }
+
+  /** {@inheritDoc IdempotencyStore.fail} */
+  async fail(key: string, token: string, error: StoredFailure, options?: FinishOptions): Promise<void> {
+    const retention = finishRetention(options, this.retentionMs);
+    await this.finish(checkKey(key), checkToken(token), 'failed', null, serializeFailure(error), retention);
+  }
+
+  /** {@inheritDoc IdempotencyStore.release} */
+  async release(key: string, token: string): Promise<boolean> {
+    const [k, t] = [checkKey(key), checkToken(token)];
+    return this.withLock(() => this.statements.release.run(k, t, this.clock()).changes === 1);
+  }
+
+  /** {@inheritDoc IdempotencyStore.reap} */
+  async reap(now?: number): Promise<number> {
+    const at = now ?? this.clock();
+    const batch = SQLITE_STORE_DEFAULTS.reapBatchSize;
+    let total = 0;
+    for (;;) {
+      const deleted = await this.withLock(() => this.statements.reap.run(at, batch, at).changes);
+      total += deleted;
+      if (deleted < batch) return total;
+      await sleep(0); // let other connections take the lock between batches
+    }
+  }
+
+  /** {@inheritDoc IdempotencyStore.close} */
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  private async finish(
+    key: string,
+    token: string,
+    state: 'completed' | 'failed',
+    result: string | null,
+    error: string | null,
+    retentionMs: number,
+  ): Promise<void> {
+    const current = await this.withLock(() => {
+      const now = this.clock();
+      const expires = now + retentionMs;
+      if (this.statements.finish.run(state, result, error, now, expires, key, token, now).changes === 1) return null;
+      return this.statements.ownership.get(key, now);
+    });
+    if (current !== null) acceptRepeatedFinish(key, current, token, state);
+  }
+
+  /** Runs `operation`, retrying while another connection holds the write lock, up to `busyTimeoutMs`. */
+  private async withLock<T>(operation: () => T): Promise<T> {
+    const deadline = Date.now() + this.busyTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      if (!this.db.open) throw new IdempotencyStoreError('The idempotency store is closed.', 'STORE_CLOSED');
+      try {
+        return operation();
+      } catch (error) {
+        if (error instanceof IdempotencyStoreError) throw error;
+        const code = (error as { code?: unknown }).code;
+        const busy = typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+        if (!busy || Date.now() >= deadline) {
+          throw new IdempotencyStoreError(
+            busy
+              ? `The SQLite idempotency store stayed locked for ${this.busyTimeoutMs} ms.`
+              : `The SQLite idempotency store failed: ${(error as Error).message}`,
+            'STORE_UNAVAILABLE',
+            { cause: error },
+          );
+        }
+        await sleep(Math.random() * Math.min(50, 2 ** attempt));
+      }
+    }
+  }
+}
+
+function fromRow(row: Row): IdempotencyRecord {
+  return {
+    key: row.key,
+    fingerprint: row.fingerprint,
+    state: row.state,
+    token: row.token,
+    owner: row.owner,
+    previousOwner: row.previous_owner,
+    leaseExpiresAt: row.lease_expires_at,
+    resultJson: row.result_json,
+    errorJson: row.error_json,
+    takeovers: row.takeovers,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    expiresAt: row.expires_at,
+  };
+}
+
+function toRow(record: IdempotencyRecord): Row {
+  return {
+    key: record.key,
+    fingerprint: record.fingerprint,
+    state: record.state,
+    token: record.token,
+    owner: record.owner,
+    previous_owner: record.previousOwner,
+    lease_expires_at: record.leaseExpiresAt,
+    result_json: record.resultJson,
+    error_json: record.errorJson,
+    takeovers: record.takeovers,
+    created_at: record.createdAt,
+    updated_at: record.updatedAt,
+    expires_at: record.expiresAt,
+  };
+}
