@@ -28,7 +28,7 @@ export type {
 export type { ToolContext, ToolLogger } from './tools/tool-context';
 export type { ToolLongCallOptions } from './tools/long-call';
 export type { ToolLongCallSettings, LongCallCancellation } from './contract/tool-catalog-entry';
-// Async-job tools: submit now, result by callback or polling, fetch later (README, "Long tool calls")
+// Async-job tools: submit now, result by callback or polling, fetch later (docs/long-calls.md)
 export {
   defineAsyncJobTool,
   type AsyncJobToolSpec,
@@ -258,7 +258,7 @@ export type {
 } from './contract/agent-run-types';
 export { getRunStateQuery } from './contract/agent-run-messages';
 
-// Approvals: deciding waiting calls (README, "Approvals")
+// Approvals: deciding waiting calls (docs/approvals.md)
 export {
   approveStep,
   rejectStep,
@@ -281,7 +281,7 @@ export {
   type ApprovalOutcome,
 } from './contract/approval-types';
 
-// Approvals: tool policy and the audit trail (README, "Approvals")
+// Approvals: tool policy and the audit trail (docs/approvals.md)
 export type { ToolApprovalPolicy, ApprovalPredicate } from './contract/approval-policy';
 export type { WorkerApprovalConfig } from './activities/approval-activities';
 export {
@@ -364,7 +364,7 @@ export { TemporalTaskStore, MCP_CALL_WORKFLOW, MCP_CALL_WORKFLOW_PREFIX } from '
 export { runMcpCommand, MCP_COMMAND_USAGE } from './mcp/server/mcp-command';
 export type { McpToolCallInput, McpToolCallResult } from './workflows/mcp-tool-call';
 
-// Payload encryption (README, "Encryption")
+// Payload encryption (docs/security.md, "Encryption")
 export {
   EncryptionCodec,
   encryptedDataConverter,

@@ -27,7 +27,7 @@ export type {
 export type { ToolContext, ToolLogger } from './tools/tool-context';
 export type { ToolLongCallOptions } from './tools/long-call';
 export type { ToolLongCallSettings, LongCallCancellation } from './contract/tool-catalog-entry';
-// Async-job tools: submit now, result by callback or polling, fetch later (README, "Long tool calls")
+// Async-job tools: submit now, result by callback or polling, fetch later (docs/long-calls.md)
 export {
   defineAsyncJobTool,
   type AsyncJobToolSpec,
@@ -200,7 +200,7 @@ export {
   type ConnectionSettings,
 } from './client/connection-settings';
 
-// Payload encryption (README, "Encryption")
+// Payload encryption (docs/security.md, "Encryption")
 export {
   EncryptionCodec,
   encryptedDataConverter,
@@ -225,7 +225,7 @@ export {
   type CodecServerOptions,
 } from './encryption/codec-server';
 
-// Approvals: tool policy and the audit trail (README, "Approvals")
+// Approvals: tool policy and the audit trail (docs/approvals.md)
 export type { ToolApprovalPolicy, ApprovalPredicate } from './contract/approval-policy';
 export type { WorkerApprovalConfig } from './activities/approval-activities';
 export {

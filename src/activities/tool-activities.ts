@@ -65,7 +65,7 @@ export interface ToolActivityDeps {
   /**
    * Takeover grace (default: the tool's attempt timeout): after a holder's lease ran out, its key stays in
    * flight this much longer, so a request it sent just before its deadline lands downstream before the next
-   * attempt reconciles. See the README, "Exactly-once".
+   * attempt reconciles. See docs/exactly-once.md.
    */
   takeoverGraceMs?: number;
   /** Monotonic clock of the lease deadline, in ms (default `performance.now`). Tests inject one. */
@@ -88,7 +88,7 @@ export interface ToolActivityDeps {
   argumentGuard?: ArgumentGuardOptions;
   /**
    * Where the engine's metrics go (default: the global OpenTelemetry meter provider, a no-op until an SDK
-   * registers one). See the README, "Tracing and metrics".
+   * registers one). See docs/telemetry.md.
    */
   meterProvider?: MeterProvider;
 }

@@ -28,7 +28,7 @@ export const AGENT_RUN_WORKFLOW = 'agentRun';
 /** Options of {@link connectClient}. */
 export interface ConnectClientOptions {
   /**
-   * Payload encryption keys (the workers' keys, README "Encryption"); `false` turns it off. Default:
+   * Payload encryption keys (the workers' keys, docs/security.md, "Encryption"); `false` turns it off. Default:
    * `DURABLE_TOOLS_ENCRYPTION_KEYS` / `DURABLE_TOOLS_ENCRYPTION_KEYS_FILE` when set, else off.
    */
   encryption?: EncryptionKeyring | false;

@@ -4,7 +4,7 @@
  * Temporal refuses any single payload (an activity's input or result, a continue-as-new input, a query
  * answer, a workflow result) over ~2 MB — and when the payload is a command of the workflow it terminates
  * the workflow — and warns from 256 KB. Every number below keeps what the engine sends well under that,
- * whatever a model or a tool produces. See the README section "Limits and budgets".
+ * whatever a model or a tool produces. See docs/limits.md.
  */
 export const PAYLOAD_LIMITS = {
   /** Temporal's hard limit of one payload (the server's default `limit.blobSize.error`). */

@@ -10,7 +10,8 @@ export type ToolEffect = 'read-only' | 'compensable' | 'irreversible';
 
 /**
  * Where a tool call runs: as a regular Temporal activity (the default), or as a local activity inside the
- * workflow task of the worker running the run (`local`, read-only tools only; see README "Local execution").
+ * workflow task of the worker running the run (`local`, read-only tools only; see docs/tools.md, "Local
+ * execution for read-only tools").
  */
 export type ToolExecution = 'activity' | 'local';
 
@@ -69,12 +70,12 @@ export interface ToolCatalogEntry {
   trust?: ToolTrust;
   /** Present (`'local'`) when the tool runs as a local activity; absent for a regular activity. */
   execution?: 'local';
-  /** Present when the tool declares itself a long call (see README, "Long tool calls"). */
+  /** Present when the tool declares itself a long call (see docs/long-calls.md). */
   longCall?: ToolLongCallSettings;
-  /** Present when the tool submits a job and gets its result later (`defineAsyncJobTool`; README, "Long tool calls"). */
+  /** Present when the tool submits a job and gets its result later (`defineAsyncJobTool`; docs/long-calls.md). */
   asyncJob?: ToolAsyncJobSettings;
   /**
-   * Output and argument budget (see the README, "Limits and budgets"). Always set by `defineTool`; absent
+   * Output and argument budget (see docs/limits.md). Always set by `defineTool`; absent
    * only in catalogs recorded before budgets existed (the defaults apply then).
    */
   budget?: ToolBudget;

@@ -2,7 +2,7 @@
  * Dynamic config of the dev server the project starts (`npm run dev`, the demo, tests, benchmarks). Each
  * setting removes an artificial wait of the server's defaults, which are sized for a cluster sharing its
  * database between many hosts, not for one process on a laptop. Measured with `npm run bench:server`
- * (README, "Tuned local server" and "Settings for cluster operators").
+ * (docs/operations.md, "The tuned local server" and "Settings for cluster operators").
  *
  * - `history.transferProcessorMaxPollRPS` (default 20): the transfer queue (where "dispatch this activity /
  *   workflow task to matching" waits) is read at most 20 times a second per shard, and each activity needs

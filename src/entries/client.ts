@@ -34,7 +34,7 @@ export { getRunStateQuery } from '../contract/agent-run-messages';
 export { runningCalls, type RunningCall } from '../long-calls/live-progress';
 export type { ToolProgress } from '../contract/tool-progress';
 
-// Approvals: deciding waiting calls (README, "Approvals")
+// Approvals: deciding waiting calls (docs/approvals.md)
 export {
   approveStep,
   rejectStep,
@@ -76,7 +76,7 @@ export type { ModelSettings } from '../contract/model-types';
 export type { ScriptedTurn, ScriptedModelSettings } from '../model/scripted-model';
 export type { ToolObservation, ToolErrorObservation, ToolSuccessObservation } from '../contract/activity-protocol';
 
-// Payload encryption (README, "Encryption")
+// Payload encryption (docs/security.md, "Encryption")
 export {
   EncryptionCodec,
   encryptedDataConverter,

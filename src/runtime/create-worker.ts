@@ -77,7 +77,7 @@ export interface CreateWorkerOptions {
   auditStore?: AuditStore;
   /** Approval settings of this worker (whether runs may waive a tool's approval). */
   approvals?: WorkerApprovalConfig;
-  /** OpenTelemetry tracing and metrics (see the README, "Tracing and metrics"). */
+  /** OpenTelemetry tracing and metrics (see docs/telemetry.md). */
   telemetry?: WorkerTelemetryOptions;
   /**
    * Limits of the argument guard for this worker's tools: `maxDepth` (nesting of objects and arrays, default
@@ -87,7 +87,7 @@ export interface CreateWorkerOptions {
    */
   argumentGuard?: ArgumentGuardOptions;
   /**
-   * Payload encryption (README, "Encryption"): the keys that encrypt every payload this worker writes to
+   * Payload encryption (docs/security.md, "Encryption"): the keys that encrypt every payload this worker writes to
    * Temporal and the results it keeps in the idempotency and transcript stores; `false` turns it off. Default:
    * `DURABLE_TOOLS_ENCRYPTION_KEYS` / `DURABLE_TOOLS_ENCRYPTION_KEYS_FILE` when set, else off.
    */

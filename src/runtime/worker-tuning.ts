@@ -4,7 +4,7 @@ import type { WorkerOptions } from '@temporalio/worker';
 
 /**
  * Worker settings sized for many concurrent agent runs (`createWorker` uses them unless `workerOptions`
- * says otherwise). Measured with `npm run bench:throughput`; see the README, "Worker sizing".
+ * says otherwise). Measured with `npm run bench:throughput`; see docs/operations.md, "Worker sizing".
  *
  * - `maxCachedWorkflows`: a run evicted from the cache replays its whole history on its next task (about x6
  *   per step measured with the cache off), so the cache must hold every run in flight on this worker. At

@@ -3,7 +3,7 @@ import type { WorkerOptions } from '@temporalio/worker';
 import type { WorkerTracingOptions } from './worker-tracing';
 
 /**
- * OpenTelemetry of a worker (`createWorker({ telemetry })`); see the README, "Tracing and metrics". Without it
+ * OpenTelemetry of a worker (`createWorker({ telemetry })`); see docs/telemetry.md. Without it
  * the worker traces nothing and records its metrics on the global meter provider (a no-op until an SDK
  * registers one).
  */

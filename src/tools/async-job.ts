@@ -19,7 +19,7 @@ export interface ToolAsyncJobOptions {
   maxPollInterval?: Duration;
   /**
    * True: the model may start the call in the background and fetch its result later with the built-in
-   * `fetch_tool_result` (see README, "Long tool calls"). Default false: the model's turn waits for the result.
+   * `fetch_tool_result` (see docs/long-calls.md). Default false: the model's turn waits for the result.
    */
   fetchLater?: boolean;
 }

@@ -84,7 +84,7 @@ export interface AsyncJobRuntime {
  * Declares a tool whose downstream works asynchronously: `submit` starts a job (the effect, under the
  * idempotency key), and its result comes by callback (`completion: 'callback'`, see `completeJobCallback`) or
  * by polling (`'poll'`, with backoff and a deadline). With `fetchLater` the model may start it in the
- * background and fetch the result later with the built-in `fetch_tool_result`. See README, "Long tool calls".
+ * background and fetch the result later with the built-in `fetch_tool_result`. See docs/long-calls.md.
  *
  * @example
  * ```ts

@@ -95,7 +95,8 @@ export interface ToolSpecFields<I extends z.ZodType = z.ZodType, O extends z.Zod
    * `'local'` runs each call as a Temporal local activity on the worker that runs the agent run: no round
    * trip through the server's task queues (a few ms instead of tens), but no heartbeats, retries decided
    * inside the workflow task, and a call that outlives its worker is retried from the last workflow task.
-   * Allowed for read-only tools only; default `'activity'`. See README, "Local execution for read-only tools".
+   * Allowed for read-only tools only; default `'activity'`. See docs/tools.md, "Local execution for read-only
+   * tools".
    */
   execution?: ToolExecution;
   /**
@@ -112,7 +113,7 @@ export interface ToolSpecFields<I extends z.ZodType = z.ZodType, O extends z.Zod
    * Declares a long call (minutes to hours): heartbeat timeout, total deadline (also the default attempt
    * timeout and retry deadline), what cancellation means, largest checkpoint. The tool checkpoints with
    * `ctx.checkpoint(state)`, reports `ctx.progress(pct, message)`, and a retried attempt resumes from
-   * `ctx.resumeFrom`. See README, "Long tool calls".
+   * `ctx.resumeFrom`. See docs/long-calls.md.
    */
   longCall?: ToolLongCallOptions;
 }

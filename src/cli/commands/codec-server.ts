@@ -46,7 +46,7 @@ exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 it could not start (no keys, port tak
     const keyring = encryptionKeysFromEnv(context.env);
     if (!keyring) {
       context.err(
-        `No encryption keys: set ${ENCRYPTION_ENV.keys} or ${ENCRYPTION_ENV.keysFile} (README, "Encryption").`,
+        `No encryption keys: set ${ENCRYPTION_ENV.keys} or ${ENCRYPTION_ENV.keysFile} (docs/security.md, "Encryption").`,
       );
       return EXIT_CODES.error;
     }
