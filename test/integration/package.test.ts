@@ -5,16 +5,19 @@
  * the client entry checked to load no worker, SQLite or Postgres code.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { descendants, isAlive, runCliToEnd, startCli, waitAllGone, type CliLauncher } from '../support/cli-process';
 import {
+  documentedPages,
   documentedTypescriptBlocks,
   MODULE_SYSTEMS,
   packAndInstall,
   quickstartProgram,
   REPO,
+  typescriptBlocks,
+  typescriptFences,
   type ModuleSystem,
   type PackedApp,
 } from '../support/packed-app';
@@ -74,8 +77,23 @@ test('the package holds only the build, package.json and README: no sources, tes
 
 test('the README and docs/ hold TypeScript blocks for the package test to check, the quickstart among them', () => {
   const files = documentedTypescriptBlocks().map((block) => block.file);
-  expect(files.filter((file) => file.startsWith('readme-')).length).toBeGreaterThanOrEqual(3);
+  expect(files).toContain('readme-block-1.ts');
   expect(files).toContain('docs-quickstart-block-1.ts');
+  expect(new Set(files.map((file) => file.replace(/-block-\d+\.ts$/, ''))).size).toBeGreaterThanOrEqual(10);
+});
+
+test('every TypeScript block of the README and of every docs/ page is one the package test compiles', () => {
+  const missed = documentedPages().flatMap(({ prefix, path }) => {
+    const markdown = readFileSync(path, 'utf8');
+    const fences = typescriptFences(markdown);
+    const checked = typescriptBlocks(markdown).length;
+    return fences === checked ? [] : [`${prefix}: ${fences} TypeScript fences, ${checked} checked`];
+  });
+  expect(missed).toEqual([]);
+});
+
+test("the README's quickstart is the program the package test runs (docs/quickstart.md)", () => {
+  expect(typescriptBlocks(readFileSync(join(REPO, 'README.md'), 'utf8'))[0]).toBe(quickstartProgram());
 });
 
 test.each(MODULE_SYSTEMS)('every TypeScript block of the README and docs/ type-checks in a %s app', (system) => {

@@ -20,22 +20,36 @@ export function typescriptBlocks(markdown: string): string[] {
   return codeBlocks(markdown, 'ts');
 }
 
-/** The code blocks of a Markdown file in one language, in order. */
+/**
+ * The code blocks of a Markdown file in one language, in order: fenced at the start of a line, or indented
+ * inside a list item (then given back without the indentation).
+ */
 export function codeBlocks(markdown: string, language: string): string[] {
-  return [...markdown.matchAll(new RegExp(`^\`\`\`${language}\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map((m) => m[1] ?? '');
+  return [...markdown.matchAll(new RegExp(`^( *)\`\`\`${language}\n([\\s\\S]*?)^\\1\`\`\`$`, 'gm'))].map(
+    ([, indent = '', code = '']) => code.replace(new RegExp(`^${indent}`, 'gm'), ''),
+  );
 }
 
-/** Every `ts` block of the README and of `docs/*.md`, each with the file name it is compiled as. */
-export function documentedTypescriptBlocks(): Array<{ file: string; code: string }> {
+/** The fences that open a TypeScript block, whatever their language tag (`ts`, `typescript`, `tsx`, ...). */
+export function typescriptFences(markdown: string): number {
+  return [...markdown.matchAll(/^ *```(ts|typescript|tsx|mts|cts)\b/gm)].length;
+}
+
+/** The README and every page of `docs/`, each with the prefix its blocks are compiled under. */
+export function documentedPages(): Array<{ prefix: string; path: string }> {
   const docs = join(REPO, 'docs');
-  const sources = [
+  return [
     { prefix: 'readme', path: join(REPO, 'README.md') },
     ...readdirSync(docs)
       .filter((name) => name.endsWith('.md'))
       .sort()
       .map((name) => ({ prefix: `docs-${name.replace(/\.md$/, '')}`, path: join(docs, name) })),
   ];
-  return sources.flatMap(({ prefix, path }) =>
+}
+
+/** Every `ts` block of the README and of `docs/*.md`, each with the file name it is compiled as. */
+export function documentedTypescriptBlocks(): Array<{ file: string; code: string }> {
+  return documentedPages().flatMap(({ prefix, path }) =>
     typescriptBlocks(readFileSync(path, 'utf8')).map((code, i) => ({ file: `${prefix}-block-${i + 1}.ts`, code })),
   );
 }
