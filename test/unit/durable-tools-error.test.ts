@@ -16,11 +16,12 @@ import { TransientToolError } from '../../src/failures/tool-errors';
 const ENTRIES = { root, client, worker, testing } as Record<string, Record<string, unknown>>;
 
 /** Every exported class of every entry whose prototype chain reaches `Error`, by name. */
-function exportedErrorClasses(): Map<string, Function> {
-  const classes = new Map<string, Function>();
+function exportedErrorClasses(): Map<string, abstract new (...args: never[]) => unknown> {
+  const classes = new Map<string, abstract new (...args: never[]) => unknown>();
   for (const entry of Object.values(ENTRIES))
     for (const [name, value] of Object.entries(entry))
-      if (typeof value === 'function' && value.prototype instanceof Error) classes.set(name, value);
+      if (typeof value === 'function' && value.prototype instanceof Error)
+        classes.set(name, value as abstract new (...args: never[]) => unknown);
   return classes;
 }
 
