@@ -149,17 +149,37 @@ function declarationText(checker: ts.TypeChecker, node: ts.Declaration): string 
   if (ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node) || ts.isEnumDeclaration(node)) {
     return print(withoutExport(node));
   }
-  if (ts.isFunctionDeclaration(node)) {
-    const signature = checker.getSignatureFromDeclaration(node);
-    const text = signature ? checker.signatureToString(signature, undefined, FULL_TYPE) : '()';
-    return `function ${node.name?.text ?? 'default'}${text}`;
-  }
-  if (ts.isVariableDeclaration(node)) {
-    const type = checker.getTypeAtLocation(node.name);
-    return `const ${node.name.getText()}: ${checker.typeToString(type, undefined, FULL_TYPE)}`;
-  }
+  if (ts.isFunctionDeclaration(node)) return `function ${node.name?.text ?? 'default'}${signatureText(checker, node)}`;
+  if (ts.isVariableDeclaration(node)) return `const ${node.name.getText()}: ${annotated(checker, node)}`;
   if (ts.isClassDeclaration(node)) return classText(checker, node);
   return print(node);
+}
+
+/** Type parameters, parameters and return type as written (the checker's when not written), without body. */
+function signatureText(checker: ts.TypeChecker, node: ts.SignatureDeclaration): string {
+  const typeParameters = node.typeParameters ? `<${node.typeParameters.map(print).join(', ')}>` : '';
+  const parameters = node.parameters.map((parameter) => {
+    const rest = parameter.dotDotDotToken ? '...' : '';
+    const optional = parameter.questionToken || parameter.initializer ? '?' : '';
+    return `${rest}${parameter.name.getText()}${optional}: ${annotated(checker, parameter)}`;
+  });
+  if (ts.isConstructorDeclaration(node)) return `(${parameters.join(', ')})`;
+  let returns: string;
+  if (node.type) returns = print(node.type);
+  else {
+    const signature = checker.getSignatureFromDeclaration(node);
+    returns = signature ? checker.typeToString(signature.getReturnType(), node, FULL_TYPE) : 'void';
+  }
+  return `${typeParameters}(${parameters.join(', ')}): ${returns}`;
+}
+
+/** The type of a declaration as written, or as the checker infers it when it is not written. */
+function annotated(
+  checker: ts.TypeChecker,
+  node: ts.ParameterDeclaration | ts.VariableDeclaration | ts.PropertyDeclaration | ts.GetAccessorDeclaration,
+): string {
+  if (node.type) return print(node.type);
+  return checker.typeToString(checker.getTypeAtLocation(node), node, FULL_TYPE);
 }
 
 /** A class as its header and its public members' signatures, without bodies. */
@@ -176,33 +196,25 @@ function classText(checker: ts.TypeChecker, node: ts.ClassDeclaration): string {
       .map((m) => `${ts.tokenToString(m.kind)} `)
       .join('');
     if (ts.isConstructorDeclaration(member)) {
-      const publicFields = member.parameters.filter((p) =>
+      const fields = member.parameters.filter((p) =>
         (ts.getModifiers(p) ?? []).some(
           (m) => m.kind === ts.SyntaxKind.PublicKeyword || m.kind === ts.SyntaxKind.ReadonlyKeyword,
         ),
       );
-      const signature = checker.getSignatureFromDeclaration(member);
       return [
-        `constructor${signature ? checker.signatureToString(signature, undefined, FULL_TYPE).replace(/: [^:]*$/, '') : '()'};`,
-        ...publicFields.map((p) => `readonly ${p.name.getText()}: ${typeOf(checker, p)};`),
+        `constructor${signatureText(checker, member)};`,
+        ...fields.map((p) => `readonly ${p.name.getText()}: ${annotated(checker, p)};`),
       ];
     }
     const name = member.name?.getText() ?? '';
-    if (ts.isMethodDeclaration(member)) {
-      const signature = checker.getSignatureFromDeclaration(member);
-      return [`${flags}${name}${signature ? checker.signatureToString(signature, undefined, FULL_TYPE) : '()'};`];
-    }
-    if (ts.isPropertyDeclaration(member)) return [`${flags}${name}: ${typeOf(checker, member)};`];
-    if (ts.isGetAccessorDeclaration(member)) return [`${flags}get ${name}(): ${typeOf(checker, member)};`];
+    if (ts.isMethodDeclaration(member)) return [`${flags}${name}${signatureText(checker, member)};`];
+    if (ts.isPropertyDeclaration(member)) return [`${flags}${name}: ${annotated(checker, member)};`];
+    if (ts.isGetAccessorDeclaration(member)) return [`${flags}get ${name}(): ${annotated(checker, member)};`];
     if (ts.isSetAccessorDeclaration(member)) return [`${flags}set ${name}(value);`];
     return [];
   });
   const body = members.map((member) => `  ${member}`).join('\n');
   return `class ${node.name?.text ?? 'default'}${parameters}${heritage} {\n${body}\n}`;
-}
-
-function typeOf(checker: ts.TypeChecker, node: ts.Node): string {
-  return checker.typeToString(checker.getTypeAtLocation(node), undefined, FULL_TYPE);
 }
 
 /** The declaration without its `export` keyword (the report lists exports, each is one). */
