@@ -1,9 +1,11 @@
 /**
  * `durable-tools/worker`: what a worker process needs — the tool contract and its failure semantics,
- * idempotency key and transcript stores, model providers, the activities and `createWorker`.
+ * idempotency key and transcript stores, model providers, `createWorker`, MCP servers' tools (`createMcpHost`,
+ * `withMcpTools`) and serving tools over MCP, the audit trail, telemetry and the codec server.
  *
  * @packageDocumentation
  */
+export * from './entries/common';
 
 // Tool contract and registry
 export {
@@ -23,10 +25,13 @@ export type {
   ToolApproval,
   ToolRetrySettings,
   JitterStrategy,
+  ToolLongCallSettings,
+  LongCallCancellation,
+  ToolAsyncJobSettings,
+  AsyncJobCompletion,
 } from './contract/tool-catalog-entry';
 export type { ToolContext, ToolLogger } from './tools/tool-context';
 export type { ToolLongCallOptions } from './tools/long-call';
-export type { ToolLongCallSettings, LongCallCancellation } from './contract/tool-catalog-entry';
 // Async-job tools: submit now, result by callback or polling, fetch later (docs/long-calls.md)
 export {
   defineAsyncJobTool,
@@ -38,12 +43,9 @@ export {
   type AsyncJobPollResult,
 } from './tools/define-async-job-tool';
 export type { ToolAsyncJobOptions } from './tools/async-job';
-export type { ToolAsyncJobSettings, AsyncJobCompletion } from './contract/tool-catalog-entry';
-export { FETCH_TOOL_RESULT_TOOL, type BackgroundCallStatus } from './contract/fetch-tool-result';
 export {
   completeJobCallback,
   JobCallbackError,
-  JOB_CALLBACK_ERROR_CODES,
   type JobCallbackErrorCode,
   type JobCallbackDeps,
   type JobCallbackResult,
@@ -53,26 +55,16 @@ export {
   type JobCallbackServer,
   type JobCallbackServerOptions,
 } from './long-calls/job-callback-server';
-export type { ToolProgress } from './contract/tool-progress';
 export { CheckpointError, type CheckpointErrorCode } from './tools/checkpoint-error';
 export { ToolDefinitionError, type ToolDefinitionErrorCode } from './contract/tool-definition-error';
 export {
-  TOOL_ERROR_CODES,
-  type ToolErrorCode,
-  type ToolObservation,
-  type ToolErrorObservation,
-  type ToolSuccessObservation,
-} from './contract/activity-protocol';
-export { parseToolArguments, type ParsedToolArguments } from './guard/parse-tool-arguments';
-export {
-  ARGUMENT_GUARD_CEILINGS,
   ArgumentGuardConfigError,
   type ArgumentGuardConfigErrorCode,
   type ArgumentGuardOptions,
 } from './guard/argument-guard-options';
-export { ARGUMENT_GUARD_LIMITS, type ArgumentGuardLimits } from './guard/json-arguments';
 export { compensationInput } from './tools/compensation-input';
-export { withIdempotencyKey, idempotentFetch, IDEMPOTENCY_KEY_HEADER } from './tools/idempotent-fetch';
+export { withIdempotencyKey, idempotentFetch, type IdempotentRequestContext } from './tools/idempotent-fetch';
+export { LeaseLostError, type LeaseLostErrorCode } from './failures/lease-lost-error';
 
 // Failure semantics
 export {
@@ -86,24 +78,15 @@ export {
   type ToolError,
 } from './failures/tool-errors';
 export { classify, type FailureClassification, type FailureKind } from './failures/classify';
-export { computeBackoffDelay, type BackoffInput } from './failures/backoff';
 export { parseRetryAfter } from './failures/retry-after';
-export { RetryBudget, type RetryBudgetOptions } from './failures/retry-budget';
-export { decideRetry, type RetryDecision, type RetryDecisionInput } from './failures/retry-decision';
-export { createSeededRandom } from './failures/seeded-random';
 
 // Idempotency keys and transcripts
 export {
-  canonicalJson,
-  fingerprint,
   createIdempotencyStore,
-  idempotencyStoreConfigFromEnv,
   createIdempotencyReaper,
   IdempotencyStoreError,
-  MemoryIdempotencyStore,
   SqliteIdempotencyStore,
   PostgresIdempotencyStore,
-  IDEMPOTENCY_DEFAULTS,
   type IdempotencyStore,
   type IdempotencyStoreConfig,
   type IdempotencyStoreErrorCode,
@@ -113,26 +96,14 @@ export {
   type FinishOptions,
 } from './stores/idempotency';
 export type { TranscriptStore, StoredPayload } from './stores/transcripts/transcript-store';
-export { MemoryTranscriptStore } from './stores/transcripts/memory-transcript-store';
 export { SqliteTranscriptStore } from './stores/transcripts/sqlite-transcript-store';
 export {
   PostgresTranscriptStore,
-  POSTGRES_TRANSCRIPT_DEFAULTS,
   type PostgresTranscriptStoreOptions,
 } from './stores/transcripts/postgres-transcript-store';
-export {
-  createTranscriptStore,
-  transcriptStoreConfigFromEnv,
-  TRANSCRIPT_STORE_ENV,
-  TRANSCRIPT_STORE_KINDS,
-  type TranscriptStoreConfig,
-} from './stores/transcripts/create-transcript-store';
+export { createTranscriptStore, type TranscriptStoreConfig } from './stores/transcripts/create-transcript-store';
 export { TranscriptStoreError, type TranscriptStoreErrorCode } from './stores/transcripts/transcript-store-error';
-export {
-  PAYLOAD_RETENTION,
-  PAYLOAD_RETENTION_ENV,
-  type PayloadRetentionOptions,
-} from './stores/transcripts/payload-retention';
+export type { PayloadRetentionOptions } from './stores/transcripts/payload-retention';
 export {
   createPayloadReaper,
   type PayloadReaper,
@@ -145,81 +116,65 @@ export type {
   ModelRequest,
   ModelTurn,
   ModelToolCall,
-  ModelSettings,
   TranscriptMessage,
   ModelCallContext,
   ModelUsage,
   ModelFinishReason,
   ModelTurnIssue,
 } from './contract/model-types';
-export { scriptedModel, type ScriptedTurn, type ScriptedModelSettings } from './model/scripted-model';
 export { aiSdkModelProvider, type AiSdkProviderOptions, type LanguageModelSource } from './model/ai-sdk-model-provider';
-export { DEFAULT_SYSTEM_PROMPT } from './model/ai-sdk-mapping';
 export {
   createConfiguredModelProvider,
-  modelProviderConfigFromEnv,
   modelProvidersFromEnv,
-  MODEL_ENV,
-  MODEL_PROVIDER_KINDS,
-  DEFAULT_MODEL_IDS,
   type ModelProviderConfig,
   type ModelProviderKind,
 } from './model/configured-model-providers';
 export { ModelConfigError, type ModelConfigErrorCode } from './model/model-config-error';
-export {
-  classifyModelError,
-  MODEL_FAILURE_CODES,
-  type ModelFailureCode,
-  type ModelFailureClassification,
-} from './model/model-failure';
-export { TOOL_DISCLOSURE, DESCRIBE_TOOLS_TOOL, type ToolDisclosureBudget } from './contract/tool-disclosure';
+export { classifyModelError, type ModelFailureCode, type ModelFailureClassification } from './model/model-failure';
 
-// Activities and the worker
-export { createToolActivities, type ToolActivityDeps, type ToolActivities } from './activities/tool-activities';
-export {
-  createModelActivities,
-  type ModelActivityDeps,
-  type ModelActivities,
-  type CallModelInput,
-} from './activities/model-activities';
-export type { ToolActivityInput, ToolActivityResult, CompensationArguments } from './contract/tool-activity-types';
+// The worker
 export {
   createWorker,
   runWorkerProcess,
-  loadToolsModule,
-  TOOLS_MODULE_ENV,
   type CreateWorkerOptions,
   type DurableToolsWorker,
 } from './runtime/create-worker';
 // Logs without task tokens, for a Temporal runtime you install yourself (docs/at-rest.md)
 export { privateRuntimeLogger } from './telemetry/private-logs';
-export {
-  connectionSettingsFromEnv,
-  connectionOptions,
-  CONNECTION_DEFAULTS,
-  type ConnectionSettings,
-} from './client/connection-settings';
 
-// Payload encryption (docs/security.md, "Encryption")
+// MCP: servers' tools as durable activities (docs/mcp.md)
+export { createMcpHost, withMcpTools, McpHost, type McpHostOptions } from './mcp/client/mcp-host';
 export {
-  EncryptionCodec,
-  encryptedDataConverter,
-  isEncryptedPayload,
-  ENCRYPTED_PAYLOAD,
-} from './encryption/encryption-codec';
+  loadMcpConfigFile,
+  type McpTrust,
+  type McpServersConfig,
+  type McpServersConfigInput,
+  type McpServerConfig,
+  type McpStdioServerConfig,
+  type McpHttpServerConfig,
+  type McpTaskSettings,
+} from './mcp/client/mcp-config';
+export { McpConfigError, type McpConfigErrorCode } from './mcp/client/mcp-config-error';
+export { MCP_IDEMPOTENCY_KEY_META } from './mcp/client/mcp-client-pool';
+
+// MCP: our tools served over MCP (docs/mcp.md; docs/mcp-security.md)
+export { createDurableMcpServer, type DurableMcpServerOptions } from './mcp/server/mcp-server';
+export { SHARED_MCP_CALLER, type McpCaller } from './mcp/server/mcp-caller';
 export {
-  parseEncryptionKeys,
-  encryptionKeysFromEnv,
-  ENCRYPTION_ENV,
-  type EncryptionKey,
-  type EncryptionKeyring,
-} from './encryption/encryption-keys';
-export { EncryptionError, type EncryptionErrorCode } from './encryption/encryption-error';
-export { EncryptedIdempotencyStore } from './encryption/encrypted-idempotency-store';
-export { EncryptedTranscriptStore } from './encryption/encrypted-transcript-store';
+  staticTokenAuthenticator,
+  type McpCallerAuthenticator,
+  type McpNamedToken,
+} from './mcp/server/mcp-caller-auth';
+export {
+  startMcpHttpListener,
+  MCP_HTTP_MAX_BODY_BYTES,
+  type McpHttpListener,
+  type McpHttpListenerOptions,
+} from './mcp/server/mcp-http-listener';
+
+// Reading encrypted runs: the codec server (docs/security.md, "Encryption")
 export {
   startCodecServer,
-  CODEC_SERVER_DEFAULTS,
   CodecServerConfigError,
   type CodecServer,
   type CodecServerOptions,
@@ -227,32 +182,20 @@ export {
 
 // Approvals: tool policy and the audit trail (docs/approvals.md)
 export type { ToolApprovalPolicy, ApprovalPredicate } from './contract/approval-policy';
+export type { ApprovalAuditRecord, ApprovalOutcome, ApprovalDecisionKind } from './contract/approval-types';
 export type { WorkerApprovalConfig } from './activities/approval-activities';
-export {
-  createAuditStore,
-  auditStoreConfigFromEnv,
-  AUDIT_STORE_ENV,
-  type AuditStoreConfig,
-} from './stores/audit/create-audit-store';
+export { createAuditStore, type AuditStoreConfig } from './stores/audit/create-audit-store';
 export type { AuditStore, AuditQuery } from './stores/audit/audit-store';
 export { SqliteAuditStore } from './stores/audit/sqlite-audit-store';
 export { PostgresAuditStore, type PostgresAuditStoreOptions } from './stores/audit/postgres-audit-store';
-export { MemoryAuditStore } from './stores/audit/memory-audit-store';
 export { AuditStoreError, type AuditStoreErrorCode } from './stores/audit/audit-store-error';
 
-// Tracing and metrics (OpenTelemetry)
+// Tracing and metrics (OpenTelemetry; docs/telemetry.md)
 export type { WorkerTelemetryOptions } from './telemetry/worker-telemetry';
 export type { WorkerTracingOptions } from './telemetry/worker-tracing';
 export { TRACING_WORKFLOW_MODULES } from './telemetry/tracing-workflow-modules';
-export {
-  startTelemetryFromEnv,
-  telemetryConfigFromEnv,
-  DEFAULT_SERVICE_NAME,
-  type TelemetryEnvConfig,
-  type StartedTelemetry,
-} from './telemetry/telemetry-from-env';
+export { startTelemetryFromEnv, type TelemetryEnvConfig, type StartedTelemetry } from './telemetry/telemetry-from-env';
 export { TelemetryConfigError, type TelemetryConfigErrorCode } from './telemetry/telemetry-config-error';
-export { ENGINE_METRICS, DURABLE_TOOLS_METER } from './telemetry/engine-metrics';
+export { ENGINE_METRICS } from './telemetry/engine-metrics';
 export { TOOL_CALL_SPAN_ATTRIBUTES, type ToolCallOutcome } from './telemetry/tool-call-telemetry';
 export { RUN_SPANS } from './workflows/run-tracing';
-export { tracingClientInterceptors } from './telemetry/client-tracing';

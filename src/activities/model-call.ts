@@ -15,14 +15,14 @@ import {
 } from '../model/model-failure';
 import type { ModelCallContext } from '../contract/model-types';
 import { engineFailure } from '../contract/activity-protocol';
+import { DurableToolsError } from '../contract/durable-tools-error';
 
 /** The turn's deadline passed; the provider's request was aborted. */
-export class ModelTurnTimeoutError extends Error {
+export class ModelTurnTimeoutError extends DurableToolsError<typeof MODEL_FAILURE_CODES.timeout> {
   override readonly name = 'ModelTurnTimeoutError';
-  readonly code = MODEL_FAILURE_CODES.timeout;
 
   constructor(readonly timeoutMs: number) {
-    super(`The model did not answer within ${timeoutMs} ms; the request was aborted.`);
+    super(`The model did not answer within ${timeoutMs} ms; the request was aborted.`, MODEL_FAILURE_CODES.timeout);
   }
 }
 

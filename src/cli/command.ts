@@ -3,6 +3,7 @@
  * one-line summary for the overview, its help text and a function that returns the process's exit code.
  */
 import type { Lifecycle } from './lifecycle';
+import { DurableToolsError } from '../contract/durable-tools-error';
 
 /** Exit codes of every subcommand. */
 export const EXIT_CODES = {
@@ -57,7 +58,9 @@ export interface CliCommand {
 }
 
 /** A mistake on the command line: printed with the subcommand's usage, exit code 2. */
-export class CliUsageError extends Error {
+export class CliUsageError extends DurableToolsError<'USAGE'> {
   override readonly name = 'CliUsageError';
-  readonly code = 'USAGE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, 'USAGE', options);
+  }
 }

@@ -3,6 +3,7 @@ import { connectClient } from '../client/agent-run-client';
 import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from '../client/connection-settings';
 import { encryptionKeysFromEnv } from '../encryption/encryption-keys';
 import type { CliContext } from './command';
+import { DurableToolsError } from '../contract/durable-tools-error';
 
 /**
  * How long the commands wait for the Temporal server before they say it cannot be reached (Temporal's own
@@ -11,9 +12,11 @@ import type { CliContext } from './command';
 export const CONNECT_TIMING = { connectTimeoutMs: 3_000 } as const;
 
 /** The Temporal server could not be reached: says where it looked and what to do. */
-export class ServerUnreachableError extends Error {
+export class ServerUnreachableError extends DurableToolsError<'SERVER_UNREACHABLE'> {
   override readonly name = 'ServerUnreachableError';
-  readonly code = 'SERVER_UNREACHABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, 'SERVER_UNREACHABLE', options);
+  }
 }
 
 /** Connects a client with the settings of the environment; the connection is closed when the command ends. */

@@ -5,11 +5,14 @@ import { isPortOpen } from '../dev-server/free-port';
 import { LOCAL_TEMPORAL } from '../dev-server/local-temporal';
 import type { LocalServerOptions } from './server-args';
 import type { CliContext } from './command';
+import { DurableToolsError } from '../contract/durable-tools-error';
 
 /** A server port already taken: the command refuses instead of silently using whatever listens there. */
-export class PortTakenError extends Error {
+export class PortTakenError extends DurableToolsError<'PORT_TAKEN'> {
   override readonly name = 'PortTakenError';
-  readonly code = 'PORT_TAKEN';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, 'PORT_TAKEN', options);
+  }
 }
 
 /**

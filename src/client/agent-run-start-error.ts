@@ -1,3 +1,4 @@
+import { DurableToolsError } from '../contract/durable-tools-error';
 /** Codes of {@link AgentRunStartError}. */
 export type AgentRunStartErrorCode =
   /** The workflow id belongs to a workflow that is not an agent run (an MCP call, another application's). */
@@ -6,12 +7,9 @@ export type AgentRunStartErrorCode =
   | 'INVALID_ID_REUSE_POLICY';
 
 /** `startAgentRun` could neither start the run nor return an existing agent run with that id. */
-export class AgentRunStartError extends Error {
+export class AgentRunStartError extends DurableToolsError<AgentRunStartErrorCode> {
   override readonly name = 'AgentRunStartError';
-  constructor(
-    message: string,
-    readonly code: AgentRunStartErrorCode,
-  ) {
-    super(message);
+  constructor(message: string, code: AgentRunStartErrorCode) {
+    super(message, code);
   }
 }

@@ -1,4 +1,5 @@
 import type { ApprovalRefusalCode } from '../contract/approval-types';
+import { DurableToolsError } from '../contract/durable-tools-error';
 
 /** Codes of {@link ApprovalError}: the update validator's refusals, and the client's own. */
 export type ApprovalErrorCode =
@@ -14,13 +15,9 @@ export type ApprovalErrorCode =
  * A decision was refused or could not be delivered: a wrong digest, an unknown step, a step already
  * decided, a run that is not running. Nothing was approved or rejected.
  */
-export class ApprovalError extends Error {
+export class ApprovalError extends DurableToolsError<ApprovalErrorCode> {
   override readonly name = 'ApprovalError';
-  constructor(
-    message: string,
-    readonly code: ApprovalErrorCode,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(message: string, code: ApprovalErrorCode, options?: { cause?: unknown }) {
+    super(message, code, options);
   }
 }

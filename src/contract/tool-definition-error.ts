@@ -1,3 +1,4 @@
+import { DurableToolsError } from './durable-tools-error';
 /** Codes of {@link ToolDefinitionError}. */
 export type ToolDefinitionErrorCode =
   | 'INVALID_NAME'
@@ -22,13 +23,9 @@ export type ToolDefinitionErrorCode =
 /**
  * A tool was declared or registered inconsistently. Raised at start-up, never during a run.
  */
-export class ToolDefinitionError extends Error {
+export class ToolDefinitionError extends DurableToolsError<ToolDefinitionErrorCode> {
   override readonly name = 'ToolDefinitionError';
-  constructor(
-    message: string,
-    readonly code: ToolDefinitionErrorCode,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(message: string, code: ToolDefinitionErrorCode, options?: { cause?: unknown }) {
+    super(message, code, options);
   }
 }

@@ -1,3 +1,4 @@
+import { DurableToolsError } from '../contract/durable-tools-error';
 /** Codes of {@link TemporalCliError}. */
 export type TemporalCliErrorCode = 'NOT_FOUND' | 'BUILD_FAILED' | 'NOT_EXECUTABLE' | 'SERVER_FAILED';
 
@@ -5,13 +6,9 @@ export type TemporalCliErrorCode = 'NOT_FOUND' | 'BUILD_FAILED' | 'NOT_EXECUTABL
  * The Temporal CLI (which embeds the dev server) could not be found, built or started.
  * The message always says what to do next.
  */
-export class TemporalCliError extends Error {
+export class TemporalCliError extends DurableToolsError<TemporalCliErrorCode> {
   override readonly name = 'TemporalCliError';
-  constructor(
-    message: string,
-    readonly code: TemporalCliErrorCode,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(message: string, code: TemporalCliErrorCode, options?: { cause?: unknown }) {
+    super(message, code, options);
   }
 }

@@ -5,6 +5,7 @@ import { bearerTokenOf, isAllowedHostHeader, isLoopbackHost, sameSecret } from '
 import { EncryptionCodec } from './encryption-codec';
 import { EncryptionError } from './encryption-error';
 import type { EncryptionKeyring } from './encryption-keys';
+import { DurableToolsError } from '../contract/durable-tools-error';
 
 /** Defaults of {@link startCodecServer}. */
 export const CODEC_SERVER_DEFAULTS = {
@@ -21,9 +22,11 @@ export const CODEC_SERVER_DEFAULTS = {
 export const CODEC_SERVER_CORS_HEADERS = ['Content-Type', 'X-Namespace', 'Authorization'] as const;
 
 /** A codec server that must not start as configured (a token is required beyond loopback). */
-export class CodecServerConfigError extends Error {
+export class CodecServerConfigError extends DurableToolsError<'INVALID_CONFIG'> {
   override readonly name = 'CodecServerConfigError';
-  readonly code = 'INVALID_CONFIG' as const;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, 'INVALID_CONFIG', options);
+  }
 }
 
 /** Options of {@link startCodecServer}. */

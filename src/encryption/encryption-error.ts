@@ -1,3 +1,4 @@
+import { DurableToolsError } from '../contract/durable-tools-error';
 /** Codes of {@link EncryptionError}. */
 export type EncryptionErrorCode =
   /** The key configuration (environment, keys file or options) is malformed: says which entry and why. */
@@ -11,13 +12,9 @@ export type EncryptionErrorCode =
  * A failure of payload or store encryption: bad key configuration, a ciphertext whose key is not
  * configured, or a ciphertext that does not authenticate. Never carries key material or plaintext.
  */
-export class EncryptionError extends Error {
+export class EncryptionError extends DurableToolsError<EncryptionErrorCode> {
   override readonly name = 'EncryptionError';
-  constructor(
-    message: string,
-    readonly code: EncryptionErrorCode,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(message: string, code: EncryptionErrorCode, options?: { cause?: unknown }) {
+    super(message, code, options);
   }
 }

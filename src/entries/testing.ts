@@ -1,14 +1,13 @@
 /**
  * `durable-tools/testing`: what tests of tools and agents need — a real local Temporal dev server, the
  * offline scripted model and the check of its turn format, a seeded random source for predictable retry delays,
- * and in-memory stores.
+ * and in-memory stores. The scripted turn types (`ScriptedTurn`) come from `/client` and `/worker`.
  *
  * @packageDocumentation
  */
 export { startDevServer, type DevServer, type DevServerOptions } from '../dev-server/dev-server';
-export { resolveTemporalCli, TEMPORAL_CLI, type ResolvedTemporalCli } from '../dev-server/temporal-cli';
 export { TemporalCliError, type TemporalCliErrorCode } from '../dev-server/temporal-cli-error';
-export { scriptedModel, type ScriptedTurn, type ScriptedModelSettings } from '../model/scripted-model';
+export { scriptedModel } from '../model/scripted-model';
 // The scripted turn format, checked (`run --script` uses it; docs/scripted-model.md)
 export {
   parseScriptedTurns,
@@ -19,3 +18,4 @@ export {
 export { createSeededRandom } from '../failures/seeded-random';
 export { MemoryIdempotencyStore } from '../stores/idempotency/memory-idempotency-store';
 export { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
+export { MemoryAuditStore } from '../stores/audit/memory-audit-store';

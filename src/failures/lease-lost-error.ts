@@ -1,3 +1,4 @@
+import { DurableToolsError } from '../contract/durable-tools-error';
 /** Codes of {@link LeaseLostError}. */
 export type LeaseLostErrorCode = 'LEASE_EXPIRED' | 'LEASE_TAKEN_OVER';
 
@@ -6,13 +7,9 @@ export type LeaseLostErrorCode = 'LEASE_EXPIRED' | 'LEASE_TAKEN_OVER';
  * process was paused, starved of CPU, or cut off from the store), or another attempt took the key over.
  * `ctx.assertLease()` throws it, and `ctx.signal` is aborted with it: the tool must not start an effect.
  */
-export class LeaseLostError extends Error {
+export class LeaseLostError extends DurableToolsError<LeaseLostErrorCode> {
   override readonly name = 'LeaseLostError';
-  constructor(
-    message: string,
-    readonly code: LeaseLostErrorCode,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(message: string, code: LeaseLostErrorCode, options?: { cause?: unknown }) {
+    super(message, code, options);
   }
 }

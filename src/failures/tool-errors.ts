@@ -3,6 +3,7 @@
  * before any heuristic, so an explicit error always wins over guessing.
  */
 import { TOOL_ERROR_CODES, type ToolErrorCode } from '../contract/activity-protocol';
+import { DurableToolsError } from '../contract/durable-tools-error';
 
 /** Limits of what {@link httpErrorFromResponse} keeps from a response. */
 export const HTTP_ERROR_LIMITS = {
@@ -33,15 +34,13 @@ export interface ToolErrorOptions {
  * throw new TransientToolError('The booking service is restarting.', { code: 'UNAVAILABLE' });
  * ```
  */
-export class TransientToolError extends Error {
+export class TransientToolError extends DurableToolsError<ToolErrorCode> {
   override readonly name = 'TransientToolError';
-  /** One of {@link TOOL_ERROR_CODES}; `UNAVAILABLE` unless given. */
-  readonly code: ToolErrorCode;
   readonly hint: string | undefined;
   readonly mayHaveHadEffect: boolean;
+  /** @param options `code`: one of {@link TOOL_ERROR_CODES}, `UNAVAILABLE` unless given. */
   constructor(message: string, options: ToolErrorOptions & { code?: ToolErrorCode } = {}) {
-    super(message, { cause: options.cause });
-    this.code = options.code ?? TOOL_ERROR_CODES.UNAVAILABLE;
+    super(message, options.code ?? TOOL_ERROR_CODES.UNAVAILABLE, { cause: options.cause });
     this.hint = options.hint;
     this.mayHaveHadEffect = options.mayHaveHadEffect ?? false;
   }
@@ -59,15 +58,13 @@ export class TransientToolError extends Error {
  * });
  * ```
  */
-export class PermanentToolError extends Error {
+export class PermanentToolError extends DurableToolsError<ToolErrorCode> {
   override readonly name = 'PermanentToolError';
-  /** One of {@link TOOL_ERROR_CODES}; `INTERNAL` unless given. */
-  readonly code: ToolErrorCode;
   readonly hint: string | undefined;
   readonly mayHaveHadEffect: boolean;
+  /** @param options `code`: one of {@link TOOL_ERROR_CODES}, `INTERNAL` unless given. */
   constructor(message: string, options: ToolErrorOptions & { code?: ToolErrorCode } = {}) {
-    super(message, { cause: options.cause });
-    this.code = options.code ?? TOOL_ERROR_CODES.INTERNAL;
+    super(message, options.code ?? TOOL_ERROR_CODES.INTERNAL, { cause: options.cause });
     this.hint = options.hint;
     this.mayHaveHadEffect = options.mayHaveHadEffect ?? false;
   }
@@ -82,15 +79,14 @@ export class PermanentToolError extends Error {
  * throw new RateLimitedToolError('Search quota exceeded.', { retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) });
  * ```
  */
-export class RateLimitedToolError extends Error {
+export class RateLimitedToolError extends DurableToolsError<typeof TOOL_ERROR_CODES.RATE_LIMITED> {
   override readonly name = 'RateLimitedToolError';
-  readonly code = TOOL_ERROR_CODES.RATE_LIMITED;
   /** How long the downstream asked to wait, in milliseconds; `undefined` means "use backoff". */
   readonly retryAfterMs: number | undefined;
   readonly hint: string | undefined;
   readonly mayHaveHadEffect: boolean;
   constructor(message: string, options: ToolErrorOptions & { retryAfterMs?: number } = {}) {
-    super(message, { cause: options.cause });
+    super(message, TOOL_ERROR_CODES.RATE_LIMITED, { cause: options.cause });
     const { retryAfterMs } = options;
     this.retryAfterMs =
       retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : undefined;
@@ -104,9 +100,9 @@ export type ToolError = TransientToolError | PermanentToolError | RateLimitedToo
 
 /**
  * An HTTP response with a non-2xx status, as an error `classify` understands (it reads `status`,
- * `headers` and `bodyExcerpt`). Headers are kept with lower-case names.
+ * `headers` and `bodyExcerpt`). Headers are kept with lower-case names. Its `code` is always `HTTP_STATUS`.
  */
-export class HttpStatusError extends Error {
+export class HttpStatusError extends DurableToolsError<'HTTP_STATUS'> {
   override readonly name = 'HttpStatusError';
   readonly status: number;
   readonly statusText: string;
@@ -131,7 +127,7 @@ export class HttpStatusError extends Error {
     // The message reaches the model, the run's history and logs: the URL without credentials or query (an API key
     // often travels in one), which stay on `url` for the tool's own code.
     const from = options.url ? ` from ${urlWithoutSecrets(options.url)}` : '';
-    super(`HTTP ${status}${statusText ? ` ${statusText}` : ''}${from}`, {
+    super(`HTTP ${status}${statusText ? ` ${statusText}` : ''}${from}`, 'HTTP_STATUS', {
       cause: options.cause,
     });
     this.status = status;

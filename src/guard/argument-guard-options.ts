@@ -1,4 +1,5 @@
 import { ARGUMENT_GUARD_LIMITS, type ArgumentGuardLimits } from './json-arguments';
+import { DurableToolsError } from '../contract/durable-tools-error';
 
 /** Limits of the argument guard a worker (`createWorker({ argumentGuard })`) or a tool may set; the rest default. */
 export type ArgumentGuardOptions = Partial<ArgumentGuardLimits>;
@@ -18,11 +19,10 @@ export const ARGUMENT_GUARD_CEILINGS: Readonly<ArgumentGuardLimits> = Object.fre
 export type ArgumentGuardConfigErrorCode = 'INVALID_ARGUMENT_GUARD';
 
 /** A worker's `argumentGuard` setting is not valid. Raised at start-up, never during a run. */
-export class ArgumentGuardConfigError extends Error {
+export class ArgumentGuardConfigError extends DurableToolsError<ArgumentGuardConfigErrorCode> {
   override readonly name = 'ArgumentGuardConfigError';
-  readonly code: ArgumentGuardConfigErrorCode = 'INVALID_ARGUMENT_GUARD';
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(message, 'INVALID_ARGUMENT_GUARD', options);
   }
 }
 

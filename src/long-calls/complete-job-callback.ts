@@ -11,6 +11,7 @@ import type { Tool } from '../tools/define-tool';
 import { budgetOf } from '../contract/tool-budget';
 import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry';
 import { parseCallbackToken, readJobRecord, secretMatches, writeJobRecord, type JobRecord } from './job-record';
+import { DurableToolsError } from '../contract/durable-tools-error';
 
 /** Why a callback was refused; nothing changed in any of these cases. */
 export const JOB_CALLBACK_ERROR_CODES = {
@@ -32,15 +33,15 @@ export const JOB_CALLBACK_ERROR_CODES = {
 export type JobCallbackErrorCode = (typeof JOB_CALLBACK_ERROR_CODES)[keyof typeof JOB_CALLBACK_ERROR_CODES];
 
 /** A refused callback: a fixed `name`, a `code`, problems of an invalid output, and an HTTP status for endpoints. */
-export class JobCallbackError extends Error {
+export class JobCallbackError extends DurableToolsError<JobCallbackErrorCode> {
   override readonly name = 'JobCallbackError';
   constructor(
     message: string,
-    readonly code: JobCallbackErrorCode,
+    code: JobCallbackErrorCode,
     readonly issues: ReadonlyArray<{ path: string; message: string }> = [],
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(message, code, options);
   }
 
   /** The HTTP status an endpoint answers with. */

@@ -1,3 +1,4 @@
+import { DurableToolsError } from '../contract/durable-tools-error';
 /** What went wrong while configuring a model provider. */
 export type ModelConfigErrorCode =
   | 'UNKNOWN_PROVIDER_KIND'
@@ -10,14 +11,10 @@ export type ModelConfigErrorCode =
  * A model provider cannot be built from its configuration (a provider package is not installed, a
  * required setting is missing). Thrown on the worker at start-up, before any run uses the provider.
  */
-export class ModelConfigError extends Error {
+export class ModelConfigError extends DurableToolsError<ModelConfigErrorCode> {
   override readonly name = 'ModelConfigError';
 
-  constructor(
-    message: string,
-    readonly code: ModelConfigErrorCode,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(message: string, code: ModelConfigErrorCode, options?: { cause?: unknown }) {
+    super(message, code, options);
   }
 }

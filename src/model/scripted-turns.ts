@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { ScriptedTurn } from './scripted-model';
+import { DurableToolsError } from '../contract/durable-tools-error';
 
 /** Problems listed one by one in a {@link ScriptedTurnsError}; the rest are counted. */
 const MAX_LISTED_PROBLEMS = 10;
@@ -51,15 +52,14 @@ export interface ScriptedTurnsProblem {
 }
 
 /** A script that does not have the scripted turn format; `message` lists the problems by path. */
-export class ScriptedTurnsError extends Error {
+export class ScriptedTurnsError extends DurableToolsError<'INVALID_SCRIPT'> {
   override readonly name = 'ScriptedTurnsError';
-  readonly code = 'INVALID_SCRIPT';
   constructor(
     message: string,
     /** Every problem found, by path. */
     readonly problems: ScriptedTurnsProblem[],
   ) {
-    super(message);
+    super(message, 'INVALID_SCRIPT');
   }
 }
 

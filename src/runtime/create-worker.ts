@@ -49,7 +49,7 @@ export interface CreateWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /**
    * Uniform random source in [0, 1) for retry jitter (default `Math.random`). Tests inject a seeded one
-   * (`createSeededRandom` from `tools/seeded-random`) to know in advance which delays the engine will choose.
+   * (`createSeededRandom` from `durable-tools/testing`) to know in advance which delays the engine will choose.
    */
   random?: () => number;
   /**

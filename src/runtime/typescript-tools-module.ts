@@ -5,19 +5,20 @@
  */
 import Module, { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
+import { DurableToolsError } from '../contract/durable-tools-error';
 
 /** Extensions of the modules that need a TypeScript loader. */
 export const TYPESCRIPT_MODULE_EXTENSIONS = ['.ts', '.mts', '.cts'] as const;
 
 /** Why a tools module cannot be loaded; `code` for programs, the message says what to do. */
-export class ToolsModuleError extends Error {
+export class ToolsModuleError extends DurableToolsError<'TYPESCRIPT_LOADER_MISSING'> {
   override readonly name = 'ToolsModuleError';
   constructor(
     message: string,
     /** `TYPESCRIPT_LOADER_MISSING`: a TypeScript module, and no tsx where the project could provide it. */
-    readonly code: 'TYPESCRIPT_LOADER_MISSING',
+    code: 'TYPESCRIPT_LOADER_MISSING',
   ) {
-    super(message);
+    super(message, code);
   }
 }
 

@@ -1,3 +1,4 @@
+import { DurableToolsError } from '../contract/durable-tools-error';
 /** Codes of {@link CheckpointError}. */
 export type CheckpointErrorCode =
   /** The state is above the tool's `longCall.maxCheckpointBytes` as JSON. */
@@ -6,13 +7,9 @@ export type CheckpointErrorCode =
   | 'CHECKPOINT_NOT_JSON';
 
 /** `ctx.checkpoint(state)` was given a state it cannot save. A fault of the tool, never retried. */
-export class CheckpointError extends Error {
+export class CheckpointError extends DurableToolsError<CheckpointErrorCode> {
   override readonly name = 'CheckpointError';
-  constructor(
-    message: string,
-    readonly code: CheckpointErrorCode,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(message: string, code: CheckpointErrorCode, options?: { cause?: unknown }) {
+    super(message, code, options);
   }
 }

@@ -1,8 +1,9 @@
 /**
  * The package as an app gets it: `npm pack`, installed once and used by a CommonJS app (`npm init -y`) and an
  * ESM app; every TypeScript block of the README and docs/ type-checked in both, the quickstart run in both
- * against the test server, a TypeScript tools module loaded by the installed command without NODE_OPTIONS, and
- * the client entry checked to load no worker, SQLite or Postgres code.
+ * against the test server, a TypeScript tools module loaded by the installed command without NODE_OPTIONS, the
+ * client entry checked to load no worker, SQLite or Postgres code, and the names the entries share imported by
+ * an ESM app.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -122,6 +123,19 @@ test('durable-tools/client loads no worker, bundler, SQLite or Postgres code', (
     execFileSync(process.execPath, ['-e', script], { cwd: app.apps.commonjs, encoding: 'utf8' }),
   ) as string[];
   expect(heavy).toEqual([]);
+});
+
+test('an ESM app imports the shared names, the error base class and the MCP host through /worker, /client and the root', () => {
+  const script = `
+    import { DurableToolsError, createMcpHost, withMcpTools, connectionSettingsFromEnv } from 'durable-tools/worker';
+    import { DurableToolsError as FromClient, connectClient } from 'durable-tools/client';
+    import { DurableToolsError as FromRoot, startDevServer, createWorker } from 'durable-tools';
+    console.log(JSON.stringify([DurableToolsError === FromClient && DurableToolsError === FromRoot,
+      ...[createMcpHost, withMcpTools, connectionSettingsFromEnv, connectClient, startDevServer, createWorker].map((f) => typeof f)]));`;
+  const loaded = JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app.apps.module, encoding: 'utf8' }),
+  ) as unknown[];
+  expect(loaded).toEqual([true, 'function', 'function', 'function', 'function', 'function', 'function']);
 });
 
 test('npx durable-tools runs the installed command', () => {

@@ -9,6 +9,7 @@ import { staticTokenAuthenticator, type McpCallerAuthenticator, type McpNamedTok
 import { McpConfigError } from '../client/mcp-config-error';
 import { MCP_HTTP_SESSION_DEFAULTS, McpHttpSessions } from './mcp-http-sessions';
 import { durableMcpServerCaller } from './mcp-server';
+import { DurableToolsError } from '../../contract/durable-tools-error';
 
 /** The largest request body accepted, in bytes (Temporal refuses payloads past ~2 MB anyway); larger ones get 413. */
 export const MCP_HTTP_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -213,9 +214,10 @@ function checkRequest(
 }
 
 /** A request body past {@link MCP_HTTP_MAX_BODY_BYTES}. */
-class BodyTooLarge extends Error {
+class BodyTooLarge extends DurableToolsError<'BODY_TOO_LARGE'> {
+  override readonly name = 'BodyTooLarge';
   constructor() {
-    super(`The request body is larger than ${MCP_HTTP_MAX_BODY_BYTES} bytes.`);
+    super(`The request body is larger than ${MCP_HTTP_MAX_BODY_BYTES} bytes.`, 'BODY_TOO_LARGE');
   }
 }
 

@@ -1,3 +1,4 @@
+import { DurableToolsError } from '../../contract/durable-tools-error';
 /** Codes of {@link AuditStoreError}. */
 export type AuditStoreErrorCode =
   /** The store configuration (options or environment) is invalid. */
@@ -11,13 +12,9 @@ export type AuditStoreErrorCode =
  * A failure of an audit store or of its configuration. `STORE_UNAVAILABLE` is transient (the activity that
  * writes the record fails and Temporal retries it); the others are programming or configuration errors.
  */
-export class AuditStoreError extends Error {
+export class AuditStoreError extends DurableToolsError<AuditStoreErrorCode> {
   override readonly name = 'AuditStoreError';
-  constructor(
-    message: string,
-    readonly code: AuditStoreErrorCode,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(message: string, code: AuditStoreErrorCode, options?: { cause?: unknown }) {
+    super(message, code, options);
   }
 }

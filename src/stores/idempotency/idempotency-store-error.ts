@@ -1,3 +1,4 @@
+import { DurableToolsError } from '../../contract/durable-tools-error';
 /** Codes of {@link IdempotencyStoreError}. */
 export type IdempotencyStoreErrorCode =
   /** The token no longer owns an in-progress record: the key was taken over, released, finished or reaped. */
@@ -23,14 +24,10 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 2048;
  * caller's token was superseded and its write was refused. `STORE_UNAVAILABLE` is transient; the others are
  * programming or configuration errors.
  */
-export class IdempotencyStoreError extends Error {
+export class IdempotencyStoreError extends DurableToolsError<IdempotencyStoreErrorCode> {
   override readonly name = 'IdempotencyStoreError';
-  constructor(
-    message: string,
-    readonly code: IdempotencyStoreErrorCode,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(message: string, code: IdempotencyStoreErrorCode, options?: { cause?: unknown }) {
+    super(message, code, options);
   }
 }
 

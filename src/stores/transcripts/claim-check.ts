@@ -9,6 +9,7 @@ import {
   type StoredOutputReference,
 } from '../../contract/claim-check-reference';
 import { approxTokens, formatBytes, PAYLOAD_LIMITS, safeSlice } from '../../contract/payload-limits';
+import { DurableToolsError } from '../../contract/durable-tools-error';
 
 /** Where claim checks go: the worker's transcript store. */
 export type PayloadStore = Pick<TranscriptStore, 'putPayload' | 'getPayload'>;
@@ -101,13 +102,13 @@ export async function storeCallArguments(
 }
 
 /** Why a compensation's stored data could not be read. */
-export class ClaimCheckMissingError extends Error {
+export class ClaimCheckMissingError extends DurableToolsError<'CLAIM_CHECK_MISSING'> {
   override readonly name = 'ClaimCheckMissingError';
-  readonly code = 'CLAIM_CHECK_MISSING';
   constructor(readonly handle: string) {
     super(
       `The stored payload "${handle}" is not in this worker's transcript store. A memory store serves only the ` +
         'worker that wrote it: use the SQLite store (one machine) or Postgres (several) for runs that store payloads.',
+      'CLAIM_CHECK_MISSING',
     );
   }
 }

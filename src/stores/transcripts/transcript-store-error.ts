@@ -1,3 +1,4 @@
+import { DurableToolsError } from '../../contract/durable-tools-error';
 /** Codes of {@link TranscriptStoreError}. */
 export type TranscriptStoreErrorCode =
   /** The store configuration (options or environment) is invalid. */
@@ -11,13 +12,9 @@ export type TranscriptStoreErrorCode =
  * A failure of a transcript store or of its configuration. `STORE_UNAVAILABLE` is transient (the model
  * activity fails and Temporal retries it); the others are programming or configuration errors.
  */
-export class TranscriptStoreError extends Error {
+export class TranscriptStoreError extends DurableToolsError<TranscriptStoreErrorCode> {
   override readonly name = 'TranscriptStoreError';
-  constructor(
-    message: string,
-    readonly code: TranscriptStoreErrorCode,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(message: string, code: TranscriptStoreErrorCode, options?: { cause?: unknown }) {
+    super(message, code, options);
   }
 }

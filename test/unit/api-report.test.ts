@@ -1,0 +1,81 @@
+/**
+ * The public API as checked in: `api/*.api.md` hold what each entry exports (written by `npm run api:report`),
+ * every public name is listed in exactly one entry file, the root entry lists none of its own, and each
+ * audience's entry has what it needs.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { apiReports, ENTRY_LIST_FILES, listedNames, publicApi } from '../support/api-report';
+
+const REPO = join(__dirname, '..', '..');
+
+let api: ReturnType<typeof publicApi>;
+beforeAll(() => {
+  api = publicApi();
+}, 120_000);
+
+const names = (entry: string): string[] => (api[entry] ?? []).map((exported) => exported.name);
+
+test('each checked-in API report in api/ is what the sources export (run npm run api:report after an API change)', () => {
+  for (const { path, text } of apiReports()) {
+    let checkedIn: string;
+    try {
+      checkedIn = readFileSync(join(REPO, path), 'utf8');
+    } catch {
+      throw new Error(`${path} is missing: run npm run api:report and commit api/`);
+    }
+    if (checkedIn !== text) {
+      throw new Error(`${path} differs from what the sources export: run npm run api:report and commit api/`);
+    }
+  }
+}, 120_000);
+
+test('every public name is listed in exactly one entry file', () => {
+  const listedIn = new Map<string, string[]>();
+  for (const file of ENTRY_LIST_FILES)
+    for (const name of listedNames(file)) listedIn.set(name, [...(listedIn.get(name) ?? []), file]);
+  const twice = [...listedIn].filter(([, files]) => files.length > 1).map(([name, files]) => `${name}: ${files}`);
+  expect(twice).toEqual([]);
+  expect(listedIn.size).toBeGreaterThan(100);
+});
+
+test('the root entry lists no name of its own: it is the client, worker and testing entries together', () => {
+  expect(listedNames('src/index.ts')).toEqual([]);
+  const together = new Set([
+    ...names('durable-tools/client'),
+    ...names('durable-tools/worker'),
+    ...names('durable-tools/testing'),
+  ]);
+  expect(names('durable-tools').sort()).toEqual([...together].sort());
+});
+
+test('the client and worker entries both export the shared list, the error base class among it', () => {
+  for (const name of listedNames('src/entries/common.ts')) {
+    expect(names('durable-tools/client')).toContain(name);
+    expect(names('durable-tools/worker')).toContain(name);
+  }
+  expect(listedNames('src/entries/common.ts')).toContain('DurableToolsError');
+});
+
+test('the worker entry has everything an MCP worker uses: createMcpHost, withMcpTools and the MCP server', () => {
+  expect(names('durable-tools/worker')).toEqual(
+    expect.arrayContaining([
+      'createWorker',
+      'createMcpHost',
+      'withMcpTools',
+      'McpHost',
+      'loadMcpConfigFile',
+      'McpConfigError',
+      'createDurableMcpServer',
+      'startMcpHttpListener',
+    ]),
+  );
+});
+
+test('no entry exports the engine internals', () => {
+  const internals = ['runMcpCommand', 'MCP_COMMAND_USAGE', 'AgentRunCarryOver', 'McpClientPool', 'TemporalTaskStore'];
+  for (const entry of Object.keys(api)) expect(names(entry).filter((name) => internals.includes(name))).toEqual([]);
+  expect(names('durable-tools').filter((name) => /^decideRetry$|Activities$|^getRunStateQuery$/.test(name))).toEqual(
+    [],
+  );
+});
