@@ -32,7 +32,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 /**
  * The run itself: returns its result whatever the outcome; {@link endWithOutcome} decides how the workflow
  * ends. Each round is one turn of the loop ({@link playRound}); tool failures are observations, so only the
- * engine's own activities (catalog, model) and cancellation get to the catch.
+ * engine's own activities (the model's) and cancellation get to the catch.
  */
 async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
   const run = await startRunLoop(input);

@@ -3,9 +3,10 @@
  * the TypeScript compiler's parser: what the function-length test checks. Run it directly to list the longest:
  * `npx tsx test/support/function-lengths.ts src/workflows`.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import ts from 'typescript';
+import { typeScriptFiles } from './source-graph';
 
 /** One function of a source file and its length in lines, from its first line to its last. */
 export interface FunctionLength {
@@ -14,14 +15,6 @@ export interface FunctionLength {
   /** The function's name, or `(anonymous)`, `(arrow)`. */
   name: string;
   lines: number;
-}
-
-function typeScriptFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return typeScriptFiles(path);
-    return path.endsWith('.ts') ? [path] : [];
-  });
 }
 
 function nameOf(node: ts.FunctionLikeDeclaration, source: ts.SourceFile): string {
