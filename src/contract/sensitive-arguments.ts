@@ -65,8 +65,11 @@ export function sensitiveArguments(args: unknown, schema: unknown): SensitiveArg
   };
 }
 
-/** Arguments as a value: a string is JSON (parsed here, once), anything else is the value itself. */
-function parsedArguments(args: unknown): { ok: true; value: unknown } | { ok: false } {
+/**
+ * Arguments as a value: a string is JSON text (parsed here), anything else is the value itself; `ok: false`
+ * for text that is not JSON. Parse once and pass the value on: every function here takes the value as well.
+ */
+export function parsedArguments(args: unknown): { ok: true; value: unknown } | { ok: false } {
   if (typeof args !== 'string') return { ok: true, value: args };
   try {
     return { ok: true, value: JSON.parse(args) as unknown };
