@@ -1,5 +1,5 @@
 import { redactFailure, redactingLogger } from './redact-sensitive';
-import { sensitiveValues } from '../contract/sensitive-arguments';
+import { parsedArguments, sensitiveValues } from '../contract/sensitive-arguments';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { hostname } from 'node:os';
@@ -223,10 +223,14 @@ async function executeToolCall(
         throw payloadFailure(entry, retry, attempt, error);
       })
     : input.arguments;
+  // Arguments sent as JSON text are parsed once, for the secrets and the guard alike. Text that is not JSON,
+  // or the JSON of a mere string, goes on as it was sent (the guard explains the problem to the model).
+  const sent = parsedArguments(rawArguments);
+  const value = sent.ok && typeof sent.value !== 'string' ? sent.value : rawArguments;
   // Values of fields the schema marks sensitive: kept out of error messages, details and logs.
-  const secrets = sensitiveValues(rawArguments, entry.inputSchema);
+  const secrets = sensitiveValues(value, entry.inputSchema);
   const limits = toolArgumentGuard(deps.guard, tool.contract.spec.argumentGuard);
-  const parsed = parseToolArguments(tool.contract.spec.input, rawArguments, limits);
+  const parsed = parseToolArguments(tool.contract.spec.input, value, limits);
   if (!parsed.ok) throw redactFailure(toolFailure(parsed.error, { mayHaveHadEffect: false }), secrets);
   if (input.approvedDigest !== undefined) assertApprovedArguments(entry.name, parsed.value, input.approvedDigest);
   if (input.storeArguments && !compensating) {

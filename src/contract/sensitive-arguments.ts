@@ -39,14 +39,49 @@ export function hasSensitiveFields(schema: unknown, depth = 0): boolean {
  */
 export function redactArguments(args: unknown, schema: unknown): unknown {
   if (!hasSensitiveFields(schema)) return args;
-  if (typeof args === 'string') {
-    try {
-      return JSON.stringify(redactValue(JSON.parse(args), schema as Schema, 0));
-    } catch {
-      return args;
-    }
+  const parsed = parsedArguments(args);
+  return parsed.ok ? redactedForm(args, parsed.value, schema as Schema) : args;
+}
+
+/** A call's arguments seen through its schema's sensitive fields: their values, and the redacted arguments. */
+export interface SensitiveArguments {
+  /** As {@link sensitiveValues} returns them: longest first, none shorter than 4 characters. */
+  secrets: string[];
+  /** As {@link redactArguments} returns them: the arguments themselves when there is nothing to redact. */
+  redacted: unknown;
+}
+
+/**
+ * {@link sensitiveValues} and {@link redactArguments} of the same arguments at once: a string of JSON is
+ * parsed once for both, and a schema without sensitive fields is walked once.
+ */
+export function sensitiveArguments(args: unknown, schema: unknown): SensitiveArguments {
+  if (!hasSensitiveFields(schema)) return { secrets: [], redacted: args };
+  const parsed = parsedArguments(args);
+  if (!parsed.ok) return { secrets: [], redacted: args };
+  return {
+    secrets: valuesOf(parsed.value, schema as Schema),
+    redacted: redactedForm(args, parsed.value, schema as Schema),
+  };
+}
+
+/**
+ * Arguments as a value: a string is JSON text (parsed here), anything else is the value itself; `ok: false`
+ * for text that is not JSON. Parse once and pass the value on: every function here takes the value as well.
+ */
+export function parsedArguments(args: unknown): { ok: true; value: unknown } | { ok: false } {
+  if (typeof args !== 'string') return { ok: true, value: args };
+  try {
+    return { ok: true, value: JSON.parse(args) as unknown };
+  } catch {
+    return { ok: false };
   }
-  return redactValue(args, schema as Schema, 0);
+}
+
+/** The redacted arguments in the form they came in: JSON text for text, a value for a value. */
+function redactedForm(args: unknown, parsed: unknown, schema: Schema): unknown {
+  const redacted = redactValue(parsed, schema, 0);
+  return typeof args === 'string' ? JSON.stringify(redacted) : redacted;
 }
 
 function redactValue(value: unknown, schema: Schema, depth: number): unknown {
@@ -79,16 +114,13 @@ function redactValue(value: unknown, schema: Schema, depth: number): unknown {
  */
 export function sensitiveValues(args: unknown, schema: unknown): string[] {
   if (!hasSensitiveFields(schema)) return [];
-  let parsed = args;
-  if (typeof args === 'string') {
-    try {
-      parsed = JSON.parse(args);
-    } catch {
-      return [];
-    }
-  }
+  const parsed = parsedArguments(args);
+  return parsed.ok ? valuesOf(parsed.value, schema as Schema) : [];
+}
+
+function valuesOf(parsed: unknown, schema: Schema): string[] {
   const found = new Set<string>();
-  collect(parsed, schema as Schema, found, 0, false);
+  collect(parsed, schema, found, 0, false);
   return [...found].filter((text) => text.length >= MIN_SEARCHED_LENGTH).sort((a, b) => b.length - a.length);
 }
 

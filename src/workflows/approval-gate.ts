@@ -128,13 +128,7 @@ export async function passApprovalGate(
     ...(decision ? { decidedBy: decision.approver, decidedAt: decision.decidedAt } : { decidedAt: Date.now() }),
     ...(decision?.reason !== undefined ? { reason: decision.reason } : {}),
   });
-  if (!decision || decision.decision === 'rejected') {
-    const observation = rejection(step, entry.name, timeoutMs);
-    await writeAudit(step, { outcome: 'not_run', outcomeCode: observation.code, completedAt: Date.now() }).catch(() =>
-      warn(gate, `The audit record of step ${step.stepId} could not be completed.`),
-    );
-    return { kind: 'refused', observation };
-  }
+  if (!decision || decision.decision === 'rejected') return refuseUndecided(step, entry, gate, timeoutMs);
   try {
     await writeAudit(step, {});
   } catch (error) {
@@ -145,6 +139,20 @@ export async function passApprovalGate(
     };
   }
   return { kind: 'approved', digest: evaluation.digest };
+}
+
+/** A call rejected, or not decided in time: nothing runs, and the audit trail says so. */
+async function refuseUndecided(
+  step: StepRecord,
+  entry: ToolCatalogEntry,
+  gate: ApprovalGate,
+  timeoutMs: number,
+): Promise<GateResult> {
+  const observation = rejection(step, entry.name, timeoutMs);
+  await writeAudit(step, { outcome: 'not_run', outcomeCode: observation.code, completedAt: Date.now() }).catch(() =>
+    warn(gate, `The audit record of step ${step.stepId} could not be completed.`),
+  );
+  return { kind: 'refused', observation };
 }
 
 /** Completes the audit record of an approved call with its outcome. */

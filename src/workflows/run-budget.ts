@@ -14,13 +14,22 @@ import { budgetOf } from '../contract/tool-budget';
 import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../contract/activity-protocol';
 import type { AgentRunState, StepRecord } from '../contract/agent-run-types';
 
+/** JSON bytes of a call's arguments, or the size the model activity's oversized marker reports in their place. */
+export function argumentBytes(raw: unknown): number {
+  return isOversizedArguments(raw) ? raw.bytes : jsonByteLength(raw);
+}
+
 /**
  * The refusal of a call whose raw arguments are above the tool's limit (or that the model activity already
- * replaced by an oversized marker), measured on what the model sent; undefined when they fit.
+ * replaced by an oversized marker), measured on what the model sent; undefined when they fit. `bytes` is
+ * {@link argumentBytes} of `raw`, when the caller has measured it.
  */
-export function argumentsTooLarge(raw: unknown, entry: ToolCatalogEntry): ToolErrorObservation | undefined {
+export function argumentsTooLarge(
+  raw: unknown,
+  entry: ToolCatalogEntry,
+  bytes: number = argumentBytes(raw),
+): ToolErrorObservation | undefined {
   const limit = budgetOf(entry).maxArgumentBytes;
-  const bytes = isOversizedArguments(raw) ? raw.bytes : jsonByteLength(raw);
   if (!isOversizedArguments(raw) && bytes <= limit) return undefined;
   return {
     status: 'error',
@@ -32,9 +41,15 @@ export function argumentsTooLarge(raw: unknown, entry: ToolCatalogEntry): ToolEr
   };
 }
 
-/** A call's arguments as the transcript, the run state and the result keep them: raw when small. */
-export function recordedArguments(raw: unknown, maxChars: number = PAYLOAD_LIMITS.recordedArgumentChars): unknown {
-  const bytes = isOversizedArguments(raw) ? raw.bytes : jsonByteLength(raw);
+/**
+ * A call's arguments as the transcript, the run state and the result keep them: raw when small. `bytes` is
+ * {@link argumentBytes} of `raw`, when the caller has measured it.
+ */
+export function recordedArguments(
+  raw: unknown,
+  maxChars: number = PAYLOAD_LIMITS.recordedArgumentChars,
+  bytes: number = argumentBytes(raw),
+): unknown {
   if (bytes <= maxChars && !isOversizedArguments(raw)) return raw;
   return shortened(raw, bytes, Math.min(maxChars, 500), 'The arguments were too long to repeat here.');
 }
@@ -47,13 +62,13 @@ export function transcriptToolCalls(calls: readonly ModelToolCall[]): ModelToolC
 
 /**
  * How a compensation carries the forward call's arguments: inline when small, else a reference to the copy
- * the forward activity stores (`storeArguments`).
+ * the forward activity stores (`storeArguments`). `bytes` is their JSON size, when the caller has measured it.
  */
 export function compensationArguments(
   raw: unknown,
   idempotencyKey: string,
+  bytes: number = jsonByteLength(raw),
 ): { value: unknown; storeArguments: boolean } {
-  const bytes = jsonByteLength(raw);
   if (bytes <= PAYLOAD_LIMITS.compensationInlineBytes) return { value: raw, storeArguments: false };
   const reference: StoredArgumentsReference = {
     $durableTools: 'stored-arguments',

@@ -1,30 +1,23 @@
-import {
-  ActivityCancellationType,
-  isCancellation,
-  scheduleActivity,
-  scheduleLocalActivity,
-  type ActivityOptions,
-  type LocalActivityOptions,
-} from '@temporalio/workflow';
+import { isCancellation, scheduleActivity, scheduleLocalActivity } from '@temporalio/workflow';
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import type { ModelToolCall } from '../contract/model-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
-import { SUMMARY_MAX_LENGTH, TOOL_ATTEMPT_HEADROOM, TOOL_HEARTBEAT_TIMEOUT_MS } from './agent-run-defaults';
 import type { AgentRunState, PendingCompensation, StepRecord } from '../contract/agent-run-types';
-import { passApprovalGate, recordApprovalOutcome, type ApprovalGate } from './approval-gate';
+import { passApprovalGate, recordApprovalOutcome, type ApprovalGate, type GateResult } from './approval-gate';
 import { isIrreversibleForward } from './effect-tiers';
 import {
   failureMayHaveHadEffect,
   observationFromFailure,
-  TOOL_ACTIVITY_NON_RETRYABLE_TYPES,
   TOOL_ERROR_CODES,
   type ToolErrorObservation,
 } from '../contract/activity-protocol';
 import { boundObservation } from '../contract/bound-observation';
-import { redactArguments, redactDeep, sensitiveValues } from '../contract/sensitive-arguments';
+import { redactDeep } from '../contract/sensitive-arguments';
 import { PAYLOAD_LIMITS } from '../contract/payload-limits';
 import { stepKey, type RunScope } from './run-ownership';
-import { argumentsTooLarge, compensationArguments, compensationOutput, recordedArguments } from './run-budget';
+import { argumentsTooLarge, compensationArguments, compensationOutput } from './run-budget';
+import { prepareCall, type PreparedCall } from './prepared-call';
+import { localToolOptions, toolActivityOptions } from './tool-call-options';
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -53,160 +46,179 @@ export interface StepContext {
  * Every outcome becomes the step's observation; only cancellation escapes.
  */
 export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promise<StepRecord> {
-  const { state } = ctx;
-  state.stepCount += 1;
-  const stepId = state.stepCount;
-  const name = typeof call?.name === 'string' ? call.name : String(call?.name);
-  const step: StepRecord = {
-    stepId,
-    turn: state.turns,
-    toolCallId: typeof call?.id === 'string' ? call.id : `step_${stepId}`,
-    tool: name,
-    arguments: recordedArguments(call?.arguments),
-    idempotencyKey: stepKey(ctx.scope, stepId),
-    status: 'pending',
-  };
-  state.steps.push(step);
-
-  const entry = ctx.visible.has(name) ? ctx.catalog.get(name) : undefined;
-  if (!entry) return refuse(step, unknownTool(name, [...ctx.visible]));
-  // Fields the schema marks sensitive: never in the step's record, its summary or what the model reads back.
-  const secrets = sensitiveValues(call.arguments, entry.inputSchema);
-  step.arguments = recordedArguments(redactArguments(call?.arguments, entry.inputSchema));
-  // Measured on what the model sent, before anything is scheduled or stored.
-  const tooLarge = argumentsTooLarge(call.arguments, entry);
-  if (tooLarge) return refuse(step, tooLarge);
-  if (entry.effect === 'compensable' && ctx.irreversibleDone) {
-    return refuse(step, {
-      status: 'error',
-      code: TOOL_ERROR_CODES.POLICY_VIOLATION,
-      message: `"${name}" can be undone, but an irreversible step already ran in this run; nothing was executed.`,
-      hint: 'Irreversible tools must come after every compensable step. Finish the run or use a read-only tool.',
-      retryable: false,
-      attempts: 0,
-    });
-  }
-
+  const { step, entry, prepared } = openStep(call, ctx);
+  if (!entry) return refuse(step, unknownTool(step.tool, [...ctx.visible]));
+  const refusal = refusalBeforeApproval(entry, prepared, ctx);
+  if (refusal) return refuse(step, refusal);
   const gate = await passApprovalGate(step, entry, ctx.approvals);
   if (gate.kind === 'refused') return refuse(step, gate.observation);
-
-  let compensation: PendingCompensation | undefined;
-  let storeArguments = false;
-  if (entry.undo) {
-    // Large arguments travel to the undo tool by reference, so the carried-over compensations stay small.
-    const carried = compensationArguments(call.arguments, step.idempotencyKey);
-    storeArguments = carried.storeArguments;
-    compensation = {
-      stepId,
-      tool: name,
-      undo: entry.undo,
-      arguments: carried.value,
-      idempotencyKey: step.idempotencyKey,
-    };
-    ctx.pending.push(compensation);
-    step.undo = entry.undo;
-  }
-  step.status = 'running';
-  step.startedAt = Date.now();
-  try {
-    const input: ToolActivityInput = {
-      arguments: call.arguments,
-      idempotencyKey: step.idempotencyKey,
-      stepId,
-      ...(ctx.scope.runKey !== undefined ? { runKey: ctx.scope.runKey } : {}),
-      ...(storeArguments ? { storeArguments } : {}),
-      ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
-    };
-    const result =
-      entry.execution === 'local'
-        ? await scheduleLocalActivity<ToolActivityResult>(entry.name, [input], localToolOptions(entry, call.arguments))
-        : await scheduleActivity<ToolActivityResult>(entry.name, [input], toolActivityOptions(entry, call.arguments));
-    step.status = 'succeeded';
-    step.attempts = result.attempt;
-    step.observation = boundObservation(
-      { status: 'ok', output: redactDeep(result.output, secrets), ...(result.replayed ? { replayed: true } : {}) },
-      PAYLOAD_LIMITS.maxToolOutputBytes,
-      'The output was larger than any tool may return inline.',
-    );
-    if (compensation) compensation.output = compensationOutput(result.output, step.idempotencyKey);
-    // An irreversible call a human approved may come before compensable steps; one that ran unapproved may not.
-    if (gate.kind !== 'approved' && isIrreversibleForward(entry, ctx.undoTools)) ctx.irreversibleDone = true;
-  } catch (error) {
-    if (isCancellation(error)) {
-      // The run is being cancelled: keep what the call reported (the tool's own error, if it also failed).
-      step.status = 'failed';
-      step.observation = redactDeep(observationFromFailure(error, entry.name, entry.retry.maximumAttempts), secrets);
-      step.endedAt = Date.now();
-      throw error;
-    }
-    step.status = 'failed';
-    step.observation = boundObservation(
-      redactDeep(observationFromFailure(error, entry.name, entry.retry.maximumAttempts), secrets),
-      PAYLOAD_LIMITS.maxToolOutputBytes,
-    ) as ToolErrorObservation;
-    step.attempts = step.observation.attempts;
-    if (compensation && !failureMayHaveHadEffect(error)) {
-      ctx.pending.splice(ctx.pending.indexOf(compensation), 1);
-      delete step.undo;
-    }
-  }
+  await callTool({ step, entry, prepared, gate, ...registerCompensation(step, entry, prepared, ctx) }, ctx);
   step.endedAt = Date.now();
   if (gate.kind === 'approved') await recordApprovalOutcome(step, ctx.approvals);
   return step;
 }
 
-/** Options of a tool call scheduled as a regular activity. */
-function toolActivityOptions(entry: ToolCatalogEntry, args: unknown): ActivityOptions {
+/**
+ * Opens the call's step: its id, its record in the run state (before anything is awaited: a background call
+ * finds its record as the last one), the tool it names if the run has it, and its prepared arguments.
+ */
+function openStep(
+  call: ModelToolCall,
+  ctx: StepContext,
+): { step: StepRecord; entry: ToolCatalogEntry | undefined; prepared: PreparedCall } {
+  const { state } = ctx;
+  state.stepCount += 1;
+  const stepId = state.stepCount;
+  const name = typeof call?.name === 'string' ? call.name : String(call?.name);
+  const entry = ctx.visible.has(name) ? ctx.catalog.get(name) : undefined;
+  // Fields the schema marks sensitive: never in the step's record, its summary or what the model reads back.
+  const prepared = prepareCall(call?.arguments, entry);
+  const step: StepRecord = {
+    stepId,
+    turn: state.turns,
+    toolCallId: typeof call?.id === 'string' ? call.id : `step_${stepId}`,
+    tool: name,
+    arguments: prepared.recorded,
+    idempotencyKey: stepKey(ctx.scope, stepId),
+    status: 'pending',
+  };
+  state.steps.push(step);
+  return { step, entry, prepared };
+}
+
+/** Why the call is refused before anyone is asked to approve it: arguments too large, or the effect tiers. */
+function refusalBeforeApproval(
+  entry: ToolCatalogEntry,
+  prepared: PreparedCall,
+  ctx: StepContext,
+): ToolErrorObservation | undefined {
+  // Measured on what the model sent, before anything is scheduled or stored.
+  const tooLarge = argumentsTooLarge(prepared.raw, entry, prepared.bytes);
+  if (tooLarge) return tooLarge;
+  if (entry.effect !== 'compensable' || !ctx.irreversibleDone) return undefined;
   return {
-    summary: summarize(entry.name, redactArguments(args, entry.inputSchema)),
-    startToCloseTimeout: entry.timeoutMs,
-    ...heartbeatTimeout(entry),
-    scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
-    // Wait for a cancelled call to really stop, so a compensation never races its forward call. A call
-    // waiting for its callback runs nowhere and would never hear of the cancellation: it is only requested.
-    cancellationType:
-      entry.asyncJob?.completion === 'callback'
-        ? ActivityCancellationType.TRY_CANCEL
-        : ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: {
-      // The wrapper enforces the tool's own maximum over the attempts that really ran it.
-      maximumAttempts: entry.retry.maximumAttempts + TOOL_ATTEMPT_HEADROOM,
-      initialInterval: entry.retry.initialDelayMs,
-      maximumInterval: entry.retry.maxDelayMs,
-      backoffCoefficient: 2,
-      // A tool missing on the worker fails at once instead of retrying.
-      nonRetryableErrorTypes: [...TOOL_ACTIVITY_NON_RETRYABLE_TYPES],
-    },
+    status: 'error',
+    code: TOOL_ERROR_CODES.POLICY_VIOLATION,
+    message: `"${entry.name}" can be undone, but an irreversible step already ran in this run; nothing was executed.`,
+    hint: 'Irreversible tools must come after every compensable step. Finish the run or use a read-only tool.',
+    retryable: false,
+    attempts: 0,
   };
 }
 
-/** A long call's own heartbeat timeout; the engine's for other tools whose attempts are longer than it. */
-function heartbeatTimeout(entry: ToolCatalogEntry): Pick<ActivityOptions, 'heartbeatTimeout'> {
-  // A call waiting for its callback has no worker to heartbeat: its attempt timeout bounds the wait.
-  if (entry.asyncJob?.completion === 'callback') return {};
-  if (entry.longCall) return { heartbeatTimeout: entry.longCall.heartbeatTimeoutMs };
-  return entry.timeoutMs > TOOL_HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT_MS } : {};
+/** What a compensation owes to a call: registered before the call runs, when its tool has an undo tool. */
+interface OwedCompensation {
+  compensation: PendingCompensation | undefined;
+  /** Whether the forward activity stores the arguments for the undo tool (they are too large to carry). */
+  storeArguments: boolean;
 }
 
 /**
- * Options of a read-only tool declared `execution: 'local'`: no heartbeat timeout (local activities cannot
- * heartbeat) and no attempt headroom (the attempt number of a local activity is exact: the wrapper does not
- * count executions through heartbeat details).
+ * Registers the call's compensation before it runs. Large arguments travel to the undo tool by reference, so
+ * the carried-over compensations stay small.
  */
-function localToolOptions(entry: ToolCatalogEntry, args: unknown): LocalActivityOptions {
-  return {
-    summary: summarize(entry.name, redactArguments(args, entry.inputSchema)),
-    startToCloseTimeout: entry.timeoutMs,
-    scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: {
-      maximumAttempts: entry.retry.maximumAttempts,
-      initialInterval: entry.retry.initialDelayMs,
-      maximumInterval: entry.retry.maxDelayMs,
-      backoffCoefficient: 2,
-      nonRetryableErrorTypes: [...TOOL_ACTIVITY_NON_RETRYABLE_TYPES],
-    },
+function registerCompensation(
+  step: StepRecord,
+  entry: ToolCatalogEntry,
+  prepared: PreparedCall,
+  ctx: StepContext,
+): OwedCompensation {
+  if (!entry.undo) return { compensation: undefined, storeArguments: false };
+  const carried = compensationArguments(prepared.raw, step.idempotencyKey, prepared.bytes);
+  const compensation: PendingCompensation = {
+    stepId: step.stepId,
+    tool: entry.name,
+    undo: entry.undo,
+    arguments: carried.value,
+    idempotencyKey: step.idempotencyKey,
   };
+  ctx.pending.push(compensation);
+  step.undo = entry.undo;
+  return { compensation, storeArguments: carried.storeArguments };
+}
+
+/** A call past its gates, about to run as an activity. */
+interface RunningCall extends OwedCompensation {
+  step: StepRecord;
+  entry: ToolCatalogEntry;
+  prepared: PreparedCall;
+  gate: Exclude<GateResult, { kind: 'refused' }>;
+}
+
+/** Runs the call as the activity named after its tool and settles its step; only cancellation escapes. */
+async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
+  const { step, entry, prepared, gate } = call;
+  step.status = 'running';
+  step.startedAt = Date.now();
+  try {
+    const input: ToolActivityInput = {
+      arguments: prepared.raw,
+      idempotencyKey: step.idempotencyKey,
+      stepId: step.stepId,
+      ...(ctx.scope.runKey !== undefined ? { runKey: ctx.scope.runKey } : {}),
+      ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
+      ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
+    };
+    const result =
+      entry.execution === 'local'
+        ? await scheduleLocalActivity<ToolActivityResult>(
+            entry.name,
+            [input],
+            localToolOptions(entry, prepared.redacted),
+          )
+        : await scheduleActivity<ToolActivityResult>(
+            entry.name,
+            [input],
+            toolActivityOptions(entry, prepared.redacted),
+          );
+    settleSuccess(call, result, ctx);
+  } catch (error) {
+    settleFailure(call, error, ctx);
+  }
+}
+
+/** The call returned: its output, redacted and within the tool output budget, is the step's observation. */
+function settleSuccess(call: RunningCall, result: ToolActivityResult, ctx: StepContext): void {
+  const { step, entry, compensation } = call;
+  step.status = 'succeeded';
+  step.attempts = result.attempt;
+  step.observation = boundObservation(
+    {
+      status: 'ok',
+      output: redactDeep(result.output, call.prepared.secrets),
+      ...(result.replayed ? { replayed: true } : {}),
+    },
+    PAYLOAD_LIMITS.maxToolOutputBytes,
+    'The output was larger than any tool may return inline.',
+  );
+  if (compensation) compensation.output = compensationOutput(result.output, step.idempotencyKey);
+  // An irreversible call a human approved may come before compensable steps; one that ran unapproved may not.
+  if (call.gate.kind !== 'approved' && isIrreversibleForward(entry, ctx.undoTools)) ctx.irreversibleDone = true;
+}
+
+/**
+ * The call failed: its error, redacted, is the step's observation; the compensation is dropped when the call
+ * provably had no effect. A cancellation keeps what the call reported and goes on.
+ */
+function settleFailure(call: RunningCall, error: unknown, ctx: StepContext): void {
+  const { step, entry, compensation } = call;
+  const observation = redactDeep(
+    observationFromFailure(error, entry.name, entry.retry.maximumAttempts),
+    call.prepared.secrets,
+  );
+  step.status = 'failed';
+  if (isCancellation(error)) {
+    // The run is being cancelled: keep what the call reported (the tool's own error, if it also failed).
+    step.observation = observation;
+    step.endedAt = Date.now();
+    throw error;
+  }
+  step.observation = boundObservation(observation, PAYLOAD_LIMITS.maxToolOutputBytes) as ToolErrorObservation;
+  step.attempts = step.observation.attempts;
+  if (compensation && !failureMayHaveHadEffect(error)) {
+    ctx.pending.splice(ctx.pending.indexOf(compensation), 1);
+    delete step.undo;
+  }
 }
 
 function refuse(step: StepRecord, observation: ToolErrorObservation): StepRecord {
@@ -225,15 +237,4 @@ function unknownTool(name: string, known: string[]): ToolErrorObservation {
     retryable: false,
     attempts: 0,
   };
-}
-
-function summarize(tool: string, args: unknown): string {
-  let text: string;
-  try {
-    text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
-  } catch {
-    text = String(args);
-  }
-  const full = `${tool} ${text}`.replace(/\s+/g, ' ');
-  return full.length > SUMMARY_MAX_LENGTH ? `${full.slice(0, SUMMARY_MAX_LENGTH - 1)}…` : full;
 }

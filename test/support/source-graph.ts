@@ -25,7 +25,8 @@ export function folderOf(srcRelativePath: string): string {
   return parts[0]!;
 }
 
-function typeScriptFiles(dir: string): string[] {
+/** Every `.ts` file under a folder, its subfolders included. */
+export function typeScriptFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return typeScriptFiles(path);

@@ -120,3 +120,31 @@ describe('the tool wrapper and the idempotency store agree', () => {
     expect(failure.nonRetryable).toBe(false);
   });
 });
+
+describe("a tool activity's arguments sent as JSON text", () => {
+  const CARD = '4111111111111111';
+  const declined = () =>
+    activityOf(
+      chargeTool(z.object({ amount: z.number(), card: z.string().meta({ sensitive: true }) }), () => {
+        throw new Error(`The card ${CARD} was declined.`);
+      }),
+      new MemoryIdempotencyStore(),
+    );
+
+  test("keep their sensitive values out of the tool's own error", async () => {
+    const failure = await failureOf(attempt(declined(), 1, { arguments: JSON.stringify({ amount: 5, card: CARD }) }));
+
+    expect(failure.message).toContain('The card [redacted] was declined.');
+    expect(JSON.stringify([failure.message, failure.details])).not.toContain(CARD);
+  });
+
+  test('that are not JSON are explained as such', async () => {
+    expect((await failureOf(attempt(declined(), 1, { arguments: '{amount: 5' }))).message).toMatch(/not valid JSON/);
+  });
+
+  test('that are the JSON of a string are refused as not an object', async () => {
+    const failure = await failureOf(attempt(declined(), 1, { arguments: JSON.stringify('{"amount":5}') }));
+
+    expect(failure.message).toMatch(/must be a JSON object, not/);
+  });
+});

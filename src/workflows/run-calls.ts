@@ -1,0 +1,82 @@
+import type { StepRecord } from '../contract/agent-run-types';
+import type { ModelToolCall } from '../contract/model-types';
+import { approvalRejectionVerdict } from './approval-gate';
+import { describeToolsStep, isDescribeToolsCall } from './describe-tools-step';
+import { failurePolicyVerdict, nextToolErrorStreak } from './failure-policy';
+import type { RunLoop } from './run-loop';
+import { traceToolStep } from './run-tracing';
+import { runToolStep } from './tool-step';
+import { boundTurnObservation } from './turn-observations';
+
+/** One call of the model as a step: `describe_tools`, a background call, or a tool step. */
+function runStep(run: RunLoop, call: ModelToolCall): Promise<StepRecord> {
+  const { step, background } = run;
+  return traceToolStep(String(call?.name), step.pending, () => {
+    if (isDescribeToolsCall(call, run.disclosedOnDemand)) return describeToolsStep(call, step);
+    return background.handles(call) ? background.run(call) : runToolStep(call, step);
+  });
+}
+
+/** The observation bytes one turn's settled steps have put in the transcript so far. */
+interface TurnObservations {
+  usedBytes: number;
+}
+
+/**
+ * Settles a step of the turn: counts it, puts its observation in the transcript (within what is left of the
+ * turn's budget), updates the error streak, and returns the abort reason when a rejection or the failure
+ * policy ends the run.
+ */
+function settleStep(run: RunLoop, turn: TurnObservations, record: StepRecord): string | undefined {
+  const { counters, input } = run;
+  counters.stepsThisGeneration += 1;
+  const bounded = boundTurnObservation(record.observation!, turn.usedBytes);
+  turn.usedBytes = bounded.usedBytes;
+  run.transcript.push({
+    role: 'tool',
+    toolCallId: record.toolCallId,
+    name: record.tool,
+    stepId: record.stepId,
+    observation: bounded.observation,
+  });
+  counters.consecutiveToolErrors = nextToolErrorStreak(counters.consecutiveToolErrors, record);
+  return (
+    approvalRejectionVerdict(record, input.approval) ??
+    failurePolicyVerdict(record, input, counters.consecutiveToolErrors)
+  );
+}
+
+/**
+ * Runs all the calls at once. allSettled, not all: when the run is cancelled, every call must have stopped
+ * before compensation starts, or an undo could race a forward call that is still finishing. Every step is
+ * settled in the model's order; the first abort reason wins.
+ */
+async function runInParallel(run: RunLoop, calls: readonly ModelToolCall[]): Promise<string | undefined> {
+  const turn: TurnObservations = { usedBytes: 0 };
+  const outcomes = await Promise.allSettled(calls.map((call) => runStep(run, call)));
+  const rejected = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (rejected) throw rejected.reason;
+  let abortReason: string | undefined;
+  for (const outcome of outcomes) {
+    if (outcome.status === 'fulfilled') abortReason = abortReason ?? settleStep(run, turn, outcome.value);
+  }
+  return abortReason;
+}
+
+/** Runs the calls one after another; the failure policy may stop the turn after any of them. */
+async function runInSequence(run: RunLoop, calls: readonly ModelToolCall[]): Promise<string | undefined> {
+  const turn: TurnObservations = { usedBytes: 0 };
+  for (const call of calls) {
+    const abortReason = settleStep(run, turn, await runStep(run, call));
+    if (abortReason) return abortReason;
+  }
+  return undefined;
+}
+
+/**
+ * Runs a turn's calls, one after another or all at once (`parallelToolCalls`); step ids (so idempotency keys
+ * and the compensation order) follow the model's order either way. Returns the abort reason, if any.
+ */
+export function runTurnCalls(run: RunLoop, calls: readonly ModelToolCall[]): Promise<string | undefined> {
+  return run.input.parallelToolCalls ? runInParallel(run, calls) : runInSequence(run, calls);
+}

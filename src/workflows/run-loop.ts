@@ -1,0 +1,109 @@
+import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { getRunStateQuery } from '../contract/agent-run-messages';
+import type { AgentRunInput, AgentRunState } from '../contract/agent-run-types';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import { exceedsCatalogBudget } from '../contract/tool-disclosure';
+import { modelVisibleTools, undoToolNames } from '../contract/tool-visibility';
+import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
+import { createApprovalGate } from './approval-gate';
+import { BackgroundCalls } from './background-calls';
+import { checkEffectTiers } from './effect-tiers';
+import { boundedRunView } from './run-budget';
+import { setRunStatus } from './run-end';
+import { runLimits, type RunLimits } from './run-limits';
+import { initialLoopCounters, type LoopCounters } from './run-loop-state';
+import { runScope } from './run-ownership';
+import { RunTranscript } from './run-transcript';
+import { initialRunUsage } from './run-usage';
+import type { StepContext } from './tool-step';
+
+const { describeTools } = proxyActivities<{ describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]> }>(
+  ENGINE_ACTIVITY_OPTIONS.describeTools,
+);
+
+/**
+ * Everything one generation of a run works with, passed explicitly to each step of the loop: the input, the
+ * run state the query shows, what a tool step needs, the transcript, the background calls and the counters.
+ */
+export interface RunLoop {
+  input: AgentRunInput;
+  state: AgentRunState;
+  /** What each tool step gets: keys, catalog, visible tools, compensations owed, approvals. */
+  step: StepContext;
+  transcript: RunTranscript;
+  /** Calls of fetch-later tools running in the background; a run without such a tool issues no command for them. */
+  background: BackgroundCalls;
+  counters: LoopCounters;
+  limits: RunLimits;
+  /** Over the catalog budget, the model sees a summary view and `describe_tools`. */
+  disclosedOnDemand: boolean;
+  /** The model activity's key of the run: `${workflowId}/${firstExecutionRunId}`. */
+  modelRunKey: string;
+}
+
+function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
+  const carried = input.carriedOver;
+  return {
+    runId: workflowInfo().workflowId,
+    runKey: keyPrefix,
+    goal: input.goal,
+    status: 'running',
+    turns: carried?.turns ?? 0,
+    stepCount: carried?.stepCount ?? 0,
+    generation: carried?.generation ?? 0,
+    steps: [],
+    policyWarnings: [],
+    usage: initialRunUsage(carried?.usage),
+  };
+}
+
+/**
+ * Starts a generation: its state (and the state query), the approval gate, the catalog (recorded in history),
+ * what the model may see, and what the previous generation carried over.
+ */
+export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
+  const { workflowId, firstExecutionRunId } = workflowInfo();
+  const carried = input.carriedOver;
+  // Keys, compensations and claim checks belong to this run, not to its workflow id (run-ownership.ts).
+  const scope = runScope(carried);
+  const state = initialState(input, scope.keyPrefix);
+  setHandler(getRunStateQuery, () => boundedRunView(state));
+  const approvals = createApprovalGate(workflowId, state, input.approval, input.trackApprovalSearchAttribute === true);
+  if (!carried) setRunStatus(state, 'running', input);
+
+  const catalog = await describeTools();
+  // Undo tools are never the model's: they run only as compensations, whatever allowedTools says.
+  const visible = new Set(modelVisibleTools(catalog, input.allowedTools).map((entry) => entry.name));
+  state.policyWarnings = checkEffectTiers(catalog, visible, input.approval);
+  // Progressive disclosure: over the catalog budget, the model sees names, one-line descriptions and
+  // describe_tools; the engine still checks every call against the full schema.
+  const disclosedOnDemand = exceedsCatalogBudget(
+    catalog.filter((entry) => visible.has(entry.name)),
+    input.toolDisclosure,
+  );
+  if (disclosedOnDemand) state.toolsDisclosedOnDemand = true;
+  const step: StepContext = {
+    scope,
+    state,
+    catalog: new Map(catalog.map((entry) => [entry.name, entry])),
+    visible,
+    undoTools: undoToolNames(catalog),
+    pending: [...(carried?.compensations ?? [])],
+    irreversibleDone: carried?.irreversibleDone ?? false,
+    approvals,
+  };
+  const transcript = carried
+    ? new RunTranscript({ cursor: carried.transcriptCursor, unsent: carried.unsentMessages ?? [] })
+    : new RunTranscript({ goal: input.goal });
+  return {
+    input,
+    state,
+    step,
+    transcript,
+    background: new BackgroundCalls(step),
+    counters: initialLoopCounters(carried),
+    limits: runLimits(input),
+    disclosedOnDemand,
+    modelRunKey: `${workflowId}/${firstExecutionRunId}`,
+  };
+}

@@ -1,0 +1,73 @@
+import { ActivityCancellationType, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import { TOOL_ACTIVITY_NON_RETRYABLE_TYPES } from '../contract/activity-protocol';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import { SUMMARY_MAX_LENGTH, TOOL_ATTEMPT_HEADROOM, TOOL_HEARTBEAT_TIMEOUT_MS } from './agent-run-defaults';
+
+/**
+ * Options of a tool call scheduled as a regular activity. `redactedArguments` are the call's arguments with
+ * their sensitive fields redacted: the activity's summary shows them.
+ */
+export function toolActivityOptions(entry: ToolCatalogEntry, redactedArguments: unknown): ActivityOptions {
+  return {
+    summary: summarize(entry.name, redactedArguments),
+    startToCloseTimeout: entry.timeoutMs,
+    ...heartbeatTimeout(entry),
+    scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
+    // Wait for a cancelled call to really stop, so a compensation never races its forward call. A call
+    // waiting for its callback runs nowhere and would never hear of the cancellation: it is only requested.
+    cancellationType:
+      entry.asyncJob?.completion === 'callback'
+        ? ActivityCancellationType.TRY_CANCEL
+        : ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: {
+      // The wrapper enforces the tool's own maximum over the attempts that really ran it.
+      maximumAttempts: entry.retry.maximumAttempts + TOOL_ATTEMPT_HEADROOM,
+      initialInterval: entry.retry.initialDelayMs,
+      maximumInterval: entry.retry.maxDelayMs,
+      backoffCoefficient: 2,
+      // A tool missing on the worker fails at once instead of retrying.
+      nonRetryableErrorTypes: [...TOOL_ACTIVITY_NON_RETRYABLE_TYPES],
+    },
+  };
+}
+
+/** A long call's own heartbeat timeout; the engine's for other tools whose attempts are longer than it. */
+function heartbeatTimeout(entry: ToolCatalogEntry): Pick<ActivityOptions, 'heartbeatTimeout'> {
+  // A call waiting for its callback has no worker to heartbeat: its attempt timeout bounds the wait.
+  if (entry.asyncJob?.completion === 'callback') return {};
+  if (entry.longCall) return { heartbeatTimeout: entry.longCall.heartbeatTimeoutMs };
+  return entry.timeoutMs > TOOL_HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT_MS } : {};
+}
+
+/**
+ * Options of a read-only tool declared `execution: 'local'`: no heartbeat timeout (local activities cannot
+ * heartbeat) and no attempt headroom (the attempt number of a local activity is exact: the wrapper does not
+ * count executions through heartbeat details).
+ */
+export function localToolOptions(entry: ToolCatalogEntry, redactedArguments: unknown): LocalActivityOptions {
+  return {
+    summary: summarize(entry.name, redactedArguments),
+    startToCloseTimeout: entry.timeoutMs,
+    scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: {
+      maximumAttempts: entry.retry.maximumAttempts,
+      initialInterval: entry.retry.initialDelayMs,
+      maximumInterval: entry.retry.maxDelayMs,
+      backoffCoefficient: 2,
+      nonRetryableErrorTypes: [...TOOL_ACTIVITY_NON_RETRYABLE_TYPES],
+    },
+  };
+}
+
+/** The activity's summary: the tool and its (redacted) arguments on one line, within {@link SUMMARY_MAX_LENGTH}. */
+function summarize(tool: string, args: unknown): string {
+  let text: string;
+  try {
+    text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
+  } catch {
+    text = String(args);
+  }
+  const full = `${tool} ${text}`.replace(/\s+/g, ' ');
+  return full.length > SUMMARY_MAX_LENGTH ? `${full.slice(0, SUMMARY_MAX_LENGTH - 1)}…` : full;
+}
