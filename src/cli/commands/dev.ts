@@ -25,7 +25,7 @@ ${PARENT_WATCH_OPTION_HELP}
   -h, --help      this help
 
 exit codes: 0 stopped by Ctrl-C/SIGTERM after stopping everything, 1 something could not start, 2 bad arguments.
-Through npm/npx, npm may report 130/143 instead of 0 (see the README).`,
+Through npm/npx, npm may report 130/143 instead of 0 (see docs/operations.md, "Exit codes").`,
   async run(argv, context) {
     const { options, help, values } = parseArgs(argv, context, { ...TOOLS_OPTION_SPEC, ...PARENT_WATCH_OPTION_SPEC });
     if (help) return (context.out(devCommand.help), EXIT_CODES.ok);

@@ -19,7 +19,7 @@ ${PARENT_WATCH_OPTION_HELP}
   -h, --help      this help
 
 exit codes: 0 stopped by Ctrl-C/SIGTERM after stopping the server, 1 the server could not start,
-2 bad arguments. Through npm/npx, npm may report 130/143 instead of 0 (see the README).`,
+2 bad arguments. Through npm/npx, npm may report 130/143 instead of 0 (see docs/operations.md, "Exit codes").`,
   async run(argv, context) {
     const { options, help, values } = parseArgs(argv, context, PARENT_WATCH_OPTION_SPEC);
     if (help) return (context.out(serverCommand.help), EXIT_CODES.ok);

@@ -30,7 +30,7 @@ environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TL
   from the standard OTEL_* variables (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT, ...)
 
 exit codes: 0 stopped by Ctrl-C/SIGTERM after draining, 1 the worker failed (server unreachable, bad tools
-module, ...), 2 bad arguments. Through npm/npx, npm may report 130/143 instead of 0 (see the README).`,
+module, ...), 2 bad arguments. Through npm/npx, npm may report 130/143 instead of 0 (see docs/operations.md, "Exit codes").`,
   async run(argv, context) {
     const { values, help } = parseCommandArgs(argv, {
       ...TOOLS_OPTION_SPEC,
