@@ -1,4 +1,5 @@
 import { DurableToolsError } from '../contract/durable-tools-error';
+
 /** Codes of {@link AgentRunStartError}. */
 export type AgentRunStartErrorCode =
   /** The workflow id belongs to a workflow that is not an agent run (an MCP call, another application's). */

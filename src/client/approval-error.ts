@@ -17,7 +17,4 @@ export type ApprovalErrorCode =
  */
 export class ApprovalError extends DurableToolsError<ApprovalErrorCode> {
   override readonly name = 'ApprovalError';
-  constructor(message: string, code: ApprovalErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }

@@ -1,4 +1,5 @@
 import { DurableToolsError } from '../contract/durable-tools-error';
+
 /** Codes of {@link PayloadBudgetError}. */
 export type PayloadBudgetErrorCode =
   /** What a client passed to start a run is above `PAYLOAD_LIMITS.runInputBytes`. */
@@ -10,7 +11,4 @@ export type PayloadBudgetErrorCode =
  */
 export class PayloadBudgetError extends DurableToolsError<PayloadBudgetErrorCode> {
   override readonly name = 'PayloadBudgetError';
-  constructor(message: string, code: PayloadBudgetErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }

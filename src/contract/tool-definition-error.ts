@@ -1,4 +1,5 @@
 import { DurableToolsError } from './durable-tools-error';
+
 /** Codes of {@link ToolDefinitionError}. */
 export type ToolDefinitionErrorCode =
   | 'INVALID_NAME'
@@ -25,7 +26,4 @@ export type ToolDefinitionErrorCode =
  */
 export class ToolDefinitionError extends DurableToolsError<ToolDefinitionErrorCode> {
   override readonly name = 'ToolDefinitionError';
-  constructor(message: string, code: ToolDefinitionErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }

@@ -1,4 +1,5 @@
 import { DurableToolsError } from '../contract/durable-tools-error';
+
 /** Codes of {@link TemporalCliError}. */
 export type TemporalCliErrorCode = 'NOT_FOUND' | 'BUILD_FAILED' | 'NOT_EXECUTABLE' | 'SERVER_FAILED';
 
@@ -8,7 +9,4 @@ export type TemporalCliErrorCode = 'NOT_FOUND' | 'BUILD_FAILED' | 'NOT_EXECUTABL
  */
 export class TemporalCliError extends DurableToolsError<TemporalCliErrorCode> {
   override readonly name = 'TemporalCliError';
-  constructor(message: string, code: TemporalCliErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }

@@ -1,4 +1,5 @@
 import { DurableToolsError } from '../contract/durable-tools-error';
+
 /** Codes of {@link EncryptionError}. */
 export type EncryptionErrorCode =
   /** The key configuration (environment, keys file or options) is malformed: says which entry and why. */
@@ -14,7 +15,4 @@ export type EncryptionErrorCode =
  */
 export class EncryptionError extends DurableToolsError<EncryptionErrorCode> {
   override readonly name = 'EncryptionError';
-  constructor(message: string, code: EncryptionErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }

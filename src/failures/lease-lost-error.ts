@@ -1,4 +1,5 @@
 import { DurableToolsError } from '../contract/durable-tools-error';
+
 /** Codes of {@link LeaseLostError}. */
 export type LeaseLostErrorCode = 'LEASE_EXPIRED' | 'LEASE_TAKEN_OVER';
 
@@ -9,7 +10,4 @@ export type LeaseLostErrorCode = 'LEASE_EXPIRED' | 'LEASE_TAKEN_OVER';
  */
 export class LeaseLostError extends DurableToolsError<LeaseLostErrorCode> {
   override readonly name = 'LeaseLostError';
-  constructor(message: string, code: LeaseLostErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }

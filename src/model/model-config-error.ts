@@ -1,4 +1,5 @@
 import { DurableToolsError } from '../contract/durable-tools-error';
+
 /** What went wrong while configuring a model provider. */
 export type ModelConfigErrorCode =
   | 'UNKNOWN_PROVIDER_KIND'
@@ -13,8 +14,4 @@ export type ModelConfigErrorCode =
  */
 export class ModelConfigError extends DurableToolsError<ModelConfigErrorCode> {
   override readonly name = 'ModelConfigError';
-
-  constructor(message: string, code: ModelConfigErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }

@@ -1,12 +1,9 @@
 import { DurableToolsError } from '../contract/durable-tools-error';
+
 /** Codes of {@link TelemetryConfigError}. */
 export type TelemetryConfigErrorCode = 'NO_TRACER_PROVIDER' | 'INVALID_PROMETHEUS_ADDRESS' | 'SDK_NOT_INSTALLED';
 
 /** Tracing or metrics were asked for, but their configuration cannot work. */
 export class TelemetryConfigError extends DurableToolsError<TelemetryConfigErrorCode> {
   override readonly name = 'TelemetryConfigError';
-
-  constructor(message: string, code: TelemetryConfigErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }

@@ -1,4 +1,5 @@
 import { DurableToolsError } from '../contract/durable-tools-error';
+
 /** Codes of {@link CheckpointError}. */
 export type CheckpointErrorCode =
   /** The state is above the tool's `longCall.maxCheckpointBytes` as JSON. */
@@ -9,7 +10,4 @@ export type CheckpointErrorCode =
 /** `ctx.checkpoint(state)` was given a state it cannot save. A fault of the tool, never retried. */
 export class CheckpointError extends DurableToolsError<CheckpointErrorCode> {
   override readonly name = 'CheckpointError';
-  constructor(message: string, code: CheckpointErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }

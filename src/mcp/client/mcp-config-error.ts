@@ -1,4 +1,5 @@
 import { DurableToolsError } from '../../contract/durable-tools-error';
+
 /** Codes of {@link McpConfigError}. */
 export type McpConfigErrorCode = 'INVALID_CONFIG' | 'UNREADABLE' | 'NAME_COLLISION';
 

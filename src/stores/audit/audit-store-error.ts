@@ -1,4 +1,5 @@
 import { DurableToolsError } from '../../contract/durable-tools-error';
+
 /** Codes of {@link AuditStoreError}. */
 export type AuditStoreErrorCode =
   /** The store configuration (options or environment) is invalid. */
@@ -14,7 +15,4 @@ export type AuditStoreErrorCode =
  */
 export class AuditStoreError extends DurableToolsError<AuditStoreErrorCode> {
   override readonly name = 'AuditStoreError';
-  constructor(message: string, code: AuditStoreErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }

@@ -1,4 +1,5 @@
 import { DurableToolsError } from '../../contract/durable-tools-error';
+
 /** Codes of {@link IdempotencyStoreError}. */
 export type IdempotencyStoreErrorCode =
   /** The token no longer owns an in-progress record: the key was taken over, released, finished or reaped. */
@@ -26,9 +27,6 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 2048;
  */
 export class IdempotencyStoreError extends DurableToolsError<IdempotencyStoreErrorCode> {
   override readonly name = 'IdempotencyStoreError';
-  constructor(message: string, code: IdempotencyStoreErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }
 
 /** Whether `error` is the store's fencing error: the caller's token no longer owns the key. */

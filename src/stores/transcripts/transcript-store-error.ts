@@ -1,4 +1,5 @@
 import { DurableToolsError } from '../../contract/durable-tools-error';
+
 /** Codes of {@link TranscriptStoreError}. */
 export type TranscriptStoreErrorCode =
   /** The store configuration (options or environment) is invalid. */
@@ -14,7 +15,4 @@ export type TranscriptStoreErrorCode =
  */
 export class TranscriptStoreError extends DurableToolsError<TranscriptStoreErrorCode> {
   override readonly name = 'TranscriptStoreError';
-  constructor(message: string, code: TranscriptStoreErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }
