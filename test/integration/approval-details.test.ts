@@ -4,34 +4,17 @@
  * the digest and the commands that decide it; the approval timer carries a summary; once decided, the details
  * stop saying the run waits.
  */
-import type { Worker } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { createApprovalTools } from '../support/approval-tools';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 const taskQueue = uniqueTaskQueue('approval-details');
 
-let temporal: TestTemporal;
-let worker: Worker;
-let running: Promise<void>;
-
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  worker = await createTestWorker(temporal, { tools: createApprovalTools().tools, taskQueue });
-  running = worker.run();
-});
-afterAll(async () => {
-  worker?.shutdown();
-  await running;
-  await temporal?.close();
+const temporal = useTestTemporal({
+  worker: (temporal) => createTestWorker(temporal, { tools: createApprovalTools().tools, taskQueue }),
 });
 
 /** The run's current details, as the UI reads them. */

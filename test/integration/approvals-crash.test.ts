@@ -13,7 +13,7 @@ import { createWorker } from '../../src/runtime/create-worker';
 import { createLedgerPayTool } from '../support/approval-tools';
 import { APPROVAL_WORKER_ENV, APPROVAL_WORKER_LEASE_MS, APPROVAL_WORKER_READY } from '../support/approval-worker';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 
 /**
  * Crash safety of approvals (issue 12): a worker process SIGKILLed while a call waits for approval, or just
@@ -24,7 +24,7 @@ import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } f
 const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const WORKER_SCRIPT = join(__dirname, '..', 'support', 'approval-worker.ts');
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let ledger: LedgerServer;
 let schema: string;
 let auditStore: PostgresAuditStore;
@@ -35,7 +35,6 @@ const workers: Record<'waiting' | 'approved', { taskQueue: string; keysPath: str
   approved: { taskQueue: uniqueTaskQueue('approval-kill-approved'), keysPath: '' },
 };
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   ledger = await startLedgerServer();
   schema = `approvals_crash_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   auditStore = new PostgresAuditStore({ connectionString: POSTGRES_URL, schema });
@@ -54,7 +53,6 @@ afterAll(async () => {
   await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
   await pool.end();
   await ledger.close();
-  await temporal.close();
 });
 
 async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {

@@ -20,7 +20,7 @@ import { SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes';
 import { createWorker } from '../../src/runtime/create-worker';
 import type { AgentRunResult, FailurePolicy } from '../../src/contract/agent-run-types';
 import { createApprovalTools, type ApprovalToolCall } from '../support/approval-tools';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 
 /**
  * Issue 12 (approval gate) on the real dev server: every case of "Done when" except the crash, which lives
@@ -28,15 +28,13 @@ import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } f
  * the SQLite audit store the worker wrote.
  */
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let auditStore: SqliteAuditStore;
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   auditStore = new SqliteAuditStore({ path: join(mkdtempSync(join(tmpdir(), 'approvals-audit-')), 'audit.sqlite') });
 });
 afterAll(async () => {
   await auditStore.close();
-  await temporal.close();
 });
 
 async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {

@@ -22,13 +22,7 @@ import {
   type JobDownstream,
   type JobDownstreamBehaviour,
 } from '../support/job-downstream';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 import { ASYNC_JOB_WORKER_ENV, ASYNC_JOB_WORKER_LEASE_MS, ASYNC_JOB_WORKER_READY } from '../support/async-job-worker';
 
@@ -38,14 +32,10 @@ import { ASYNC_JOB_WORKER_ENV, ASYNC_JOB_WORKER_LEASE_MS, ASYNC_JOB_WORKER_READY
  * endpoint, which completes the activity by task token) or by polling with backoff and a deadline.
  */
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let workDir: string;
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   workDir = mkdtempSync(join(tmpdir(), 'async-jobs-'));
-});
-afterAll(async () => {
-  await temporal.close();
 });
 
 /** Everything one test runs against: the downstream, the stores, the callback endpoint, a worker. */

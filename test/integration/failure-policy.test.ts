@@ -10,7 +10,7 @@ import { defineTool } from '../../src/tools/define-tool';
 import { PermanentToolError, TransientToolError } from '../../src/failures/tool-errors';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { testServer, uniqueTaskQueue, useTestTemporal, type TestTemporal } from '../support/temporal-test-env';
 
 /**
  * Issue 8, "a failure policy that cannot be fooled" and "undo tools are not the model's tools", on the real
@@ -135,13 +135,12 @@ const recordingModel: ModelProvider = async (request: ModelRequest) => {
   return scriptedModel({ ...request, settings: { ...request.settings, provider: 'scripted' } });
 };
 
-let temporal: TestTemporal;
-let worker: Worker;
-let running: Promise<void>;
 const taskQueue = uniqueTaskQueue('failure-policy');
 
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
+const temporal = useTestTemporal({ worker: createWorkerWithoutPayMissing });
+
+/** A worker of {@link tools} that advertises pay_missing in its catalog but has no activity of that type. */
+async function createWorkerWithoutPayMissing(temporal: TestTemporal): Promise<Worker> {
   const registry = createToolRegistry(tools);
   // The catalog advertises pay_missing, but the worker has no activity of that type (a deployment mistake).
   const activities: Record<string, unknown> = {
@@ -149,21 +148,14 @@ beforeAll(async () => {
     ...createModelActivities({ registry, providers: { recording: recordingModel } }),
   };
   delete activities.pay_missing;
-  worker = await Worker.create({
+  return Worker.create({
     connection: temporal.nativeConnection,
     namespace: testServer().namespace,
     taskQueue,
     workflowBundle: { codePath: testServer().bundlePath },
     activities: activities as never,
   });
-  running = worker.run();
-});
-
-afterAll(async () => {
-  worker.shutdown();
-  await running;
-  await temporal.close();
-});
+}
 
 async function run(script: ScriptedTurn[], options: Omit<AgentRunInput, 'goal' | 'model'>): Promise<AgentRunResult> {
   const handle = await startAgentRun(

@@ -7,7 +7,7 @@ import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
 import type { PlainHttpClient, PlainSendReport } from '../support/plain-http-tools';
 import { PLAIN_HTTP_WORKER_ENV, PLAIN_HTTP_WORKER_READY } from '../support/plain-http-worker';
 import { startRequestCounter, type RequestCounter } from '../support/request-counter';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 import { spawnWorkerProcess } from '../support/worker-process';
 
@@ -24,18 +24,14 @@ import { spawnWorkerProcess } from '../support/worker-process';
 
 const WORKER_SCRIPT = join(__dirname, '..', 'support', 'plain-http-worker.ts');
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let workDir: string;
 let ledger: LedgerServer;
 let gate: RequestCounter;
 const workers: ChildProcess[] = [];
 
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   workDir = mkdtempSync(join(tmpdir(), 'lease-guard-pause-'));
-});
-afterAll(async () => {
-  await temporal.close();
 });
 beforeEach(async () => {
   ledger = await startLedgerServer();

@@ -11,7 +11,7 @@ import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import { startCountingHttpServer, type CountingHttpServer } from '../support/counting-http-server';
 import { createLongCallTools, UNIT_PATHS } from '../support/long-call-tools';
 import { LONG_CALL_WORKER_ENV, LONG_CALL_WORKER_LEASE_MS, LONG_CALL_WORKER_READY } from '../support/long-call-worker';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -22,15 +22,11 @@ import { waitFor } from '../support/wait-for';
 
 const WORKER_SCRIPT = join(__dirname, '..', 'support', 'long-call-worker.ts');
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let downstream: CountingHttpServer;
 let workDir: string;
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   workDir = mkdtempSync(join(tmpdir(), 'long-calls-'));
-});
-afterAll(async () => {
-  await temporal.close();
 });
 beforeEach(async () => {
   downstream = await startCountingHttpServer(() => ({ status: 200, body: {} }));

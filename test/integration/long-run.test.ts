@@ -1,10 +1,5 @@
 import { z } from 'zod';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, uniqueTaskQueue } from '../support/temporal-test-env';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedModelSettings } from '../../src/model/scripted-model';
 import { compensationInput } from '../../src/tools/compensation-input';
@@ -26,13 +21,7 @@ const STEPS_PER_GENERATION = 700;
 /** Generous: the run is bound by activity round trips (~100 ms each) on a shared 2-core machine. */
 const LONG_RUN_TIMEOUT_MS = 10 * 60_000;
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
+const temporal = useTestTemporal();
 
 /** Calls that reached the implementations, by tool. */
 interface Recorded {

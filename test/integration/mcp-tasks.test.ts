@@ -24,13 +24,7 @@ import {
   MCP_TASK_WORKER_READY,
   mcpTaskWorkerConfig,
 } from '../support/mcp-task-worker';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -43,18 +37,16 @@ import { waitFor } from '../support/wait-for';
 const WORKER_SCRIPT = join(__dirname, '..', 'support', 'mcp-task-worker.ts');
 const TOOL = 'research__simulate-research-query';
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let everything: EverythingHttp;
 let proxy: McpRecordingProxy;
 let workDir: string;
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   everything = await startEverythingHttp();
   workDir = mkdtempSync(join(tmpdir(), 'mcp-tasks-'));
 });
 afterAll(async () => {
   await everything?.stop();
-  await temporal?.close();
 });
 beforeEach(async () => {
   proxy = await startMcpRecordingProxy(everything.url);

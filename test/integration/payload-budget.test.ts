@@ -11,24 +11,14 @@ import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import { hostileModel, type HostileTurn } from '../support/hostile-model';
 import { createPayloadTools, EffectLedger } from '../support/payload-tools';
 import { agentRunOutcome, largestEventPayloadBytes } from '../support/run-outcome';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 
 const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TABLE = `payload_budget_${process.pid}_${Date.now().toString(36)}`;
 const KB = 1024;
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
+const temporal = useTestTemporal();
 afterAll(async () => {
-  await temporal.close();
   const admin = new Pool({ connectionString: POSTGRES_URL, max: 1 });
   await admin.query(`DROP TABLE IF EXISTS "${TABLE}"`);
   await admin.query(`DROP TABLE IF EXISTS "${TABLE}_payloads"`);

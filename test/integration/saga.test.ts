@@ -1,13 +1,7 @@
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
@@ -24,13 +18,7 @@ import type { AgentRunInput, AgentRunResult, AgentRunState } from '../../src/con
  * the compensations are read from the fetched history (activity-scheduled events of the undo tools).
  */
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
+const temporal = useTestTemporal();
 
 type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 

@@ -13,7 +13,7 @@ import { createWorker } from '../../src/runtime/create-worker';
 import type { AgentRunResult } from '../../src/contract/agent-run-types';
 import { RUN_SPANS } from '../../src/workflows/run-tracing';
 import { inMemoryMetrics, inMemoryTracing } from '../support/in-memory-telemetry';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 
 /**
  * Issue 15, tracing and metrics, on the real dev server: a run books a hotel (its first attempt fails
@@ -65,13 +65,12 @@ const script: ScriptedTurn[] = [
   { text: 'done', final: true },
 ];
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 const tracing = inMemoryTracing();
 const metrics = inMemoryMetrics();
 let result: AgentRunResult;
 
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   const taskQueue = uniqueTaskQueue('tracing');
   // No pre-built bundle: the worker bundles the workflows with the tracing interceptors, as in production.
   const { worker } = await createWorker({
@@ -97,10 +96,6 @@ beforeAll(async () => {
     );
     return waitForAgentRun(handle);
   });
-});
-
-afterAll(async () => {
-  await temporal?.close();
 });
 
 const named = (name: string) => tracing.spans().filter((span) => span.name === name);

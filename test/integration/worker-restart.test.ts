@@ -6,22 +6,10 @@ import { createModelActivities } from '../../src/activities/model-activities';
 import { createToolActivities } from '../../src/activities/tool-activities';
 import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { createRecordingTools } from '../support/test-tools';
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
+const temporal = useTestTemporal();
 
 const slowStep = defineTool({
   name: 'slow_step',
