@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { spawnWorkerProcess } from '../support/worker-process';
+import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,12 +8,11 @@ import { Pool } from 'pg';
 import { approveStep, getPendingApprovals, type PendingApproval } from '../../src/client/approval-client';
 import { PostgresAuditStore } from '../../src/stores/audit/postgres-audit-store';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
-import { createWorker } from '../../src/runtime/create-worker';
 import { createLedgerPayTool } from '../support/approval-tools';
-import { APPROVAL_WORKER_ENV, APPROVAL_WORKER_LEASE_MS, APPROVAL_WORKER_READY } from '../support/approval-worker';
+import { APPROVAL_WORKER, APPROVAL_WORKER_LEASE_MS } from '../support/approval-worker';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { createSqliteTestWorker } from '../support/sqlite-test-worker';
+import { uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 
 /**
  * Crash safety of approvals (issue 12): a worker process SIGKILLed while a call waits for approval, or just
@@ -22,7 +21,6 @@ import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/tempora
  */
 
 const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const WORKER_SCRIPT = join(__dirname, '..', 'support', 'approval-worker.ts');
 
 const temporal = useTestTemporal();
 let ledger: LedgerServer;
@@ -66,47 +64,32 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 60_00
 }
 
 /** Starts the approval worker in its own process; resolves once it polls. */
-async function spawnWorker(taskQueue: string, keysPath: string): Promise<ChildProcess> {
-  const env = APPROVAL_WORKER_ENV;
-  return spawnWorkerProcess(
-    WORKER_SCRIPT,
-    {
-      [env.address]: testServer().address,
-      [env.namespace]: testServer().namespace,
-      [env.taskQueue]: taskQueue,
-      [env.bundlePath]: testServer().bundlePath,
-      [env.ledgerUrl]: ledger.url,
-      [env.keysPath]: keysPath,
-      [env.auditSchema]: schema,
-      DURABLE_TOOLS_POSTGRES_URL: POSTGRES_URL,
-    },
-    APPROVAL_WORKER_READY,
+function spawnWorker(taskQueue: string, keysPath: string): Promise<ChildProcess> {
+  return spawnTestWorkerProcess(
+    APPROVAL_WORKER,
+    taskQueue,
+    { ledgerUrl: ledger.url, keysPath, auditSchema: schema },
+    { DURABLE_TOOLS_POSTGRES_URL: POSTGRES_URL },
   );
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
 }
 
 /** A second worker in this process, with the same idempotency keys and audit trail. */
 async function secondWorker(taskQueue: string, keysPath: string) {
-  const idempotencyStore = new SqliteIdempotencyStore({ path: keysPath });
   const audit = new PostgresAuditStore({ connectionString: POSTGRES_URL, schema });
-  const { worker } = await createWorker({
-    tools: [createLedgerPayTool(ledger.url)],
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    workflowBundle: { codePath: testServer().bundlePath },
-    idempotencyStore,
-    leaseMs: APPROVAL_WORKER_LEASE_MS,
-    auditStore: audit,
-  });
+  const { worker, close } = await createSqliteTestWorker(
+    temporal,
+    taskQueue,
+    { keysPath },
+    {
+      tools: [createLedgerPayTool(ledger.url)],
+      leaseMs: APPROVAL_WORKER_LEASE_MS,
+      auditStore: audit,
+    },
+  );
   return {
     worker,
     close: async () => {
-      await idempotencyStore.close();
+      await close();
       await audit.close();
     },
   };
@@ -142,7 +125,7 @@ async function updatesAccepted(workflowId: string): Promise<number> {
 test('a worker SIGKILLed while a call waits for approval, then approve: the tool runs exactly once', async () => {
   const { taskQueue, keysPath, process: first } = workers.waiting;
   const { handle, pending } = await startPayRun(taskQueue);
-  await kill(first!);
+  await killProcess(first!);
 
   const { worker, close } = await secondWorker(taskQueue, keysPath);
   const result = await worker.runUntil(async () => {
@@ -173,7 +156,7 @@ test('a worker SIGKILLed just after the approval: not asked again, and the tool 
   const { taskQueue, keysPath, process: first } = workers.approved;
   const { handle, pending } = await startPayRun(taskQueue);
   await approveStep(temporal.client, handle.workflowId, { stepId: 1, digest: pending.digest, approver: 'bob' });
-  await kill(first!);
+  await killProcess(first!);
 
   const { worker, close } = await secondWorker(taskQueue, keysPath);
   const result = await worker.runUntil(waitForAgentRun(handle));

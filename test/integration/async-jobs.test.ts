@@ -1,6 +1,5 @@
 import type { Duration } from '@temporalio/common';
-import type { ChildProcess } from 'node:child_process';
-import { spawnWorkerProcess } from '../support/worker-process';
+import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,16 +14,16 @@ import { scriptedModel } from '../../src/model/scripted-model';
 import type { ModelProvider } from '../../src/contract/model-types';
 import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import { createAsyncJobTools, type AsyncJobUrls } from '../support/async-job-tools';
-import { createWorker } from '../../src/runtime/create-worker';
 import {
   jobOutput,
   startJobDownstream,
   type JobDownstream,
   type JobDownstreamBehaviour,
 } from '../support/job-downstream';
-import { useTestTemporal, createTestWorker, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
-import { ASYNC_JOB_WORKER_ENV, ASYNC_JOB_WORKER_LEASE_MS, ASYNC_JOB_WORKER_READY } from '../support/async-job-worker';
+import { ASYNC_JOB_WORKER, ASYNC_JOB_WORKER_LEASE_MS } from '../support/async-job-worker';
+import { createSqliteTestWorker } from '../support/sqlite-test-worker';
 
 /**
  * Async-job tools (issue 16, call-now / fetch-later) on the real server: the submission runs once under the
@@ -372,48 +371,26 @@ test('cancelling a run while its call waits for a callback ends it at once; a la
   expect(setup.downstream.submissions).toHaveLength(1);
 });
 
-/** Starts the async-job worker in its own process; resolves once it polls. */
-function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
-  return spawnWorkerProcess(join(__dirname, '..', 'support', 'async-job-worker.ts'), env, ASYNC_JOB_WORKER_READY);
-}
-
 test('a worker SIGKILLed while polling: the next worker takes the call over and polls the same job, never submitting again', async () => {
   const downstream = await startJobDownstream({ doneAtPoll: 12 });
-  const keysPath = join(workDir, 'kill-keys.sqlite');
-  const transcriptsPath = join(workDir, 'kill-transcripts.sqlite');
+  const stores = {
+    keysPath: join(workDir, 'kill-keys.sqlite'),
+    transcriptsPath: join(workDir, 'kill-transcripts.sqlite'),
+  };
   const taskQueue = uniqueTaskQueue('job-kill');
-  const env = ASYNC_JOB_WORKER_ENV;
-  const first = await spawnWorker({
-    [env.address]: testServer().address,
-    [env.namespace]: testServer().namespace,
-    [env.taskQueue]: taskQueue,
-    [env.bundlePath]: testServer().bundlePath,
-    [env.downstreamUrl]: downstream.url,
-    [env.keysPath]: keysPath,
-    [env.transcriptsPath]: transcriptsPath,
-  });
+  const first = await spawnTestWorkerProcess(ASYNC_JOB_WORKER, taskQueue, { downstreamUrl: downstream.url, ...stores });
   const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 50), { taskQueue });
   await waitFor('two polls by the first worker', () => (downstream.jobs.get('job-1')?.pollTimes.length ?? 0) >= 2);
-  const exited = new Promise((r) => first.once('exit', r));
-  first.kill('SIGKILL');
-  await exited;
+  await killProcess(first);
   const pollsBeforeKill = downstream.jobs.get('job-1')!.pollTimes.length;
 
   const tools = createAsyncJobTools({ downstream: downstream.url, callbacks: 'http://127.0.0.1:9/unused' });
-  const idempotencyStore = new SqliteIdempotencyStore({ path: keysPath });
-  const transcripts = new SqliteTranscriptStore({ path: transcriptsPath });
-  const { worker } = await createWorker({
+  const { worker, close } = await createSqliteTestWorker(temporal, taskQueue, stores, {
     tools,
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    workflowBundle: { codePath: testServer().bundlePath },
-    idempotencyStore,
-    transcripts,
     leaseMs: ASYNC_JOB_WORKER_LEASE_MS,
   });
   const result = await worker.runUntil(waitForAgentRun(handle));
-  await idempotencyStore.close();
-  await transcripts.close();
+  await close();
   await downstream.close();
 
   expect(result.status).toBe('completed');

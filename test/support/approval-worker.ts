@@ -9,23 +9,22 @@ import { PostgresAuditStore } from '../../src/stores/audit/postgres-audit-store'
 import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
 import { createWorker } from '../../src/runtime/create-worker';
 import { createLedgerPayTool } from './approval-tools';
+import { workerProcessEnv } from './worker-process-main';
 
 /** Environment variables the approval worker reads. */
-export const APPROVAL_WORKER_ENV = {
-  address: 'DT_APPROVAL_ADDRESS',
-  namespace: 'DT_APPROVAL_NAMESPACE',
-  taskQueue: 'DT_APPROVAL_TASK_QUEUE',
-  bundlePath: 'DT_APPROVAL_WORKFLOW_BUNDLE',
-  ledgerUrl: 'DT_APPROVAL_LEDGER_URL',
-  keysPath: 'DT_APPROVAL_KEYS_DB',
-  auditSchema: 'DT_APPROVAL_AUDIT_SCHEMA',
-} as const;
+export const APPROVAL_WORKER_ENV = workerProcessEnv('DT_APPROVAL', {
+  ledgerUrl: 'LEDGER_URL',
+  auditSchema: 'AUDIT_SCHEMA',
+});
 
 /** The line the worker prints when it starts polling. */
 export const APPROVAL_WORKER_READY = 'approval-worker ready';
 
 /** Lease of a key while `pay` runs: short, so the next worker takes over soon after a kill. */
 export const APPROVAL_WORKER_LEASE_MS = 1500;
+
+/** This script, for `spawnTestWorkerProcess` (it has no transcript store). */
+export const APPROVAL_WORKER = { script: __filename, env: APPROVAL_WORKER_ENV, ready: APPROVAL_WORKER_READY };
 
 function required(name: string): string {
   const value = process.env[name];

@@ -16,6 +16,27 @@ export interface WorkerProcessEnv {
 }
 
 /**
+ * The variable names of a worker process whose variables all begin with `prefix`: `${prefix}_ADDRESS`,
+ * `_NAMESPACE`, `_TASK_QUEUE`, `_WORKFLOW_BUNDLE`, `_KEYS_DB`, `_TRANSCRIPTS_DB`, and `${prefix}_${suffix}` for
+ * each of `more` (its own settings, by key).
+ */
+export function workerProcessEnv<M extends Record<string, string>>(
+  prefix: string,
+  more: M,
+): WorkerProcessEnv & { readonly [K in keyof M]: string } {
+  const own = Object.fromEntries(Object.entries(more).map(([key, suffix]) => [key, `${prefix}_${suffix}`]));
+  return {
+    address: `${prefix}_ADDRESS`,
+    namespace: `${prefix}_NAMESPACE`,
+    taskQueue: `${prefix}_TASK_QUEUE`,
+    bundlePath: `${prefix}_WORKFLOW_BUNDLE`,
+    keysPath: `${prefix}_KEYS_DB`,
+    transcriptsPath: `${prefix}_TRANSCRIPTS_DB`,
+    ...(own as { [K in keyof M]: string }),
+  };
+}
+
+/**
  * The body of a crash-test worker process (started by `spawnWorkerProcess`): a worker on the server, task
  * queue and bundle its environment names, with SQLite key and transcript stores the next worker opens too,
  * plus `options(required)` (its tools, lease, ...); prints `${name} ready pid=<pid>` once polling and runs
