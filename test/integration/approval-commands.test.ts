@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { getPendingApprovals, listPendingApprovals, approveStep } from '../../src/client/approval-client';
 import { argumentsDigest } from '../../src/activities/arguments-digest';
 import { SqliteAuditStore } from '../../src/stores/audit/sqlite-audit-store';
-import { runCli } from '../../src/cli/main';
+import { runCliInProcess } from '../support/cli-in-process';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { createApprovalTools, type ApprovalToolCall } from '../support/approval-tools';
@@ -70,20 +70,6 @@ async function startWaitingRun(script: ScriptedTurn[]): Promise<string> {
 /** The calls that reached an implementation in one run. */
 function callsOf(workflowId: string): ApprovalToolCall[] {
   return calls.filter((call) => call.key.startsWith(`${workflowId}/`));
-}
-
-/** Runs the command line in this process, capturing what it writes (for the cheap usage checks). */
-async function runCliInProcess(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
-  try {
-    return { code: await runCli(argv), stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
 }
 
 describe('pending and approve', () => {

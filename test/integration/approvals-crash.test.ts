@@ -5,14 +5,15 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { approveStep, getPendingApprovals, type PendingApproval } from '../../src/client/approval-client';
+import { approveStep } from '../../src/client/approval-client';
 import { PostgresAuditStore } from '../../src/stores/audit/postgres-audit-store';
-import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import { waitForAgentRun } from '../../src/client/agent-run-client';
 import { createLedgerPayTool } from '../support/approval-tools';
 import { APPROVAL_WORKER, APPROVAL_WORKER_LEASE_MS } from '../support/approval-worker';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
 import { createSqliteTestWorker } from '../support/sqlite-test-worker';
 import { uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { startPayAwaitingApproval } from '../support/approval-runs';
 
 /**
  * Crash safety of approvals (issue 12): a worker process SIGKILLed while a call waits for approval, or just
@@ -53,16 +54,6 @@ afterAll(async () => {
   await ledger.close();
 });
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** Starts the approval worker in its own process; resolves once it polls. */
 function spawnWorker(taskQueue: string, keysPath: string): Promise<ChildProcess> {
   return spawnTestWorkerProcess(
@@ -95,28 +86,6 @@ async function secondWorker(taskQueue: string, keysPath: string) {
   };
 }
 
-async function startPayRun(taskQueue: string) {
-  const handle = await startAgentRun(
-    temporal.client,
-    {
-      goal: 'pay the invoice',
-      model: {
-        provider: 'scripted',
-        script: [
-          { toolCalls: [{ name: 'pay', arguments: { amountEur: 120, reference: 'INV-7' } }] },
-          { text: 'paid', final: true },
-        ],
-      },
-    },
-    { taskQueue },
-  );
-  const [pending] = await waitFor(async () => {
-    const calls = await getPendingApprovals(temporal.client, handle.workflowId);
-    return calls.length > 0 ? calls : undefined;
-  });
-  return { handle, pending: pending as PendingApproval };
-}
-
 async function updatesAccepted(workflowId: string): Promise<number> {
   const history = await temporal.client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
@@ -124,7 +93,7 @@ async function updatesAccepted(workflowId: string): Promise<number> {
 
 test('a worker SIGKILLed while a call waits for approval, then approve: the tool runs exactly once', async () => {
   const { taskQueue, keysPath, process: first } = workers.waiting;
-  const { handle, pending } = await startPayRun(taskQueue);
+  const { handle, pending } = await startPayAwaitingApproval(temporal.client, taskQueue, 120);
   await killProcess(first!);
 
   const { worker, close } = await secondWorker(taskQueue, keysPath);
@@ -154,7 +123,7 @@ test('a worker SIGKILLed while a call waits for approval, then approve: the tool
 
 test('a worker SIGKILLed just after the approval: not asked again, and the tool runs exactly once', async () => {
   const { taskQueue, keysPath, process: first } = workers.approved;
-  const { handle, pending } = await startPayRun(taskQueue);
+  const { handle, pending } = await startPayAwaitingApproval(temporal.client, taskQueue, 120);
   await approveStep(temporal.client, handle.workflowId, { stepId: 1, digest: pending.digest, approver: 'bob' });
   await killProcess(first!);
 

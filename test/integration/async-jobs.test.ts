@@ -23,7 +23,7 @@ import {
 import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 import { ASYNC_JOB_WORKER, ASYNC_JOB_WORKER_LEASE_MS } from '../support/async-job-worker';
-import { createSqliteTestWorker } from '../support/sqlite-test-worker';
+import { createSqliteTestWorker, sqliteStoresIn } from '../support/sqlite-test-worker';
 
 /**
  * Async-job tools (issue 16, call-now / fetch-later) on the real server: the submission runs once under the
@@ -373,10 +373,7 @@ test('cancelling a run while its call waits for a callback ends it at once; a la
 
 test('a worker SIGKILLed while polling: the next worker takes the call over and polls the same job, never submitting again', async () => {
   const downstream = await startJobDownstream({ doneAtPoll: 12 });
-  const stores = {
-    keysPath: join(workDir, 'kill-keys.sqlite'),
-    transcriptsPath: join(workDir, 'kill-transcripts.sqlite'),
-  };
+  const stores = sqliteStoresIn(workDir, 'kill');
   const taskQueue = uniqueTaskQueue('job-kill');
   const first = await spawnTestWorkerProcess(ASYNC_JOB_WORKER, taskQueue, { downstreamUrl: downstream.url, ...stores });
   const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 50), { taskQueue });

@@ -7,7 +7,7 @@ import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import { startCountingHttpServer, type CountingHttpServer } from '../support/counting-http-server';
 import { createLongCallTools, UNIT_PATHS } from '../support/long-call-tools';
 import { LONG_CALL_WORKER, LONG_CALL_WORKER_LEASE_MS } from '../support/long-call-worker';
-import { createSqliteTestWorker, type SqliteStorePaths } from '../support/sqlite-test-worker';
+import { createSqliteTestWorker, sqliteStoresIn, type SqliteStorePaths } from '../support/sqlite-test-worker';
 import { uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
@@ -52,14 +52,6 @@ function unitsRun(tool: string, units: number, unitMs: number): AgentRunInput {
   };
 }
 
-/** The SQLite files of the test `name`'s workers. */
-function storesOf(name: string): Required<SqliteStorePaths> {
-  return {
-    keysPath: join(workDir, `${name}-keys.sqlite`),
-    transcriptsPath: join(workDir, `${name}-transcripts.sqlite`),
-  };
-}
-
 /** A worker in this process with the given SQLite stores (the same files a killed worker used). */
 function inProcessWorker(taskQueue: string, stores: SqliteStorePaths) {
   return createSqliteTestWorker(temporal, taskQueue, stores, {
@@ -74,7 +66,7 @@ function inProcessWorker(taskQueue: string, stores: SqliteStorePaths) {
  */
 async function cancelDuringLongCall(name: string, tool: string, readiness: string, ready: () => boolean) {
   const taskQueue = uniqueTaskQueue(name);
-  const { worker, close } = await inProcessWorker(taskQueue, storesOf(name));
+  const { worker, close } = await inProcessWorker(taskQueue, sqliteStoresIn(workDir, name));
   const result = await worker.runUntil(async () => {
     const handle = await startAgentRun(temporal.client, unitsRun(tool, 20, 2_000), { taskQueue });
     await waitFor(readiness, ready);
@@ -89,7 +81,7 @@ async function cancelDuringLongCall(name: string, tool: string, readiness: strin
 
 test('a long call SIGKILLed mid-way resumes from its last checkpoint on the next worker and finishes once', async () => {
   const taskQueue = uniqueTaskQueue('long-kill');
-  const stores = storesOf('kill');
+  const stores = sqliteStoresIn(workDir, 'kill');
   const units = 8;
   const first = await spawnTestWorkerProcess(LONG_CALL_WORKER, taskQueue, { downstreamUrl: downstream.url, ...stores });
   const handle = await startAgentRun(temporal.client, unitsRun('process_units', units, 1_000), { taskQueue });
@@ -127,7 +119,7 @@ function requests(prefix: string): number {
 
 test('the latest progress of a running long call is in the run state', async () => {
   const taskQueue = uniqueTaskQueue('long-progress');
-  const { worker, close } = await inProcessWorker(taskQueue, storesOf('progress'));
+  const { worker, close } = await inProcessWorker(taskQueue, sqliteStoresIn(workDir, 'progress'));
   const result = await worker.runUntil(async () => {
     const handle = await startAgentRun(temporal.client, unitsRun('process_units', 6, 800), { taskQueue });
     const progress = await waitFor('progress of two units in the run state', async () => {

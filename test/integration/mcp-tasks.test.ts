@@ -16,7 +16,7 @@ import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import { startEverythingHttp, type EverythingHttp } from '../support/mcp-everything';
 import { startMcpRecordingProxy, type McpRecordingProxy } from '../support/mcp-recording-proxy';
 import { MCP_TASK_WORKER, MCP_TASK_WORKER_LEASE_MS, mcpTaskWorkerConfig } from '../support/mcp-task-worker';
-import { createSqliteTestWorker, type SqliteStorePaths } from '../support/sqlite-test-worker';
+import { createSqliteTestWorker, sqliteStoresIn, type SqliteStorePaths } from '../support/sqlite-test-worker';
 import { useTestTemporal, createTestWorker, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
@@ -64,14 +64,6 @@ function polledTaskIds(): unknown[] {
   return proxy.calls('tasks/get').map((message) => message.params?.['taskId']);
 }
 
-/** The SQLite files of the test `name`'s workers. */
-function storesOf(name: string): Required<SqliteStorePaths> {
-  return {
-    keysPath: join(workDir, `${name}-keys.sqlite`),
-    transcriptsPath: join(workDir, `${name}-transcripts.sqlite`),
-  };
-}
-
 /** A worker in this process with the given SQLite stores (the same files a killed worker used). */
 function inProcessWorker(taskQueue: string, stores: SqliteStorePaths) {
   return createSqliteTestWorker(temporal, taskQueue, stores, {
@@ -85,7 +77,7 @@ function inProcessWorker(taskQueue: string, stores: SqliteStorePaths) {
 
 test('an MCP task survives a SIGKILLed worker: the next worker polls the same task and gets its result once', async () => {
   const taskQueue = uniqueTaskQueue('mcp-task-kill');
-  const stores = storesOf('kill');
+  const stores = sqliteStoresIn(workDir, 'kill');
   const first = await spawnTestWorkerProcess(MCP_TASK_WORKER, taskQueue, { mcpUrl: proxy.url, ...stores });
   // The first worker's first poll is kept by the proxy, unanswered: the worker dies between create and result.
   proxy.hold((message) => message.method === 'tasks/get');
@@ -119,7 +111,7 @@ test('an MCP task survives a SIGKILLed worker: the next worker polls the same ta
 
 test('a running MCP task shows its status message as the step progress, and ends with the tool result', async () => {
   const taskQueue = uniqueTaskQueue('mcp-task-progress');
-  const { worker, close } = await inProcessWorker(taskQueue, storesOf('progress'));
+  const { worker, close } = await inProcessWorker(taskQueue, sqliteStoresIn(workDir, 'progress'));
   // The result is held until the progress was seen, so the step surely runs while the test looks (a loaded machine).
   proxy.hold((message) => message.method === 'tasks/result');
   const result = await worker.runUntil(async () => {
@@ -141,7 +133,7 @@ test('a running MCP task shows its status message as the step progress, and ends
 
 test('cancelling the run during an MCP task sends tasks/cancel for that task', async () => {
   const taskQueue = uniqueTaskQueue('mcp-task-cancel');
-  const { worker, close } = await inProcessWorker(taskQueue, storesOf('cancel'));
+  const { worker, close } = await inProcessWorker(taskQueue, sqliteStoresIn(workDir, 'cancel'));
   // Polls after the first are kept unanswered, so the task is surely still being polled when the run is cancelled.
   proxy.hold((message) => message.method === 'tasks/get' && proxy.calls('tasks/get').length >= 1);
   const result = await worker.runUntil(async () => {

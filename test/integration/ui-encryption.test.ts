@@ -4,19 +4,18 @@
  * run's arguments in clear, while the history itself holds ciphertext (checked in encryption.test.ts with
  * `temporal workflow show -o json`, and here through the server's own API).
  */
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { chromium, type Browser } from 'playwright-core';
+import { Client } from '@temporalio/client';
+import type { Browser } from 'playwright-core';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
+import type { DevServer } from '../../src/dev-server/dev-server';
 import { findFreePort } from '../../src/dev-server/free-port';
 import { startCodecServer, type CodecServer } from '../../src/encryption/codec-server';
 import { encryptedDataConverter } from '../../src/encryption/encryption-codec';
-import { createWorker } from '../../src/runtime/create-worker';
 import { describeWithBrowser } from '../support/browser';
 import { tools } from '../support/cli-tools';
 import { keyEntry, keyringOf } from '../support/encryption-keys';
-import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { uniqueTaskQueue } from '../support/temporal-test-env';
+import { launchChromium, runPageUrl, startUiDevServer } from '../support/ui-dev-server';
 
 const ITEM = 'lamp for Grace Hopper at 7 Harbour Road';
 const keyring = keyringOf(keyEntry('ui-key'));
@@ -29,29 +28,16 @@ describeWithBrowser('the Temporal web UI with the codec server', (chromiumPath) 
   const decodeRequests: string[] = [];
 
   beforeAll(async () => {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
     const uiPort = await findFreePort();
     codec = await startCodecServer({ keyring, port: 0, corsOrigins: [`http://127.0.0.1:${uiPort}`] });
-    server = await startDevServer({ ui: true, uiPort, uiCodecEndpoint: codec.url });
+    const ui = await startUiDevServer({ uiPort, uiCodecEndpoint: codec.url }, encryptedDataConverter(keyring)!);
+    server = ui.server;
     const taskQueue = uniqueTaskQueue('ui-encryption');
-    const connection = await Connection.connect({ address: server.address });
-    const nativeConnection = await NativeConnection.connect({ address: server.address });
-    const client = new Client({
-      connection,
-      namespace: server.namespace,
-      dataConverter: encryptedDataConverter(keyring)!,
-    });
     try {
-      const { worker } = await createWorker({
-        tools,
-        connection: nativeConnection,
-        settings: { namespace: server.namespace, taskQueue },
-        workflowBundle: { codePath: testServer().bundlePath },
-        encryption: keyring,
-      });
+      const worker = await ui.createWorker(taskQueue, { tools, encryption: keyring });
       const result = await worker.runUntil(async () => {
         const handle = await startAgentRun(
-          client,
+          ui.client,
           {
             goal: 'Order a lamp',
             model: {
@@ -69,14 +55,13 @@ describeWithBrowser('the Temporal web UI with the codec server', (chromiumPath) 
       });
       expect(result.status).toBe('completed');
       // The server holds ciphertext: the raw history (no codec) does not contain the item.
-      const raw = new Client({ connection, namespace: server.namespace });
+      const raw = new Client({ connection: ui.connection, namespace: server.namespace });
       const history = JSON.stringify(await raw.workflow.getHandle(workflowId).fetchHistory());
       expect(history).not.toContain('Grace Hopper');
     } finally {
-      await connection.close();
-      await nativeConnection.close();
+      await ui.closeConnections();
     }
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await launchChromium(chromiumPath);
   }, 300_000);
 
   afterAll(async () => {
@@ -90,7 +75,7 @@ describeWithBrowser('the Temporal web UI with the codec server', (chromiumPath) 
     page.on('request', (request) => {
       if (request.url().startsWith(codec.url)) decodeRequests.push(request.url());
     });
-    await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`, { timeout: 120_000 });
+    await page.goto(runPageUrl(server, workflowId), { timeout: 120_000 });
     await page.getByText('Grace Hopper').first().waitFor({ timeout: 120_000 });
     expect(await page.locator('body').innerText()).toContain(ITEM);
     expect(decodeRequests.some((url) => url.endsWith('/decode'))).toBe(true);

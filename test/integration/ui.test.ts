@@ -3,15 +3,13 @@
  * Chromium, driven by playwright-core): the run is marked Failed in the list and on its page, with the status
  * as the failure's type and message.
  */
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
-import { createWorker } from '../../src/runtime/create-worker';
+import type { DevServer } from '../../src/dev-server/dev-server';
 import { describeWithBrowser } from '../support/browser';
 import { tools } from '../support/cli-tools';
-import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { uniqueTaskQueue } from '../support/temporal-test-env';
+import { launchChromium, runPageUrl, startUiDevServer } from '../support/ui-dev-server';
 
 describeWithBrowser('the Temporal web UI', (chromiumPath) => {
   let server: DevServer;
@@ -19,22 +17,14 @@ describeWithBrowser('the Temporal web UI', (chromiumPath) => {
   let workflowId: string;
 
   beforeAll(async () => {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-    server = await startDevServer({ ui: true });
+    const ui = await startUiDevServer();
+    server = ui.server;
     const taskQueue = uniqueTaskQueue('ui');
-    const connection = await Connection.connect({ address: server.address });
-    const nativeConnection = await NativeConnection.connect({ address: server.address });
-    const client = new Client({ connection, namespace: server.namespace });
     try {
-      const { worker } = await createWorker({
-        tools,
-        connection: nativeConnection,
-        settings: { namespace: server.namespace, taskQueue },
-        workflowBundle: { codePath: testServer().bundlePath },
-      });
+      const worker = await ui.createWorker(taskQueue, { tools });
       const result = await worker.runUntil(async () => {
         const handle = await startAgentRun(
-          client,
+          ui.client,
           {
             goal: 'Order a lamp and pay too much',
             model: {
@@ -54,10 +44,9 @@ describeWithBrowser('the Temporal web UI', (chromiumPath) => {
       });
       expect(result.status).toBe('compensated');
     } finally {
-      await connection.close();
-      await nativeConnection.close();
+      await ui.closeConnections();
     }
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await launchChromium(chromiumPath);
   }, 300_000);
 
   afterAll(async () => {
@@ -75,7 +64,7 @@ describeWithBrowser('the Temporal web UI', (chromiumPath) => {
 
   test("the run's page shows Failed with the status compensated and why", async () => {
     const page = await browser.newPage();
-    await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`, { timeout: 120_000 });
+    await page.goto(runPageUrl(server, workflowId), { timeout: 120_000 });
     await page.getByText('Run compensated:').first().waitFor({ timeout: 120_000 });
     const text = await page.locator('body').innerText();
     expect(text).toMatch(/Failed/);

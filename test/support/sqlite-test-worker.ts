@@ -1,4 +1,5 @@
 import type { Worker } from '@temporalio/worker';
+import { join } from 'node:path';
 import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
 import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
 import { createWorker, type CreateWorkerOptions } from '../../src/runtime/create-worker';
@@ -10,6 +11,11 @@ export interface SqliteStorePaths {
   keysPath: string;
   /** The transcripts (checkpoints, job records); none when not given. */
   transcriptsPath?: string;
+}
+
+/** The SQLite files of the workers of the test `name`, in `dir`: `${name}-keys.sqlite`, `${name}-transcripts.sqlite`. */
+export function sqliteStoresIn(dir: string, name: string): Required<SqliteStorePaths> {
+  return { keysPath: join(dir, `${name}-keys.sqlite`), transcriptsPath: join(dir, `${name}-transcripts.sqlite`) };
 }
 
 /** A worker of this process and what closes the stores it opened. */
