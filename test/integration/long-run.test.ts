@@ -4,6 +4,7 @@ import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-clien
 import type { ScriptedModelSettings } from '../../src/model/scripted-model';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool } from '../../src/tools/define-tool';
+import { addContract } from '../support/test-tools';
 import { PermanentToolError } from '../../src/failures/tool-errors';
 import type { AgentRunInput } from '../../src/contract/agent-run-types';
 
@@ -62,14 +63,7 @@ function longRunTools(failAtStep?: number) {
       recorded.releases.push({ key: ctx.idempotencyKey, originalKey: input.originalKey });
       return { released: true };
     }),
-    defineTool({
-      name: 'add',
-      description: 'Adds two numbers.',
-      input: z.object({ a: z.number(), b: z.number() }),
-      output: z.object({ sum: z.number() }),
-      effect: 'read-only',
-      idempotent: true,
-    }).implement(async (input, ctx) => {
+    addContract.implement(async (input, ctx) => {
       recorded.forwardKeys.push(ctx.idempotencyKey);
       return { sum: input.a + input.b };
     }),

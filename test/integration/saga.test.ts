@@ -8,6 +8,7 @@ import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool, type Tool, type ToolContract } from '../../src/tools/define-tool';
+import { chargeCardContract, createOrderContract as createOrder } from '../support/test-tools';
 import type { ToolContext } from '../../src/tools/tool-context';
 import { HttpStatusError, PermanentToolError } from '../../src/failures/tool-errors';
 import { createWorker } from '../../src/runtime/create-worker';
@@ -60,15 +61,6 @@ function sagaTools(options: { cancelRoom?: UndoBehaviour; slowToStopSeat?: strin
   const undoOutput = z.object({ undone: z.boolean() });
   const fastRetry = { initialDelay: '50 ms', maxDelay: '100 ms' } as const;
 
-  const createOrder = defineTool({
-    name: 'create_order',
-    description: 'Creates an order.',
-    input: z.object({ item: z.string(), quantity: z.number().int().min(1) }),
-    output: z.object({ orderId: z.string() }),
-    effect: 'compensable',
-    undo: 'cancel_order',
-    idempotent: true,
-  });
   const bookRoom = defineTool({
     name: 'book_room',
     description: 'Books a hotel room.',
@@ -141,15 +133,7 @@ function sagaTools(options: { cancelRoom?: UndoBehaviour; slowToStopSeat?: strin
     undoTool('cancel_order', createOrder),
     undoTool('cancel_room', bookRoom, options.cancelRoom),
     undoTool('release_seat', holdSeat),
-    defineTool({
-      name: 'charge_card',
-      description: 'Charges the card.',
-      input: z.object({ amountCents: z.number().int() }),
-      output: z.object({ chargeId: z.string() }),
-      effect: 'irreversible',
-      idempotent: true,
-      approval: 'never',
-    }).implement(async (input, ctx) => {
+    chargeCardContract.implement(async (input, ctx) => {
       record('charge_card', input, ctx);
       if (input.amountCents > 1000)
         throw new PermanentToolError('The card was declined.', { code: 'PERMISSION_DENIED' });

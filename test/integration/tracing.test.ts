@@ -8,6 +8,7 @@ import { tracingClientInterceptors } from '../../src/telemetry/client-tracing';
 import { TOOL_CALL_SPAN_ATTRIBUTES as TOOL } from '../../src/telemetry/tool-call-telemetry';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool } from '../../src/tools/define-tool';
+import { chargeCardContract } from '../support/test-tools';
 import { PermanentToolError, TransientToolError } from '../../src/failures/tool-errors';
 import { createWorker } from '../../src/runtime/create-worker';
 import type { AgentRunResult } from '../../src/contract/agent-run-types';
@@ -46,15 +47,7 @@ const tools = [
     idempotent: true,
     approval: 'never',
   }).implement(async () => ({ cancelled: true })),
-  defineTool({
-    name: 'charge_card',
-    description: 'Charges the card.',
-    input: z.object({ amountCents: z.number().int() }),
-    output: z.object({ chargeId: z.string() }),
-    effect: 'irreversible',
-    idempotent: true,
-    approval: 'never',
-  }).implement(async () => {
+  chargeCardContract.implement(async () => {
     throw new PermanentToolError('The card was declined.', { code: 'PERMISSION_DENIED' });
   }),
 ];

@@ -5,9 +5,7 @@
  * `temporal workflow show -o json`, and here through the server's own API).
  */
 import { Client } from '@temporalio/client';
-import type { Browser } from 'playwright-core';
-import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import type { DevServer } from '../../src/dev-server/dev-server';
+import { runToEnd, scriptedRun } from '../support/agent-runs';
 import { findFreePort } from '../../src/dev-server/free-port';
 import { startCodecServer, type CodecServer } from '../../src/encryption/codec-server';
 import { encryptedDataConverter } from '../../src/encryption/encryption-codec';
@@ -15,62 +13,41 @@ import { describeWithBrowser } from '../support/browser';
 import { tools } from '../support/cli-tools';
 import { keyEntry, keyringOf } from '../support/encryption-keys';
 import { uniqueTaskQueue } from '../support/temporal-test-env';
-import { launchChromium, runPageUrl, startUiDevServer } from '../support/ui-dev-server';
+import { runPageUrl, startUiDevServer, useUiTestBed } from '../support/ui-dev-server';
 
 const ITEM = 'lamp for Grace Hopper at 7 Harbour Road';
 const keyring = keyringOf(keyEntry('ui-key'));
 
 describeWithBrowser('the Temporal web UI with the codec server', (chromiumPath) => {
-  let server: DevServer;
   let codec: CodecServer;
-  let browser: Browser;
   let workflowId: string;
   const decodeRequests: string[] = [];
-
-  beforeAll(async () => {
+  const start = async () => {
     const uiPort = await findFreePort();
     codec = await startCodecServer({ keyring, port: 0, corsOrigins: [`http://127.0.0.1:${uiPort}`] });
-    const ui = await startUiDevServer({ uiPort, uiCodecEndpoint: codec.url }, encryptedDataConverter(keyring)!);
-    server = ui.server;
+    return startUiDevServer({ uiPort, uiCodecEndpoint: codec.url }, encryptedDataConverter(keyring)!);
+  };
+  const bed = useUiTestBed(chromiumPath, start, async (ui) => {
     const taskQueue = uniqueTaskQueue('ui-encryption');
-    try {
-      const worker = await ui.createWorker(taskQueue, { tools, encryption: keyring });
-      const result = await worker.runUntil(async () => {
-        const handle = await startAgentRun(
-          ui.client,
-          {
-            goal: 'Order a lamp',
-            model: {
-              provider: 'scripted',
-              script: [
-                { toolCalls: [{ name: 'create_order', arguments: { item: ITEM } }] },
-                { text: 'Done.', final: true },
-              ],
-            },
-          },
-          { taskQueue },
-        );
-        workflowId = handle.workflowId;
-        return waitForAgentRun(handle);
-      });
-      expect(result.status).toBe('completed');
-      // The server holds ciphertext: the raw history (no codec) does not contain the item.
-      const raw = new Client({ connection: ui.connection, namespace: server.namespace });
-      const history = JSON.stringify(await raw.workflow.getHandle(workflowId).fetchHistory());
-      expect(history).not.toContain('Grace Hopper');
-    } finally {
-      await ui.closeConnections();
-    }
-    browser = await launchChromium(chromiumPath);
-  }, 300_000);
-
+    const worker = await ui.createWorker(taskQueue, { tools, encryption: keyring });
+    const script = [
+      { toolCalls: [{ name: 'create_order', arguments: { item: ITEM } }] },
+      { text: 'Done.', final: true },
+    ];
+    const { handle, result } = await runToEnd(worker, ui.client, taskQueue, scriptedRun('Order a lamp', script));
+    workflowId = handle.workflowId;
+    expect(result.status).toBe('completed');
+    // The server holds ciphertext: the raw history (no codec) does not contain the item.
+    const raw = new Client({ connection: ui.connection, namespace: ui.server.namespace });
+    const history = JSON.stringify(await raw.workflow.getHandle(workflowId).fetchHistory());
+    expect(history).not.toContain('Grace Hopper');
+  });
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
     await codec?.close();
   });
 
   test("the UI shows the encrypted run's arguments decoded through the codec server", async () => {
+    const { server, browser } = bed;
     const page = await browser.newPage();
     page.on('request', (request) => {
       if (request.url().startsWith(codec.url)) decodeRequests.push(request.url());

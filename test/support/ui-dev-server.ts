@@ -63,3 +63,47 @@ export function runPageUrl(server: DevServer, workflowId: string): string {
 export function launchChromium(chromiumPath: string): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
 }
+
+/** What the tests of a browser block look at: the dev server and the browser. */
+export interface UiTestBed {
+  readonly server: DevServer;
+  readonly browser: Browser;
+}
+
+/**
+ * Registers the hooks of a block of browser tests: before them, `start()` starts the dev server (see
+ * {@link startUiDevServer}), `setUp` makes what the tests look at, the connections close and Chromium at
+ * `chromiumPath` is launched; after them, the browser closes and the server stops.
+ */
+export function useUiTestBed(
+  chromiumPath: string,
+  start: () => Promise<UiDevServer>,
+  setUp: (ui: UiDevServer) => Promise<void>,
+): UiTestBed {
+  let server: DevServer | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    const ui = await start();
+    server = ui.server;
+    try {
+      await setUp(ui);
+    } finally {
+      await ui.closeConnections();
+    }
+    browser = await launchChromium(chromiumPath);
+  }, 300_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+  return {
+    get server() {
+      if (!server) throw new Error('The dev server starts in the beforeAll hook.');
+      return server;
+    },
+    get browser() {
+      if (!browser) throw new Error('The browser is launched in the beforeAll hook.');
+      return browser;
+    },
+  };
+}
