@@ -63,6 +63,12 @@ function state(steps: StepRecord[], fields: Partial<AgentRunState> = {}): AgentR
   };
 }
 
+/** The summary lines of a run of `turns` model turns and `steps`, whose model reported `usage`, as one text. */
+function summaryOf(steps: StepRecord[], turns: number, usage: Partial<AgentRunState['usage']>): string {
+  const fullUsage = { ...state([]).usage, ...usage };
+  return runSummary(state(steps, { turns, stepCount: steps.length, usage: fullUsage })).join('\n');
+}
+
 /** Every word of `text` appears in `output`, in order. */
 function expectWhole(output: string, text: string): void {
   expect(output.replace(/\s+/g, ' ')).toContain(text.replace(/\s+/g, ' '));
@@ -183,25 +189,13 @@ describe('show and the summary', () => {
   });
 
   test('the summary counts in the singular and the plural and shows the token usage', () => {
-    const summary = runSummary(
-      state([step(1, {})], {
-        turns: 1,
-        stepCount: 1,
-        usage: { inputTokens: 1200, outputTokens: 300, unreportedTurns: 0, unpricedTurns: 0, turns: [] },
-      }),
-    ).join('\n');
+    const summary = summaryOf([step(1, {})], 1, { inputTokens: 1200, outputTokens: 300 });
     expect(summary).toContain('turns:   1 model turn, 1 tool call');
     expect(summary).toContain('tokens:  1200 in, 300 out');
   });
 
   test('a model that reports no usage is said so, not shown as zero tokens', () => {
-    const summary = runSummary(
-      state([], {
-        turns: 2,
-        stepCount: 0,
-        usage: { inputTokens: 0, outputTokens: 0, unreportedTurns: 2, unpricedTurns: 0, turns: [] },
-      }),
-    ).join('\n');
+    const summary = summaryOf([], 2, { unreportedTurns: 2 });
     expect(summary).toContain('turns:   2 model turns, 0 tool calls');
     expect(summary).toContain('tokens:  not reported by the model (2 turns)');
   });

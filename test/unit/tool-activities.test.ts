@@ -1,5 +1,5 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { ApplicationFailure } from '@temporalio/common';
+import { failureOf } from '../support/application-failure';
 import { z } from 'zod';
 import { createToolActivities, type ToolActivity } from '../../src/activities/tool-activities';
 import { defineTool } from '../../src/tools/define-tool';
@@ -21,15 +21,6 @@ function setup(implementation: (input: { n: number }) => Promise<unknown>) {
   });
   const activities = createToolActivities({ registry: createToolRegistry([tool]) });
   return { activity: activities.double as ToolActivity, describe: activities.describeTools, calls };
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof ApplicationFailure)) throw new Error(`expected an ApplicationFailure, got ${String(error)}`);
-  return error;
 }
 
 const env = () => new MockActivityEnvironment({ attempt: 1, scheduledTimestampMs: Date.now() });
