@@ -12,7 +12,8 @@ import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-trans
 import type { Tool } from '../../src/tools/define-tool';
 import { scriptedModel } from '../../src/model/scripted-model';
 import type { ModelProvider } from '../../src/contract/model-types';
-import type { AgentRunInput } from '../../src/contract/agent-run-types';
+import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
+import { callTurn, runToEnd, scriptedRun } from '../support/agent-runs';
 import { createAsyncJobTools, type AsyncJobUrls } from '../support/async-job-tools';
 import {
   jobOutput,
@@ -101,6 +102,14 @@ function runOf(tool: string, value: number): AgentRunInput {
   };
 }
 
+/** The model's last turn: it answers `text`. */
+const final = (text: string) => ({ text, final: true });
+
+/** Runs `input` on the set-up's worker and task queue to its end: the run's result. */
+async function runOnSetUp(setup: Setup, input: AgentRunInput): Promise<AgentRunResult> {
+  return (await runToEnd(setup.worker, temporal.client, setup.taskQueue, input)).result;
+}
+
 /** POSTs a callback to the endpoint as a downstream would. */
 async function postCallback(
   url: string,
@@ -117,10 +126,7 @@ test('a callback from the downstream completes the call: the job is submitted on
     allowedTools: ['double_by_callback', 'look_up_weather'],
   };
   input.model.provider = 'recorded-script';
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const result = await runOnSetUp(setup, input);
   await setup.close();
 
   expect(result.status).toBe('completed');
@@ -135,10 +141,7 @@ test('a callback from the downstream completes the call: the job is submitted on
 
 test('a callback sent before the submission has even returned still completes the call', async () => {
   const setup = await setUp('callback-early', { callbackAfterMs: 0, answerSubmissionAfterMs: 700 });
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, runOf('double_by_callback', 4), { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const result = await runOnSetUp(setup, runOf('double_by_callback', 4));
   await setup.close();
 
   expect(result.status).toBe('completed');
@@ -193,10 +196,7 @@ test('a forged token, an output that breaks the schema and a repeated callback a
 
 test('a polled job is submitted once and polled with growing, jittered waits until it is done', async () => {
   const setup = await setUp('poll', { doneAtPoll: 6 });
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 8), { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const result = await runOnSetUp(setup, runOf('double_by_polling', 8));
   await setup.close();
 
   expect(result.status).toBe('completed');
@@ -212,10 +212,7 @@ test('a polled job is submitted once and polled with growing, jittered waits unt
 
 test('an attempt that fails while polling is retried without submitting the job again', async () => {
   const setup = await setUp('poll-retry', { doneAtPoll: 3, failFirstPolls: 1 });
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 4), { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const result = await runOnSetUp(setup, runOf('double_by_polling', 4));
   await setup.close();
 
   expect(result.status).toBe('completed');
@@ -227,10 +224,7 @@ test('an attempt that fails while polling is retried without submitting the job 
 
 test('a polled job that never finishes fails the call with TIMEOUT at its deadline, and polling stops', async () => {
   const setup = await setUp('poll-deadline', {}, '3 s');
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 1), { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const result = await runOnSetUp(setup, runOf('double_by_polling', 1));
   const polls = setup.downstream.jobs.get('job-1')!.pollTimes;
   const pollsAtEnd = polls.length;
   await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -332,21 +326,10 @@ test('a run whose model finishes while a background call runs waits for it by de
 
 test('a run set to cancel background calls on finish cancels the one still running', async () => {
   const setup = await setUp('fetch-later-cancel', {});
-  const input: AgentRunInput = {
-    goal: 'double 2',
+  const input = scriptedRun('double 2', [callTurn('double_in_background', { value: 2 }), final('never mind')], {
     backgroundCalls: { onFinish: 'cancel' },
-    model: {
-      provider: 'scripted',
-      script: [
-        { toolCalls: [{ name: 'double_in_background', arguments: { value: 2 } }] },
-        { text: 'never mind', final: true },
-      ],
-    },
-  };
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
   });
+  const result = await runOnSetUp(setup, input);
   await setup.close();
 
   expect(result.status).toBe('completed');
@@ -433,21 +416,12 @@ test('cancelling a run while the model waits for a background call cancels the c
 
 test('cancelling a background call on finish runs the compensation it owes', async () => {
   const setup = await setUp('fetch-later-compensate', {});
-  const input: AgentRunInput = {
-    goal: 'reserve, then change my mind',
-    backgroundCalls: { onFinish: 'cancel' },
-    model: {
-      provider: 'scripted',
-      script: [
-        { toolCalls: [{ name: 'reserve_in_background', arguments: { value: 1 } }] },
-        { text: 'no reservation after all', final: true },
-      ],
-    },
-  };
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const input = scriptedRun(
+    'reserve, then change my mind',
+    [callTurn('reserve_in_background', { value: 1 }), final('no reservation after all')],
+    { backgroundCalls: { onFinish: 'cancel' } },
+  );
+  const result = await runOnSetUp(setup, input);
   await setup.close();
 
   expect(result.status).toBe('completed');
@@ -470,10 +444,7 @@ test('a critical tool that fails in the background aborts the run, though the mo
       ],
     },
   };
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const result = await runOnSetUp(setup, input);
   await setup.close();
 
   expect(result.status).toBe('failed');

@@ -13,6 +13,11 @@ export function scriptedRun(
   return { goal, model: { provider: 'scripted', script }, ...more };
 }
 
+/** A model turn that calls the tool `name` with `args`. */
+export function callTurn(name: string, args: Record<string, unknown> = {}): ScriptedTurn {
+  return { toolCalls: [{ name, arguments: args }] };
+}
+
 /** A run that ended, and its handle. */
 export interface FinishedRun {
   handle: AgentRunHandle;
