@@ -101,6 +101,22 @@ describe('LiveSteps', () => {
     return lines;
   }
 
+  /** A hotel booked (in `hotelStatus`, undone by cancel_hotel), then a payment declined. */
+  function bookedThenDeclined(hotelStatus: StepRecord['status']): AgentRunState {
+    return state([
+      step(1, {
+        tool: 'book_hotel',
+        status: hotelStatus,
+        startedAt: 10,
+        endedAt: 20,
+        attempts: 2,
+        undo: 'cancel_hotel',
+        observation: { status: 'ok', output: { bookingId: 'HT-1' } },
+      }),
+      step(2, { tool: 'pay', status: 'failed', startedAt: 21, endedAt: 22, observation: DECLINED, attempts: 1 }),
+    ]);
+  }
+
   test("prints a failed call's whole message and hint, wrapped to the width", () => {
     const lines = printedLines(
       [state([step(1, { tool: 'book_flight', status: 'failed', observation: INVALID, startedAt: 1, endedAt: 2 })])],
@@ -116,30 +132,8 @@ describe('LiveSteps', () => {
   test('shows a call that succeeded after retries and was undone before the next read, then the failure, then the undo', () => {
     const lines = printedLines([
       state([step(1, { tool: 'book_hotel', status: 'running', startedAt: 10, undo: 'cancel_hotel' })]),
-      state([
-        step(1, {
-          tool: 'book_hotel',
-          status: 'compensating',
-          startedAt: 10,
-          endedAt: 20,
-          attempts: 2,
-          undo: 'cancel_hotel',
-          observation: { status: 'ok', output: { bookingId: 'HT-1' } },
-        }),
-        step(2, { tool: 'pay', status: 'failed', startedAt: 21, endedAt: 22, observation: DECLINED, attempts: 1 }),
-      ]),
-      state([
-        step(1, {
-          tool: 'book_hotel',
-          status: 'compensated',
-          startedAt: 10,
-          endedAt: 20,
-          attempts: 2,
-          undo: 'cancel_hotel',
-          observation: { status: 'ok', output: { bookingId: 'HT-1' } },
-        }),
-        step(2, { tool: 'pay', status: 'failed', startedAt: 21, endedAt: 22, observation: DECLINED, attempts: 1 }),
-      ]),
+      bookedThenDeclined('compensating'),
+      bookedThenDeclined('compensated'),
     ]);
     expect(lines).toEqual([
       '  step 1  → book_hotel {}',
