@@ -161,6 +161,16 @@ const ROOM = call('book_room', { hotel: 'Adlon' });
 const ORDER_PENS = call('create_order', { item: 'pen', quantity: 2 });
 const DECLINED_CHARGE = call('charge_card', { amountCents: 99_999 });
 const FINAL: ScriptedTurn = { text: 'done', final: true };
+/** A book, a room and pens ordered one turn at a time, then a charge the card declines. */
+const THREE_STEPS_THEN_DECLINED: ScriptedTurn[] = [
+  { toolCalls: [ORDER_BOOK] },
+  { toolCalls: [ROOM] },
+  { toolCalls: [ORDER_PENS] },
+  { toolCalls: [DECLINED_CHARGE] },
+  FINAL,
+];
+/** A failure policy under which a failed charge aborts the run. */
+const CHARGE_IS_CRITICAL = { failurePolicy: { criticalTools: ['charge_card'] } };
 const UNDO_TOOLS = ['cancel_order', 'cancel_room', 'release_seat'];
 
 /** What a saga run left behind. */
@@ -230,19 +240,7 @@ const originalKeys = (calls: Call[]) => calls.map((c) => c.input.originalKey);
 describe('a run whose last step fails permanently', () => {
   let run: SagaRun;
   beforeAll(async () => {
-    run = await runSaga(
-      'last-step-fails',
-      [
-        { toolCalls: [ORDER_BOOK] },
-        { toolCalls: [ROOM] },
-        { toolCalls: [ORDER_PENS] },
-        { toolCalls: [DECLINED_CHARGE] },
-        FINAL,
-      ],
-      {
-        failurePolicy: { criticalTools: ['charge_card'] },
-      },
-    );
+    run = await runSaga('last-step-fails', THREE_STEPS_THEN_DECLINED, CHARGE_IS_CRITICAL);
   });
 
   test('ends compensated, naming the failed step as the reason', () => {
@@ -421,22 +419,11 @@ describe('cancelling a run during parallel tool calls', () => {
 describe('a compensation that fails permanently', () => {
   let run: SagaRun;
   beforeAll(async () => {
-    run = await runSaga(
-      'undo-fails',
-      [
-        { toolCalls: [ORDER_BOOK] },
-        { toolCalls: [ROOM] },
-        { toolCalls: [ORDER_PENS] },
-        { toolCalls: [DECLINED_CHARGE] },
-        FINAL,
-      ],
-      { failurePolicy: { criticalTools: ['charge_card'] } },
-      {
-        cancelRoom: () => {
-          throw new PermanentToolError('The hotel does not accept cancellations.', { code: 'CONFLICT' });
-        },
+    run = await runSaga('undo-fails', THREE_STEPS_THEN_DECLINED, CHARGE_IS_CRITICAL, {
+      cancelRoom: () => {
+        throw new PermanentToolError('The hotel does not accept cancellations.', { code: 'CONFLICT' });
       },
-    );
+    });
   });
 
   test('ends the run compensation_failed, naming the step in failedCompensationStep and reason', () => {
@@ -475,7 +462,7 @@ describe('a compensation that fails transiently', () => {
     const run = await runSaga(
       'undo-503',
       [{ toolCalls: [ROOM] }, { toolCalls: [DECLINED_CHARGE] }, FINAL],
-      { failurePolicy: { criticalTools: ['charge_card'] } },
+      CHARGE_IS_CRITICAL,
       {
         cancelRoom: (attempt) => {
           if (attempt <= 2) throw new HttpStatusError(503, { statusText: 'Service Unavailable' });
