@@ -1,20 +1,9 @@
 import { createRecordingTools } from '../support/test-tools';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, uniqueTaskQueue } from '../support/temporal-test-env';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
+const temporal = useTestTemporal();
 
 async function runScript(name: string, script: ScriptedTurn[], allowedTools?: string[]) {
   const { tools, calls } = createRecordingTools();

@@ -19,24 +19,13 @@ import {
   type FakeModelServer,
 } from '../support/fake-model-server';
 import { createRecordingTools } from '../support/test-tools';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, uniqueTaskQueue } from '../support/temporal-test-env';
 
 /** These tests are about providers: the demo's `pay` (approval by default) runs without a human. */
 const NO_HUMAN_IN_THE_LOOP = { tools: { pay: 'never' } } as const;
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let server: FakeModelServer;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
 beforeEach(async () => {
   server = await startFakeModelServer();
 });

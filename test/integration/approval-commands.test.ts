@@ -3,7 +3,6 @@
  * `durable-tools` processes against the test server, a worker of the approval tools in this process writing
  * its audit trail to a SQLite file the `audit` command reads. What ran is counted where the tools run.
  */
-import type { Worker } from '@temporalio/worker';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,13 +10,12 @@ import { join } from 'node:path';
 import { getPendingApprovals, listPendingApprovals, approveStep } from '../../src/client/approval-client';
 import { argumentsDigest } from '../../src/activities/arguments-digest';
 import { SqliteAuditStore } from '../../src/stores/audit/sqlite-audit-store';
-import { runCli } from '../../src/cli/main';
+import { runCliInProcess } from '../support/cli-in-process';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
-import { createWorker } from '../../src/runtime/create-worker';
 import { createApprovalTools, type ApprovalToolCall } from '../support/approval-tools';
 import { REPO_ROOT, runCliToEnd } from '../support/cli-process';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 import { runKeyOf } from '../support/run-key';
 
@@ -35,31 +33,19 @@ const env: NodeJS.ProcessEnv = {
   USER: 'operator',
 };
 
-let temporal: TestTemporal;
-let worker: Worker;
-let running: Promise<void>;
 let calls: ApprovalToolCall[];
 let auditStore: SqliteAuditStore;
 
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  auditStore = new SqliteAuditStore({ path: auditPath });
-  const approvalTools = createApprovalTools();
-  calls = approvalTools.calls;
-  ({ worker } = await createWorker({
-    tools: approvalTools.tools,
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    workflowBundle: { codePath: testServer().bundlePath },
-    auditStore,
-  }));
-  running = worker.run();
+const temporal = useTestTemporal({
+  worker: (temporal) => {
+    auditStore = new SqliteAuditStore({ path: auditPath });
+    const approvalTools = createApprovalTools();
+    calls = approvalTools.calls;
+    return createTestWorker(temporal, { tools: approvalTools.tools, taskQueue, auditStore });
+  },
 });
 afterAll(async () => {
-  worker?.shutdown();
-  await running;
   await auditStore?.close();
-  await temporal?.close();
 });
 
 const pay = (amountEur: number, reference = 'INV-1'): ScriptedTurn => ({
@@ -84,20 +70,6 @@ async function startWaitingRun(script: ScriptedTurn[]): Promise<string> {
 /** The calls that reached an implementation in one run. */
 function callsOf(workflowId: string): ApprovalToolCall[] {
   return calls.filter((call) => call.key.startsWith(`${workflowId}/`));
-}
-
-/** Runs the command line in this process, capturing what it writes (for the cheap usage checks). */
-async function runCliInProcess(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
-  try {
-    return { code: await runCli(argv), stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
 }
 
 describe('pending and approve', () => {

@@ -4,34 +4,18 @@
  * the digest and the commands that decide it; the approval timer carries a summary; once decided, the details
  * stop saying the run waits.
  */
-import type { Worker } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
-import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import { approveStep } from '../../src/client/approval-client';
+import { waitForAgentRun } from '../../src/client/agent-run-client';
+import { startPayAwaitingApproval } from '../support/approval-runs';
 import { createApprovalTools } from '../support/approval-tools';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 const taskQueue = uniqueTaskQueue('approval-details');
 
-let temporal: TestTemporal;
-let worker: Worker;
-let running: Promise<void>;
-
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  worker = await createTestWorker(temporal, { tools: createApprovalTools().tools, taskQueue });
-  running = worker.run();
-});
-afterAll(async () => {
-  worker?.shutdown();
-  await running;
-  await temporal?.close();
+const temporal = useTestTemporal({
+  worker: (temporal) => createTestWorker(temporal, { tools: createApprovalTools().tools, taskQueue }),
 });
 
 /** The run's current details, as the UI reads them. */
@@ -44,25 +28,8 @@ async function currentDetails(workflowId: string): Promise<string> {
 
 /** Starts a run whose first call (`pay`) waits for approval; resolves once it waits. */
 async function startWaitingRun(): Promise<{ workflowId: string; digest: string }> {
-  const handle = await startAgentRun(
-    temporal.client,
-    {
-      goal: 'Pay the invoice',
-      model: {
-        provider: 'scripted',
-        script: [
-          { toolCalls: [{ name: 'pay', arguments: { amountEur: 20, reference: 'INV-7' } }] },
-          { text: 'Paid.', final: true },
-        ],
-      },
-    },
-    { taskQueue },
-  );
-  const [pending] = await waitFor('the call to wait for approval', async () => {
-    const found = await getPendingApprovals(temporal.client, handle.workflowId).catch(() => []);
-    return found.length > 0 ? found : undefined;
-  });
-  return { workflowId: handle.workflowId, digest: pending!.digest };
+  const { handle, pending } = await startPayAwaitingApproval(temporal.client, taskQueue, 20);
+  return { workflowId: handle.workflowId, digest: pending.digest };
 }
 
 test("a waiting run's current details name the tool, the step, the digest and the approve command", async () => {

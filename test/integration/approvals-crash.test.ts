@@ -1,19 +1,19 @@
 import type { ChildProcess } from 'node:child_process';
-import { spawnWorkerProcess } from '../support/worker-process';
+import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { approveStep, getPendingApprovals, type PendingApproval } from '../../src/client/approval-client';
+import { approveStep } from '../../src/client/approval-client';
 import { PostgresAuditStore } from '../../src/stores/audit/postgres-audit-store';
-import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
-import { createWorker } from '../../src/runtime/create-worker';
+import { waitForAgentRun } from '../../src/client/agent-run-client';
 import { createLedgerPayTool } from '../support/approval-tools';
-import { APPROVAL_WORKER_ENV, APPROVAL_WORKER_LEASE_MS, APPROVAL_WORKER_READY } from '../support/approval-worker';
+import { APPROVAL_WORKER, APPROVAL_WORKER_LEASE_MS } from '../support/approval-worker';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { createSqliteTestWorker } from '../support/sqlite-test-worker';
+import { uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { startPayAwaitingApproval } from '../support/approval-runs';
 
 /**
  * Crash safety of approvals (issue 12): a worker process SIGKILLed while a call waits for approval, or just
@@ -22,9 +22,8 @@ import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } f
  */
 
 const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const WORKER_SCRIPT = join(__dirname, '..', 'support', 'approval-worker.ts');
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let ledger: LedgerServer;
 let schema: string;
 let auditStore: PostgresAuditStore;
@@ -35,7 +34,6 @@ const workers: Record<'waiting' | 'approved', { taskQueue: string; keysPath: str
   approved: { taskQueue: uniqueTaskQueue('approval-kill-approved'), keysPath: '' },
 };
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   ledger = await startLedgerServer();
   schema = `approvals_crash_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   auditStore = new PostgresAuditStore({ connectionString: POSTGRES_URL, schema });
@@ -54,86 +52,38 @@ afterAll(async () => {
   await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
   await pool.end();
   await ledger.close();
-  await temporal.close();
 });
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** Starts the approval worker in its own process; resolves once it polls. */
-async function spawnWorker(taskQueue: string, keysPath: string): Promise<ChildProcess> {
-  const env = APPROVAL_WORKER_ENV;
-  return spawnWorkerProcess(
-    WORKER_SCRIPT,
-    {
-      [env.address]: testServer().address,
-      [env.namespace]: testServer().namespace,
-      [env.taskQueue]: taskQueue,
-      [env.bundlePath]: testServer().bundlePath,
-      [env.ledgerUrl]: ledger.url,
-      [env.keysPath]: keysPath,
-      [env.auditSchema]: schema,
-      DURABLE_TOOLS_POSTGRES_URL: POSTGRES_URL,
-    },
-    APPROVAL_WORKER_READY,
+function spawnWorker(taskQueue: string, keysPath: string): Promise<ChildProcess> {
+  return spawnTestWorkerProcess(
+    APPROVAL_WORKER,
+    taskQueue,
+    { ledgerUrl: ledger.url, keysPath, auditSchema: schema },
+    { DURABLE_TOOLS_POSTGRES_URL: POSTGRES_URL },
   );
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
 }
 
 /** A second worker in this process, with the same idempotency keys and audit trail. */
 async function secondWorker(taskQueue: string, keysPath: string) {
-  const idempotencyStore = new SqliteIdempotencyStore({ path: keysPath });
   const audit = new PostgresAuditStore({ connectionString: POSTGRES_URL, schema });
-  const { worker } = await createWorker({
-    tools: [createLedgerPayTool(ledger.url)],
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    workflowBundle: { codePath: testServer().bundlePath },
-    idempotencyStore,
-    leaseMs: APPROVAL_WORKER_LEASE_MS,
-    auditStore: audit,
-  });
+  const { worker, close } = await createSqliteTestWorker(
+    temporal,
+    taskQueue,
+    { keysPath },
+    {
+      tools: [createLedgerPayTool(ledger.url)],
+      leaseMs: APPROVAL_WORKER_LEASE_MS,
+      auditStore: audit,
+    },
+  );
   return {
     worker,
     close: async () => {
-      await idempotencyStore.close();
+      await close();
       await audit.close();
     },
   };
-}
-
-async function startPayRun(taskQueue: string) {
-  const handle = await startAgentRun(
-    temporal.client,
-    {
-      goal: 'pay the invoice',
-      model: {
-        provider: 'scripted',
-        script: [
-          { toolCalls: [{ name: 'pay', arguments: { amountEur: 120, reference: 'INV-7' } }] },
-          { text: 'paid', final: true },
-        ],
-      },
-    },
-    { taskQueue },
-  );
-  const [pending] = await waitFor(async () => {
-    const calls = await getPendingApprovals(temporal.client, handle.workflowId);
-    return calls.length > 0 ? calls : undefined;
-  });
-  return { handle, pending: pending as PendingApproval };
 }
 
 async function updatesAccepted(workflowId: string): Promise<number> {
@@ -143,8 +93,8 @@ async function updatesAccepted(workflowId: string): Promise<number> {
 
 test('a worker SIGKILLed while a call waits for approval, then approve: the tool runs exactly once', async () => {
   const { taskQueue, keysPath, process: first } = workers.waiting;
-  const { handle, pending } = await startPayRun(taskQueue);
-  await kill(first!);
+  const { handle, pending } = await startPayAwaitingApproval(temporal.client, taskQueue, 120);
+  await killProcess(first!);
 
   const { worker, close } = await secondWorker(taskQueue, keysPath);
   const result = await worker.runUntil(async () => {
@@ -173,9 +123,9 @@ test('a worker SIGKILLed while a call waits for approval, then approve: the tool
 
 test('a worker SIGKILLed just after the approval: not asked again, and the tool runs exactly once', async () => {
   const { taskQueue, keysPath, process: first } = workers.approved;
-  const { handle, pending } = await startPayRun(taskQueue);
+  const { handle, pending } = await startPayAwaitingApproval(temporal.client, taskQueue, 120);
   await approveStep(temporal.client, handle.workflowId, { stepId: 1, digest: pending.digest, approver: 'bob' });
-  await kill(first!);
+  await killProcess(first!);
 
   const { worker, close } = await secondWorker(taskQueue, keysPath);
   const result = await worker.runUntil(waitForAgentRun(handle));

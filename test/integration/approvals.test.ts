@@ -20,7 +20,8 @@ import { SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes';
 import { createWorker } from '../../src/runtime/create-worker';
 import type { AgentRunResult, FailurePolicy } from '../../src/contract/agent-run-types';
 import { createApprovalTools, type ApprovalToolCall } from '../support/approval-tools';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { waitFor } from '../support/wait-for';
 
 /**
  * Issue 12 (approval gate) on the real dev server: every case of "Done when" except the crash, which lives
@@ -28,26 +29,14 @@ import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } f
  * the SQLite audit store the worker wrote.
  */
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let auditStore: SqliteAuditStore;
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   auditStore = new SqliteAuditStore({ path: join(mkdtempSync(join(tmpdir(), 'approvals-audit-')), 'audit.sqlite') });
 });
 afterAll(async () => {
   await auditStore.close();
-  await temporal.close();
 });
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** A run of the approval tools on its own task queue, with a worker that writes to the test's audit store. */
 interface GatedRun {
@@ -91,7 +80,7 @@ async function withGatedRun<T>(
       taskQueue,
       calls,
       pending: () =>
-        waitFor(async () => {
+        waitFor('the call awaiting approval', async () => {
           const pending = await getPendingApprovals(temporal.client, handle.workflowId);
           return pending.length > 0 ? pending : undefined;
         }),
@@ -130,7 +119,7 @@ describe('a call that needs approval', () => {
       });
       const state = await getAgentRunState(temporal.client, run.handle.workflowId);
       expect(state.steps[0]?.status).toBe('awaiting_approval');
-      const listed = await waitFor(async () => {
+      const listed = await waitFor('the pending approval listed', async () => {
         const all = await listPendingApprovals(temporal.client, { taskQueue: run.taskQueue });
         return all.length > 0 ? all : undefined;
       });
@@ -359,7 +348,7 @@ describe('the approval policy', () => {
         digest: reserve!.digest,
         approver: 'alice',
       });
-      const payStep = await waitFor(async () => {
+      const payStep = await waitFor('pay awaiting approval', async () => {
         const pending = await getPendingApprovals(temporal.client, run.handle.workflowId);
         return pending.find((p) => p.tool === 'pay');
       });

@@ -1,6 +1,5 @@
 import type { Duration } from '@temporalio/common';
-import type { ChildProcess } from 'node:child_process';
-import { spawnWorkerProcess } from '../support/worker-process';
+import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,24 +12,19 @@ import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-trans
 import type { Tool } from '../../src/tools/define-tool';
 import { scriptedModel } from '../../src/model/scripted-model';
 import type { ModelProvider } from '../../src/contract/model-types';
-import type { AgentRunInput } from '../../src/contract/agent-run-types';
+import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
+import { callTurn, runToEnd, scriptedRun } from '../support/agent-runs';
 import { createAsyncJobTools, type AsyncJobUrls } from '../support/async-job-tools';
-import { createWorker } from '../../src/runtime/create-worker';
 import {
   jobOutput,
   startJobDownstream,
   type JobDownstream,
   type JobDownstreamBehaviour,
 } from '../support/job-downstream';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
-import { ASYNC_JOB_WORKER_ENV, ASYNC_JOB_WORKER_LEASE_MS, ASYNC_JOB_WORKER_READY } from '../support/async-job-worker';
+import { ASYNC_JOB_WORKER, ASYNC_JOB_WORKER_LEASE_MS } from '../support/async-job-worker';
+import { createSqliteTestWorker, sqliteStoresIn } from '../support/sqlite-test-worker';
 
 /**
  * Async-job tools (issue 16, call-now / fetch-later) on the real server: the submission runs once under the
@@ -38,14 +32,10 @@ import { ASYNC_JOB_WORKER_ENV, ASYNC_JOB_WORKER_LEASE_MS, ASYNC_JOB_WORKER_READY
  * endpoint, which completes the activity by task token) or by polling with backoff and a deadline.
  */
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let workDir: string;
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   workDir = mkdtempSync(join(tmpdir(), 'async-jobs-'));
-});
-afterAll(async () => {
-  await temporal.close();
 });
 
 /** Everything one test runs against: the downstream, the stores, the callback endpoint, a worker. */
@@ -112,6 +102,14 @@ function runOf(tool: string, value: number): AgentRunInput {
   };
 }
 
+/** The model's last turn: it answers `text`. */
+const final = (text: string) => ({ text, final: true });
+
+/** Runs `input` on the set-up's worker and task queue to its end: the run's result. */
+async function runOnSetUp(setup: Setup, input: AgentRunInput): Promise<AgentRunResult> {
+  return (await runToEnd(setup.worker, temporal.client, setup.taskQueue, input)).result;
+}
+
 /** POSTs a callback to the endpoint as a downstream would. */
 async function postCallback(
   url: string,
@@ -128,10 +126,7 @@ test('a callback from the downstream completes the call: the job is submitted on
     allowedTools: ['double_by_callback', 'look_up_weather'],
   };
   input.model.provider = 'recorded-script';
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const result = await runOnSetUp(setup, input);
   await setup.close();
 
   expect(result.status).toBe('completed');
@@ -146,10 +141,7 @@ test('a callback from the downstream completes the call: the job is submitted on
 
 test('a callback sent before the submission has even returned still completes the call', async () => {
   const setup = await setUp('callback-early', { callbackAfterMs: 0, answerSubmissionAfterMs: 700 });
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, runOf('double_by_callback', 4), { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const result = await runOnSetUp(setup, runOf('double_by_callback', 4));
   await setup.close();
 
   expect(result.status).toBe('completed');
@@ -204,10 +196,7 @@ test('a forged token, an output that breaks the schema and a repeated callback a
 
 test('a polled job is submitted once and polled with growing, jittered waits until it is done', async () => {
   const setup = await setUp('poll', { doneAtPoll: 6 });
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 8), { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const result = await runOnSetUp(setup, runOf('double_by_polling', 8));
   await setup.close();
 
   expect(result.status).toBe('completed');
@@ -223,10 +212,7 @@ test('a polled job is submitted once and polled with growing, jittered waits unt
 
 test('an attempt that fails while polling is retried without submitting the job again', async () => {
   const setup = await setUp('poll-retry', { doneAtPoll: 3, failFirstPolls: 1 });
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 4), { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const result = await runOnSetUp(setup, runOf('double_by_polling', 4));
   await setup.close();
 
   expect(result.status).toBe('completed');
@@ -238,10 +224,7 @@ test('an attempt that fails while polling is retried without submitting the job 
 
 test('a polled job that never finishes fails the call with TIMEOUT at its deadline, and polling stops', async () => {
   const setup = await setUp('poll-deadline', {}, '3 s');
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 1), { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const result = await runOnSetUp(setup, runOf('double_by_polling', 1));
   const polls = setup.downstream.jobs.get('job-1')!.pollTimes;
   const pollsAtEnd = polls.length;
   await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -343,21 +326,10 @@ test('a run whose model finishes while a background call runs waits for it by de
 
 test('a run set to cancel background calls on finish cancels the one still running', async () => {
   const setup = await setUp('fetch-later-cancel', {});
-  const input: AgentRunInput = {
-    goal: 'double 2',
+  const input = scriptedRun('double 2', [callTurn('double_in_background', { value: 2 }), final('never mind')], {
     backgroundCalls: { onFinish: 'cancel' },
-    model: {
-      provider: 'scripted',
-      script: [
-        { toolCalls: [{ name: 'double_in_background', arguments: { value: 2 } }] },
-        { text: 'never mind', final: true },
-      ],
-    },
-  };
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
   });
+  const result = await runOnSetUp(setup, input);
   await setup.close();
 
   expect(result.status).toBe('completed');
@@ -382,48 +354,23 @@ test('cancelling a run while its call waits for a callback ends it at once; a la
   expect(setup.downstream.submissions).toHaveLength(1);
 });
 
-/** Starts the async-job worker in its own process; resolves once it polls. */
-function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
-  return spawnWorkerProcess(join(__dirname, '..', 'support', 'async-job-worker.ts'), env, ASYNC_JOB_WORKER_READY);
-}
-
 test('a worker SIGKILLed while polling: the next worker takes the call over and polls the same job, never submitting again', async () => {
   const downstream = await startJobDownstream({ doneAtPoll: 12 });
-  const keysPath = join(workDir, 'kill-keys.sqlite');
-  const transcriptsPath = join(workDir, 'kill-transcripts.sqlite');
+  const stores = sqliteStoresIn(workDir, 'kill');
   const taskQueue = uniqueTaskQueue('job-kill');
-  const env = ASYNC_JOB_WORKER_ENV;
-  const first = await spawnWorker({
-    [env.address]: testServer().address,
-    [env.namespace]: testServer().namespace,
-    [env.taskQueue]: taskQueue,
-    [env.bundlePath]: testServer().bundlePath,
-    [env.downstreamUrl]: downstream.url,
-    [env.keysPath]: keysPath,
-    [env.transcriptsPath]: transcriptsPath,
-  });
+  const first = await spawnTestWorkerProcess(ASYNC_JOB_WORKER, taskQueue, { downstreamUrl: downstream.url, ...stores });
   const handle = await startAgentRun(temporal.client, runOf('double_by_polling', 50), { taskQueue });
   await waitFor('two polls by the first worker', () => (downstream.jobs.get('job-1')?.pollTimes.length ?? 0) >= 2);
-  const exited = new Promise((r) => first.once('exit', r));
-  first.kill('SIGKILL');
-  await exited;
+  await killProcess(first);
   const pollsBeforeKill = downstream.jobs.get('job-1')!.pollTimes.length;
 
   const tools = createAsyncJobTools({ downstream: downstream.url, callbacks: 'http://127.0.0.1:9/unused' });
-  const idempotencyStore = new SqliteIdempotencyStore({ path: keysPath });
-  const transcripts = new SqliteTranscriptStore({ path: transcriptsPath });
-  const { worker } = await createWorker({
+  const { worker, close } = await createSqliteTestWorker(temporal, taskQueue, stores, {
     tools,
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    workflowBundle: { codePath: testServer().bundlePath },
-    idempotencyStore,
-    transcripts,
     leaseMs: ASYNC_JOB_WORKER_LEASE_MS,
   });
   const result = await worker.runUntil(waitForAgentRun(handle));
-  await idempotencyStore.close();
-  await transcripts.close();
+  await close();
   await downstream.close();
 
   expect(result.status).toBe('completed');
@@ -469,21 +416,12 @@ test('cancelling a run while the model waits for a background call cancels the c
 
 test('cancelling a background call on finish runs the compensation it owes', async () => {
   const setup = await setUp('fetch-later-compensate', {});
-  const input: AgentRunInput = {
-    goal: 'reserve, then change my mind',
-    backgroundCalls: { onFinish: 'cancel' },
-    model: {
-      provider: 'scripted',
-      script: [
-        { toolCalls: [{ name: 'reserve_in_background', arguments: { value: 1 } }] },
-        { text: 'no reservation after all', final: true },
-      ],
-    },
-  };
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const input = scriptedRun(
+    'reserve, then change my mind',
+    [callTurn('reserve_in_background', { value: 1 }), final('no reservation after all')],
+    { backgroundCalls: { onFinish: 'cancel' } },
+  );
+  const result = await runOnSetUp(setup, input);
   await setup.close();
 
   expect(result.status).toBe('completed');
@@ -506,10 +444,7 @@ test('a critical tool that fails in the background aborts the run, though the mo
       ],
     },
   };
-  const result = await setup.worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, input, { taskQueue: setup.taskQueue });
-    return waitForAgentRun(handle);
-  });
+  const result = await runOnSetUp(setup, input);
   await setup.close();
 
   expect(result.status).toBe('failed');

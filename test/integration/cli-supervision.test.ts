@@ -22,6 +22,7 @@ import {
   parentOf,
   runCliToEnd,
   startCli,
+  type CliProcess,
   waitAllGone,
   waitForCliOutput,
 } from '../support/cli-process';
@@ -78,6 +79,25 @@ async function runOnce(taskQueue: string, item: string): Promise<string> {
   return (await waitForAgentRun(handle)).status;
 }
 
+/**
+ * Once `worker` (started through npm) is ready, SIGKILLs npm and checks, several parent checks later, that the
+ * worker's node process still runs; then runs `check` on it, and at the end stops everything npm had started.
+ */
+async function expectWorkerOutlivesNpm(worker: CliProcess, check: (node: number) => Promise<void> | void) {
+  await waitForCliOutput(worker, READY);
+  const started = descendants(worker.child.pid!);
+  const node = started.find((pid) => /src\/cli\/main\.ts worker/.test(commandLine(pid)))!;
+  try {
+    process.kill(worker.child.pid!, 'SIGKILL');
+    await sleep(SEVERAL_PARENT_CHECKS_MS);
+    expect(isAlive(node)).toBe(true);
+    await check(node);
+  } finally {
+    for (const pid of started) if (isAlive(pid)) process.kill(pid, 'SIGTERM');
+    await waitAllGone(started);
+  }
+}
+
 describe('the parent watch', () => {
   test('a worker started with nohup … & from a shell that exits keeps running and serves its task queue', async () => {
     const taskQueue = uniqueTaskQueue('nohup');
@@ -118,19 +138,10 @@ describe('the parent watch', () => {
       cliEnv('no-watch'),
       'npm',
     );
-    await waitForCliOutput(worker, READY);
-    const started = descendants(worker.child.pid!);
-    const node = started.find((pid) => /src\/cli\/main\.ts worker/.test(commandLine(pid)))!;
-    try {
-      process.kill(worker.child.pid!, 'SIGKILL');
-      await sleep(SEVERAL_PARENT_CHECKS_MS);
-      expect(isAlive(node)).toBe(true);
+    await expectWorkerOutlivesNpm(worker, async () => {
       await expect(runOnce(taskQueue, 'chair')).resolves.toBe('completed');
       expect(worker.stderr()).not.toMatch(/is gone; stopping/);
-    } finally {
-      for (const pid of started) if (isAlive(pid)) process.kill(pid, 'SIGTERM');
-      await waitAllGone(started);
-    }
+    });
   });
 
   test('DURABLE_TOOLS_PARENT_WATCH=off keeps a worker started through npm running after npm is killed', async () => {
@@ -139,18 +150,9 @@ describe('the parent watch', () => {
       { ...cliEnv('watch-off'), DURABLE_TOOLS_PARENT_WATCH: 'off' },
       'npm',
     );
-    await waitForCliOutput(worker, READY);
-    const started = descendants(worker.child.pid!);
-    const node = started.find((pid) => /src\/cli\/main\.ts worker/.test(commandLine(pid)))!;
-    try {
-      process.kill(worker.child.pid!, 'SIGKILL');
-      await sleep(SEVERAL_PARENT_CHECKS_MS);
-      expect(isAlive(node)).toBe(true);
+    await expectWorkerOutlivesNpm(worker, (node) => {
       expect(parentOf(node)).not.toBe(worker.child.pid);
-    } finally {
-      for (const pid of started) if (isAlive(pid)) process.kill(pid, 'SIGTERM');
-      await waitAllGone(started);
-    }
+    });
   });
 });
 

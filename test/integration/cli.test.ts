@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { COMMANDS } from '../../src/cli/commands';
 import { Lifecycle } from '../../src/cli/lifecycle';
-import { runCli } from '../../src/cli/main';
+import { runCliInProcess } from '../support/cli-in-process';
 import type { CliContext } from '../../src/cli/command';
 import { getAgentRunState } from '../../src/client/agent-run-client';
 import { answersAsTemporal } from '../../src/dev-server/answers-as-temporal';
@@ -60,20 +60,6 @@ function collectingContext(): CliContext & { output: string[] } {
     lifecycle: new Lifecycle(() => {}),
     self: 'durable-tools',
   };
-}
-
-/** Runs the command line in this process, capturing what it writes. */
-async function runCliInProcess(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
-  try {
-    return { code: await runCli(argv), stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
 }
 
 /** Waits for a line in a process's output (stdout or stderr), failing with its output if it exits first. */

@@ -25,7 +25,7 @@ import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-trans
 import { createWorker } from '../../src/runtime/create-worker';
 import { createApprovalTools } from '../support/approval-tools';
 import { keyEntry, keyringOf } from '../support/encryption-keys';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 const ACCOUNT = 'DE89-3704-0044-0532-0130-00';
@@ -41,13 +41,7 @@ const SCRIPT: ScriptedTurn[] = [
   { text: 'Paid.', final: true },
 ];
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
+const temporal = useTestTemporal();
 
 function clientWith(keyring: EncryptionKeyring): Client {
   return new Client({

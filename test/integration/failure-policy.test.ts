@@ -6,11 +6,13 @@ import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-clien
 import { scriptedModel, type ScriptedTurn } from '../../src/model/scripted-model';
 import type { ModelProvider, ModelRequest } from '../../src/contract/model-types';
 import { compensationInput } from '../../src/tools/compensation-input';
-import { defineTool } from '../../src/tools/define-tool';
+import type { Duration } from '@temporalio/common';
+import { defineTool, type ToolRetryOptions } from '../../src/tools/define-tool';
+import type { ToolContext } from '../../src/tools/tool-context';
 import { PermanentToolError, TransientToolError } from '../../src/failures/tool-errors';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { testServer, uniqueTaskQueue, useTestTemporal, type TestTemporal } from '../support/temporal-test-env';
 
 /**
  * Issue 8, "a failure policy that cannot be fooled" and "undo tools are not the model's tools", on the real
@@ -32,6 +34,29 @@ const reserve = defineTool({
   idempotent: true,
 });
 
+/** An irreversible payment tool (no approval) that records its call, then runs `pay`. */
+function payTool(
+  name: string,
+  description: string,
+  settings: { idempotent?: boolean; timeout?: Duration; retry?: ToolRetryOptions },
+  pay: (ctx: ToolContext) => Promise<{ paid: boolean }>,
+) {
+  return defineTool({
+    name,
+    description,
+    input: z.object({}),
+    output: z.object({ paid: z.boolean() }),
+    effect: 'irreversible',
+    approval: 'never', // not a test of approvals
+    idempotent: settings.idempotent ?? true,
+    ...(settings.timeout ? { timeout: settings.timeout } : {}),
+    ...(settings.retry ? { retry: settings.retry } : {}),
+  }).implement(async (_input, ctx) => {
+    ran.push(name);
+    return pay(ctx);
+  });
+}
+
 const tools = [
   reserve.implement(async ({ table }, ctx) => {
     ran.push(`reserve ${table}`);
@@ -49,84 +74,51 @@ const tools = [
     ran.push(`unreserve ${originalInput.table}`);
     return { cancelled: true };
   }),
-  defineTool({
-    name: 'pay_declined',
-    description: 'Pays; the card is always declined.',
-    input: z.object({}),
-    output: z.object({ paid: z.boolean() }),
-    effect: 'irreversible',
-    approval: 'never', // not a test of approvals
-    idempotent: true,
-  }).implement(async () => {
-    ran.push('pay_declined');
+  payTool('pay_declined', 'Pays; the card is always declined.', {}, async () => {
     throw new PermanentToolError('The card was declined.', { code: 'PERMISSION_DENIED' });
   }),
-  defineTool({
-    name: 'pay_flaky',
-    description: 'Pays; the provider is always unavailable.',
-    input: z.object({}),
-    output: z.object({ paid: z.boolean() }),
-    effect: 'irreversible',
-    approval: 'never', // not a test of approvals
-    idempotent: true,
-    retry: { maximumAttempts: 2, ...fast },
-  }).implement(async () => {
-    ran.push('pay_flaky');
-    throw new TransientToolError('The payment provider is unavailable.', { code: 'UNAVAILABLE' });
-  }),
-  defineTool({
-    name: 'pay_slow',
-    description: 'Pays; never answers within its timeout.',
-    input: z.object({}),
-    output: z.object({ paid: z.boolean() }),
-    effect: 'irreversible',
-    approval: 'never', // not a test of approvals
-    idempotent: true,
-    timeout: '1 second',
-    retry: { maximumAttempts: 2, ...fast },
-  }).implement(async (_input, ctx) => {
-    ran.push('pay_slow');
-    // Ends on abort too: a promise left pending would keep the worker from shutting down.
-    await new Promise((resolve, reject) => {
-      const timer = setTimeout(resolve, 3_000);
-      ctx.signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer);
-          reject(new Error('aborted'));
-        },
-        { once: true },
-      );
-    });
-    return { paid: true };
-  }),
-  defineTool({
-    name: 'pay_uncertain',
-    description: 'Pays; the connection drops after the request was sent.',
-    input: z.object({}),
-    output: z.object({ paid: z.boolean() }),
-    effect: 'irreversible',
-    approval: 'never', // not a test of approvals
-    idempotent: false,
-  }).implement(async () => {
-    ran.push('pay_uncertain');
-    throw new TransientToolError('The connection was reset after the request was sent.', {
-      code: 'UNAVAILABLE',
-      mayHaveHadEffect: true,
-    });
-  }),
-  defineTool({
-    name: 'pay_missing',
-    description: 'Pays; in the catalog, but this worker does not implement it.',
-    input: z.object({}),
-    output: z.object({ paid: z.boolean() }),
-    effect: 'irreversible',
-    approval: 'never', // not a test of approvals
-    idempotent: true,
-  }).implement(async () => {
-    ran.push('pay_missing');
-    return { paid: true };
-  }),
+  payTool(
+    'pay_flaky',
+    'Pays; the provider is always unavailable.',
+    { retry: { maximumAttempts: 2, ...fast } },
+    async () => {
+      throw new TransientToolError('The payment provider is unavailable.', { code: 'UNAVAILABLE' });
+    },
+  ),
+  payTool(
+    'pay_slow',
+    'Pays; never answers within its timeout.',
+    { timeout: '1 second', retry: { maximumAttempts: 2, ...fast } },
+    async (ctx) => {
+      // Ends on abort too: a promise left pending would keep the worker from shutting down.
+      await new Promise((resolve, reject) => {
+        const timer = setTimeout(resolve, 3_000);
+        ctx.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            reject(new Error('aborted'));
+          },
+          { once: true },
+        );
+      });
+      return { paid: true };
+    },
+  ),
+  payTool(
+    'pay_uncertain',
+    'Pays; the connection drops after the request was sent.',
+    { idempotent: false },
+    async () => {
+      throw new TransientToolError('The connection was reset after the request was sent.', {
+        code: 'UNAVAILABLE',
+        mayHaveHadEffect: true,
+      });
+    },
+  ),
+  payTool('pay_missing', 'Pays; in the catalog, but this worker does not implement it.', {}, async () => ({
+    paid: true,
+  })),
 ];
 
 /** The scripted model, recording which tools each turn was shown. */
@@ -135,13 +127,12 @@ const recordingModel: ModelProvider = async (request: ModelRequest) => {
   return scriptedModel({ ...request, settings: { ...request.settings, provider: 'scripted' } });
 };
 
-let temporal: TestTemporal;
-let worker: Worker;
-let running: Promise<void>;
 const taskQueue = uniqueTaskQueue('failure-policy');
 
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
+const temporal = useTestTemporal({ worker: createWorkerWithoutPayMissing });
+
+/** A worker of {@link tools} that advertises pay_missing in its catalog but has no activity of that type. */
+async function createWorkerWithoutPayMissing(temporal: TestTemporal): Promise<Worker> {
   const registry = createToolRegistry(tools);
   // The catalog advertises pay_missing, but the worker has no activity of that type (a deployment mistake).
   const activities: Record<string, unknown> = {
@@ -149,21 +140,14 @@ beforeAll(async () => {
     ...createModelActivities({ registry, providers: { recording: recordingModel } }),
   };
   delete activities.pay_missing;
-  worker = await Worker.create({
+  return Worker.create({
     connection: temporal.nativeConnection,
     namespace: testServer().namespace,
     taskQueue,
     workflowBundle: { codePath: testServer().bundlePath },
     activities: activities as never,
   });
-  running = worker.run();
-});
-
-afterAll(async () => {
-  worker.shutdown();
-  await running;
-  await temporal.close();
-});
+}
 
 async function run(script: ScriptedTurn[], options: Omit<AgentRunInput, 'goal' | 'model'>): Promise<AgentRunResult> {
   const handle = await startAgentRun(

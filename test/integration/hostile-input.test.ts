@@ -12,15 +12,9 @@ import { defineTool, type Tool } from '../../src/tools/define-tool';
 import { PermanentToolError } from '../../src/failures/tool-errors';
 import { createWorker } from '../../src/runtime/create-worker';
 import { waitFor } from '../support/wait-for';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
+const temporal = useTestTemporal();
 
 /** Tools that record every call reaching their implementation; `unbook`'s result cannot be stored. */
 function hostileTools(ran: string[]): Tool[] {

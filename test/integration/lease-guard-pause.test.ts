@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
 import type { PlainHttpClient, PlainSendReport } from '../support/plain-http-tools';
-import { PLAIN_HTTP_WORKER_ENV, PLAIN_HTTP_WORKER_READY } from '../support/plain-http-worker';
+import { PLAIN_HTTP_WORKER } from '../support/plain-http-worker';
 import { startRequestCounter, type RequestCounter } from '../support/request-counter';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
-import { spawnWorkerProcess } from '../support/worker-process';
+import { spawnTestWorkerProcess } from '../support/worker-process';
 
 /**
  * Issue 20, the small pause case: a tool written the ordinary way — it awaits a downstream read, then
@@ -22,20 +22,14 @@ import { spawnWorkerProcess } from '../support/worker-process';
  * answer is held), and resumed only after the run completed elsewhere and the answer was let go.
  */
 
-const WORKER_SCRIPT = join(__dirname, '..', 'support', 'plain-http-worker.ts');
-
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let workDir: string;
 let ledger: LedgerServer;
 let gate: RequestCounter;
 const workers: ChildProcess[] = [];
 
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   workDir = mkdtempSync(join(tmpdir(), 'lease-guard-pause-'));
-});
-afterAll(async () => {
-  await temporal.close();
 });
 beforeEach(async () => {
   ledger = await startLedgerServer();
@@ -56,24 +50,15 @@ afterEach(async () => {
 });
 
 function spawnWorker(name: string, client: PlainHttpClient, taskQueue: string): Promise<ChildProcess> {
-  const env = PLAIN_HTTP_WORKER_ENV;
-  return spawnWorkerProcess(
-    WORKER_SCRIPT,
-    {
-      [env.address]: testServer().address,
-      [env.namespace]: testServer().namespace,
-      [env.taskQueue]: taskQueue,
-      [env.bundlePath]: testServer().bundlePath,
-      [env.keysPath]: join(workDir, `${taskQueue}-keys.sqlite`),
-      [env.transcriptsPath]: join(workDir, `${taskQueue}-transcripts.sqlite`),
-      [env.ledgerUrl]: ledger.url,
-      [env.gateUrl]: gate.url,
-      [env.client]: client,
-      [env.worker]: name,
-      [env.reportDir]: workDir,
-    },
-    PLAIN_HTTP_WORKER_READY,
-  ).then((child) => {
+  return spawnTestWorkerProcess(PLAIN_HTTP_WORKER, taskQueue, {
+    keysPath: join(workDir, `${taskQueue}-keys.sqlite`),
+    transcriptsPath: join(workDir, `${taskQueue}-transcripts.sqlite`),
+    ledgerUrl: ledger.url,
+    gateUrl: gate.url,
+    client,
+    worker: name,
+    reportDir: workDir,
+  }).then((child) => {
     workers.push(child);
     return child;
   });

@@ -1,20 +1,9 @@
 import { z } from 'zod';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { defineTool } from '../../src/tools/define-tool';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, uniqueTaskQueue } from '../support/temporal-test-env';
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
+const temporal = useTestTemporal();
 
 function lookUpTool(failures: { left: number }) {
   return defineTool({

@@ -1,17 +1,14 @@
-import type { ChildProcess } from 'node:child_process';
-import { spawnWorkerProcess } from '../support/worker-process';
+import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
-import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
-import { createWorker } from '../../src/runtime/create-worker';
 import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import { startCountingHttpServer, type CountingHttpServer } from '../support/counting-http-server';
 import { createLongCallTools, UNIT_PATHS } from '../support/long-call-tools';
-import { LONG_CALL_WORKER_ENV, LONG_CALL_WORKER_LEASE_MS, LONG_CALL_WORKER_READY } from '../support/long-call-worker';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { LONG_CALL_WORKER, LONG_CALL_WORKER_LEASE_MS } from '../support/long-call-worker';
+import { createSqliteTestWorker, sqliteStoresIn, type SqliteStorePaths } from '../support/sqlite-test-worker';
+import { uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -20,17 +17,11 @@ import { waitFor } from '../support/wait-for';
  * stops it (at once, or after the unit in progress). The downstream counts every request.
  */
 
-const WORKER_SCRIPT = join(__dirname, '..', 'support', 'long-call-worker.ts');
-
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let downstream: CountingHttpServer;
 let workDir: string;
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   workDir = mkdtempSync(join(tmpdir(), 'long-calls-'));
-});
-afterAll(async () => {
-  await temporal.close();
 });
 beforeEach(async () => {
   downstream = await startCountingHttpServer(() => ({ status: 200, body: {} }));
@@ -61,62 +52,48 @@ function unitsRun(tool: string, units: number, unitMs: number): AgentRunInput {
   };
 }
 
-/** Starts the long-call worker in its own process; resolves once it polls. */
-async function spawnWorker(taskQueue: string, keysPath: string, transcriptsPath: string): Promise<ChildProcess> {
-  const env = LONG_CALL_WORKER_ENV;
-  return spawnWorkerProcess(
-    WORKER_SCRIPT,
-    {
-      [env.address]: testServer().address,
-      [env.namespace]: testServer().namespace,
-      [env.taskQueue]: taskQueue,
-      [env.bundlePath]: testServer().bundlePath,
-      [env.downstreamUrl]: downstream.url,
-      [env.keysPath]: keysPath,
-      [env.transcriptsPath]: transcriptsPath,
-    },
-    LONG_CALL_WORKER_READY,
-  );
-}
-
 /** A worker in this process with the given SQLite stores (the same files a killed worker used). */
-async function inProcessWorker(taskQueue: string, keysPath: string, transcriptsPath: string) {
-  const idempotencyStore = new SqliteIdempotencyStore({ path: keysPath });
-  const transcripts = new SqliteTranscriptStore({ path: transcriptsPath });
-  const { worker } = await createWorker({
+function inProcessWorker(taskQueue: string, stores: SqliteStorePaths) {
+  return createSqliteTestWorker(temporal, taskQueue, stores, {
     tools: createLongCallTools(downstream.url),
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    workflowBundle: { codePath: testServer().bundlePath },
-    idempotencyStore,
-    transcripts,
     leaseMs: LONG_CALL_WORKER_LEASE_MS,
   });
-  return {
-    worker,
-    close: async () => {
-      await idempotencyStore.close();
-      await transcripts.close();
-    },
-  };
+}
+
+/**
+ * Runs `tool` over 20 units of 2 s on a worker in this process, cancels the run once `ready()` holds, waits
+ * 3 s more and expects the run and its step ended cancelled: how many requests the downstream had when it ended.
+ */
+async function cancelDuringLongCall(name: string, tool: string, readiness: string, ready: () => boolean) {
+  const taskQueue = uniqueTaskQueue(name);
+  const { worker, close } = await inProcessWorker(taskQueue, sqliteStoresIn(workDir, name));
+  const result = await worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, unitsRun(tool, 20, 2_000), { taskQueue });
+    await waitFor(readiness, ready);
+    await handle.cancel();
+    return waitForAgentRun(handle);
+  });
+  const settled = downstream.calls.length;
+  await new Promise((r) => setTimeout(r, 3_000));
+  await close();
+  expect(result.status).toBe('cancelled');
+  expect(result.steps[0]?.observation).toMatchObject({ status: 'error', code: 'CANCELLED' });
+  return { settled };
 }
 
 test('a long call SIGKILLed mid-way resumes from its last checkpoint on the next worker and finishes once', async () => {
   const taskQueue = uniqueTaskQueue('long-kill');
-  const keysPath = join(workDir, 'kill-keys.sqlite');
-  const transcriptsPath = join(workDir, 'kill-transcripts.sqlite');
+  const stores = sqliteStoresIn(workDir, 'kill');
   const units = 8;
-  const first = await spawnWorker(taskQueue, keysPath, transcriptsPath);
+  const first = await spawnTestWorkerProcess(LONG_CALL_WORKER, taskQueue, { downstreamUrl: downstream.url, ...stores });
   const handle = await startAgentRun(temporal.client, unitsRun('process_units', units, 1_000), { taskQueue });
   // The tool starts unit 3 only once its checkpoint `{ next: 3 }` is stored: from then on, a kill cannot take
   // the run back further than unit 3, however far the worker got before the signal lands.
   await waitFor('unit 3 started by the first worker', () => count(UNIT_PATHS.start(3)) > 0);
-  const exited = new Promise((r) => first.once('exit', r));
-  first.kill('SIGKILL');
-  await exited;
+  await killProcess(first);
   const committedBeforeKill = committedUnits(units);
 
-  const { worker, close } = await inProcessWorker(taskQueue, keysPath, transcriptsPath);
+  const { worker, close } = await inProcessWorker(taskQueue, stores);
   const result = await worker.runUntil(waitForAgentRun(handle));
   await close();
 
@@ -144,11 +121,7 @@ function requests(prefix: string): number {
 
 test('the latest progress of a running long call is in the run state', async () => {
   const taskQueue = uniqueTaskQueue('long-progress');
-  const { worker, close } = await inProcessWorker(
-    taskQueue,
-    join(workDir, 'progress-keys.sqlite'),
-    join(workDir, 'progress-transcripts.sqlite'),
-  );
+  const { worker, close } = await inProcessWorker(taskQueue, sqliteStoresIn(workDir, 'progress'));
   const result = await worker.runUntil(async () => {
     const handle = await startAgentRun(temporal.client, unitsRun('process_units', 6, 800), { taskQueue });
     const progress = await waitFor('progress of two units in the run state', async () => {
@@ -166,47 +139,25 @@ test('the latest progress of a running long call is in the run state', async () 
 });
 
 test('cancelling a run during a long call aborts the unit in progress and nothing runs after', async () => {
-  const taskQueue = uniqueTaskQueue('long-cancel');
-  const { worker, close } = await inProcessWorker(
-    taskQueue,
-    join(workDir, 'cancel-keys.sqlite'),
-    join(workDir, 'cancel-transcripts.sqlite'),
+  const { settled } = await cancelDuringLongCall(
+    'long-cancel',
+    'process_units',
+    'a unit committed',
+    () => requests('/commit/') >= 1,
   );
-  const result = await worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, unitsRun('process_units', 20, 2_000), { taskQueue });
-    await waitFor('a unit committed', () => requests('/commit/') >= 1);
-    await handle.cancel();
-    return waitForAgentRun(handle);
-  });
-  const settled = downstream.calls.length;
-  await new Promise((r) => setTimeout(r, 3_000));
-  await close();
 
-  expect(result.status).toBe('cancelled');
-  expect(result.steps[0]?.observation).toMatchObject({ status: 'error', code: 'CANCELLED' });
   expect(requests('/start/')).toBe(requests('/commit/') + 1);
   expect(downstream.calls.length).toBe(settled);
 });
 
 test('cancelling a run during a finish-unit long call lets the unit in progress finish, then stops', async () => {
-  const taskQueue = uniqueTaskQueue('long-cancel-gently');
-  const { worker, close } = await inProcessWorker(
-    taskQueue,
-    join(workDir, 'gentle-keys.sqlite'),
-    join(workDir, 'gentle-transcripts.sqlite'),
+  const { settled } = await cancelDuringLongCall(
+    'long-cancel-gently',
+    'process_units_gently',
+    'a unit committed and the next started',
+    () => requests('/start/') >= 2,
   );
-  const result = await worker.runUntil(async () => {
-    const handle = await startAgentRun(temporal.client, unitsRun('process_units_gently', 20, 2_000), { taskQueue });
-    await waitFor('a unit committed and the next started', () => requests('/start/') >= 2);
-    await handle.cancel();
-    return waitForAgentRun(handle);
-  });
-  const settled = downstream.calls.length;
-  await new Promise((r) => setTimeout(r, 3_000));
-  await close();
 
-  expect(result.status).toBe('cancelled');
-  expect(result.steps[0]?.observation).toMatchObject({ status: 'error', code: 'CANCELLED' });
   expect(requests('/commit/')).toBeGreaterThanOrEqual(2);
   expect(requests('/start/')).toBe(requests('/commit/'));
   expect(downstream.calls.length).toBe(settled);

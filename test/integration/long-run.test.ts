@@ -1,14 +1,10 @@
 import { z } from 'zod';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, uniqueTaskQueue } from '../support/temporal-test-env';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedModelSettings } from '../../src/model/scripted-model';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool } from '../../src/tools/define-tool';
+import { addContract } from '../support/test-tools';
 import { PermanentToolError } from '../../src/failures/tool-errors';
 import type { AgentRunInput } from '../../src/contract/agent-run-types';
 
@@ -26,13 +22,7 @@ const STEPS_PER_GENERATION = 700;
 /** Generous: the run is bound by activity round trips (~100 ms each) on a shared 2-core machine. */
 const LONG_RUN_TIMEOUT_MS = 10 * 60_000;
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
+const temporal = useTestTemporal();
 
 /** Calls that reached the implementations, by tool. */
 interface Recorded {
@@ -73,14 +63,7 @@ function longRunTools(failAtStep?: number) {
       recorded.releases.push({ key: ctx.idempotencyKey, originalKey: input.originalKey });
       return { released: true };
     }),
-    defineTool({
-      name: 'add',
-      description: 'Adds two numbers.',
-      input: z.object({ a: z.number(), b: z.number() }),
-      output: z.object({ sum: z.number() }),
-      effect: 'read-only',
-      idempotent: true,
-    }).implement(async (input, ctx) => {
+    addContract.implement(async (input, ctx) => {
       recorded.forwardKeys.push(ctx.idempotencyKey);
       return { sum: input.a + input.b };
     }),

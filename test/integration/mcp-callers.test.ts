@@ -8,18 +8,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/client/mcp-client-pool';
 import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server/mcp-http-listener';
 import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { createToolRegistry } from '../../src/tools/tool-registry';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { createRecordingTools, createWaitForCancelTool } from '../support/test-tools';
 import { waitFor } from '../support/wait-for';
 import { isStepKeyOf } from '../support/run-key';
@@ -31,9 +24,9 @@ const TOKENS = [
   { name: 'bob', token: 'bob-secret' },
 ];
 
-let temporal: TestTemporal;
-let worker: Worker;
-let running: Promise<void>;
+const temporal = useTestTemporal({
+  worker: (temporal) => createTestWorker(temporal, { tools: registry.list(), taskQueue }),
+});
 let listener: McpHttpListener;
 const taskQueue = uniqueTaskQueue('mcp-callers');
 const recording = createRecordingTools();
@@ -42,9 +35,6 @@ const registry = createToolRegistry([...recording.tools, waitForCancel]);
 const clients: McpClient[] = [];
 
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  worker = await createTestWorker(temporal, { tools: registry.list(), taskQueue });
-  running = worker.run();
   listener = await startMcpHttpListener({
     port: 0,
     tokens: TOKENS,
@@ -57,9 +47,6 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await listener?.close();
-  worker?.shutdown();
-  await running;
-  await temporal?.close();
 });
 
 async function connect(token: string): Promise<McpClient> {

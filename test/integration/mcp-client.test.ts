@@ -1,48 +1,36 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { createMcpHost, type McpHost } from '../../src/mcp/client/mcp-host';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import type { AgentRunResult } from '../../src/contract/agent-run-types';
 import { everythingStdio, startEverythingHttp, type EverythingHttp } from '../support/mcp-everything';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
-let temporal: TestTemporal;
 let http: EverythingHttp;
 let host: McpHost;
-let worker: Worker;
-let running: Promise<void>;
 const taskQueue = uniqueTaskQueue('mcp-client');
 
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  http = await startEverythingHttp();
-  // One stdio server we may kill, one HTTP server whose descriptions are untrusted.
-  host = createMcpHost(
-    { mcpServers: { everything: everythingStdio('trusted'), web: { url: http.url } } },
-    { warn: () => {} },
-  );
-  // Heartbeats reach the server within a second (instead of 80% of the heartbeat timeout), so progress shows soon.
-  worker = await createTestWorker(temporal, {
-    tools: [],
-    taskQueue,
-    mcp: host,
-    workerOptions: { maxHeartbeatThrottleInterval: '1s' },
-  });
-  running = worker.run();
+const temporal = useTestTemporal({
+  worker: async (temporal) => {
+    http = await startEverythingHttp();
+    // One stdio server we may kill, one HTTP server whose descriptions are untrusted.
+    host = createMcpHost(
+      { mcpServers: { everything: everythingStdio('trusted'), web: { url: http.url } } },
+      { warn: () => {} },
+    );
+    // Heartbeats reach the server within a second (instead of 80% of the heartbeat timeout), so progress shows soon.
+    return createTestWorker(temporal, {
+      tools: [],
+      taskQueue,
+      mcp: host,
+      workerOptions: { maxHeartbeatThrottleInterval: '1s' },
+    });
+  },
 });
 afterAll(async () => {
-  worker?.shutdown();
-  await running;
   await host?.close();
   await http?.stop();
-  await temporal?.close();
 });
 
 const FINISH: ScriptedTurn = { text: 'done', final: true };

@@ -6,7 +6,6 @@ import { promisify } from 'node:util';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Worker } from '@temporalio/worker';
 import { z } from 'zod';
 import { approveStep, listPendingApprovals } from '../../src/client/approval-client';
 import { argumentsDigest } from '../../src/activities/arguments-digest';
@@ -15,13 +14,7 @@ import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server
 import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { createRecordingTools, createWaitForCancelTool } from '../support/test-tools';
 import { waitFor } from '../support/wait-for';
 
@@ -33,9 +26,9 @@ const INSPECTOR = require.resolve('@modelcontextprotocol/inspector-cli/build/cli
 /** inspector-cli 1.0.3 looks for its package.json relative to the working directory: run it from its build folder. */
 const INSPECTOR_CWD = dirname(INSPECTOR);
 
-let temporal: TestTemporal;
-let worker: Worker;
-let running: Promise<void>;
+const temporal = useTestTemporal({
+  worker: (temporal) => createTestWorker(temporal, { tools: registry.list(), taskQueue }),
+});
 let listener: McpHttpListener;
 const taskQueue = uniqueTaskQueue('mcp-server');
 const recording = createRecordingTools();
@@ -56,9 +49,6 @@ const wire = defineTool({
 const registry = createToolRegistry([...recording.tools, waitForCancel, wire]);
 
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  worker = await createTestWorker(temporal, { tools: registry.list(), taskQueue });
-  running = worker.run();
   listener = await startMcpHttpListener({
     port: 0,
     token: 'test-token',
@@ -68,9 +58,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await listener?.close();
-  worker?.shutdown();
-  await running;
-  await temporal?.close();
 });
 
 async function connect(): Promise<McpClient> {

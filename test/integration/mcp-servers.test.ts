@@ -14,7 +14,7 @@ import { SqliteAuditStore } from '../../src/stores/audit/sqlite-audit-store';
 import { startCli, runCliToEnd, type CliProcess } from '../support/cli-process';
 import { keyEntry } from '../support/encryption-keys';
 import { runKeyOf } from '../support/run-key';
-import { connectTestTemporal, testServer, type TestTemporal } from '../support/temporal-test-env';
+import { useTestTemporal, testServer } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 interface McpServerProcess {
@@ -26,7 +26,7 @@ interface McpServerProcess {
 }
 
 const STARTED = /MCP server at (http:\S+): \d+ tools, server "[^"]+" on task queue "([^"]+)"/;
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let first: McpServerProcess;
 let second: McpServerProcess;
 
@@ -72,7 +72,6 @@ async function stop(server: McpServerProcess | undefined): Promise<void> {
 }
 
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   [first, second] = await Promise.all([
     startServer('test/support/test-tools-module.ts'),
     startServer('test/support/mcp-second-tools-module.ts'),
@@ -80,7 +79,6 @@ beforeAll(async () => {
 }, 300_000);
 afterAll(async () => {
   await Promise.all([stop(first), stop(second)]);
-  await temporal?.close();
 });
 
 describe('two durable-tools mcp servers in one namespace', () => {

@@ -1,5 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
-import { spawnWorkerProcess } from '../support/worker-process';
+import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,25 +11,13 @@ import { poolTaskChannel } from '../../src/mcp/client/mcp-task-channel';
 import { createDurableMcpServer } from '../../src/mcp/server/mcp-server';
 import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
-import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
-import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
 import { createWorker } from '../../src/runtime/create-worker';
 import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import { startEverythingHttp, type EverythingHttp } from '../support/mcp-everything';
 import { startMcpRecordingProxy, type McpRecordingProxy } from '../support/mcp-recording-proxy';
-import {
-  MCP_TASK_WORKER_ENV,
-  MCP_TASK_WORKER_LEASE_MS,
-  MCP_TASK_WORKER_READY,
-  mcpTaskWorkerConfig,
-} from '../support/mcp-task-worker';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { MCP_TASK_WORKER, MCP_TASK_WORKER_LEASE_MS, mcpTaskWorkerConfig } from '../support/mcp-task-worker';
+import { createSqliteTestWorker, sqliteStoresIn, type SqliteStorePaths } from '../support/sqlite-test-worker';
+import { useTestTemporal, createTestWorker, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -40,21 +27,18 @@ import { waitFor } from '../support/wait-for';
  * named, from which session.
  */
 
-const WORKER_SCRIPT = join(__dirname, '..', 'support', 'mcp-task-worker.ts');
 const TOOL = 'research__simulate-research-query';
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let everything: EverythingHttp;
 let proxy: McpRecordingProxy;
 let workDir: string;
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   everything = await startEverythingHttp();
   workDir = mkdtempSync(join(tmpdir(), 'mcp-tasks-'));
 });
 afterAll(async () => {
   await everything?.stop();
-  await temporal?.close();
 });
 beforeEach(async () => {
   proxy = await startMcpRecordingProxy(everything.url);
@@ -80,62 +64,26 @@ function polledTaskIds(): unknown[] {
   return proxy.calls('tasks/get').map((message) => message.params?.['taskId']);
 }
 
-/** Starts the worker in its own process; resolves once it polls. */
-async function spawnWorker(taskQueue: string, keysPath: string, transcriptsPath: string): Promise<ChildProcess> {
-  const env = MCP_TASK_WORKER_ENV;
-  return spawnWorkerProcess(
-    WORKER_SCRIPT,
-    {
-      [env.address]: testServer().address,
-      [env.namespace]: testServer().namespace,
-      [env.taskQueue]: taskQueue,
-      [env.bundlePath]: testServer().bundlePath,
-      [env.mcpUrl]: proxy.url,
-      [env.keysPath]: keysPath,
-      [env.transcriptsPath]: transcriptsPath,
-    },
-    MCP_TASK_WORKER_READY,
-  );
-}
-
 /** A worker in this process with the given SQLite stores (the same files a killed worker used). */
-async function inProcessWorker(taskQueue: string, keysPath: string, transcriptsPath: string) {
-  const idempotencyStore = new SqliteIdempotencyStore({ path: keysPath });
-  const transcripts = new SqliteTranscriptStore({ path: transcriptsPath });
-  const { worker, close } = await createWorker({
+function inProcessWorker(taskQueue: string, stores: SqliteStorePaths) {
+  return createSqliteTestWorker(temporal, taskQueue, stores, {
     tools: [],
     mcp: mcpTaskWorkerConfig(proxy.url),
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    workflowBundle: { codePath: testServer().bundlePath },
-    idempotencyStore,
-    transcripts,
     leaseMs: MCP_TASK_WORKER_LEASE_MS,
     approvals: { allowRunsToWaive: true },
     workerOptions: { maxHeartbeatThrottleInterval: '1s' },
   });
-  return {
-    worker,
-    close: async () => {
-      await close();
-      await idempotencyStore.close();
-      await transcripts.close();
-    },
-  };
 }
 
 test('an MCP task survives a SIGKILLed worker: the next worker polls the same task and gets its result once', async () => {
   const taskQueue = uniqueTaskQueue('mcp-task-kill');
-  const keysPath = join(workDir, 'kill-keys.sqlite');
-  const transcriptsPath = join(workDir, 'kill-transcripts.sqlite');
-  const first = await spawnWorker(taskQueue, keysPath, transcriptsPath);
+  const stores = sqliteStoresIn(workDir, 'kill');
+  const first = await spawnTestWorkerProcess(MCP_TASK_WORKER, taskQueue, { mcpUrl: proxy.url, ...stores });
   // The first worker's first poll is kept by the proxy, unanswered: the worker dies between create and result.
   proxy.hold((message) => message.method === 'tasks/get');
   const handle = await startAgentRun(temporal.client, research('durable execution'), { taskQueue });
   await waitFor('the first worker polls its task', () => proxy.calls('tasks/get').length >= 1);
-  const exited = new Promise((r) => first.once('exit', r));
-  first.kill('SIGKILL');
-  await exited;
+  await killProcess(first);
   const created = proxy.calls('tools/call');
   expect(created).toHaveLength(1);
   expect(created[0]?.params?.['task']).toBeDefined();
@@ -144,7 +92,7 @@ test('an MCP task survives a SIGKILLed worker: the next worker polls the same ta
   expect(typeof taskId).toBe('string');
   proxy.hold(() => false); // the kept poll is never answered: its worker is dead
 
-  const { worker, close } = await inProcessWorker(taskQueue, keysPath, transcriptsPath);
+  const { worker, close } = await inProcessWorker(taskQueue, stores);
   const result = await worker.runUntil(waitForAgentRun(handle));
   await close();
 
@@ -163,11 +111,7 @@ test('an MCP task survives a SIGKILLed worker: the next worker polls the same ta
 
 test('a running MCP task shows its status message as the step progress, and ends with the tool result', async () => {
   const taskQueue = uniqueTaskQueue('mcp-task-progress');
-  const { worker, close } = await inProcessWorker(
-    taskQueue,
-    join(workDir, 'progress-keys.sqlite'),
-    join(workDir, 'progress-transcripts.sqlite'),
-  );
+  const { worker, close } = await inProcessWorker(taskQueue, sqliteStoresIn(workDir, 'progress'));
   // The result is held until the progress was seen, so the step surely runs while the test looks (a loaded machine).
   proxy.hold((message) => message.method === 'tasks/result');
   const result = await worker.runUntil(async () => {
@@ -189,11 +133,7 @@ test('a running MCP task shows its status message as the step progress, and ends
 
 test('cancelling the run during an MCP task sends tasks/cancel for that task', async () => {
   const taskQueue = uniqueTaskQueue('mcp-task-cancel');
-  const { worker, close } = await inProcessWorker(
-    taskQueue,
-    join(workDir, 'cancel-keys.sqlite'),
-    join(workDir, 'cancel-transcripts.sqlite'),
-  );
+  const { worker, close } = await inProcessWorker(taskQueue, sqliteStoresIn(workDir, 'cancel'));
   // Polls after the first are kept unanswered, so the task is surely still being polled when the run is cancelled.
   proxy.hold((message) => message.method === 'tasks/get' && proxy.calls('tasks/get').length >= 1);
   const result = await worker.runUntil(async () => {

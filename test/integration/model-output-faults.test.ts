@@ -1,24 +1,13 @@
 import { z } from 'zod';
 import { defineTool } from '../../src/tools/define-tool';
 import { createRecordingTools } from '../support/test-tools';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, uniqueTaskQueue } from '../support/temporal-test-env';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import type { ModelProvider, ModelRequest, ModelTurn } from '../../src/contract/model-types';
 import type { ToolErrorObservation } from '../../src/contract/activity-protocol';
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
+const temporal = useTestTemporal();
 
 /** Runs one bad call followed by a final answer; returns the step's observation and the calls that ran. */
 async function runOneCall(name: string, call: { name: string; arguments: unknown }, allowedTools?: string[]) {

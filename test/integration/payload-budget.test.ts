@@ -11,24 +11,14 @@ import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import { hostileModel, type HostileTurn } from '../support/hostile-model';
 import { createPayloadTools, EffectLedger } from '../support/payload-tools';
 import { agentRunOutcome, largestEventPayloadBytes } from '../support/run-outcome';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 
 const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TABLE = `payload_budget_${process.pid}_${Date.now().toString(36)}`;
 const KB = 1024;
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
+const temporal = useTestTemporal();
 afterAll(async () => {
-  await temporal.close();
   const admin = new Pool({ connectionString: POSTGRES_URL, max: 1 });
   await admin.query(`DROP TABLE IF EXISTS "${TABLE}"`);
   await admin.query(`DROP TABLE IF EXISTS "${TABLE}_payloads"`);
@@ -37,6 +27,18 @@ afterAll(async () => {
 
 function hostileRun(goal: string, turns: HostileTurn[], extra: Partial<AgentRunInput> = {}): AgentRunInput {
   return { goal, model: { provider: 'hostile', turns }, limits: { maxSteps: 50, maxTurns: 10 }, ...extra };
+}
+
+/** A worker of the payload tools (effects counted on `ledger`) and the hostile model, on a fresh task queue. */
+async function payloadWorker(name: string, ledger: EffectLedger, idempotencyStore?: MemoryIdempotencyStore) {
+  const taskQueue = uniqueTaskQueue(name);
+  const worker = await createTestWorker(temporal, {
+    tools: createPayloadTools(ledger),
+    taskQueue,
+    modelProviders: { hostile: hostileModel },
+    ...(idempotencyStore ? { idempotencyStore } : {}),
+  });
+  return { worker, taskQueue };
 }
 
 test('twenty outputs of 150 KB reach the model as previews with handles, and read_stored_output pages through one on another worker', async () => {
@@ -89,13 +91,7 @@ test('twenty outputs of 150 KB reach the model as previews with handles, and rea
 test('a tool returning 5 MB runs once, the model sees a bounded observation, and the key store replays the handle', async () => {
   const ledger = new EffectLedger();
   const idempotencyStore = new MemoryIdempotencyStore();
-  const taskQueue = uniqueTaskQueue('output-5mb');
-  const worker = await createTestWorker(temporal, {
-    tools: createPayloadTools(ledger),
-    taskQueue,
-    modelProviders: { hostile: hostileModel },
-    idempotencyStore,
-  });
+  const { worker, taskQueue } = await payloadWorker('output-5mb', ledger, idempotencyStore);
 
   const { result, workflowId } = await worker.runUntil(async () => {
     const handle = await startAgentRun(
@@ -128,12 +124,7 @@ test('a tool returning 5 MB runs once, the model sees a bounded observation, and
 
 test('a 1.5 MB argument echoed by a tool crosses continue-as-new, and its compensation receives it whole', async () => {
   const ledger = new EffectLedger();
-  const taskQueue = uniqueTaskQueue('argument-1.5mb');
-  const worker = await createTestWorker(temporal, {
-    tools: createPayloadTools(ledger),
-    taskQueue,
-    modelProviders: { hostile: hostileModel },
-  });
+  const { worker, taskQueue } = await payloadWorker('argument-1.5mb', ledger);
   const input = hostileRun(
     'big argument',
     [
@@ -167,12 +158,7 @@ test('a 1.5 MB argument echoed by a tool crosses continue-as-new, and its compen
 
 test('arguments above the limit are refused as INVALID_ARGUMENTS "too large" before anything is scheduled', async () => {
   const ledger = new EffectLedger();
-  const taskQueue = uniqueTaskQueue('argument-too-large');
-  const worker = await createTestWorker(temporal, {
-    tools: createPayloadTools(ledger),
-    taskQueue,
-    modelProviders: { hostile: hostileModel },
-  });
+  const { worker, taskQueue } = await payloadWorker('argument-too-large', ledger);
   const input = hostileRun('too large', [
     {
       calls: [

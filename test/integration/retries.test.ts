@@ -6,12 +6,7 @@ import {
   type CannedResponse,
   type CountingHttpServer,
 } from '../support/counting-http-server';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, uniqueTaskQueue } from '../support/temporal-test-env';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { computeBackoffDelay } from '../../src/failures/backoff';
@@ -29,17 +24,11 @@ import { throwForHttpStatus } from '../../src/failures/tool-errors';
  * attempt carries it), not bounded by a clock.
  */
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 let server: CountingHttpServer | undefined;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
 afterEach(async () => {
   await server?.close();
   server = undefined;
-});
-afterAll(async () => {
-  await temporal.close();
 });
 
 /** The model's second turn: it answers "saw error" when the tool call's observation was an error. */

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Worker } from '@temporalio/worker';
 import { AgentRunStartError } from '../../src/client/agent-run-start-error';
 import { startAgentRun, waitForAgentRun, type AgentRunIdReusePolicy } from '../../src/client/agent-run-client';
 import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
@@ -13,13 +12,7 @@ import type { ScriptedTurn } from '../../src/model/scripted-model';
 import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
 import { runCliToEnd } from '../support/cli-process';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { CARD_NUMBER, tripLedgerTools } from '../support/trip-ledger-tools';
 
 /**
@@ -28,10 +21,7 @@ import { CARD_NUMBER, tripLedgerTools } from '../support/trip-ledger-tools';
  * reset. Effects are counted on the test ledger, where the tools send them.
  */
 
-let temporal: TestTemporal;
 let ledger: LedgerServer;
-let worker: Worker;
-let running: Promise<void>;
 const taskQueue = uniqueTaskQueue('run-ownership');
 const dir = mkdtempSync(join(tmpdir(), 'run-ownership-'));
 /** Where the `changing` model books a flight to: a model that answers otherwise after a reset. */
@@ -41,22 +31,19 @@ const changingModel: ModelProvider = async ({ turn }) =>
     ? { toolCalls: [{ id: 'c1', name: 'book_flight', arguments: { to: changing.destination } }], done: false }
     : { text: 'Done.', toolCalls: [], done: true };
 
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  ledger = await startLedgerServer();
-  worker = await createTestWorker(temporal, {
-    tools: tripLedgerTools(ledger),
-    taskQueue,
-    idempotencyStore: new MemoryIdempotencyStore(),
-    modelProviders: { changing: changingModel },
-  });
-  running = worker.run();
+const temporal = useTestTemporal({
+  worker: async (temporal) => {
+    ledger = await startLedgerServer();
+    return createTestWorker(temporal, {
+      tools: tripLedgerTools(ledger),
+      taskQueue,
+      idempotencyStore: new MemoryIdempotencyStore(),
+      modelProviders: { changing: changingModel },
+    });
+  },
 });
 afterAll(async () => {
-  worker.shutdown();
-  await running;
   await ledger.close();
-  await temporal.close();
 });
 
 const BOOK: ScriptedTurn = { toolCalls: [{ name: 'book_flight', arguments: { to: 'BER' } }] };

@@ -1,19 +1,14 @@
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool, type Tool, type ToolContract } from '../../src/tools/define-tool';
+import { chargeCardContract, createOrderContract as createOrder } from '../support/test-tools';
 import type { ToolContext } from '../../src/tools/tool-context';
 import { HttpStatusError, PermanentToolError } from '../../src/failures/tool-errors';
 import { createWorker } from '../../src/runtime/create-worker';
@@ -24,13 +19,7 @@ import type { AgentRunInput, AgentRunResult, AgentRunState } from '../../src/con
  * the compensations are read from the fetched history (activity-scheduled events of the undo tools).
  */
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
+const temporal = useTestTemporal();
 
 type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 
@@ -72,15 +61,6 @@ function sagaTools(options: { cancelRoom?: UndoBehaviour; slowToStopSeat?: strin
   const undoOutput = z.object({ undone: z.boolean() });
   const fastRetry = { initialDelay: '50 ms', maxDelay: '100 ms' } as const;
 
-  const createOrder = defineTool({
-    name: 'create_order',
-    description: 'Creates an order.',
-    input: z.object({ item: z.string(), quantity: z.number().int().min(1) }),
-    output: z.object({ orderId: z.string() }),
-    effect: 'compensable',
-    undo: 'cancel_order',
-    idempotent: true,
-  });
   const bookRoom = defineTool({
     name: 'book_room',
     description: 'Books a hotel room.',
@@ -153,15 +133,7 @@ function sagaTools(options: { cancelRoom?: UndoBehaviour; slowToStopSeat?: strin
     undoTool('cancel_order', createOrder),
     undoTool('cancel_room', bookRoom, options.cancelRoom),
     undoTool('release_seat', holdSeat),
-    defineTool({
-      name: 'charge_card',
-      description: 'Charges the card.',
-      input: z.object({ amountCents: z.number().int() }),
-      output: z.object({ chargeId: z.string() }),
-      effect: 'irreversible',
-      idempotent: true,
-      approval: 'never',
-    }).implement(async (input, ctx) => {
+    chargeCardContract.implement(async (input, ctx) => {
       record('charge_card', input, ctx);
       if (input.amountCents > 1000)
         throw new PermanentToolError('The card was declined.', { code: 'PERMISSION_DENIED' });
@@ -189,6 +161,16 @@ const ROOM = call('book_room', { hotel: 'Adlon' });
 const ORDER_PENS = call('create_order', { item: 'pen', quantity: 2 });
 const DECLINED_CHARGE = call('charge_card', { amountCents: 99_999 });
 const FINAL: ScriptedTurn = { text: 'done', final: true };
+/** A book, a room and pens ordered one turn at a time, then a charge the card declines. */
+const THREE_STEPS_THEN_DECLINED: ScriptedTurn[] = [
+  { toolCalls: [ORDER_BOOK] },
+  { toolCalls: [ROOM] },
+  { toolCalls: [ORDER_PENS] },
+  { toolCalls: [DECLINED_CHARGE] },
+  FINAL,
+];
+/** A failure policy under which a failed charge aborts the run. */
+const CHARGE_IS_CRITICAL = { failurePolicy: { criticalTools: ['charge_card'] } };
 const UNDO_TOOLS = ['cancel_order', 'cancel_room', 'release_seat'];
 
 /** What a saga run left behind. */
@@ -258,19 +240,7 @@ const originalKeys = (calls: Call[]) => calls.map((c) => c.input.originalKey);
 describe('a run whose last step fails permanently', () => {
   let run: SagaRun;
   beforeAll(async () => {
-    run = await runSaga(
-      'last-step-fails',
-      [
-        { toolCalls: [ORDER_BOOK] },
-        { toolCalls: [ROOM] },
-        { toolCalls: [ORDER_PENS] },
-        { toolCalls: [DECLINED_CHARGE] },
-        FINAL,
-      ],
-      {
-        failurePolicy: { criticalTools: ['charge_card'] },
-      },
-    );
+    run = await runSaga('last-step-fails', THREE_STEPS_THEN_DECLINED, CHARGE_IS_CRITICAL);
   });
 
   test('ends compensated, naming the failed step as the reason', () => {
@@ -449,22 +419,11 @@ describe('cancelling a run during parallel tool calls', () => {
 describe('a compensation that fails permanently', () => {
   let run: SagaRun;
   beforeAll(async () => {
-    run = await runSaga(
-      'undo-fails',
-      [
-        { toolCalls: [ORDER_BOOK] },
-        { toolCalls: [ROOM] },
-        { toolCalls: [ORDER_PENS] },
-        { toolCalls: [DECLINED_CHARGE] },
-        FINAL,
-      ],
-      { failurePolicy: { criticalTools: ['charge_card'] } },
-      {
-        cancelRoom: () => {
-          throw new PermanentToolError('The hotel does not accept cancellations.', { code: 'CONFLICT' });
-        },
+    run = await runSaga('undo-fails', THREE_STEPS_THEN_DECLINED, CHARGE_IS_CRITICAL, {
+      cancelRoom: () => {
+        throw new PermanentToolError('The hotel does not accept cancellations.', { code: 'CONFLICT' });
       },
-    );
+    });
   });
 
   test('ends the run compensation_failed, naming the step in failedCompensationStep and reason', () => {
@@ -503,7 +462,7 @@ describe('a compensation that fails transiently', () => {
     const run = await runSaga(
       'undo-503',
       [{ toolCalls: [ROOM] }, { toolCalls: [DECLINED_CHARGE] }, FINAL],
-      { failurePolicy: { criticalTools: ['charge_card'] } },
+      CHARGE_IS_CRITICAL,
       {
         cancelRoom: (attempt) => {
           if (attempt <= 2) throw new HttpStatusError(503, { statusText: 'Service Unavailable' });

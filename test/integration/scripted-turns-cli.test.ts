@@ -2,14 +2,12 @@
  * `durable-tools run --script <file>` with the documented turn format: the example file runs the trip against
  * a worker of the demo tools, and a bad file is refused before anything starts, naming the problem by path.
  */
-import type { Worker } from '@temporalio/worker';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tools as tripTools } from '../../examples/trip-tools';
-import { createWorker } from '../../src/runtime/create-worker';
 import { runCliToEnd } from '../support/cli-process';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 
 const dir = mkdtempSync(join(tmpdir(), 'scripted-turns-cli-'));
 const taskQueue = uniqueTaskQueue('scripted-turns');
@@ -20,25 +18,7 @@ const env: NodeJS.ProcessEnv = {
   DURABLE_TOOLS_TASK_QUEUE: taskQueue,
 };
 
-let temporal: TestTemporal;
-let worker: Worker;
-let running: Promise<void>;
-
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  ({ worker } = await createWorker({
-    tools: tripTools,
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    workflowBundle: { codePath: testServer().bundlePath },
-  }));
-  running = worker.run();
-});
-afterAll(async () => {
-  worker?.shutdown();
-  await running;
-  await temporal?.close();
-});
+useTestTemporal({ worker: (temporal) => createTestWorker(temporal, { tools: tripTools, taskQueue }) });
 
 test('run --script examples/trip-turns.json books the trip, correcting the drifted argument, and exits 0', async () => {
   const run = await runCliToEnd(['run', 'Book a trip to Berlin', '--script', 'examples/trip-turns.json'], env);

@@ -8,12 +8,7 @@ import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-clien
 import type { ModelProvider, ModelRequest } from '../../src/contract/model-types';
 import { defineTool } from '../../src/tools/define-tool';
 import { PermanentToolError } from '../../src/failures/tool-errors';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, uniqueTaskQueue } from '../support/temporal-test-env';
 
 const CARD = '4000056655665556';
 const received: string[] = [];
@@ -40,13 +35,7 @@ const model: ModelProvider = async (request) => {
     : { text: 'The card was declined.', toolCalls: [], done: true };
 };
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
+const temporal = useTestTemporal();
 
 test('a sensitive argument reaches the tool but no summary, failure message, step record or observation', async () => {
   const taskQueue = uniqueTaskQueue('sensitive');

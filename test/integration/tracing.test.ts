@@ -8,12 +8,13 @@ import { tracingClientInterceptors } from '../../src/telemetry/client-tracing';
 import { TOOL_CALL_SPAN_ATTRIBUTES as TOOL } from '../../src/telemetry/tool-call-telemetry';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool } from '../../src/tools/define-tool';
+import { chargeCardContract } from '../support/test-tools';
 import { PermanentToolError, TransientToolError } from '../../src/failures/tool-errors';
 import { createWorker } from '../../src/runtime/create-worker';
 import type { AgentRunResult } from '../../src/contract/agent-run-types';
 import { RUN_SPANS } from '../../src/workflows/run-tracing';
 import { inMemoryMetrics, inMemoryTracing } from '../support/in-memory-telemetry';
-import { connectTestTemporal, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 
 /**
  * Issue 15, tracing and metrics, on the real dev server: a run books a hotel (its first attempt fails
@@ -46,15 +47,7 @@ const tools = [
     idempotent: true,
     approval: 'never',
   }).implement(async () => ({ cancelled: true })),
-  defineTool({
-    name: 'charge_card',
-    description: 'Charges the card.',
-    input: z.object({ amountCents: z.number().int() }),
-    output: z.object({ chargeId: z.string() }),
-    effect: 'irreversible',
-    idempotent: true,
-    approval: 'never',
-  }).implement(async () => {
+  chargeCardContract.implement(async () => {
     throw new PermanentToolError('The card was declined.', { code: 'PERMISSION_DENIED' });
   }),
 ];
@@ -65,13 +58,12 @@ const script: ScriptedTurn[] = [
   { text: 'done', final: true },
 ];
 
-let temporal: TestTemporal;
+const temporal = useTestTemporal();
 const tracing = inMemoryTracing();
 const metrics = inMemoryMetrics();
 let result: AgentRunResult;
 
 beforeAll(async () => {
-  temporal = await connectTestTemporal();
   const taskQueue = uniqueTaskQueue('tracing');
   // No pre-built bundle: the worker bundles the workflows with the tracing interceptors, as in production.
   const { worker } = await createWorker({
@@ -97,10 +89,6 @@ beforeAll(async () => {
     );
     return waitForAgentRun(handle);
   });
-});
-
-afterAll(async () => {
-  await temporal?.close();
 });
 
 const named = (name: string) => tracing.spans().filter((span) => span.name === name);

@@ -4,16 +4,15 @@
  * the tool, the step, the digest and the approve command; its timer has a summary; the runs list, filtered
  * by the `DurableRunStatus` query the README gives, lists the compensated run.
  */
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { getPendingApprovals } from '../../src/client/approval-client';
+import type { Worker } from '@temporalio/worker';
+import type { Browser, Page } from 'playwright-core';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
-import { createWorker } from '../../src/runtime/create-worker';
+import type { DevServer } from '../../src/dev-server/dev-server';
+import { startPayAwaitingApproval } from '../support/approval-runs';
 import { createApprovalTools } from '../support/approval-tools';
 import { describeWithBrowser } from '../support/browser';
-import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { uniqueTaskQueue } from '../support/temporal-test-env';
+import { launchChromium, runPageUrl, startUiDevServer, type UiDevServer } from '../support/ui-dev-server';
 import { waitFor } from '../support/wait-for';
 
 /** Generous: the UI loads slowly on a loaded machine. */
@@ -23,50 +22,24 @@ const UI_TIMEOUT_MS = 180_000;
 const TEST_TIMEOUT_MS = 400_000;
 
 describeWithBrowser('the Temporal UI', (chromiumPath) => {
+  let ui: UiDevServer;
   let server: DevServer;
   let browser: Browser;
-  let connection: Connection;
-  let nativeConnection: NativeConnection;
   let worker: Worker;
   let running: Promise<void>;
   let waiting: { workflowId: string; digest: string };
   let compensatedId: string;
 
   beforeAll(async () => {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-    server = await startDevServer({ ui: true });
+    ui = await startUiDevServer();
+    server = ui.server;
     const taskQueue = uniqueTaskQueue('ui-approval');
-    connection = await Connection.connect({ address: server.address });
-    nativeConnection = await NativeConnection.connect({ address: server.address });
-    const client = new Client({ connection, namespace: server.namespace });
-    ({ worker } = await createWorker({
-      tools: createApprovalTools().tools,
-      connection: nativeConnection,
-      settings: { namespace: server.namespace, taskQueue },
-      workflowBundle: { codePath: testServer().bundlePath },
-    }));
+    worker = await ui.createWorker(taskQueue, { tools: createApprovalTools().tools });
     running = worker.run();
-    const gated = await startAgentRun(
-      client,
-      {
-        goal: 'Pay the invoice',
-        model: {
-          provider: 'scripted',
-          script: [
-            { toolCalls: [{ name: 'pay', arguments: { amountEur: 20, reference: 'INV-7' } }] },
-            { text: 'Paid.', final: true },
-          ],
-        },
-      },
-      { taskQueue },
-    );
-    const [pending] = await waitFor('the call to wait for approval', async () => {
-      const found = await getPendingApprovals(client, gated.workflowId).catch(() => []);
-      return found.length > 0 ? found : undefined;
-    });
-    waiting = { workflowId: gated.workflowId, digest: pending!.digest };
+    const gated = await startPayAwaitingApproval(ui.client, taskQueue, 20);
+    waiting = { workflowId: gated.handle.workflowId, digest: gated.pending.digest };
     const undone = await startAgentRun(
-      client,
+      ui.client,
       {
         goal: 'Reserve, then look up with bad arguments',
         failurePolicy: { criticalTools: '*' },
@@ -83,23 +56,20 @@ describeWithBrowser('the Temporal UI', (chromiumPath) => {
     );
     compensatedId = undone.workflowId;
     await expect(waitForAgentRun(undone)).resolves.toMatchObject({ status: 'compensated' });
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await launchChromium(chromiumPath);
   }, 300_000);
 
   afterAll(async () => {
     await browser?.close();
     worker?.shutdown();
     await running;
-    await connection?.close();
-    await nativeConnection?.close();
+    await ui?.closeConnections();
     await server?.stop();
   });
 
   async function runPage(workflowId: string): Promise<Page> {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
-    await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`, {
-      timeout: UI_TIMEOUT_MS,
-    });
+    await page.goto(runPageUrl(server, workflowId), { timeout: UI_TIMEOUT_MS });
     return page;
   }
 

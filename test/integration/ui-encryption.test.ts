@@ -4,93 +4,55 @@
  * run's arguments in clear, while the history itself holds ciphertext (checked in encryption.test.ts with
  * `temporal workflow show -o json`, and here through the server's own API).
  */
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { chromium, type Browser } from 'playwright-core';
-import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
+import { Client } from '@temporalio/client';
+import { runToEnd, scriptedRun } from '../support/agent-runs';
 import { findFreePort } from '../../src/dev-server/free-port';
 import { startCodecServer, type CodecServer } from '../../src/encryption/codec-server';
 import { encryptedDataConverter } from '../../src/encryption/encryption-codec';
-import { createWorker } from '../../src/runtime/create-worker';
 import { describeWithBrowser } from '../support/browser';
 import { tools } from '../support/cli-tools';
 import { keyEntry, keyringOf } from '../support/encryption-keys';
-import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { uniqueTaskQueue } from '../support/temporal-test-env';
+import { runPageUrl, startUiDevServer, useUiTestBed } from '../support/ui-dev-server';
 
 const ITEM = 'lamp for Grace Hopper at 7 Harbour Road';
 const keyring = keyringOf(keyEntry('ui-key'));
 
 describeWithBrowser('the Temporal web UI with the codec server', (chromiumPath) => {
-  let server: DevServer;
   let codec: CodecServer;
-  let browser: Browser;
   let workflowId: string;
   const decodeRequests: string[] = [];
-
-  beforeAll(async () => {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+  const start = async () => {
     const uiPort = await findFreePort();
     codec = await startCodecServer({ keyring, port: 0, corsOrigins: [`http://127.0.0.1:${uiPort}`] });
-    server = await startDevServer({ ui: true, uiPort, uiCodecEndpoint: codec.url });
+    return startUiDevServer({ uiPort, uiCodecEndpoint: codec.url }, encryptedDataConverter(keyring)!);
+  };
+  const bed = useUiTestBed(chromiumPath, start, async (ui) => {
     const taskQueue = uniqueTaskQueue('ui-encryption');
-    const connection = await Connection.connect({ address: server.address });
-    const nativeConnection = await NativeConnection.connect({ address: server.address });
-    const client = new Client({
-      connection,
-      namespace: server.namespace,
-      dataConverter: encryptedDataConverter(keyring)!,
-    });
-    try {
-      const { worker } = await createWorker({
-        tools,
-        connection: nativeConnection,
-        settings: { namespace: server.namespace, taskQueue },
-        workflowBundle: { codePath: testServer().bundlePath },
-        encryption: keyring,
-      });
-      const result = await worker.runUntil(async () => {
-        const handle = await startAgentRun(
-          client,
-          {
-            goal: 'Order a lamp',
-            model: {
-              provider: 'scripted',
-              script: [
-                { toolCalls: [{ name: 'create_order', arguments: { item: ITEM } }] },
-                { text: 'Done.', final: true },
-              ],
-            },
-          },
-          { taskQueue },
-        );
-        workflowId = handle.workflowId;
-        return waitForAgentRun(handle);
-      });
-      expect(result.status).toBe('completed');
-      // The server holds ciphertext: the raw history (no codec) does not contain the item.
-      const raw = new Client({ connection, namespace: server.namespace });
-      const history = JSON.stringify(await raw.workflow.getHandle(workflowId).fetchHistory());
-      expect(history).not.toContain('Grace Hopper');
-    } finally {
-      await connection.close();
-      await nativeConnection.close();
-    }
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
-  }, 300_000);
-
+    const worker = await ui.createWorker(taskQueue, { tools, encryption: keyring });
+    const script = [
+      { toolCalls: [{ name: 'create_order', arguments: { item: ITEM } }] },
+      { text: 'Done.', final: true },
+    ];
+    const { handle, result } = await runToEnd(worker, ui.client, taskQueue, scriptedRun('Order a lamp', script));
+    workflowId = handle.workflowId;
+    expect(result.status).toBe('completed');
+    // The server holds ciphertext: the raw history (no codec) does not contain the item.
+    const raw = new Client({ connection: ui.connection, namespace: ui.server.namespace });
+    const history = JSON.stringify(await raw.workflow.getHandle(workflowId).fetchHistory());
+    expect(history).not.toContain('Grace Hopper');
+  });
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
     await codec?.close();
   });
 
   test("the UI shows the encrypted run's arguments decoded through the codec server", async () => {
+    const { server, browser } = bed;
     const page = await browser.newPage();
     page.on('request', (request) => {
       if (request.url().startsWith(codec.url)) decodeRequests.push(request.url());
     });
-    await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`, { timeout: 120_000 });
+    await page.goto(runPageUrl(server, workflowId), { timeout: 120_000 });
     await page.getByText('Grace Hopper').first().waitFor({ timeout: 120_000 });
     expect(await page.locator('body').innerText()).toContain(ITEM);
     expect(decodeRequests.some((url) => url.endsWith('/decode'))).toBe(true);

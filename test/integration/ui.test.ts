@@ -3,69 +3,34 @@
  * Chromium, driven by playwright-core): the run is marked Failed in the list and on its page, with the status
  * as the failure's type and message.
  */
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { chromium, type Browser } from 'playwright-core';
-import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
-import { createWorker } from '../../src/runtime/create-worker';
+import { runToEnd, scriptedRun } from '../support/agent-runs';
 import { describeWithBrowser } from '../support/browser';
 import { tools } from '../support/cli-tools';
-import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { uniqueTaskQueue } from '../support/temporal-test-env';
+import { runPageUrl, startUiDevServer, useUiTestBed } from '../support/ui-dev-server';
 
 describeWithBrowser('the Temporal web UI', (chromiumPath) => {
-  let server: DevServer;
-  let browser: Browser;
   let workflowId: string;
-
-  beforeAll(async () => {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-    server = await startDevServer({ ui: true });
+  const bed = useUiTestBed(chromiumPath, startUiDevServer, async (ui) => {
     const taskQueue = uniqueTaskQueue('ui');
-    const connection = await Connection.connect({ address: server.address });
-    const nativeConnection = await NativeConnection.connect({ address: server.address });
-    const client = new Client({ connection, namespace: server.namespace });
-    try {
-      const { worker } = await createWorker({
-        tools,
-        connection: nativeConnection,
-        settings: { namespace: server.namespace, taskQueue },
-        workflowBundle: { codePath: testServer().bundlePath },
-      });
-      const result = await worker.runUntil(async () => {
-        const handle = await startAgentRun(
-          client,
-          {
-            goal: 'Order a lamp and pay too much',
-            model: {
-              provider: 'scripted',
-              script: [
-                { toolCalls: [{ name: 'create_order', arguments: { item: 'lamp' } }] },
-                { toolCalls: [{ name: 'charge', arguments: { amount: 500 } }] },
-                { text: 'Done.', final: true },
-              ],
-            },
-            failurePolicy: { criticalTools: ['charge'] },
-          },
-          { taskQueue },
-        );
-        workflowId = handle.workflowId;
-        return waitForAgentRun(handle);
-      });
-      expect(result.status).toBe('compensated');
-    } finally {
-      await connection.close();
-      await nativeConnection.close();
-    }
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
-  }, 300_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+    const worker = await ui.createWorker(taskQueue, { tools });
+    const script = [
+      { toolCalls: [{ name: 'create_order', arguments: { item: 'lamp' } }] },
+      { toolCalls: [{ name: 'charge', arguments: { amount: 500 } }] },
+      { text: 'Done.', final: true },
+    ];
+    const { handle, result } = await runToEnd(
+      worker,
+      ui.client,
+      taskQueue,
+      scriptedRun('Order a lamp and pay too much', script, { failurePolicy: { criticalTools: ['charge'] } }),
+    );
+    workflowId = handle.workflowId;
+    expect(result.status).toBe('compensated');
   });
 
   test('the UI lists the compensated run as Failed', async () => {
+    const { server, browser } = bed;
     const page = await browser.newPage();
     await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows`, { timeout: 120_000 });
     const row = page.locator('tr, [role="row"], .workflow-summary-row', { hasText: workflowId }).first();
@@ -74,8 +39,9 @@ describeWithBrowser('the Temporal web UI', (chromiumPath) => {
   });
 
   test("the run's page shows Failed with the status compensated and why", async () => {
+    const { server, browser } = bed;
     const page = await browser.newPage();
-    await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`, { timeout: 120_000 });
+    await page.goto(runPageUrl(server, workflowId), { timeout: 120_000 });
     await page.getByText('Run compensated:').first().waitFor({ timeout: 120_000 });
     const text = await page.locator('body').innerText();
     expect(text).toMatch(/Failed/);

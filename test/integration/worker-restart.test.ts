@@ -6,22 +6,11 @@ import { createModelActivities } from '../../src/activities/model-activities';
 import { createToolActivities } from '../../src/activities/tool-activities';
 import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
-import {
-  connectTestTemporal,
-  createTestWorker,
-  testServer,
-  uniqueTaskQueue,
-  type TestTemporal,
-} from '../support/temporal-test-env';
+import { useTestTemporal, createTestWorker, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { waitFor } from '../support/wait-for';
 import { createRecordingTools } from '../support/test-tools';
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => {
-  await temporal.close();
-});
+const temporal = useTestTemporal();
 
 const slowStep = defineTool({
   name: 'slow_step',
@@ -33,16 +22,6 @@ const slowStep = defineTool({
   timeout: '5 s',
   retry: { maximumAttempts: 5, initialDelay: '100 ms' },
 });
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('condition not reached in time');
-}
 
 test('stopping the worker mid-run and starting a new one resumes the run to completion', async () => {
   const taskQueue = uniqueTaskQueue('restart');
@@ -67,7 +46,7 @@ test('stopping the worker mid-run and starting a new one resumes the run to comp
     { goal: 'restart', model: { provider: 'scripted', script } },
     { taskQueue },
   );
-  await waitFor(async () => {
+  await waitFor('the second step running', async () => {
     const state = await getAgentRunState(temporal.client, handle.workflowId);
     return state.steps[1]?.status === 'running' ? state : undefined;
   });

@@ -4,25 +4,20 @@
  * records and checkpoints live) are SQLite files the next worker opens too. Prints
  * {@link ASYNC_JOB_WORKER_READY} once polling; runs until killed.
  */
-import { runWorkerProcess } from './worker-process-main';
+import { runWorkerProcess, workerProcessEnv } from './worker-process-main';
 import { createAsyncJobTools } from './async-job-tools';
 
 /** Environment variables the async-job worker reads. */
-export const ASYNC_JOB_WORKER_ENV = {
-  address: 'DT_JOB_ADDRESS',
-  namespace: 'DT_JOB_NAMESPACE',
-  taskQueue: 'DT_JOB_TASK_QUEUE',
-  bundlePath: 'DT_JOB_WORKFLOW_BUNDLE',
-  downstreamUrl: 'DT_JOB_DOWNSTREAM_URL',
-  keysPath: 'DT_JOB_KEYS_DB',
-  transcriptsPath: 'DT_JOB_TRANSCRIPTS_DB',
-} as const;
+export const ASYNC_JOB_WORKER_ENV = workerProcessEnv('DT_JOB', { downstreamUrl: 'DOWNSTREAM_URL' });
 
 /** The line the worker prints when it starts polling. */
 export const ASYNC_JOB_WORKER_READY = 'async-job-worker ready';
 
 /** Lease of a key while a call runs: short, so the next worker takes over soon after a kill. */
 export const ASYNC_JOB_WORKER_LEASE_MS = 1500;
+
+/** This script, for `spawnTestWorkerProcess`. */
+export const ASYNC_JOB_WORKER = { script: __filename, env: ASYNC_JOB_WORKER_ENV, ready: ASYNC_JOB_WORKER_READY };
 
 if (require.main === module) {
   runWorkerProcess('async-job-worker', ASYNC_JOB_WORKER_ENV, (required) => ({

@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { closeHttpServer, listenOnFreePort } from './local-server';
 
 /** One request the test server received, stamped with the server's own monotonic clock. */
 export interface ReceivedCall {
@@ -73,20 +73,12 @@ export async function startCountingHttpServer(
       res.end(body);
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnFreePort(server);
   return {
     url: `http://127.0.0.1:${port}`,
     calls,
     gapsMs: () => calls.slice(1).map((call, i) => call.atMs - (calls[i] as ReceivedCall).atMs),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    close: () => closeHttpServer(server),
   };
 }
 

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeHttpServer, listenOnFreePort } from './local-server';
 
 /** Limits of the test ledger. */
 export const LEDGER_SETTINGS = {
@@ -133,11 +133,7 @@ export async function startLedgerServer(options: LedgerServerOptions = {}): Prom
     }
     answer(res, 405, { error: 'Use GET or POST.' });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnFreePort(server);
   return {
     url: `http://127.0.0.1:${port}`,
     effects,
@@ -146,12 +142,10 @@ export async function startLedgerServer(options: LedgerServerOptions = {}): Prom
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        listeners.clear();
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    close: () => {
+      listeners.clear();
+      return closeHttpServer(server);
+    },
   };
 }
 

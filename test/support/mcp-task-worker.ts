@@ -5,24 +5,19 @@
  * next worker opens too. Prints {@link MCP_TASK_WORKER_READY} once polling; runs until killed.
  */
 import type { McpServersConfigInput } from '../../src/mcp/client/mcp-config';
-import { runWorkerProcess } from './worker-process-main';
+import { runWorkerProcess, workerProcessEnv } from './worker-process-main';
 
 /** Environment variables the MCP task worker reads. */
-export const MCP_TASK_WORKER_ENV = {
-  address: 'DT_MCPTASK_ADDRESS',
-  namespace: 'DT_MCPTASK_NAMESPACE',
-  taskQueue: 'DT_MCPTASK_TASK_QUEUE',
-  bundlePath: 'DT_MCPTASK_WORKFLOW_BUNDLE',
-  mcpUrl: 'DT_MCPTASK_MCP_URL',
-  keysPath: 'DT_MCPTASK_KEYS_DB',
-  transcriptsPath: 'DT_MCPTASK_TRANSCRIPTS_DB',
-} as const;
+export const MCP_TASK_WORKER_ENV = workerProcessEnv('DT_MCPTASK', { mcpUrl: 'MCP_URL' });
 
 /** The line the worker prints when it starts polling. */
 export const MCP_TASK_WORKER_READY = 'mcp-task-worker ready';
 
 /** Lease of a key while a call runs: short, so the next worker takes over soon after a kill. */
 export const MCP_TASK_WORKER_LEASE_MS = 1500;
+
+/** This script, for `spawnTestWorkerProcess`. */
+export const MCP_TASK_WORKER = { script: __filename, env: MCP_TASK_WORKER_ENV, ready: MCP_TASK_WORKER_READY };
 
 /** The MCP configuration of the crash test's workers: a killed worker is noticed after 3 s of silence. */
 export function mcpTaskWorkerConfig(url: string): McpServersConfigInput {

@@ -4,29 +4,26 @@
  * itself. Its keys and transcripts are SQLite files the worker that takes over opens too. Prints
  * {@link PLAIN_HTTP_WORKER_READY} once polling; runs until killed.
  */
-import { runWorkerProcess } from './worker-process-main';
+import { runWorkerProcess, workerProcessEnv } from './worker-process-main';
 import { createPlainHttpTools, type PlainHttpClient } from './plain-http-tools';
 
 /** Environment variables the plain-HTTP worker reads. */
-export const PLAIN_HTTP_WORKER_ENV = {
-  address: 'DT_PLAIN_ADDRESS',
-  namespace: 'DT_PLAIN_NAMESPACE',
-  taskQueue: 'DT_PLAIN_TASK_QUEUE',
-  bundlePath: 'DT_PLAIN_WORKFLOW_BUNDLE',
-  keysPath: 'DT_PLAIN_KEYS_DB',
-  transcriptsPath: 'DT_PLAIN_TRANSCRIPTS_DB',
-  ledgerUrl: 'DT_PLAIN_LEDGER_URL',
-  gateUrl: 'DT_PLAIN_GATE_URL',
-  client: 'DT_PLAIN_CLIENT',
-  worker: 'DT_PLAIN_WORKER',
-  reportDir: 'DT_PLAIN_REPORT_DIR',
-} as const;
+export const PLAIN_HTTP_WORKER_ENV = workerProcessEnv('DT_PLAIN', {
+  ledgerUrl: 'LEDGER_URL',
+  gateUrl: 'GATE_URL',
+  client: 'CLIENT',
+  worker: 'WORKER',
+  reportDir: 'REPORT_DIR',
+});
 
 /** The line the worker prints when it starts polling. */
 export const PLAIN_HTTP_WORKER_READY = 'plain-http-worker ready';
 
 /** Lease of a key while a call runs: short (below the tool's 3 s timeout), so a pause outlasts it soon. */
 export const PLAIN_HTTP_WORKER_LEASE_MS = 1500;
+
+/** This script, for `spawnTestWorkerProcess`. */
+export const PLAIN_HTTP_WORKER = { script: __filename, env: PLAIN_HTTP_WORKER_ENV, ready: PLAIN_HTTP_WORKER_READY };
 
 if (require.main === module) {
   const env = PLAIN_HTTP_WORKER_ENV;

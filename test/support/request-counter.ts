@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { closeHttpServer, listenOnFreePort } from './local-server';
 
 /**
  * A self-signed certificate for 127.0.0.1 (EC P-256, valid for 100 years), for tests of HTTPS clients
@@ -71,11 +71,7 @@ export async function startRequestCounter(
   const server = options.tls
     ? createHttpsServer({ key: TEST_TLS.key, cert: TEST_TLS.cert }, handler)
     : createHttpServer(handler);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnFreePort(server);
   return {
     url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     paths,
@@ -85,10 +81,6 @@ export async function startRequestCounter(
       released = true;
       for (const answer of held.splice(0)) answer();
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    close: () => closeHttpServer(server),
   };
 }

@@ -57,6 +57,52 @@ export async function connectTestTemporal(): Promise<TestTemporal> {
   };
 }
 
+/** What {@link useTestTemporal} runs for the whole test file besides the connections. */
+export interface TestTemporalOptions {
+  /**
+   * Creates a worker that runs from before the file's first test until after its last one (it is shut down,
+   * and its run awaited, before the connections close).
+   */
+  worker?: (temporal: TestTemporal) => Promise<Worker>;
+}
+
+/**
+ * Connects to the test dev server before the file's tests and closes the connections after them
+ * (jest `beforeAll`/`afterAll` hooks, registered where it is called), with the file's worker if one is given.
+ * The returned connections can be used from the first test or `beforeAll` hook declared after the call on.
+ */
+export function useTestTemporal(options: TestTemporalOptions = {}): TestTemporal {
+  let connected: TestTemporal | undefined;
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+  const current = (): TestTemporal => {
+    if (!connected) throw new Error('The test dev server is connected only once the beforeAll hooks run.');
+    return connected;
+  };
+  const temporal: TestTemporal = {
+    get client() {
+      return current().client;
+    },
+    get nativeConnection() {
+      return current().nativeConnection;
+    },
+    close: () => current().close(),
+  };
+  beforeAll(async () => {
+    connected = await connectTestTemporal();
+    if (options.worker) {
+      worker = await options.worker(temporal);
+      running = worker.run();
+    }
+  });
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await connected?.close();
+  });
+  return temporal;
+}
+
 /**
  * Creates a worker for the given tools on a task queue, using the pre-built workflow bundle.
  * `random` replaces `Math.random` for retry jitter (pass a seeded one to predict the delays).
@@ -74,6 +120,7 @@ export async function createTestWorker(
     idempotencyStore?: IdempotencyStore;
     transcripts?: TranscriptStore;
     approvals?: CreateWorkerOptions['approvals'];
+    auditStore?: CreateWorkerOptions['auditStore'];
   },
 ): Promise<Worker> {
   const { namespace, bundlePath } = testServer();
@@ -89,6 +136,7 @@ export async function createTestWorker(
     ...(options.idempotencyStore ? { idempotencyStore: options.idempotencyStore } : {}),
     ...(options.transcripts ? { transcripts: options.transcripts } : {}),
     ...(options.approvals ? { approvals: options.approvals } : {}),
+    ...(options.auditStore ? { auditStore: options.auditStore } : {}),
   });
   return worker;
 }

@@ -9,6 +9,38 @@ export interface RecordedCall {
   attempt: number;
 }
 
+/** `add` (read-only): `{ a: number, b: number }` → `{ sum }`. */
+export const addContract = defineTool({
+  name: 'add',
+  description: 'Adds two numbers.',
+  input: z.object({ a: z.number(), b: z.number() }),
+  output: z.object({ sum: z.number() }),
+  effect: 'read-only',
+  idempotent: true,
+});
+
+/** `create_order` (compensable, undone by `cancel_order`): `{ item: string, quantity: int }` → `{ orderId }`. */
+export const createOrderContract = defineTool({
+  name: 'create_order',
+  description: 'Creates an order.',
+  input: z.object({ item: z.string(), quantity: z.number().int().min(1) }),
+  output: z.object({ orderId: z.string() }),
+  effect: 'compensable',
+  undo: 'cancel_order',
+  idempotent: true,
+});
+
+/** `charge_card` (irreversible, no approval): `{ amountCents: int }` → `{ chargeId }`. */
+export const chargeCardContract = defineTool({
+  name: 'charge_card',
+  description: 'Charges the card.',
+  input: z.object({ amountCents: z.number().int() }),
+  output: z.object({ chargeId: z.string() }),
+  effect: 'irreversible',
+  idempotent: true,
+  approval: 'never',
+});
+
 /**
  * Test tools that record every call that reaches their implementation:
  * - `add` (read-only): `{ a: number, b: number }` → `{ sum }`
@@ -20,14 +52,7 @@ export function createRecordingTools(): { tools: Tool[]; calls: RecordedCall[] }
   const record = (tool: string, input: unknown, ctx: { idempotencyKey: string; attempt: number }) =>
     calls.push({ tool, input, idempotencyKey: ctx.idempotencyKey, attempt: ctx.attempt });
   const tools = [
-    defineTool({
-      name: 'add',
-      description: 'Adds two numbers.',
-      input: z.object({ a: z.number(), b: z.number() }),
-      output: z.object({ sum: z.number() }),
-      effect: 'read-only',
-      idempotent: true,
-    }).implement(async (input, ctx) => {
+    addContract.implement(async (input, ctx) => {
       record('add', input, ctx);
       return { sum: input.a + input.b };
     }),
@@ -43,15 +68,7 @@ export function createRecordingTools(): { tools: Tool[]; calls: RecordedCall[] }
       record('set_mode', input, ctx);
       return { mode: input.mode };
     }),
-    defineTool({
-      name: 'create_order',
-      description: 'Creates an order.',
-      input: z.object({ item: z.string(), quantity: z.number().int().min(1) }),
-      output: z.object({ orderId: z.string() }),
-      effect: 'compensable',
-      undo: 'cancel_order',
-      idempotent: true,
-    }).implement(async (input, ctx) => {
+    createOrderContract.implement(async (input, ctx) => {
       record('create_order', input, ctx);
       return { orderId: `order-${ctx.idempotencyKey}` };
     }),

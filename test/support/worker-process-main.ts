@@ -16,17 +16,40 @@ export interface WorkerProcessEnv {
 }
 
 /**
+ * The variable names of a worker process whose variables all begin with `prefix`: `${prefix}_ADDRESS`,
+ * `_NAMESPACE`, `_TASK_QUEUE`, `_WORKFLOW_BUNDLE`, `_KEYS_DB`, `_TRANSCRIPTS_DB`, and `${prefix}_${suffix}` for
+ * each of `more` (its own settings, by key).
+ */
+export function workerProcessEnv<M extends Record<string, string>>(
+  prefix: string,
+  more: M,
+): WorkerProcessEnv & { readonly [K in keyof M]: string } {
+  const own = Object.fromEntries(Object.entries(more).map(([key, suffix]) => [key, `${prefix}_${suffix}`]));
+  return {
+    address: `${prefix}_ADDRESS`,
+    namespace: `${prefix}_NAMESPACE`,
+    taskQueue: `${prefix}_TASK_QUEUE`,
+    bundlePath: `${prefix}_WORKFLOW_BUNDLE`,
+    keysPath: `${prefix}_KEYS_DB`,
+    transcriptsPath: `${prefix}_TRANSCRIPTS_DB`,
+    ...(own as { [K in keyof M]: string }),
+  };
+}
+
+/**
  * The body of a crash-test worker process (started by `spawnWorkerProcess`): a worker on the server, task
  * queue and bundle its environment names, with SQLite key and transcript stores the next worker opens too,
  * plus `options(required)` (its tools, lease, ...); prints `${name} ready pid=<pid>` once polling and runs
- * until killed (a failure to start exits 1). `required(variable)` reads a variable that must be set.
+ * until killed (a failure to start exits 1). `required(variable)` reads a variable that must be set. With
+ * `stores.transcripts` false the worker has no transcript store of its own (and reads no `transcriptsPath`).
  */
 export function runWorkerProcess(
   name: string,
   env: WorkerProcessEnv,
   options: (required: (variable: string) => string) => Partial<CreateWorkerOptions>,
+  stores: { transcripts: boolean } = { transcripts: true },
 ): void {
-  run(name, env, options).catch((error: unknown) => {
+  run(name, env, options, stores).catch((error: unknown) => {
     console.error(`${name} failed:`, error);
     process.exit(1);
   });
@@ -36,6 +59,7 @@ async function run(
   name: string,
   env: WorkerProcessEnv,
   options: (required: (variable: string) => string) => Partial<CreateWorkerOptions>,
+  stores: { transcripts: boolean },
 ): Promise<void> {
   const required = (variable: string): string => {
     const value = process.env[variable];
@@ -52,7 +76,7 @@ async function run(
     },
     workflowBundle: { codePath: required(env.bundlePath) },
     idempotencyStore: new SqliteIdempotencyStore({ path: required(env.keysPath) }),
-    transcripts: new SqliteTranscriptStore({ path: required(env.transcriptsPath) }),
+    ...(stores.transcripts ? { transcripts: new SqliteTranscriptStore({ path: required(env.transcriptsPath) }) } : {}),
     workerOptions: { stickyQueueScheduleToStartTimeout: '2 seconds' },
     ...options(required),
   });

@@ -88,6 +88,16 @@ describe.each(backends)('the $name idempotency store', (backend) => {
     await store.close();
   });
 
+  /** Expects worker-b's `begin` of key `k` to find it in flight, held by worker-a until `leaseExpiresAt`. */
+  async function expectHeldByWorkerA(leaseExpiresAt: number, retryAfterMs: number): Promise<void> {
+    expect(await store.begin('k', 'fp', { owner: 'worker-b' })).toEqual({
+      state: 'in_flight',
+      owner: 'worker-a',
+      leaseExpiresAt,
+      retryAfterMs,
+    });
+  }
+
   it('starts a new key with a token and a lease', async () => {
     const outcome = expectState(await store.begin('k', 'fp', lease), 'started');
     expect(outcome.token).toEqual(expect.any(String));
@@ -152,12 +162,7 @@ describe.each(backends)('the $name idempotency store', (backend) => {
     expectState(await store.begin('k', 'fp', lease), 'started');
     now += 999;
 
-    expect(await store.begin('k', 'fp', { owner: 'worker-b' })).toEqual({
-      state: 'in_flight',
-      owner: 'worker-a',
-      leaseExpiresAt: start + 1_000,
-      retryAfterMs: 1,
-    });
+    await expectHeldByWorkerA(start + 1_000, 1);
   });
 
   it('keeps a key whose lease ran out in flight during the takeover grace, then hands it over', async () => {
@@ -256,12 +261,7 @@ describe.each(backends)('the $name idempotency store', (backend) => {
     expect(await store.heartbeat('k', token, 1_000)).toBe(true);
     now += 800;
 
-    expect(await store.begin('k', 'fp', { owner: 'worker-b' })).toEqual({
-      state: 'in_flight',
-      owner: 'worker-a',
-      leaseExpiresAt: start + 1_800,
-      retryAfterMs: 200,
-    });
+    await expectHeldByWorkerA(start + 1_800, 200);
   });
 
   it('refuses a heartbeat from a token that never owned the key', async () => {

@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { idempotentFetch, withIdempotencyKey } from '../../src/tools/idempotent-fetch';
 import { LeaseLostError } from '../../src/failures/lease-lost-error';
+import { startCountingHttpServer } from '../support/counting-http-server';
 
 const ctx = { idempotencyKey: 'run-1/3', signal: new AbortController().signal, assertLease: () => {} };
 
@@ -24,12 +25,7 @@ describe('forwarding the idempotency key', () => {
   });
 
   test('asserts the lease before building the request, so a call that lost it never sends', async () => {
-    let requests = 0;
-    const server = createServer((_req, res) => {
-      requests += 1;
-      res.end('ok');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const server = await startCountingHttpServer(() => ({ status: 200, body: 'ok' }));
     const lost = {
       ...ctx,
       assertLease: () => {
@@ -37,36 +33,25 @@ describe('forwarding the idempotency key', () => {
       },
     };
     try {
-      const { port } = server.address() as AddressInfo;
       expect(() => withIdempotencyKey(lost, { method: 'POST' })).toThrow(LeaseLostError);
-      await expect(idempotentFetch(lost, `http://127.0.0.1:${port}/charges`, { method: 'POST' })).rejects.toThrow(
-        LeaseLostError,
-      );
-      expect(requests).toBe(0);
+      await expect(idempotentFetch(lost, `${server.url}/charges`, { method: 'POST' })).rejects.toThrow(LeaseLostError);
+      expect(server.calls).toHaveLength(0);
     } finally {
-      server.close();
+      await server.close();
     }
   });
 
   test('refuses an options object built by hand without the lease check: it does not compile, and throws unsent', async () => {
-    let requests = 0;
-    const server = createServer((_req, res) => {
-      requests += 1;
-      res.end('ok');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const server = await startCountingHttpServer(() => ({ status: 200, body: 'ok' }));
     const handBuilt = { idempotencyKey: 'run-1/3', signal: new AbortController().signal };
     try {
-      const { port } = server.address() as AddressInfo;
       // @ts-expect-error `assertLease` is required: pass the tool's ctx
       expect(() => withIdempotencyKey(handBuilt, { method: 'POST' })).toThrow(/assertLease/);
       // @ts-expect-error `assertLease` is required: pass the tool's ctx
-      await expect(idempotentFetch(handBuilt, `http://127.0.0.1:${port}/charges`, { method: 'POST' })).rejects.toThrow(
-        TypeError,
-      );
-      expect(requests).toBe(0);
+      await expect(idempotentFetch(handBuilt, `${server.url}/charges`, { method: 'POST' })).rejects.toThrow(TypeError);
+      expect(server.calls).toHaveLength(0);
     } finally {
-      server.close();
+      await server.close();
     }
   });
 

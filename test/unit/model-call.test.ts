@@ -31,14 +31,18 @@ describe('model failures for Temporal', () => {
     expect(failure).toMatchObject({ type: 'MODEL_TIMEOUT', nonRetryable: false, nextRetryDelay: 500 });
   });
 
-  test('a 429 waits exactly the Retry-After', () => {
-    const error = new APICallError({
-      message: 'slow down',
+  /** A 429 from the provider, asking to wait `retryAfter` seconds. */
+  const rateLimited = (message: string, retryAfter: string) =>
+    new APICallError({
+      message,
       url: 'u',
       requestBodyValues: {},
       statusCode: 429,
-      responseHeaders: { 'retry-after': '3' },
+      responseHeaders: { 'retry-after': retryAfter },
     });
+
+  test('a 429 waits exactly the Retry-After', () => {
+    const error = rateLimited('slow down', '3');
     expect(modelFailure(error, 'openai')).toMatchObject({
       type: 'MODEL_RATE_LIMITED',
       nonRetryable: false,
@@ -47,13 +51,7 @@ describe('model failures for Temporal', () => {
   });
 
   test('a provider asking to wait longer than ten minutes stops the call', () => {
-    const error = new APICallError({
-      message: 'quota',
-      url: 'u',
-      requestBodyValues: {},
-      statusCode: 429,
-      responseHeaders: { 'retry-after': '3600' },
-    });
+    const error = rateLimited('quota', '3600');
     const failure = modelFailure(error, 'openai') as ApplicationFailure;
     expect(failure).toMatchObject({ type: 'MODEL_RATE_LIMITED', nonRetryable: true });
     expect(failure.message).toContain('3600 s');

@@ -22,6 +22,12 @@ function apiError(
   });
 }
 
+/** The code the classification of `error` from `provider` gives, and whether it is transient. */
+function codeOf(error: unknown, provider: string): { code: string; transient: boolean } {
+  const { code, transient } = classifyModelError(error, { provider });
+  return { code, transient };
+}
+
 describe('classifyModelError', () => {
   test('a 429 is transient and waits the Retry-After seconds', () => {
     const c = classifyModelError(apiError(429, 'Rate limit reached', { responseHeaders: { 'retry-after': '7' } }), {
@@ -61,21 +67,12 @@ describe('classifyModelError', () => {
   });
 
   test('an Anthropic 529 is an overload, transient', () => {
-    expect(classifyModelError(apiError(529, 'Overloaded'), { provider: 'anthropic' })).toMatchObject({
-      code: 'MODEL_OVERLOADED',
-      transient: true,
-    });
+    expect(codeOf(apiError(529, 'Overloaded'), 'anthropic')).toEqual({ code: 'MODEL_OVERLOADED', transient: true });
   });
 
   test('a 500 and a 503 are transient', () => {
-    expect(classifyModelError(apiError(500, 'boom'), { provider: 'openai' })).toMatchObject({
-      code: 'MODEL_UNAVAILABLE',
-      transient: true,
-    });
-    expect(classifyModelError(apiError(503, 'busy'), { provider: 'openai' })).toMatchObject({
-      code: 'MODEL_OVERLOADED',
-      transient: true,
-    });
+    expect(codeOf(apiError(500, 'boom'), 'openai')).toEqual({ code: 'MODEL_UNAVAILABLE', transient: true });
+    expect(codeOf(apiError(503, 'busy'), 'openai')).toEqual({ code: 'MODEL_OVERLOADED', transient: true });
   });
 
   test('a connection error is transient', () => {
@@ -83,17 +80,11 @@ describe('classifyModelError', () => {
       isRetryable: true,
       cause: Object.assign(new Error('x'), { code: 'ECONNREFUSED' }),
     });
-    expect(classifyModelError(refused, { provider: 'openai' })).toMatchObject({
-      code: 'MODEL_UNAVAILABLE',
-      transient: true,
-    });
+    expect(codeOf(refused, 'openai')).toEqual({ code: 'MODEL_UNAVAILABLE', transient: true });
     const fetchFailed = new TypeError('fetch failed', {
       cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }),
     });
-    expect(classifyModelError(fetchFailed, { provider: 'openai' })).toMatchObject({
-      code: 'MODEL_UNAVAILABLE',
-      transient: true,
-    });
+    expect(codeOf(fetchFailed, 'openai')).toEqual({ code: 'MODEL_UNAVAILABLE', transient: true });
   });
 
   test("OpenAI's context_length_exceeded is permanent with a hint", () => {
@@ -125,14 +116,11 @@ describe('classifyModelError', () => {
 
   test('a missing API key is an authentication failure', () => {
     const error = new LoadAPIKeyError({ message: 'OpenAI API key is missing.' });
-    expect(classifyModelError(error, { provider: 'openai' })).toMatchObject({
-      code: 'MODEL_AUTHENTICATION_FAILED',
-      transient: false,
-    });
+    expect(codeOf(error, 'openai')).toEqual({ code: 'MODEL_AUTHENTICATION_FAILED', transient: false });
   });
 
   test('another 400 and a 404 are permanent rejections', () => {
-    expect(classifyModelError(apiError(400, 'temperature too high'), { provider: 'openai' })).toMatchObject({
+    expect(codeOf(apiError(400, 'temperature too high'), 'openai')).toEqual({
       code: 'MODEL_REQUEST_REJECTED',
       transient: false,
     });

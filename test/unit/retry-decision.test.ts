@@ -29,6 +29,9 @@ function input(overrides: Partial<RetryDecisionInput> = {}): RetryDecisionInput 
   } as RetryDecisionInput;
 }
 
+/** The decision not to retry, for `reason`, ending the call with `code`. */
+const stopped = (reason: string, code: string) => ({ retry: false, reason, code });
+
 describe('decideRetry', () => {
   test('a transient failure with attempts and time left is retried after the jittered backoff', () => {
     // full jitter at attempt 2: 0.5 · min(10 000, 200 · 2) = 200
@@ -41,20 +44,16 @@ describe('decideRetry', () => {
   });
 
   test('the last allowed attempt is not retried', () => {
-    expect(decideRetry(input({ attempt: RETRY.maximumAttempts }))).toEqual({
-      retry: false,
-      reason: 'attempts-exhausted',
-      code: 'UNAVAILABLE',
-    });
+    expect(decideRetry(input({ attempt: RETRY.maximumAttempts }))).toEqual(
+      stopped('attempts-exhausted', 'UNAVAILABLE'),
+    );
   });
 
   test('a failure that may have had an effect on a non-idempotent tool is never retried and becomes OUTCOME_UNKNOWN', () => {
     const classification = { ...transient, code: 'TIMEOUT', mayHaveHadEffect: true } as const;
-    expect(decideRetry(input({ classification, idempotent: false }))).toEqual({
-      retry: false,
-      reason: 'may-have-had-effect',
-      code: 'OUTCOME_UNKNOWN',
-    });
+    expect(decideRetry(input({ classification, idempotent: false }))).toEqual(
+      stopped('may-have-had-effect', 'OUTCOME_UNKNOWN'),
+    );
   });
 
   test('a failure that may have had an effect on an idempotent tool is retried', () => {
@@ -79,11 +78,9 @@ describe('decideRetry', () => {
 
   test('a Retry-After that would pass the total deadline stops with reason deadline', () => {
     const classification = { ...transient, kind: 'rate-limited', code: 'RATE_LIMITED', retryAfterMs: 30_000 } as const;
-    expect(decideRetry(input({ classification, elapsedMs: RETRY.totalDeadlineMs - 29_999 }))).toEqual({
-      retry: false,
-      reason: 'deadline',
-      code: 'RATE_LIMITED',
-    });
+    expect(decideRetry(input({ classification, elapsedMs: RETRY.totalDeadlineMs - 29_999 }))).toEqual(
+      stopped('deadline', 'RATE_LIMITED'),
+    );
   });
 
   test('a rate-limited failure without Retry-After uses the jittered backoff', () => {
@@ -97,20 +94,12 @@ describe('decideRetry', () => {
   });
 
   test('no time left stops with reason deadline', () => {
-    expect(decideRetry(input({ elapsedMs: RETRY.totalDeadlineMs }))).toEqual({
-      retry: false,
-      reason: 'deadline',
-      code: 'UNAVAILABLE',
-    });
+    expect(decideRetry(input({ elapsedMs: RETRY.totalDeadlineMs }))).toEqual(stopped('deadline', 'UNAVAILABLE'));
   });
 
   test('an empty retry budget stops with reason budget-exhausted', () => {
     const budget = new RetryBudget({ initialTokens: 0 });
-    expect(decideRetry(input({ budget, budgetKey: 'search' }))).toEqual({
-      retry: false,
-      reason: 'budget-exhausted',
-      code: 'UNAVAILABLE',
-    });
+    expect(decideRetry(input({ budget, budgetKey: 'search' }))).toEqual(stopped('budget-exhausted', 'UNAVAILABLE'));
   });
 
   test('a granted retry withdraws one token from the budget', () => {

@@ -63,6 +63,12 @@ function state(steps: StepRecord[], fields: Partial<AgentRunState> = {}): AgentR
   };
 }
 
+/** The summary lines of a run of `turns` model turns and `steps`, whose model reported `usage`, as one text. */
+function summaryOf(steps: StepRecord[], turns: number, usage: Partial<AgentRunState['usage']>): string {
+  const fullUsage = { ...state([]).usage, ...usage };
+  return runSummary(state(steps, { turns, stepCount: steps.length, usage: fullUsage })).join('\n');
+}
+
 /** Every word of `text` appears in `output`, in order. */
 function expectWhole(output: string, text: string): void {
   expect(output.replace(/\s+/g, ' ')).toContain(text.replace(/\s+/g, ' '));
@@ -95,6 +101,22 @@ describe('LiveSteps', () => {
     return lines;
   }
 
+  /** A hotel booked (in `hotelStatus`, undone by cancel_hotel), then a payment declined. */
+  function bookedThenDeclined(hotelStatus: StepRecord['status']): AgentRunState {
+    return state([
+      step(1, {
+        tool: 'book_hotel',
+        status: hotelStatus,
+        startedAt: 10,
+        endedAt: 20,
+        attempts: 2,
+        undo: 'cancel_hotel',
+        observation: { status: 'ok', output: { bookingId: 'HT-1' } },
+      }),
+      step(2, { tool: 'pay', status: 'failed', startedAt: 21, endedAt: 22, observation: DECLINED, attempts: 1 }),
+    ]);
+  }
+
   test("prints a failed call's whole message and hint, wrapped to the width", () => {
     const lines = printedLines(
       [state([step(1, { tool: 'book_flight', status: 'failed', observation: INVALID, startedAt: 1, endedAt: 2 })])],
@@ -110,30 +132,8 @@ describe('LiveSteps', () => {
   test('shows a call that succeeded after retries and was undone before the next read, then the failure, then the undo', () => {
     const lines = printedLines([
       state([step(1, { tool: 'book_hotel', status: 'running', startedAt: 10, undo: 'cancel_hotel' })]),
-      state([
-        step(1, {
-          tool: 'book_hotel',
-          status: 'compensating',
-          startedAt: 10,
-          endedAt: 20,
-          attempts: 2,
-          undo: 'cancel_hotel',
-          observation: { status: 'ok', output: { bookingId: 'HT-1' } },
-        }),
-        step(2, { tool: 'pay', status: 'failed', startedAt: 21, endedAt: 22, observation: DECLINED, attempts: 1 }),
-      ]),
-      state([
-        step(1, {
-          tool: 'book_hotel',
-          status: 'compensated',
-          startedAt: 10,
-          endedAt: 20,
-          attempts: 2,
-          undo: 'cancel_hotel',
-          observation: { status: 'ok', output: { bookingId: 'HT-1' } },
-        }),
-        step(2, { tool: 'pay', status: 'failed', startedAt: 21, endedAt: 22, observation: DECLINED, attempts: 1 }),
-      ]),
+      bookedThenDeclined('compensating'),
+      bookedThenDeclined('compensated'),
     ]);
     expect(lines).toEqual([
       '  step 1  → book_hotel {}',
@@ -183,25 +183,13 @@ describe('show and the summary', () => {
   });
 
   test('the summary counts in the singular and the plural and shows the token usage', () => {
-    const summary = runSummary(
-      state([step(1, {})], {
-        turns: 1,
-        stepCount: 1,
-        usage: { inputTokens: 1200, outputTokens: 300, unreportedTurns: 0, unpricedTurns: 0, turns: [] },
-      }),
-    ).join('\n');
+    const summary = summaryOf([step(1, {})], 1, { inputTokens: 1200, outputTokens: 300 });
     expect(summary).toContain('turns:   1 model turn, 1 tool call');
     expect(summary).toContain('tokens:  1200 in, 300 out');
   });
 
   test('a model that reports no usage is said so, not shown as zero tokens', () => {
-    const summary = runSummary(
-      state([], {
-        turns: 2,
-        stepCount: 0,
-        usage: { inputTokens: 0, outputTokens: 0, unreportedTurns: 2, unpricedTurns: 0, turns: [] },
-      }),
-    ).join('\n');
+    const summary = summaryOf([], 2, { unreportedTurns: 2 });
     expect(summary).toContain('turns:   2 model turns, 0 tool calls');
     expect(summary).toContain('tokens:  not reported by the model (2 turns)');
   });

@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { failureOf } from '../support/application-failure';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
 import { createToolActivities, type ToolActivity } from '../../src/activities/tool-activities';
@@ -30,15 +30,6 @@ function activityOf(tool: ReturnType<typeof chargeTool>, store: IdempotencyStore
 function attempt(activity: ToolActivity, n: number, input: Partial<ToolActivityInput>): Promise<ToolActivityResult> {
   const env = new MockActivityEnvironment({ attempt: n, scheduledTimestampMs: Date.now() });
   return env.run(activity, { arguments: { amount: 5 }, idempotencyKey: KEY, stepId: 1, ...input });
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof ApplicationFailure)) throw new Error(`expected an ApplicationFailure, got ${String(error)}`);
-  return error;
 }
 
 describe('the tool wrapper and the idempotency store agree', () => {

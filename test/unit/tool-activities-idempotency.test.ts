@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { ApplicationFailure } from '@temporalio/common';
+import { failureOf } from '../support/application-failure';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
 import { createToolActivities, type ToolActivity } from '../../src/activities/tool-activities';
@@ -71,15 +71,6 @@ function attempt(
   const { info, ...input } = extra as { info?: Record<string, unknown> };
   const env = new MockActivityEnvironment({ attempt: n, scheduledTimestampMs: Date.now(), ...info });
   return env.run(s.activity, { arguments: args, idempotencyKey: KEY, stepId: 1, ...input });
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof ApplicationFailure)) throw new Error(`expected an ApplicationFailure, got ${String(error)}`);
-  return error;
 }
 
 /** Leaves the key in progress, as a worker that died after `begin` would. */

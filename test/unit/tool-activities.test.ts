@@ -1,5 +1,5 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { ApplicationFailure } from '@temporalio/common';
+import { failureOf } from '../support/application-failure';
 import { z } from 'zod';
 import { createToolActivities, type ToolActivity } from '../../src/activities/tool-activities';
 import { defineTool } from '../../src/tools/define-tool';
@@ -23,17 +23,16 @@ function setup(implementation: (input: { n: number }) => Promise<unknown>) {
   return { activity: activities.double as ToolActivity, describe: activities.describeTools, calls };
 }
 
-async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof ApplicationFailure)) throw new Error(`expected an ApplicationFailure, got ${String(error)}`);
-  return error;
-}
-
 const env = () => new MockActivityEnvironment({ attempt: 1, scheduledTimestampMs: Date.now() });
 const input = (args: unknown) => ({ arguments: args, idempotencyKey: 'run-1/1', stepId: 1 });
+
+/** The failure of a call whose tool throws an error with `message` and HTTP `status`. */
+async function failureWhenToolThrows(message: string, status: number) {
+  const { activity } = setup(async () => {
+    throw Object.assign(new Error(message), { status });
+  });
+  return failureOf(env().run(activity, input({ n: 1 })));
+}
 
 describe('a tool activity', () => {
   test('runs the implementation with validated input and returns its output', async () => {
@@ -59,20 +58,14 @@ describe('a tool activity', () => {
   });
 
   test('turns a transient downstream error into a retryable failure with an engine-chosen delay', async () => {
-    const { activity } = setup(async () => {
-      throw Object.assign(new Error('upstream down'), { status: 503 });
-    });
-    const failure = await failureOf(env().run(activity, input({ n: 1 })));
+    const failure = await failureWhenToolThrows('upstream down', 503);
     expect(failure.type).toBe('UNAVAILABLE');
     expect(failure.nonRetryable).toBe(false);
     expect(failure.nextRetryDelay).toBeDefined();
   });
 
   test('turns a permanent downstream error into a non-retryable failure', async () => {
-    const { activity } = setup(async () => {
-      throw Object.assign(new Error('no such thing'), { status: 404 });
-    });
-    const failure = await failureOf(env().run(activity, input({ n: 1 })));
+    const failure = await failureWhenToolThrows('no such thing', 404);
     expect(failure.type).toBe('NOT_FOUND');
     expect(failure.nonRetryable).toBe(true);
   });

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import type { TranscriptMessage } from '../../src/contract/model-types';
-import { createTranscriptStore, transcriptStoreConfigFromEnv } from '../../src/stores/transcripts/create-transcript-store';
+import {
+  createTranscriptStore,
+  transcriptStoreConfigFromEnv,
+} from '../../src/stores/transcripts/create-transcript-store';
 import { MemoryTranscriptStore } from '../../src/stores/transcripts/memory-transcript-store';
 import { PostgresTranscriptStore } from '../../src/stores/transcripts/postgres-transcript-store';
 import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
@@ -87,83 +90,88 @@ const backends: Backend[] = [
   },
 ];
 
-describe.each(backends)('the $name transcript store', ({ name, create }) => {
-  let store: TranscriptStore;
-  /** A second store on the same backend (another worker process), where the backend is shared. */
-  let other: TranscriptStore;
-
+/**
+ * The stores of one backend's tests, opened before them and closed after them: `store`, and `other`, a second
+ * store on the same backend (another worker process) where the backend is shared (the same one for memory).
+ */
+function useStorePair(name: string, create: () => TranscriptStore): { store: TranscriptStore; other: TranscriptStore } {
+  const stores = {} as { store: TranscriptStore; other: TranscriptStore };
   beforeAll(() => {
-    store = create();
-    other = name === 'memory' ? store : create();
+    stores.store = create();
+    stores.other = name === 'memory' ? stores.store : create();
   });
-
   afterAll(async () => {
-    await store.close();
-    if (other !== store) await other.close();
+    await stores.store.close();
+    if (stores.other !== stores.store) await stores.other.close();
   });
+  return stores;
+}
+
+describe.each(backends)('the $name transcript store', ({ name, create }) => {
+  const stores = useStorePair(name, create);
 
   it('writes from 0, then appends', async () => {
     const run = runKey();
 
-    expect(await store.write(run, 0, [user('a'), user('b')])).toBe(true);
-    expect(await store.write(run, 2, [user('c')])).toBe(true);
+    expect(await stores.store.write(run, 0, [user('a'), user('b')])).toBe(true);
+    expect(await stores.store.write(run, 2, [user('c')])).toBe(true);
 
-    expect(await store.read(run)).toEqual([user('a'), user('b'), user('c')]);
+    expect(await stores.store.read(run)).toEqual([user('a'), user('b'), user('c')]);
   });
 
   it('replaces a retried write at the same position without duplicates, dropping what came after', async () => {
     const run = runKey();
-    await store.write(run, 0, [user('a'), user('b'), user('c'), user('d')]);
+    await stores.store.write(run, 0, [user('a'), user('b'), user('c'), user('d')]);
 
-    expect(await store.write(run, 1, [user('B')])).toBe(true);
-    expect(await store.write(run, 1, [user('B')])).toBe(true);
+    expect(await stores.store.write(run, 1, [user('B')])).toBe(true);
+    expect(await stores.store.write(run, 1, [user('B')])).toBe(true);
 
-    expect(await store.read(run)).toEqual([user('a'), user('B')]);
+    expect(await stores.store.read(run)).toEqual([user('a'), user('B')]);
   });
 
   it('refuses a write beyond the stored length and writes nothing', async () => {
     const run = runKey();
-    await store.write(run, 0, [user('a')]);
+    await stores.store.write(run, 0, [user('a')]);
 
-    expect(await store.write(run, 2, [user('c')])).toBe(false);
-    expect(await store.write(runKey(), 1, [user('x')])).toBe(false);
+    expect(await stores.store.write(run, 2, [user('c')])).toBe(false);
+    expect(await stores.store.write(runKey(), 1, [user('x')])).toBe(false);
 
-    expect(await store.read(run)).toEqual([user('a')]);
+    expect(await stores.store.read(run)).toEqual([user('a')]);
   });
 
   it('reads an unknown run as undefined', async () => {
-    expect(await store.read('never-written')).toBeUndefined();
+    expect(await stores.store.read('never-written')).toBeUndefined();
   });
 
   it('keeps runs independent', async () => {
     const [first, second] = [runKey(), runKey()];
-    await store.write(first, 0, [user('1a'), user('1b')]);
-    await store.write(second, 0, [user('2a')]);
+    await stores.store.write(first, 0, [user('1a'), user('1b')]);
+    await stores.store.write(second, 0, [user('2a')]);
 
-    await store.write(second, 0, [user('2A')]);
-    await store.delete(second);
+    await stores.store.write(second, 0, [user('2A')]);
+    await stores.store.delete(second);
 
-    expect(await store.read(first)).toEqual([user('1a'), user('1b')]);
-    expect(await store.write(second, 1, [user('2b')])).toBe(false);
+    expect(await stores.store.read(first)).toEqual([user('1a'), user('1b')]);
+    expect(await stores.store.write(second, 1, [user('2b')])).toBe(false);
   });
 
   it('deletes a run, after which it can be written from 0 again', async () => {
     const run = runKey();
-    await store.write(run, 0, [user('a'), user('b')]);
+    await stores.store.write(run, 0, [user('a'), user('b')]);
 
-    await store.delete(run);
+    await stores.store.delete(run);
 
-    expect(await store.read(run)).toBeUndefined();
-    expect(await store.write(run, 0, [user('again')])).toBe(true);
-    expect(await store.read(run)).toEqual([user('again')]);
+    expect(await stores.store.read(run)).toBeUndefined();
+    expect(await stores.store.write(run, 0, [user('again')])).toBe(true);
+    expect(await stores.store.read(run)).toEqual([user('again')]);
   });
 
   it('round-trips every kind of message exactly, key order included', async () => {
     const run = runKey();
 
-    expect(await store.write(run, 0, RICH.slice(0, 2))).toBe(true);
-    expect(await store.write(run, 2, RICH.slice(2))).toBe(true);
-    const read = await other.read(run);
+    expect(await stores.store.write(run, 0, RICH.slice(0, 2))).toBe(true);
+    expect(await stores.store.write(run, 2, RICH.slice(2))).toBe(true);
+    const read = await stores.other.read(run);
 
     expect(read).toEqual(RICH);
     expect(JSON.stringify(read)).toBe(JSON.stringify(RICH));
@@ -172,59 +180,50 @@ describe.each(backends)('the $name transcript store', ({ name, create }) => {
   it('leaves one whole write when concurrent writers of a run write at the same position', async () => {
     const run = runKey();
     const prefix = [user('p0'), user('p1')];
-    await store.write(run, 0, prefix);
+    await stores.store.write(run, 0, prefix);
     const writers = 24;
     const messagesOf = (w: number): TranscriptMessage[] =>
       Array.from({ length: 1 + (w % 5) }, (_, i) => user(`w${w}-${i}`));
 
     for (let round = 0; round < 3; round++) {
       const results = await Promise.all(
-        Array.from({ length: writers }, (_, w) => (w % 2 === 0 ? store : other).write(run, 2, messagesOf(w))),
+        Array.from({ length: writers }, (_, w) =>
+          (w % 2 === 0 ? stores.store : stores.other).write(run, 2, messagesOf(w)),
+        ),
       );
       expect(results).toEqual(Array.from({ length: writers }, () => true));
 
-      const read = (await store.read(run)) ?? [];
+      const read = (await stores.store.read(run)) ?? [];
       const winner = Number(/^w(\d+)-0$/.exec((read[2] as { content: string }).content)?.[1]);
       expect(read).toEqual([...prefix, ...messagesOf(winner)]);
     }
     // No gaps: the store counts exactly what it returns, so an append right after the end is accepted.
-    const length = (await store.read(run))?.length ?? 0;
-    expect(await other.write(run, length, [user('tail')])).toBe(true);
-    expect(await store.read(run)).toHaveLength(length + 1);
+    const length = (await stores.store.read(run))?.length ?? 0;
+    expect(await stores.other.write(run, length, [user('tail')])).toBe(true);
+    expect(await stores.store.read(run)).toHaveLength(length + 1);
   });
 });
 
 describe.each(backends)('stored payloads (claim checks) in the $name transcript store', ({ name, create }) => {
-  let store: TranscriptStore;
-  let other: TranscriptStore;
-
-  beforeAll(() => {
-    store = create();
-    other = name === 'memory' ? store : create();
-  });
-
-  afterAll(async () => {
-    await store.close();
-    if (other !== store) await other.close();
-  });
+  const stores = useStorePair(name, create);
 
   it('stores a payload of several megabytes and reads it back exactly, from another instance of the store', async () => {
     const text = JSON.stringify({ blob: 'x'.repeat(3 * 1024 * 1024), unicode: 'Zürich 東京 🧳 \ud800 "q"' });
 
-    await store.putPayload(`out:${name}/big`, { runId: 'run-a', text });
+    await stores.store.putPayload(`out:${name}/big`, { runId: 'run-a', text });
 
-    expect(await other.getPayload(`out:${name}/big`)).toMatchObject({ runId: 'run-a', text });
+    expect(await stores.other.getPayload(`out:${name}/big`)).toMatchObject({ runId: 'run-a', text });
   });
 
   it('replaces a payload stored again under the same handle (a retried call)', async () => {
-    await store.putPayload(`out:${name}/again`, { runId: 'run-a', text: '"first"' });
-    await store.putPayload(`out:${name}/again`, { runId: 'run-a', text: '"second"' });
+    await stores.store.putPayload(`out:${name}/again`, { runId: 'run-a', text: '"first"' });
+    await stores.store.putPayload(`out:${name}/again`, { runId: 'run-a', text: '"second"' });
 
-    expect(await store.getPayload(`out:${name}/again`)).toMatchObject({ runId: 'run-a', text: '"second"' });
+    expect(await stores.store.getPayload(`out:${name}/again`)).toMatchObject({ runId: 'run-a', text: '"second"' });
   });
 
   it('reads an unknown handle as undefined', async () => {
-    expect(await store.getPayload(`out:${name}/never`)).toBeUndefined();
+    expect(await stores.store.getPayload(`out:${name}/never`)).toBeUndefined();
   });
 });
 
