@@ -21,7 +21,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { PostgresIdempotencyStore, POSTGRES_STORE_DEFAULTS } from '../src/stores/idempotency/postgres-idempotency-store';
+import {
+  PostgresIdempotencyStore,
+  POSTGRES_STORE_DEFAULTS,
+} from '../src/stores/idempotency/postgres-idempotency-store';
 import { SqliteIdempotencyStore, SQLITE_STORE_DEFAULTS } from '../src/stores/idempotency/sqlite-idempotency-store';
 import type { IdempotencyStore } from '../src/stores/idempotency/idempotency-store';
 import { LoadSampler, machineLine, median, rotate } from './bench-report';

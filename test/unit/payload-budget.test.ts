@@ -1,6 +1,10 @@
 import { boundErrorObservation } from '../../src/contract/bound-observation';
 import { boundModelTurn } from '../../src/contract/bound-model-turn';
-import { boundToolOutput, resolveCompensationArguments, storeCallArguments } from '../../src/stores/transcripts/claim-check';
+import {
+  boundToolOutput,
+  resolveCompensationArguments,
+  storeCallArguments,
+} from '../../src/stores/transcripts/claim-check';
 import { isStoredOutputReference, type StoredOutputReference } from '../../src/contract/claim-check-reference';
 import { approxTokens, PAYLOAD_LIMITS, safeSlice, utf8Length } from '../../src/contract/payload-limits';
 import { createReadStoredOutputTool } from '../../src/tools/read-stored-output-tool';

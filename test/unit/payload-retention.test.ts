@@ -3,7 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { createTranscriptStore, transcriptStoreConfigFromEnv } from '../../src/stores/transcripts/create-transcript-store';
+import {
+  createTranscriptStore,
+  transcriptStoreConfigFromEnv,
+} from '../../src/stores/transcripts/create-transcript-store';
 import { MemoryTranscriptStore } from '../../src/stores/transcripts/memory-transcript-store';
 import { createPayloadReaper, type PayloadReaper } from '../../src/stores/transcripts/payload-reaper';
 import { PAYLOAD_RETENTION, type PayloadRetentionOptions } from '../../src/stores/transcripts/payload-retention';
