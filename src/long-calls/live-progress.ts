@@ -1,5 +1,7 @@
 import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
+import { TOOL_ERROR_CODES } from '../contract/activity-protocol';
 import type { ToolProgress } from '../contract/tool-progress';
 import type { AgentRunState } from '../contract/agent-run-types';
 
@@ -11,6 +13,11 @@ export interface RunningCall {
   /** Temporal's attempt number of the running attempt. */
   attempt: number;
   progress?: ToolProgress;
+  /**
+   * How the previous attempt failed, when this is a retry: the error code its failure carried (one of
+   * `TOOL_ERROR_CODES`, the `type` of the tool's `ApplicationFailure`), or `TIMEOUT` when it timed out.
+   */
+  lastFailureCode?: string;
   /** When the server last heard from the attempt. */
   lastHeartbeatAt?: Date;
 }
@@ -32,15 +39,25 @@ export async function runningCalls(client: Client, workflowId: string): Promise<
     if (typeof stepId !== 'number') continue;
     const progress = (details as { progress?: ToolProgress }).progress;
     const seconds = pending.lastHeartbeatTime?.seconds;
+    const lastFailureCode = failureCodeOf(pending.lastFailure);
     calls.push({
       stepId,
       tool: pending.activityType?.name ?? '',
       attempt: pending.attempt ?? 1,
       ...(progress ? { progress } : {}),
+      ...(lastFailureCode ? { lastFailureCode } : {}),
       ...(seconds != null ? { lastHeartbeatAt: new Date(Number(seconds) * 1000) } : {}),
     });
   }
   return calls;
+}
+
+/** The code of an attempt's failure as the server keeps it: an ApplicationFailure's type, or TIMEOUT. */
+function failureCodeOf(failure: temporal.api.failure.v1.IFailure | null | undefined): string | undefined {
+  if (!failure) return undefined;
+  if (failure.applicationFailureInfo?.type) return failure.applicationFailureInfo.type;
+  if (failure.timeoutFailureInfo) return TOOL_ERROR_CODES.TIMEOUT;
+  return undefined;
 }
 
 /**

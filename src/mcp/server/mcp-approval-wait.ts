@@ -7,6 +7,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { getPendingApprovals, type PendingApproval } from '../../client/approval-client';
+import { pollPause } from './mcp-poll-pause';
 
 /** How often the call's state is read while its result is awaited. */
 export const MCP_APPROVAL_POLL_MS = 1_000;
@@ -23,15 +24,7 @@ export async function approvalRequested(
   while (!signal.aborted) {
     const [waiting] = await getPendingApprovals(client, workflowId).catch(() => []);
     if (waiting) return waiting;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, MCP_APPROVAL_POLL_MS);
-      signal.addEventListener('abort', done, { once: true });
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      }
-    });
+    await pollPause(MCP_APPROVAL_POLL_MS, signal);
   }
   return undefined;
 }

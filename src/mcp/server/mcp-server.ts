@@ -25,6 +25,9 @@ import {
 } from './mcp-caller';
 import { mcpIdempotencyKeyOf } from './mcp-idempotency-key';
 import { callToolErrorOf } from './mcp-tool-call-result';
+import { logCallOutcome } from './mcp-call-outcome-log';
+import { watchCall } from './mcp-call-watch';
+import { McpLogLevels, type McpRequestLog } from './mcp-logging';
 import { MCP_CALL_WORKFLOW, TemporalTaskStore, toolCallResult } from './temporal-task-store';
 
 /** Options of {@link createDurableMcpServer}. */
@@ -65,6 +68,9 @@ type CallToolWithKey = z.infer<typeof CallToolWithKeySchema>;
  *   result and runs nothing again; the same key with other arguments is refused (`IDEMPOTENCY_CONFLICT`). Without a
  *   key each call is new. Another caller's key, task or call is never reached (see {@link mcpCallerScope}).
  * - A client's `notifications/cancelled` cancels the workflow (so the tool's activity, and undoes a compensable call).
+ * - The `logging` capability: each session sets its level (`logging/setLevel`); the server tells the client about
+ *   its calls (`notifications/message`, logger `durable-tools`: started, retried attempts with their error codes,
+ *   progress, finished or failed), never their arguments, outputs, keys or tokens (see {@link McpLogLevels}).
  * - `tools/call` with `task` returns at once with task id = workflow id; `tasks/get`, `tasks/result`, `tasks/cancel`
  *   and `tasks/list` are answered from Temporal ({@link TemporalTaskStore}).
  */
@@ -78,6 +84,7 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
     {
       capabilities: {
         tools: { listChanged: false },
+        logging: {},
         tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
       },
       taskStore: tasks,
@@ -85,6 +92,8 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
         'Every tool call runs durably on Temporal. Send an idempotency key (params.idempotencyKey or _meta.idempotencyKey) to make a retried call safe.',
     },
   );
+  const levels = new McpLogLevels();
+  levels.install(server);
   const served = new Map(modelVisibleTools(options.catalog).map((entry) => [entry.name, entry]));
   const runTools =
     options.agentRuns === false
@@ -98,35 +107,64 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
   server.setRequestHandler(
     CallToolWithKeySchema,
     async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
+      const log = levels.requestLog(extra);
       const tool = request.params.name;
       const key = mcpIdempotencyKeyOf(request.params);
       const runTool = runTools.get(tool);
       if (runTool) return runTool.call(request.params.arguments ?? {}, key);
       const entry = served.get(tool);
       if (!entry) {
+        log('error', { event: 'call.failed', message: 'There is no such tool.', code: 'UNKNOWN_TOOL' });
         return callToolErrorOf(
           `UNKNOWN_TOOL: There is no tool "${tool}". Tools: ${[...served.keys(), ...runTools.keys()].join(', ')}.`,
         );
       }
       const started = await startCall(options, entry, request, mcpCallWorkflowIdIn(scope, key), key);
-      if ('error' in started) return started.error;
+      if ('error' in started) {
+        log('error', { event: 'call.failed', message: `${tool} was refused.`, tool, code: 'IDEMPOTENCY_CONFLICT' });
+        return started.error;
+      }
       const { handle } = started;
+      const call = { workflowId: handle.workflowId, tool };
+      log('info', { event: 'call.started', message: `${tool} runs as the durable call ${call.workflowId}.`, ...call });
       if (request.params.task) {
         const task = await tasks.getTask(handle.workflowId);
         if (!task) throw new Error(`The workflow ${handle.workflowId} vanished.`);
         return { task };
       }
-      const cancel = () => void handle.cancel().catch(() => {});
-      extra.signal.addEventListener('abort', cancel, { once: true });
-      try {
-        return await resultOrApprovalRequest(options.client, handle.workflowId, entry, key !== undefined);
-      } finally {
-        extra.signal.removeEventListener('abort', cancel);
-      }
+      return awaitCall(options.client, { handle, entry, keyed: key !== undefined }, log, extra.signal);
     },
   );
   SERVED_CALLERS.set(server, caller);
   return server;
+}
+
+/**
+ * Waits for a call the client awaits (a client's cancel cancels the workflow), telling the client what the server
+ * sees of it meanwhile (retried attempts, progress) and how it ended.
+ */
+async function awaitCall(
+  client: Client,
+  call: { handle: WorkflowHandle; entry: ToolCatalogEntry; keyed: boolean },
+  log: McpRequestLog,
+  signal: AbortSignal,
+): Promise<CallToolResult> {
+  const { handle, entry } = call;
+  const watched = { workflowId: handle.workflowId, tool: entry.name };
+  const cancel = () => void handle.cancel().catch(() => {});
+  signal.addEventListener('abort', cancel, { once: true });
+  const stopWatching = new AbortController();
+  log('debug', { event: 'call.waiting', message: `Waiting for the result of ${watched.workflowId}.`, ...watched });
+  // Retries are warnings and progress is info: nothing to watch for a session that wants neither.
+  if (log.passes('warning')) void watchCall(client, watched, log, AbortSignal.any([signal, stopWatching.signal]));
+  try {
+    const result = await resultOrApprovalRequest(client, handle.workflowId, entry, call.keyed);
+    if (!signal.aborted) logCallOutcome(log, watched, result);
+    return result;
+  } finally {
+    stopWatching.abort();
+    signal.removeEventListener('abort', cancel);
+  }
 }
 
 /** The caller each server made by {@link createDurableMcpServer} answers. */
