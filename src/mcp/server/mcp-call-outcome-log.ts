@@ -14,7 +14,8 @@ export function logCallOutcome(
 ): void {
   const { workflowId, tool } = call;
   const meta = result._meta ?? {};
-  const attempts = typeof meta['io.durable-tools/attempts'] === 'number' ? meta['io.durable-tools/attempts'] : undefined;
+  const attempts =
+    typeof meta['io.durable-tools/attempts'] === 'number' ? meta['io.durable-tools/attempts'] : undefined;
   const counted = attempts === undefined ? {} : { attempts };
   if (meta['io.durable-tools/approval'] !== undefined) {
     log('warning', {
