@@ -9,9 +9,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/client/mcp-client-pool';
-import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server/mcp-http-listener';
+import { startMcpHttpListener } from '../../src/mcp/server/mcp-http-listener';
 import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { createToolRegistry } from '../../src/tools/tool-registry';
+import { useMcpTestListener } from '../support/mcp-test-listener';
 import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { createRecordingTools, createWaitForCancelTool } from '../support/test-tools';
 import { waitFor } from '../support/wait-for';
@@ -27,38 +28,12 @@ const TOKENS = [
 const temporal = useTestTemporal({
   worker: (temporal) => createTestWorker(temporal, { tools: registry.list(), taskQueue }),
 });
-let listener: McpHttpListener;
 const taskQueue = uniqueTaskQueue('mcp-callers');
 const recording = createRecordingTools();
 const waitForCancel = createWaitForCancelTool();
 const registry = createToolRegistry([...recording.tools, waitForCancel]);
-const clients: McpClient[] = [];
-
-beforeAll(async () => {
-  listener = await startMcpHttpListener({
-    port: 0,
-    tokens: TOKENS,
-    createServer: (caller) =>
-      createDurableMcpServer({ client: temporal.client, taskQueue, catalog: registry.catalog(), caller }),
-  });
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await listener?.close();
-});
-
-async function connect(token: string): Promise<McpClient> {
-  const client = new McpClient({ name: 'test', version: '1' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(listener.url), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  clients.push(client);
-  return client;
-}
+const mcp = useMcpTestListener(temporal, { taskQueue, catalog: () => registry.catalog(), tokens: TOKENS });
+const connect = (token: string): Promise<McpClient> => mcp.connect(token);
 
 /** Calls of `create_order` the tools really made under the workflow of `key` for `caller`. */
 function effectsOf(key: string, caller = ALICE): number {
@@ -294,7 +269,7 @@ describe('over stdio', () => {
         stderr: 'ignore',
       }),
     );
-    clients.push(client);
+    mcp.track(client);
     const key = unique('stdio');
     const call = () =>
       client.callTool({

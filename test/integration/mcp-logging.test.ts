@@ -3,8 +3,7 @@
  * `notifications/message` the server sends about a call, driven by SDK clients over Streamable HTTP (one listener with
  * two callers' tokens, a worker of the recording tools in this process).
  */
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   EmptyResultSchema,
   ErrorCode,
@@ -13,12 +12,12 @@ import {
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server/mcp-http-listener';
 import { MCP_LOGGER } from '../../src/mcp/server/mcp-logging';
-import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
+import { mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { TransientToolError } from '../../src/failures/tool-errors';
 import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
+import { useMcpTestListener } from '../support/mcp-test-listener';
 import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { createRecordingTools } from '../support/test-tools';
 import { waitFor } from '../support/wait-for';
@@ -35,7 +34,6 @@ type LogParams = LoggingMessageNotification['params'];
 const temporal = useTestTemporal({
   worker: (temporal) => createTestWorker(temporal, { tools: registry.list(), taskQueue }),
 });
-let listener: McpHttpListener;
 const taskQueue = uniqueTaskQueue('mcp-logging');
 const recording = createRecordingTools();
 /** Opened by a test to let the second attempt of `flaky_once` finish. */
@@ -55,36 +53,16 @@ const flakyOnce = defineTool({
   return { label };
 });
 const registry = createToolRegistry([...recording.tools, flakyOnce]);
-const clients: McpClient[] = [];
-
-beforeAll(async () => {
-  listener = await startMcpHttpListener({
-    port: 0,
-    tokens: TOKENS,
-    createServer: (caller) =>
-      createDurableMcpServer({ client: temporal.client, taskQueue, catalog: registry.catalog(), caller }),
-  });
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await listener?.close();
-});
+const mcp = useMcpTestListener(temporal, { taskQueue, catalog: () => registry.catalog(), tokens: TOKENS });
 
 /** A client of `token` and every log message its session receives. */
 async function connect(token = 'alice-secret'): Promise<{ client: McpClient; messages: LogParams[] }> {
-  const client = new McpClient({ name: 'test', version: '1' });
   const messages: LogParams[] = [];
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-    messages.push(notification.params);
-  });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(listener.url), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  const client = await mcp.connect(token, (client) =>
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      messages.push(notification.params);
     }),
   );
-  clients.push(client);
   return { client, messages };
 }
 

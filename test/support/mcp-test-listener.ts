@@ -1,0 +1,72 @@
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { ToolCatalogEntry } from '../../src/contract/tool-catalog-entry';
+import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server/mcp-http-listener';
+import { createDurableMcpServer } from '../../src/mcp/server/mcp-server';
+import type { TestTemporal } from './temporal-test-env';
+
+/** The durable MCP server of a test file, on a Streamable HTTP listener, and its SDK clients. */
+export interface McpTestListener {
+  /**
+   * An SDK client connected with `Bearer <token>`, closed after the test; `beforeConnect` sets it up first (e.g. its
+   * notification handlers).
+   */
+  connect(token: string, beforeConnect?: (client: McpClient) => void): Promise<McpClient>;
+  /** Closes `client` after the test too (a client connected another way). */
+  track(client: McpClient): void;
+}
+
+/**
+ * Starts, for the test file, a listener whose sessions each get a durable MCP server of `catalog` for their caller
+ * (one per token of `tokens`), and closes the clients after each test and the listener after all.
+ */
+export function useMcpTestListener(
+  temporal: TestTemporal,
+  options: {
+    taskQueue: string;
+    catalog: () => readonly ToolCatalogEntry[];
+    tokens: readonly { name: string; token: string }[];
+  },
+): McpTestListener {
+  let listener: McpHttpListener | undefined;
+  const clients: McpClient[] = [];
+  beforeAll(async () => {
+    listener = await startMcpHttpListener({
+      port: 0,
+      tokens: [...options.tokens],
+      createServer: (caller) =>
+        createDurableMcpServer({
+          client: temporal.client,
+          taskQueue: options.taskQueue,
+          catalog: options.catalog(),
+          caller,
+        }),
+    });
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+  });
+  afterAll(async () => {
+    await listener?.close();
+  });
+  const started = (): McpHttpListener => {
+    if (!listener) throw new Error('The MCP listener is started only once the beforeAll hooks run.');
+    return listener;
+  };
+  return {
+    async connect(token, beforeConnect) {
+      const client = new McpClient({ name: 'test', version: '1' });
+      beforeConnect?.(client);
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(started().url), {
+          requestInit: { headers: { Authorization: `Bearer ${token}` } },
+        }),
+      );
+      clients.push(client);
+      return client;
+    },
+    track(client) {
+      clients.push(client);
+    },
+  };
+}
