@@ -4,7 +4,7 @@
  * recorded form; tokens and cost are those of the model turn that proposed the call, on its first call.
  */
 import type { RunDiff, RunDiffHeader, RunDiffRow, RunDiffStep, StepDifference } from '../client/run-diff';
-import { plural, preview, table } from './run-view';
+import { plural, preview, table, usageText } from './run-view';
 
 /** Width of the arguments preview in the diff table. */
 const DIFF_ARGUMENTS_WIDTH = 40;
@@ -24,14 +24,11 @@ export function divergenceLine(diff: RunDiff): string {
   return `first divergence: step ${diff.firstDivergence} (${REASON_TEXT[diff.divergenceReason]})`;
 }
 
-/** `run-a  <id>  completed · 3 tool calls · 3 model turns · 300 in, 90 out tokens, cost 0.0021`. */
+/** `run-a  <id>  completed · 3 tool calls · 3 model turns · tokens 300 in, 90 out, cost 0.0021`. */
 export function runHeaderLine(label: string, run: RunDiffHeader): string {
   const parts = [run.status, plural(run.steps, 'tool call')];
   if (run.turns !== undefined) parts.push(plural(run.turns, 'model turn'));
-  if (run.inputTokens !== undefined && run.outputTokens !== undefined) {
-    parts.push(`${run.inputTokens + run.outputTokens} tokens (${run.inputTokens} in, ${run.outputTokens} out)`);
-  }
-  if (run.cost !== undefined) parts.push(`cost ${Number(run.cost.toPrecision(6))}`);
+  if (run.usage) parts.push(`tokens ${usageText(run.usage, run.turns ?? 0)}`);
   if (run.fromHistory) parts.push('read from the history: no worker answered');
   return `${label}  ${run.workflowId}  ${parts.join(' · ')}`;
 }

@@ -3,7 +3,7 @@
  * step where they diverge. Pure: no server, no clock. `diffAgentRuns` reads the runs; `durable-tools diff`
  * prints the result.
  */
-import type { RunUsage, StepRecord, StepStatus, TurnUsage } from '../contract/agent-run-types';
+import type { RunUsage, RunUsageTotals, StepRecord, StepStatus, TurnUsage } from '../contract/agent-run-types';
 import { canonicalJson } from '../stores/idempotency/canonical-json';
 
 /** One run as {@link diffRuns} compares it: its status and steps, and what its state says besides. */
@@ -72,10 +72,8 @@ export interface RunDiffHeader {
   steps: number;
   /** Model turns, when known. */
   turns?: number;
-  inputTokens?: number;
-  outputTokens?: number;
-  /** Cost of the model turns, when the run has a cost table. */
-  cost?: number;
+  /** Token and cost totals of the model turns, when known. */
+  usage?: RunUsageTotals;
   /** True when no worker answered and the steps were rebuilt from the history. */
   fromHistory?: boolean;
 }
@@ -119,7 +117,9 @@ export function diffRuns(a: RunToDiff, b: RunToDiff): RunDiff {
   const ids = [...new Set([...stepsA.keys(), ...stepsB.keys()])].filter((id) => id >= comparedFrom);
   const rows = ids
     .sort((x, y) => x - y)
-    .map((stepId) => diffRow(stepId, diffStep(stepsA.get(stepId), a.usage), diffStep(stepsB.get(stepId), b.usage)));
+    .map((stepId) =>
+      diffRow(stepId, diffStep(stepsA.get(stepId), turnUsages(a)), diffStep(stepsB.get(stepId), turnUsages(b))),
+    );
   const first = rows.find((row) => row.differences.length > 0);
   return {
     a: header(a, stepsA.size),
@@ -147,10 +147,17 @@ function firstKeptStep(run: RunToDiff, steps: Map<number, StepRecord>): number {
   return steps.size > 0 ? Math.min(...steps.keys()) : (run.stepCount ?? 0) + 1;
 }
 
-function diffStep(step: StepRecord | undefined, usage: RunUsage | undefined): RunDiffStep | null {
+/** A run's usage per model turn; none when its model reported no token counts at all. */
+function turnUsages(run: RunToDiff): readonly TurnUsage[] {
+  const usage = run.usage;
+  if (!usage || usage.unreportedTurns >= (run.turns ?? usage.turns.length)) return [];
+  return usage.turns;
+}
+
+function diffStep(step: StepRecord | undefined, turns: readonly TurnUsage[]): RunDiffStep | null {
   if (!step) return null;
   const observation = step.observation;
-  const turnUsage = usage?.turns.find((turn) => turn.turn === step.turn);
+  const turnUsage = turns.find((turn) => turn.turn === step.turn);
   return {
     tool: step.tool,
     arguments: step.arguments,
@@ -184,14 +191,18 @@ function comparable(args: unknown): string {
   }
 }
 
+/** A run's usage totals, without the per-turn list. */
+function totalsOf({ turns: _turns, ...totals }: RunUsage): RunUsageTotals {
+  return totals;
+}
+
 function header(run: RunToDiff, distinctSteps: number): RunDiffHeader {
   return {
     workflowId: run.workflowId,
     status: run.status,
     steps: run.stepCount ?? distinctSteps,
     ...(run.turns !== undefined ? { turns: run.turns } : {}),
-    ...(run.usage ? { inputTokens: run.usage.inputTokens, outputTokens: run.usage.outputTokens } : {}),
-    ...(run.usage?.cost !== undefined ? { cost: run.usage.cost } : {}),
+    ...(run.usage ? { usage: totalsOf(run.usage) } : {}),
     ...(run.fromHistory ? { fromHistory: true } : {}),
   };
 }
