@@ -53,7 +53,7 @@ function stepsDiffTable(diff: RunDiff): string {
       [mark, '', 'b', ...stepCells(row, 'b', seenTurns.b)],
     ];
   });
-  return table(['', 'step', 'run', 'tool', 'arguments', 'status', 'outcome', 'turn', 'tokens', 'cost'], rows);
+  return table([' ', 'step', 'run', 'tool', 'arguments', 'status', 'outcome', 'turn', 'tokens', 'cost'], rows);
 }
 
 /** One run's cells of a step; tokens and cost only on the first call of a turn (they are the turn's). */
