@@ -5,6 +5,7 @@
 import { diffRuns, type RunToDiff } from '../../src/client/run-diff';
 import { diffText, divergenceLine, runHeaderLine } from '../../src/cli/diff-view';
 import type { StepRecord } from '../../src/contract/agent-run-types';
+import { usageOfTurns } from '../support/run-usage';
 
 function charge(stepId: number, amountCents: number): StepRecord {
   return {
@@ -26,17 +27,10 @@ function run(workflowId: string, amountCents: number): RunToDiff {
     steps: [charge(1, 0), charge(2, amountCents)],
     turns: 3,
     stepCount: 2,
-    usage: {
-      inputTokens: 330,
-      outputTokens: 45,
-      cost: 0.0021,
-      unreportedTurns: 0,
-      unpricedTurns: 0,
-      turns: [
-        { turn: 1, inputTokens: 100, outputTokens: 15, cost: 0.0007 },
-        { turn: 2, inputTokens: 110, outputTokens: 15, cost: 0.0007 },
-      ],
-    },
+    usage: usageOfTurns([
+      { turn: 1, inputTokens: 100, outputTokens: 15, cost: 0.0007 },
+      { turn: 2, inputTokens: 110, outputTokens: 15, cost: 0.0014 },
+    ]),
   };
 }
 
@@ -52,7 +46,7 @@ test('a run with a step the other does not have is named in the summary line', (
 
 test('the header line of a run says status, tool calls, model turns, tokens and cost', () => {
   expect(runHeaderLine('run-a', diffRuns(run('order-a', 1000), run('order-b', 1000)).a)).toBe(
-    'run-a  order-a  completed · 2 tool calls · 3 model turns · tokens 330 in, 45 out, cost 0.0021',
+    'run-a  order-a  completed · 2 tool calls · 3 model turns · tokens 210 in, 30 out, cost 0.0021',
   );
 });
 

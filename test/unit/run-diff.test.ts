@@ -4,8 +4,9 @@
  */
 import { diffRuns, type RunToDiff } from '../../src/client/run-diff';
 import type { ToolErrorObservation } from '../../src/contract/activity-protocol';
-import type { RunUsage, StepRecord } from '../../src/contract/agent-run-types';
+import type { StepRecord } from '../../src/contract/agent-run-types';
 import { REDACTED } from '../../src/contract/sensitive-arguments';
+import { usageOfTurns } from '../support/run-usage';
 
 const DECLINED: ToolErrorObservation = {
   status: 'error',
@@ -108,17 +109,10 @@ test('redacted arguments compare by their recorded form: the same but for a reda
 });
 
 test('each step carries the tokens and cost of the model turn that proposed it', () => {
-  const usage: RunUsage = {
-    inputTokens: 300,
-    outputTokens: 60,
-    cost: 0.003,
-    unreportedTurns: 0,
-    unpricedTurns: 0,
-    turns: [
-      { turn: 1, inputTokens: 100, outputTokens: 20, cost: 0.001 },
-      { turn: 2, inputTokens: 200, outputTokens: 40, cost: 0.002 },
-    ],
-  };
+  const usage = usageOfTurns([
+    { turn: 1, inputTokens: 100, outputTokens: 20, cost: 0.001 },
+    { turn: 2, inputTokens: 200, outputTokens: 40, cost: 0.002 },
+  ]);
   // Steps 2 and 3 come from turn 2 (parallel calls of one turn).
   const steps = [BASE[0]!, BASE[1]!, { ...BASE[2]!, turn: 2 }];
   const diff = diffRuns(run('a', steps, { usage, turns: 2 }), run('b', steps));
@@ -134,13 +128,10 @@ test('each step carries the tokens and cost of the model turn that proposed it',
 });
 
 test('a run whose model reported no token counts gives its steps no turn usage', () => {
-  const usage: RunUsage = {
-    inputTokens: 0,
-    outputTokens: 0,
-    unreportedTurns: 3,
-    unpricedTurns: 0,
-    turns: [1, 2, 3].map((turn) => ({ turn, inputTokens: 0, outputTokens: 0 })),
-  };
+  const usage = usageOfTurns(
+    [1, 2, 3].map((turn) => ({ turn, inputTokens: 0, outputTokens: 0 })),
+    3,
+  );
   const diff = diffRuns(run('a', BASE, { usage }), run('b', BASE));
   expect(diff.rows.map((row) => row.a?.turnUsage)).toEqual([undefined, undefined, undefined]);
 });
