@@ -23,7 +23,7 @@ options:
   --json          print the diff as JSON (firstDivergence: the step id, or null)
   -h, --help      this help
 
-exit codes (as diff(1)): 0 no divergence, 1 the runs diverge, 2 bad arguments, no such run, or the server is
+exit codes: as diff(1), 0 no divergence, 1 the runs diverge, 2 bad arguments, no such run, or the server is
 unreachable`,
   async run(argv, context) {
     const { values, positionals, help } = parseCommandArgs(
