@@ -115,11 +115,10 @@ export function diffRuns(a: RunToDiff, b: RunToDiff): RunDiff {
   const stepsB = stepsById(b.steps);
   const comparedFrom = Math.max(firstKeptStep(a, stepsA), firstKeptStep(b, stepsB));
   const ids = [...new Set([...stepsA.keys(), ...stepsB.keys()])].filter((id) => id >= comparedFrom);
+  const [turnsA, turnsB] = [turnUsages(a), turnUsages(b)];
   const rows = ids
     .sort((x, y) => x - y)
-    .map((stepId) =>
-      diffRow(stepId, diffStep(stepsA.get(stepId), turnUsages(a)), diffStep(stepsB.get(stepId), turnUsages(b))),
-    );
+    .map((stepId) => diffRow(stepId, diffStep(stepsA.get(stepId), turnsA), diffStep(stepsB.get(stepId), turnsB)));
   const first = rows.find((row) => row.differences.length > 0);
   return {
     a: header(a, stepsA.size),
