@@ -37,6 +37,11 @@ export const COMMANDS: readonly CliCommandEntry[] = [
     load: async () => (await import('./commands/show')).showCommand,
   },
   {
+    name: 'diff',
+    summary: 'compare two runs step by step (tool, arguments, outcome, tokens) and mark the first divergence',
+    load: async () => (await import('./commands/diff')).diffCommand,
+  },
+  {
     name: 'cancel',
     summary: 'cancel a run: running tool calls are stopped, done steps compensated, newest first',
     load: async () => (await import('./commands/cancel')).cancelCommand,

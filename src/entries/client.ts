@@ -23,6 +23,16 @@ export {
 export { AgentRunStartError, type AgentRunStartErrorCode } from '../client/agent-run-start-error';
 export { PayloadBudgetError, type PayloadBudgetErrorCode } from '../client/payload-budget-error';
 export { runningCalls, type RunningCall } from '../long-calls/live-progress';
+export { diffAgentRuns } from '../client/diff-agent-runs';
+export {
+  diffRuns,
+  type RunDiff,
+  type RunDiffHeader,
+  type RunDiffRow,
+  type RunDiffStep,
+  type RunToDiff,
+  type StepDifference,
+} from '../client/run-diff';
 export type {
   AgentRunInput,
   AgentRunLimits,

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import { readRun } from '../../src/cli/read-run';
+import { readRun } from '../../src/client/read-run';
 import { resolveTemporalCli } from '../../src/dev-server/temporal-cli';
 import { ENCRYPTED_PAYLOAD, encryptedDataConverter } from '../../src/encryption/encryption-codec';
 import type { EncryptionKeyring } from '../../src/encryption/encryption-keys';

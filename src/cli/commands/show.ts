@@ -3,7 +3,7 @@ import { parseCommandArgs } from '../args';
 import { EXIT_CODES, type CliCommand } from '../command';
 import { connectForCommand } from '../connect';
 import { temporalShowCommand } from '../hints';
-import { readRun } from '../read-run';
+import { readRun } from '../../client/read-run';
 import { outputWidth, runSummary, stepsTable } from '../run-view';
 
 /** `durable-tools show <run>`: a run's outcome and its steps table. */

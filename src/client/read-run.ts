@@ -1,5 +1,5 @@
 import { WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { runResultOfFailure, type RunHistory } from '../client/agent-run-client';
+import { runResultOfFailure, type RunHistory } from './agent-run-client';
 import type { ToolActivityInput } from '../contract/tool-activity-types';
 import type { ToolErrorObservation } from '../contract/activity-protocol';
 import { getRunStateQuery } from '../contract/agent-run-messages';
@@ -8,7 +8,7 @@ import type { AgentRunState, StepRecord } from '../contract/agent-run-types';
 /** How long `show` waits for a worker to answer a query before reading the history instead. */
 export const READ_RUN_TIMING = { queryTimeoutMs: 5_000 } as const;
 
-/** A run as the command line shows it. */
+/** A run as `show` and `diff` read it (`diffAgentRuns`). */
 export interface RunView {
   description: WorkflowExecutionDescription;
   /** The run's state: its result when it ended, else the worker's answer to `getRunState`. */
