@@ -55,16 +55,20 @@ function namedEvent(message: string, history: temporal.api.history.v1.IHistory):
   return marker ? { eventId: Number(marker.eventId ?? 0), eventType: eventTypeName(marker.eventType!) } : undefined;
 }
 
-/** Whether an event is the marker of the patch `patchId` (its details hold the id as JSON). */
+/** Whether an event is the marker of the patch `patchId` (its details hold `{ "id": patchId, ... }` as JSON). */
 function isPatchMarker(event: temporal.api.history.v1.IHistoryEvent, patchId: string): boolean {
   const details = event.markerRecordedEventAttributes?.details ?? {};
   return Object.values(details).some((payloads) =>
-    (payloads.payloads ?? []).some((payload) =>
-      Buffer.from(payload.data ?? [])
-        .toString('utf8')
-        .includes(patchId),
-    ),
+    (payloads.payloads ?? []).some((payload) => jsonId(payload.data) === patchId),
   );
+}
+
+function jsonId(data: Uint8Array | null | undefined): unknown {
+  try {
+    return (JSON.parse(Buffer.from(data ?? []).toString('utf8')) as { id?: unknown } | null)?.id;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `EVENT_TYPE_ACTIVITY_TASK_SCHEDULED` → `ActivityTaskScheduled`. */
