@@ -99,3 +99,15 @@ test('workflow ids and --query together are a usage error, exit 2', async () => 
   expect(code).toBe(2);
   expect(stderr).toMatch(/Give workflow ids or --query, not both[\s\S]*durable-tools replay --help/);
 });
+
+test('a server that does not answer is reported with its address, and the command exits 1', async () => {
+  const address = process.env.TEMPORAL_ADDRESS;
+  process.env.TEMPORAL_ADDRESS = '127.0.0.1:1';
+  try {
+    const { code, stderr } = await runCliInProcess(['replay', 'some-run']);
+    expect(code).toBe(1);
+    expect(stderr).toContain('Cannot reach a Temporal server at 127.0.0.1:1');
+  } finally {
+    process.env.TEMPORAL_ADDRESS = address;
+  }
+});
