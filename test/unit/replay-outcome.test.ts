@@ -31,31 +31,32 @@ test('a replay without error is ok', () => {
   expect(replayOutcome(undefined, history)).toEqual({ outcome: 'ok' });
 });
 
-test('a nondeterminism naming an event by id gives that event with its recorded type, and the core message', () => {
-  const message =
-    '[TMPRL1100] Nondeterminism error: Timer machine does not handle this event: HistoryEvent(id: 6, ActivityTaskScheduled)';
-  expect(replayOutcome(new DeterminismViolationError(wrapped(message)), history)).toEqual({
-    outcome: 'nondeterministic',
+const NONDETERMINISM = '[TMPRL1100] Nondeterminism error: ';
+
+test.each([
+  {
+    behaviour: 'a nondeterminism naming an event by id gives that event with its recorded type, and the core message',
+    recorded: history,
+    core: `${NONDETERMINISM}Timer machine does not handle this event: HistoryEvent(id: 6, ActivityTaskScheduled)`,
     event: { eventId: 6, eventType: 'ActivityTaskScheduled' },
-    message,
-  });
-});
-
-test('a nondeterminism at a recorded patch the code lacks gives the patch marker event', () => {
-  const message =
-    '[TMPRL1100] Nondeterminism error: Non-deprecated patch marker encountered for change durable-tools/run-scoped-keys, but there is no corresponding change command!';
-  expect(replayOutcome(new DeterminismViolationError(wrapped(message)), patched)).toEqual({
-    outcome: 'nondeterministic',
+  },
+  {
+    behaviour: 'a nondeterminism at a recorded patch the code lacks gives the patch marker event',
+    recorded: patched,
+    core: `${NONDETERMINISM}Non-deprecated patch marker encountered for change durable-tools/run-scoped-keys, but there is no corresponding change command!`,
     event: { eventId: 5, eventType: 'MarkerRecorded' },
-    message,
-  });
-});
-
-test('a nondeterminism that names no event gives none, and the message', () => {
-  const message = '[TMPRL1100] Nondeterminism error: something the core did not tie to an event';
-  expect(replayOutcome(new DeterminismViolationError(wrapped(message)), history)).toEqual({
+  },
+  {
+    behaviour: 'a nondeterminism that names no event gives none, and the message',
+    recorded: history,
+    core: `${NONDETERMINISM}something the core did not tie to an event`,
+    event: undefined,
+  },
+])('$behaviour', ({ recorded, core, event }) => {
+  expect(replayOutcome(new DeterminismViolationError(wrapped(core)), recorded)).toEqual({
     outcome: 'nondeterministic',
-    message,
+    message: core,
+    ...(event ? { event } : {}),
   });
 });
 
