@@ -66,6 +66,7 @@ unreachable, or refused the query), 2 bad arguments`,
       }
       throw error;
     }
+    if (report.replayed === 0) context.err('No run matches the query: nothing was replayed.');
     const summary = `replayed ${report.replayed}, nondeterministic ${report.nondeterministic}, failed ${report.failed}`;
     if (json) context.out(JSON.stringify(report, null, 2));
     else context.out(summary);
