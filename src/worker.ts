@@ -139,6 +139,17 @@ export {
   type CreateWorkerOptions,
   type DurableToolsWorker,
 } from './runtime/create-worker';
+// Determinism check before a deploy: recorded runs replayed against the current workflow code (docs/replay.md)
+export {
+  replayAgentRuns,
+  ReplayAgentRunsError,
+  DEFAULT_REPLAY_LIMIT,
+  type ReplayAgentRunsOptions,
+  type ReplayAgentRunsErrorCode,
+  type AgentRunReplayResult,
+  type AgentRunsReplayReport,
+} from './runtime/replay-agent-runs';
+export type { ReplayEvent } from './runtime/replay-outcome';
 // Logs without task tokens, for a Temporal runtime you install yourself (docs/at-rest.md)
 export { privateRuntimeLogger } from './telemetry/private-logs';
 

@@ -67,6 +67,11 @@ export const COMMANDS: readonly CliCommandEntry[] = [
     load: async () => (await import('./commands/audit')).auditCommand,
   },
   {
+    name: 'replay',
+    summary: 'replay recorded runs against the current workflow code: the determinism check before a deploy',
+    load: async () => (await import('./commands/replay')).replayCommand,
+  },
+  {
     name: 'mcp',
     summary: 'serve the tools over MCP (stdio or Streamable HTTP), each call a durable workflow',
     load: async () => (await import('./commands/mcp')).mcpCommand,
