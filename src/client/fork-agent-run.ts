@@ -79,9 +79,10 @@ export function forkInput(source: AgentRunInput, fork: AgentRunFork, options: Fo
     trackApprovalSearchAttribute: _approvals,
     ...kept
   } = source;
+  const { carriedOver: _ignored, fork: _ignoredFork, ...overrides } = (options.input ?? {}) as Partial<AgentRunInput>;
   return {
     ...kept,
-    ...options.input,
+    ...overrides,
     goal: options.goal ?? source.goal,
     model: options.model ?? source.model,
     fork,
