@@ -18,7 +18,10 @@ const UNSETTLED: ReadonlySet<StepRecord['status']> = new Set(['pending', 'awaiti
 export function buildForkPrefix(source: { workflowId: string; state: AgentRunState }, fromStep: number): AgentRunFork {
   const { workflowId, state } = source;
   if (!Number.isInteger(fromStep) || fromStep < 1) {
-    throw new AgentRunForkError(`fromStep must be a whole number of at least 1 (got ${fromStep}).`, 'INVALID_FROM_STEP');
+    throw new AgentRunForkError(
+      `fromStep must be a whole number of at least 1 (got ${fromStep}).`,
+      'INVALID_FROM_STEP',
+    );
   }
   const wanted = fromStep - 1;
   if (state.stepCount < wanted) {

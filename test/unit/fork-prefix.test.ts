@@ -145,7 +145,11 @@ describe('forkInput', () => {
       goal: 'Book a cheaper trip',
       input: { limits: { maxSteps: 20 } },
     });
-    expect(input).toMatchObject({ goal: 'Book a cheaper trip', model: { provider: 'other' }, limits: { maxSteps: 20 } });
+    expect(input).toMatchObject({
+      goal: 'Book a cheaper trip',
+      model: { provider: 'other' },
+      limits: { maxSteps: 20 },
+    });
   });
 });
 
