@@ -58,6 +58,11 @@ export function forkedTranscriptMessages(steps: readonly StepRecord[]): Transcri
   return messages;
 }
 
+/** Where a forked run comes from, as its state shows it in every generation. */
+export function forkOrigin(fork: AgentRunFork): NonNullable<AgentRunState['forkedFrom']> {
+  return { workflowId: fork.sourceWorkflowId, fromStep: fork.fromStep };
+}
+
 /**
  * Starts a forked run's first generation from the recorded prefix: the forked step records, the step and turn
  * counters (the next step is `fromStep`), and the prefix in the transcript. No compensation is registered for
@@ -67,6 +72,5 @@ export function startFromForkedPrefix(state: AgentRunState, transcript: RunTrans
   state.steps = forkedStepRecords(fork);
   state.stepCount = fork.fromStep - 1;
   state.turns = fork.turns;
-  state.forkedFrom = { workflowId: fork.sourceWorkflowId, fromStep: fork.fromStep };
   for (const message of forkedTranscriptMessages(fork.steps)) transcript.push(message);
 }

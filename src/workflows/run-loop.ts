@@ -7,7 +7,7 @@ import { modelVisibleTools, undoToolNames } from '../contract/tool-visibility';
 import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
 import { createApprovalGate } from './approval-gate';
 import { BackgroundCalls } from './background-calls';
-import { startFromForkedPrefix } from './forked-prefix';
+import { forkOrigin, startFromForkedPrefix } from './forked-prefix';
 import { checkEffectTiers } from './effect-tiers';
 import { boundedRunView } from './run-budget';
 import { setRunStatus } from './run-end';
@@ -55,6 +55,7 @@ function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
     steps: [],
     policyWarnings: [],
     usage: initialRunUsage(carried?.usage),
+    ...(input.fork ? { forkedFrom: forkOrigin(input.fork) } : {}),
   };
 }
 

@@ -183,6 +183,20 @@ test('a fork that aborts compensates only its own booking, never the forked ones
   expect(cancels.map((effect) => effect.key)).toEqual([`${result.runKey}/3`]);
 });
 
+test('a fork that continues as new keeps its step numbers, its own keys and where it was forked from', async () => {
+  const { result } = await forkFromStep3([NOT_PLAYED, NOT_PLAYED, book('VIE'), charge(400)], {
+    continueAsNewAfterSteps: 1,
+  });
+  expect(result.status).toBe('completed');
+  expect(result.generation).toBeGreaterThan(0);
+  expect(result.forkedFrom).toEqual({ workflowId: sourceId, fromStep: 3 });
+  expect(result.stepCount).toBe(4);
+  expect(effectsUnder(result.runKey!).map((effect) => [effect.kind, effect.key])).toEqual([
+    ['book', `${result.runKey}/3`],
+    ['charge', `${result.runKey}/4`],
+  ]);
+});
+
 test('a fork from a step beyond the source steps is refused and says how far the source goes', async () => {
   const refused = forkAgentRun(temporal.client, sourceId, { fromStep: 8 });
   await expect(refused).rejects.toBeInstanceOf(AgentRunForkError);
