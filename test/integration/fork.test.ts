@@ -51,11 +51,23 @@ function chargeTool(ledger: LedgerServer) {
   });
 }
 
+/** Releases the `hold` tool's calls: until then a run that calls it stays running. */
+let releaseHold: () => void = () => undefined;
+const held = new Promise<void>((resolve) => (releaseHold = resolve));
+const holdTool = defineTool({
+  name: 'hold',
+  description: 'Waits until the test releases it.',
+  input: z.object({}),
+  output: z.object({ released: z.boolean() }),
+  effect: 'read-only',
+  idempotent: true,
+}).implement(async () => (await held, { released: true }));
+
 const temporal = useTestTemporal({
   worker: async (temporal) => {
     ledger = await startLedgerServer();
     return createTestWorker(temporal, {
-      tools: [...tripLedgerTools(ledger), chargeTool(ledger)],
+      tools: [...tripLedgerTools(ledger), chargeTool(ledger), holdTool],
       taskQueue,
       idempotencyStore: new MemoryIdempotencyStore(),
       modelProviders: { recording: recordingModel },
@@ -204,6 +216,16 @@ test('a fork from a step beyond the source steps is refused and says how far the
     code: 'NOT_ENOUGH_STEPS',
     message: expect.stringContaining(`Run ${sourceId} has 5 steps`),
   });
+});
+
+test('a fork of a run that is still running is refused: its steps are not final', async () => {
+  const running = await startAgentRun(temporal.client, scriptedRun('Wait', [callTurn('hold')]), { taskQueue });
+  await expect(forkAgentRun(temporal.client, running.workflowId, { fromStep: 1 })).rejects.toMatchObject({
+    code: 'SOURCE_RUNNING',
+    message: expect.stringContaining(`Run ${running.workflowId} is still running`),
+  });
+  releaseHold();
+  expect((await waitForAgentRun(running)).status).toBe('completed');
 });
 
 test('a fork of an unknown run is refused and names the run', async () => {

@@ -29,8 +29,8 @@ options:
   --task-queue <q>    task queue of the new run (default: the source's)
   -h, --help          this help
 
-exit codes: 0 the new run started, 1 the source is unknown, still running or has fewer than n-1 steps (or
-the server is unreachable), 2 bad arguments`,
+exit codes: 0 the new run started, 1 the source is unknown, still running or has fewer than n-1 steps, a
+run with --id exists already (nothing is started), or the server is unreachable, 2 bad arguments`,
   async run(argv, context) {
     const { values, positionals, help } = parseCommandArgs(
       argv,
