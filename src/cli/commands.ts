@@ -42,6 +42,11 @@ export const COMMANDS: readonly CliCommandEntry[] = [
     load: async () => (await import('./commands/diff')).diffCommand,
   },
   {
+    name: 'fork',
+    summary: 'start a new run from the recorded steps 1..n-1 of a finished run, going on from step n',
+    load: async () => (await import('./commands/fork')).forkCommand,
+  },
+  {
     name: 'cancel',
     summary: 'cancel a run: running tool calls are stopped, done steps compensated, newest first',
     load: async () => (await import('./commands/cancel')).cancelCommand,

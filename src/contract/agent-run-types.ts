@@ -99,8 +99,38 @@ export interface AgentRunInput {
    * has the attribute registered.
    */
   trackApprovalSearchAttribute?: boolean;
+  /**
+   * The recorded prefix of another run this run is forked from (set by `forkAgentRun`): its steps are taken as
+   * recorded (no tool runs, no model is asked for them) and the run goes on from the next step. See docs/fork.md.
+   */
+  fork?: AgentRunFork;
   /** Set by the workflow itself when it continues as new; never by clients. */
   carriedOver?: AgentRunCarryOver;
+}
+
+/**
+ * The recorded prefix a forked run starts from: the source run's steps 1 to `fromStep - 1`, as the source
+ * recorded them (redacted arguments, bounded observations; claim-checked outputs as their previews).
+ */
+export interface AgentRunFork {
+  /** Workflow id of the source run. */
+  sourceWorkflowId: string;
+  /** The source run's key (`${workflowId}/${firstExecutionRunId}`): the forked steps' effects are under it. */
+  sourceRunKey?: string;
+  /** The first step this run takes itself; steps before it are the source's. */
+  fromStep: number;
+  /** Model turns of the source up to the last forked step (the fork's next turn is this + 1). */
+  turns: number;
+  /** The source's step records 1 to `fromStep - 1`, in order. */
+  steps: StepRecord[];
+}
+
+/** Where a forked step record comes from: the step of the source run it was taken from (docs/fork.md). */
+export interface ForkedStepOrigin {
+  /** Workflow id of the source run; the step's effects belong to that run, which alone may compensate them. */
+  workflowId: string;
+  /** The source run's key, when it has one. */
+  runKey?: string;
 }
 
 /** A compensation the run owes: registered before its forward call, dropped only when that call had no effect. */
@@ -190,6 +220,11 @@ export interface StepRecord {
   /** Workflow time (ms since epoch) when the step started and ended. */
   startedAt?: number;
   endedAt?: number;
+  /**
+   * Set on the steps a forked run took from its source run as recorded: nothing ran for them in this run, and
+   * this run never compensates them (docs/fork.md).
+   */
+  forked?: ForkedStepOrigin;
 }
 
 /** Status of a whole run; also the value of the `DurableRunStatus` search attribute. */
@@ -256,6 +291,8 @@ export interface AgentRunState {
   policyWarnings: string[];
   /** Token usage and cost of the model turns. */
   usage: RunUsage;
+  /** Set when the run was forked from another run: the source and the first step the fork took itself. */
+  forkedFrom?: { workflowId: string; fromStep: number };
   /** True when the model sees the catalog in summary form (names, one-line descriptions, `describe_tools`). */
   toolsDisclosedOnDemand?: boolean;
   /**

@@ -24,6 +24,8 @@ export { AgentRunStartError, type AgentRunStartErrorCode } from '../client/agent
 export { PayloadBudgetError, type PayloadBudgetErrorCode } from '../client/payload-budget-error';
 export { runningCalls, type RunningCall } from '../long-calls/live-progress';
 export { diffAgentRuns } from '../client/diff-agent-runs';
+export { forkAgentRun, type ForkAgentRunOptions } from '../client/fork-agent-run';
+export { AgentRunForkError, type AgentRunForkErrorCode } from '../client/agent-run-fork-error';
 export {
   diffRuns,
   type RunDiff,
@@ -35,6 +37,8 @@ export {
 } from '../client/run-diff';
 export type {
   AgentRunInput,
+  AgentRunFork,
+  ForkedStepOrigin,
   AgentRunLimits,
   AgentRunResult,
   AgentRunState,

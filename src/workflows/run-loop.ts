@@ -7,6 +7,7 @@ import { modelVisibleTools, undoToolNames } from '../contract/tool-visibility';
 import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
 import { createApprovalGate } from './approval-gate';
 import { BackgroundCalls } from './background-calls';
+import { forkOrigin, startFromForkedPrefix } from './forked-prefix';
 import { checkEffectTiers } from './effect-tiers';
 import { boundedRunView } from './run-budget';
 import { setRunStatus } from './run-end';
@@ -54,6 +55,7 @@ function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
     steps: [],
     policyWarnings: [],
     usage: initialRunUsage(carried?.usage),
+    ...(input.fork ? { forkedFrom: forkOrigin(input.fork) } : {}),
   };
 }
 
@@ -95,6 +97,8 @@ export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
   const transcript = carried
     ? new RunTranscript({ cursor: carried.transcriptCursor, unsent: carried.unsentMessages ?? [] })
     : new RunTranscript({ goal: input.goal });
+  // A forked run's first generation starts after the source's recorded steps (docs/fork.md).
+  if (!carried && input.fork) startFromForkedPrefix(state, transcript, input.fork);
   return {
     input,
     state,

@@ -131,7 +131,7 @@ function runInput(goal: string, values: ParsedValues, context: CliContext): Agen
 }
 
 /** The turns of a `--script` file, checked against the scripted turn format (problems named by path). */
-function scriptedTurnsFile(path: string, context: CliContext): ScriptedTurn[] {
+export function scriptedTurnsFile(path: string, context: CliContext): ScriptedTurn[] {
   const turns = readJson(path, context, '--script');
   try {
     return parseScriptedTurns(turns);
@@ -143,7 +143,8 @@ function scriptedTurnsFile(path: string, context: CliContext): ScriptedTurn[] {
   }
 }
 
-function modelSettings(option: string, context: CliContext): ModelSettings {
+/** The `--model` option: inline JSON settings, a JSON file, or a provider name. */
+export function modelSettings(option: string, context: CliContext): ModelSettings {
   const trimmed = option.trim();
   const parsed: unknown = trimmed.startsWith('{')
     ? parseJson(trimmed, '--model')
@@ -156,7 +157,8 @@ function modelSettings(option: string, context: CliContext): ModelSettings {
   return parsed as ModelSettings;
 }
 
-function readJson(path: string, context: CliContext, flag: string): unknown {
+/** A JSON file named on the command line (relative to the working directory); a usage error names the flag. */
+export function readJson(path: string, context: CliContext, flag: string): unknown {
   let text: string;
   try {
     text = readFileSync(resolve(context.cwd, path), 'utf8');

@@ -1,0 +1,95 @@
+import type { AgentRunInput } from '../../contract/agent-run-types';
+import type { ModelSettings } from '../../contract/model-types';
+import { forkAgentRun, type ForkAgentRunOptions } from '../../client/fork-agent-run';
+import { parseCommandArgs, stringOption, type ParsedValues } from '../args';
+import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../command';
+import { connectForCommand } from '../connect';
+import { modelSettings, readJson, scriptedTurnsFile } from './run';
+
+/** `durable-tools fork <run> --from-step N`: a new run from another run's recorded steps. */
+export const forkCommand: CliCommand = {
+  name: 'fork',
+  help: `usage: durable-tools fork <run id> --from-step <n> [--script <turns.json> | --model <m>] [options]
+
+Starts a NEW run that takes steps 1 to n-1 from a finished run as it recorded them (no tool runs and no
+model is asked for them again) and goes on from step n with the given model, goal and input, against the
+tools the workers have now. Steps from n on are the new run's own: their effects get the new run's keys and
+only they are compensated by it; the forked steps stay the source run's (docs/fork.md). Prints the new
+run's id; follow it with \`show\`.
+
+options:
+  --from-step <n>     the first step the new run takes itself (1: nothing is taken from the source)
+  --script <file>     the offline "scripted" model from step n on (a JSON array of turns, as for \`run\`). It
+                      plays its turn k at the run's model turn k, counted from the source's first turn
+  --model <m>         model settings: a JSON file or inline JSON ({"provider": ...}), or a provider name
+                      (default: the source's model)
+  --goal <text>       the new run's goal (default: the source's)
+  --input <file>      JSON file with run input fields that replace the source's (limits, allowedTools, ...)
+  --id <run id>       workflow id of the new run (default agent-run-<uuid>)
+  --task-queue <q>    task queue of the new run (default: the source's)
+  -h, --help          this help
+
+exit codes: 0 the new run started, 1 the source is unknown, still running or has fewer than n-1 steps, a
+run with --id exists already (nothing is started), or the server is unreachable, 2 bad arguments`,
+  async run(argv, context) {
+    const { values, positionals, help } = parseCommandArgs(
+      argv,
+      {
+        'from-step': { type: 'string' },
+        script: { type: 'string' },
+        model: { type: 'string' },
+        goal: { type: 'string' },
+        input: { type: 'string' },
+        id: { type: 'string' },
+        'task-queue': { type: 'string' },
+      },
+      { min: 1, max: 1, names: '<run id>' },
+    );
+    if (help) return (context.out(forkCommand.help), EXIT_CODES.ok);
+    const source = positionals[0]!;
+    const options = forkOptions(values, context);
+    const { client } = await connectForCommand(context);
+    const handle = await forkAgentRun(client, source, options);
+    if (!handle.started) {
+      context.out(`Run ${handle.workflowId} already exists; nothing was started.`);
+      return EXIT_CODES.error;
+    }
+    context.out(`Run ${handle.workflowId} started: steps 1-${options.fromStep - 1} taken from ${source}.`);
+    context.out(`Follow it with: ${context.self} show ${handle.workflowId}`);
+    return EXIT_CODES.ok;
+  },
+};
+
+/** The options of `forkAgentRun` from the command line. */
+function forkOptions(values: ParsedValues, context: CliContext): ForkAgentRunOptions {
+  const fromStepText = stringOption(values, 'from-step');
+  if (fromStepText === undefined) throw new CliUsageError('fork needs --from-step <n>.');
+  const fromStep = Number(fromStepText);
+  if (!/^\d+$/.test(fromStepText) || fromStep < 1) {
+    throw new CliUsageError(`--from-step must be a whole number of at least 1 (got ${JSON.stringify(fromStepText)}).`);
+  }
+  const model = forkModel(values, context);
+  const inputFile = stringOption(values, 'input');
+  const input = inputFile === undefined ? undefined : readJson(inputFile, context, '--input');
+  if (input !== undefined && (typeof input !== 'object' || input === null || Array.isArray(input))) {
+    throw new CliUsageError('--input must be a JSON object of run input fields.');
+  }
+  const goal = stringOption(values, 'goal');
+  const id = stringOption(values, 'id');
+  const taskQueue = stringOption(values, 'task-queue');
+  return {
+    fromStep,
+    ...(model ? { model } : {}),
+    ...(goal !== undefined ? { goal } : {}),
+    ...(input ? { input: input as Partial<AgentRunInput> } : {}),
+    ...(id !== undefined ? { workflowId: id } : {}),
+    ...(taskQueue !== undefined ? { taskQueue } : {}),
+  };
+}
+
+function forkModel(values: ParsedValues, context: CliContext): ModelSettings | undefined {
+  const script = stringOption(values, 'script');
+  if (script !== undefined) return { provider: 'scripted', script: scriptedTurnsFile(script, context) };
+  const model = stringOption(values, 'model');
+  return model === undefined ? undefined : modelSettings(model, context);
+}
