@@ -5,7 +5,7 @@
  * indicator (its audience), and prints `issuer <issuer>` then {@link OIDC_PROVIDER_READY}. Its configuration is the JSON of
  * `OIDC_TEST_PROVIDER` ({@link OidcTestProviderConfig}). Runs until killed.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** The configuration the provider process reads. */
@@ -27,8 +27,8 @@ export const OIDC_PROVIDER_READY = 'OIDC_PROVIDER_READY';
 async function main(): Promise<void> {
   const config = JSON.parse(process.env[OIDC_TEST_PROVIDER_ENV] ?? '') as OidcTestProviderConfig;
   const { default: Provider } = await import('oidc-provider');
-  let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
-  const server = createServer((req, res) => handler?.(req, res));
+  // Requests are answered once the provider exists; it needs the port in its issuer first.
+  const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const expired = new Set(config.expiredClients ?? []);
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
       },
     },
   });
-  handler = provider.callback();
+  server.on('request', provider.callback());
   console.log(`issuer ${issuer}`);
   console.log(OIDC_PROVIDER_READY);
 }

@@ -42,7 +42,7 @@ export const MCP_OAUTH_CLOCK_TOLERANCE_SECONDS = 30;
  *   over plain HTTP beyond loopback.
  */
 export function createMcpAccessTokenVerifier(options: McpAccessTokenVerifierOptions): McpAccessTokenVerifier {
-  const issuer = secureUrl(options.issuer, 'The OAuth issuer');
+  secureUrl(options.issuer, 'The OAuth issuer');
   if (!URL.canParse(options.audience)) {
     throw new McpConfigError(
       `The OAuth audience must be an absolute URI, not "${options.audience}".`,
@@ -52,14 +52,14 @@ export function createMcpAccessTokenVerifier(options: McpAccessTokenVerifierOpti
   let keys: Promise<JWTVerifyGetKey> | undefined;
   const keySet = (): Promise<JWTVerifyGetKey> => {
     if (!keys) {
-      keys = discoverJwksUri(issuer, options.issuer).then((uri) => createRemoteJWKSet(new URL(uri)));
+      keys = discoverOAuthJwksUri(options.issuer).then((uri) => createRemoteJWKSet(new URL(uri)));
       // A failed discovery is tried again by the next request.
       keys.catch(() => (keys = undefined));
     }
     return keys;
   };
   return {
-    discover: async () => discoverJwksUri(issuer, options.issuer),
+    discover: () => discoverOAuthJwksUri(options.issuer),
     verify: async (token) => {
       let getKey: JWTVerifyGetKey;
       try {
@@ -132,8 +132,16 @@ function rejectionOf(error: unknown): string {
   return 'The access token is not a valid JWT.';
 }
 
-/** The `jwks_uri` of the issuer's metadata (OpenID Connect discovery, else RFC 8414). */
-async function discoverJwksUri(issuer: URL, configured: string): Promise<string> {
+/**
+ * The `jwks_uri` of an issuer's metadata: `<issuer>/.well-known/openid-configuration` (OpenID Connect discovery),
+ * else `<origin>/.well-known/oauth-authorization-server<path>` (RFC 8414). The document's `issuer` must be
+ * `configured` exactly.
+ *
+ * @throws {@link McpConfigError} `UNREADABLE` when neither answers, `INVALID_CONFIG` for a document of another
+ *   issuer, without a `jwks_uri`, or a URL neither HTTPS nor loopback.
+ */
+export async function discoverOAuthJwksUri(configured: string): Promise<string> {
+  const issuer = secureUrl(configured, 'The OAuth issuer');
   const path = issuer.pathname.replace(/\/$/, '');
   const candidates = [
     `${issuer.origin}${path}/.well-known/openid-configuration`,
