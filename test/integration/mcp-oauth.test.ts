@@ -19,10 +19,11 @@ import {
   useOidcTestProvider,
   type OidcTestProvider,
 } from '../support/oidc-provider';
-import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { createRecordingTools, createWaitForCancelTool } from '../support/test-tools';
 import { isStepKeyOf } from '../support/run-key';
 import { waitFor } from '../support/wait-for';
+import { runCliToEnd, startCli, waitForCliOutput } from '../support/cli-process';
 
 const BOTH = 'tools:read tools:write';
 const signingKey = oidcSigningKey();
@@ -261,5 +262,53 @@ describe('configuration', () => {
           createDurableMcpServer({ client: temporal.client, taskQueue, catalog: registry.catalog(), caller }),
       }),
     ).rejects.toThrow(McpConfigError);
+  });
+});
+
+describe('the `durable-tools mcp` command', () => {
+  const env = () => ({
+    TEMPORAL_ADDRESS: testServer().address,
+    TEMPORAL_NAMESPACE: testServer().namespace,
+    DURABLE_TOOLS_MCP_TOKEN: '',
+    DURABLE_TOOLS_MCP_TOKENS: '',
+    DURABLE_TOOLS_TASK_QUEUE: taskQueue,
+  });
+  const args = ['mcp', '--tools', 'test/support/test-tools-module.ts', '--http', '--port', '0', '--no-worker'];
+
+  test('--oauth-issuer with a static token set too exits 2 saying they are exclusive', async () => {
+    const { code, stderr } = await runCliToEnd([...args, '--oauth-issuer', provider().issuer], {
+      ...env(),
+      DURABLE_TOOLS_MCP_TOKEN: 'static-secret',
+    });
+    expect(code).toBe(2);
+    expect(stderr).toContain('exclusive');
+  });
+
+  test('--oauth-issuer serves a 401 naming its metadata to a request without a token, and accepts a token', async () => {
+    const cli = startCli([...args, '--oauth-issuer', provider().issuer], env());
+    try {
+      await waitForCliOutput(cli, /MCP server at (http:\S+):/);
+      const url = /MCP server at (http:\S+):/.exec(cli.stderr())![1]!;
+      const send = (token?: string) =>
+        fetch(url, {
+          method: 'POST',
+          headers: {
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            ...(token ? { Authorization: `Bearer ${token}` } : {}),
+          },
+          body: JSON.stringify(INITIALIZE),
+        });
+      const refused = await send();
+      expect(refused.status).toBe(401);
+      expect(challengeOf(refused)['resource_metadata']).toBe(
+        `${new URL(url).origin}/.well-known/oauth-protected-resource/mcp`,
+      );
+      const accepted = await send(await provider().token('alice', { resource: url, scope: BOTH }));
+      expect(accepted.status).toBe(200);
+    } finally {
+      process.kill(cli.child.pid!, 'SIGTERM');
+      await cli.exited;
+    }
   });
 });
