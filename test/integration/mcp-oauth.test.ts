@@ -6,13 +6,13 @@
  * tasks. One listener, a worker of the recording tools in this process, SDK clients with a Bearer header.
  */
 import { SignJWT, importJWK } from 'jose';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startMcpHttpListener } from '../../src/mcp/server/mcp-http-listener';
 import { mcpReadOnlyToolNames } from '../../src/mcp/server/mcp-oauth-scopes';
 import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { McpConfigError } from '../../src/mcp/client/mcp-config-error';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 import { useMcpTestListener } from '../support/mcp-test-listener';
+import { expectTasksListedToTheirCallersOnly } from '../support/mcp-task-isolation';
 import {
   oidcSigningKey,
   startOidcTestProvider,
@@ -22,7 +22,6 @@ import {
 import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { createRecordingTools, createWaitForCancelTool } from '../support/test-tools';
 import { isStepKeyOf } from '../support/run-key';
-import { waitFor } from '../support/wait-for';
 import { runCliToEnd, startCli, waitForCliOutput } from '../support/cli-process';
 
 const BOTH = 'tools:read tools:write';
@@ -229,24 +228,9 @@ describe("the token's subject as the caller", () => {
     expect([effectsOf(key, ALICE), effectsOf(key, BOB)]).toEqual([1, 1]);
   });
 
-  test("tasks/list shows a subject its own tasks and none of another subject's", async () => {
+  test("tasks/list and tasks/get answer a subject its own tasks and none of another subject's", async () => {
     const [alice, bob] = [await mcp.connect(await tokenOf('alice')), await mcp.connect(await tokenOf('bob'))];
-    const task = async (client: typeof alice) =>
-      (
-        await client.request(
-          { method: 'tools/call', params: { name: 'add', arguments: { a: 1, b: 2 }, task: { ttl: 60_000 } } },
-          CreateTaskResultSchema,
-        )
-      ).task.taskId;
-    const [alices, bobs] = [await task(alice), await task(bob)];
-    const listed = async (client: typeof alice) =>
-      (await client.experimental.tasks.listTasks()).tasks.map((t) => t.taskId);
-    await waitFor('both tasks to be listed for their subjects', async () => {
-      const [a, b] = [await listed(alice), await listed(bob)];
-      return a.includes(alices) && b.includes(bobs);
-    });
-    expect(await listed(alice)).not.toContain(bobs);
-    expect(await listed(bob)).not.toContain(alices);
+    const [alices] = await expectTasksListedToTheirCallersOnly(alice, bob);
     await expect(bob.experimental.tasks.getTask(alices)).rejects.toThrow();
   });
 });
