@@ -111,6 +111,8 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     void sessions.closeIdle();
     const url = new URL(req.url ?? '/', 'http://localhost');
+    // OAuth checks exist once the port is known (the resource URL has it): nothing is served without them.
+    if (options.oauth && !oauth) return reply(res, 503, 'The MCP server is starting.', { 'Retry-After': '1' });
     if (oauth?.isMetadataPath(url.pathname)) return serveMetadata(req, res, oauth, port, host, options);
     if (url.pathname !== '/mcp') return reply(res, 404, 'Not found: the MCP endpoint is /mcp.');
     const refusal = checkRequest(req, port, host, options);
