@@ -1,7 +1,13 @@
 /** @type {import('jest').Config} */
 const shared = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+    // jose (JWT checks of the MCP server's OAuth mode) ships only ES modules, which Jest's require cannot load
+    // before Node 24.9: compile them to CommonJS as Node itself loads them (require(esm)).
+    '^.+/node_modules/jose/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs' } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
 };
 
 /** @type {import('jest').Config} */

@@ -182,6 +182,16 @@ export {
   type McpHttpListener,
   type McpHttpListenerOptions,
 } from './mcp/server/mcp-http-listener';
+export {
+  MCP_PROTECTED_RESOURCE_METADATA_PATH,
+  type McpOAuthOptions,
+  type McpProtectedResourceMetadata,
+} from './mcp/server/mcp-oauth-resource';
+export {
+  MCP_OAUTH_DEFAULT_SCOPES,
+  mcpReadOnlyToolNames,
+  type McpToolScopeOptions,
+} from './mcp/server/mcp-oauth-scopes';
 
 // Reading encrypted runs: the codec server (docs/security.md, "Encryption")
 export {

@@ -13,6 +13,7 @@ import { startMcpHttpListener } from '../../src/mcp/server/mcp-http-listener';
 import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 import { useMcpTestListener } from '../support/mcp-test-listener';
+import { expectTasksListedToTheirCallersOnly } from '../support/mcp-task-isolation';
 import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { createRecordingTools, createWaitForCancelTool } from '../support/test-tools';
 import { waitFor } from '../support/wait-for';
@@ -183,22 +184,7 @@ describe('two callers with their own tokens', () => {
 
   test("tasks/list shows a caller its own tasks and none of a stranger's", async () => {
     const [alice, bob] = [await connect('alice-secret'), await connect('bob-secret')];
-    const task = async (client: McpClient) =>
-      (
-        await client.request(
-          { method: 'tools/call', params: { name: 'add', arguments: { a: 1, b: 2 }, task: { ttl: 60_000 } } },
-          CreateTaskResultSchema,
-        )
-      ).task.taskId;
-    const [alices, bobs] = [await task(alice), await task(bob)];
-    const listed = async (client: McpClient) =>
-      (await client.experimental.tasks.listTasks()).tasks.map((t) => t.taskId);
-    await waitFor('both tasks to be listed for their callers', async () => {
-      const [a, b] = [await listed(alice), await listed(bob)];
-      return a.includes(alices) && b.includes(bobs);
-    });
-    expect(await listed(alice)).not.toContain(bobs);
-    expect(await listed(bob)).not.toContain(alices);
+    await expectTasksListedToTheirCallersOnly(alice, bob);
   });
 
   test("get_agent_run answers a stranger's run id exactly like an id that does not exist", async () => {

@@ -2,6 +2,7 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ToolCatalogEntry } from '../../src/contract/tool-catalog-entry';
 import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server/mcp-http-listener';
+import type { McpOAuthOptions } from '../../src/mcp/server/mcp-oauth-resource';
 import { createDurableMcpServer } from '../../src/mcp/server/mcp-server';
 import type { TestTemporal } from './temporal-test-env';
 
@@ -14,18 +15,22 @@ export interface McpTestListener {
   connect(token: string, beforeConnect?: (client: McpClient) => void): Promise<McpClient>;
   /** Closes `client` after the test too (a client connected another way). */
   track(client: McpClient): void;
+  /** The listener (once the beforeAll hooks ran). */
+  listener(): McpHttpListener;
 }
 
 /**
  * Starts, for the test file, a listener whose sessions each get a durable MCP server of `catalog` for their caller
- * (one per token of `tokens`), and closes the clients after each test and the listener after all.
+ * (one per token of `tokens`, or per access token in OAuth mode: `oauth` is read when the listener starts), and
+ * closes the clients after each test and the listener after all.
  */
 export function useMcpTestListener(
   temporal: TestTemporal,
   options: {
     taskQueue: string;
     catalog: () => readonly ToolCatalogEntry[];
-    tokens: readonly { name: string; token: string }[];
+    tokens?: readonly { name: string; token: string }[];
+    oauth?: () => McpOAuthOptions;
   },
 ): McpTestListener {
   let listener: McpHttpListener | undefined;
@@ -33,7 +38,8 @@ export function useMcpTestListener(
   beforeAll(async () => {
     listener = await startMcpHttpListener({
       port: 0,
-      tokens: [...options.tokens],
+      ...(options.tokens ? { tokens: [...options.tokens] } : {}),
+      ...(options.oauth ? { oauth: options.oauth() } : {}),
       createServer: (caller) =>
         createDurableMcpServer({
           client: temporal.client,
@@ -68,5 +74,6 @@ export function useMcpTestListener(
     track(client) {
       clients.push(client);
     },
+    listener: started,
   };
 }

@@ -12,6 +12,15 @@ export async function spawnWorkerProcess(
   env: Record<string, string>,
   readyMarker: string,
 ): Promise<ChildProcess> {
+  return (await spawnScriptProcess(script, env, readyMarker)).child;
+}
+
+/** {@link spawnWorkerProcess}, resolving also with what the script printed up to its ready line. */
+export async function spawnScriptProcess(
+  script: string,
+  env: Record<string, string>,
+  readyMarker: string,
+): Promise<{ child: ChildProcess; output: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: resolve(__dirname, '..', '..'),
     env: { ...process.env, ...env },
@@ -31,7 +40,7 @@ export async function spawnWorkerProcess(
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
   });
-  return child;
+  return { child, output };
 }
 
 /** The names of the variables by which a worker process is told the server, namespace, bundle and task queue. */

@@ -4,6 +4,7 @@
  * refusal to serve beyond loopback without a token.
  */
 import { request as httpRequest } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -15,6 +16,7 @@ import {
   type McpHttpListener,
   type McpHttpListenerOptions,
 } from '../../src/mcp/server/mcp-http-listener';
+import { listenOnFreePort } from '../support/local-server';
 
 const TOKENS = [
   { name: 'alice', token: 'alice-token' },
@@ -229,5 +231,34 @@ describe('the MCP HTTP listener', () => {
     });
     expect(response.status).toBe(200);
     expect(callers).toEqual([{ subject: 'shared' }]);
+  });
+});
+
+describe('the MCP HTTP listener in OAuth mode, its issuer not answering', () => {
+  /** An issuer URL on a loopback port nothing listens on. */
+  async function silentIssuer(): Promise<string> {
+    const server = createNetServer();
+    const port = await listenOnFreePort(server);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return `http://127.0.0.1:${port}`;
+  }
+
+  test('answers a token it cannot check with 503 and Retry-After, not 401 (the token may be good)', async () => {
+    const listener = await listen({ tokens: [], oauth: { issuer: await silentIssuer() } });
+    const response = await post(listener, INITIALIZE, { Authorization: 'Bearer some.jwt.here' });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('30');
+    expect(response.headers.get('www-authenticate')).toBeNull();
+    expect(await response.text()).not.toContain('some.jwt.here');
+  });
+
+  test('serves its protected resource metadata to any origin, and only with GET', async () => {
+    const listener = await listen({ tokens: [], oauth: { issuer: await silentIssuer() } });
+    const url = listener.resourceMetadataUrl!;
+    const read = await fetch(url, { headers: { Origin: 'https://client.example' } });
+    expect(read.status).toBe(200);
+    expect(read.headers.get('access-control-allow-origin')).toBe('*');
+    expect((await read.json()) as unknown).toMatchObject({ resource: listener.url });
+    expect((await fetch(url, { method: 'POST' })).status).toBe(405);
   });
 });

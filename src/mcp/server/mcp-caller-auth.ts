@@ -10,10 +10,12 @@ export interface McpNamedToken {
 }
 
 /**
- * Tells who sent a request: a caller, or undefined to refuse it with 401. The listener calls it on every request, so
- * a session always belongs to the caller who opened it.
+ * Tells who sent a request: a caller, or undefined to refuse it with 401 (at once or as a promise). The listener
+ * calls it on every request, so a session always belongs to the caller who opened it.
  */
-export type McpCallerAuthenticator = (request: IncomingMessage) => McpCaller | undefined;
+export type McpCallerAuthenticator = (
+  request: IncomingMessage,
+) => McpCaller | undefined | Promise<McpCaller | undefined>;
 
 /** Environment variables holding the MCP server's bearer tokens (never arguments: `ps` would show them). */
 export const MCP_TOKEN_ENV = {

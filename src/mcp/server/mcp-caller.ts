@@ -4,7 +4,8 @@ import { createHash, randomUUID } from 'node:crypto';
  * Who calls the MCP server, as authentication established it. Everything a caller creates through the server
  * (tool-call workflows and their tasks, agent runs) is scoped to its identity: another caller is answered as if
  * it did not exist. The static tokens of `DURABLE_TOOLS_MCP_TOKENS` map each token to `{ subject: "token:<name>" }`;
- * an OAuth resource server would map a verified access token to its `sub` and `client_id`.
+ * the OAuth mode (`oauth` of the listener, `--oauth-issuer`) maps a verified access token to its `sub` and
+ * `client_id` (or `azp`).
  */
 export interface McpCaller {
   /** The authenticated principal (a token's name, an OAuth `sub`). */

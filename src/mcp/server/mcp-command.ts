@@ -14,6 +14,9 @@ import { loadMcpConfigFile } from '../client/mcp-config';
 import { McpHost, withMcpTools } from '../client/mcp-host';
 import { isLoopbackHost } from '../../net/http-guard';
 import { MCP_TOKEN_ENV, mcpTokensFromEnv } from './mcp-caller-auth';
+import { MCP_OAUTH_ARG_OPTIONS, MCP_OAUTH_ENV, MCP_OAUTH_USAGE, mcpOAuthModeOf } from './mcp-oauth-flags';
+import { mcpReadOnlyToolNames } from './mcp-oauth-scopes';
+import { discoverOAuthJwksUri } from './mcp-oauth-verifier';
 import { startMcpHttpListener } from './mcp-http-listener';
 import { MCP_HTTP_SESSION_DEFAULTS } from './mcp-http-sessions';
 import type { McpCaller } from './mcp-caller';
@@ -36,9 +39,11 @@ export const MCP_COMMAND_USAGE = `usage: durable-tools mcp (--stdio | --http [--
   --max-sessions N    live HTTP sessions at most (default ${MCP_HTTP_SESSION_DEFAULTS.maxSessions})
   --session-idle S    seconds after which an idle HTTP session is closed (default ${MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs / 1000})
   --insecure-no-auth  serve HTTP beyond loopback without a token (everyone shares one identity; never do this)
+${MCP_OAUTH_USAGE}
 Environment: DURABLE_TOOLS_TOOLS_MODULE (tools to serve, default the demo's), ${MCP_TOKEN_ENV.token} (bearer token
 required over HTTP), ${MCP_TOKEN_ENV.tokens} (name:token,... one caller each; calls, tasks and runs are scoped per
-caller), DURABLE_TOOLS_MCP_CONFIG (a {"mcpServers": ...} file whose tools the worker also runs),
+caller), ${MCP_OAUTH_ENV.issuer}, ${MCP_OAUTH_ENV.audience} and ${MCP_OAUTH_ENV.resource} (as the
+--oauth-* flags), DURABLE_TOOLS_MCP_CONFIG (a {"mcpServers": ...} file whose tools the worker also runs),
 TEMPORAL_ADDRESS etc. (default: a local dev server, started if none answers on 127.0.0.1:7233).`;
 
 /**
@@ -74,7 +79,13 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
     return 2;
   }
   const tokens = values.http ? mcpTokensFromEnv() : [];
-  if (values.http && tokens.length === 0 && !isLoopbackHost(values.host) && !values['insecure-no-auth']) {
+  const oauthBase = mcpOAuthModeOf(values, { stdio: values.stdio === true, staticTokens: tokens.length > 0 });
+  if (typeof oauthBase === 'string') {
+    console.error(oauthBase);
+    return 2;
+  }
+  const withOAuth = oauthBase !== undefined;
+  if (values.http && tokens.length === 0 && !withOAuth && !isLoopbackHost(values.host) && !values['insecure-no-auth']) {
     console.error(
       `Refusing to serve MCP on ${values.host} without a token: set ${MCP_TOKEN_ENV.token} or ${MCP_TOKEN_ENV.tokens}, bind 127.0.0.1, or pass --insecure-no-auth.`,
     );
@@ -84,6 +95,8 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
   enableTypeScriptFor(resolve(toolsModule), process.cwd());
   const settings = connectionSettingsFromEnv();
   const taskQueue = values['task-queue'] || process.env.DURABLE_TOOLS_TASK_QUEUE || defaultMcpTaskQueue(name);
+  // The issuer's metadata is read now, so a wrong issuer stops the command before anything starts.
+  const jwksUri = oauthBase ? await discoverOAuthJwksUri(oauthBase.issuer) : undefined;
   const temporal = await ensureLocalTemporal(settings, { log: say });
   const tools = await loadToolsModule(toolsModule);
   const host = mcpConfigPath ? new McpHost(loadMcpConfigFile(mcpConfigPath)) : undefined;
@@ -111,7 +124,9 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
       await Promise.race([closed, stopRequested]);
       await server.close();
     } else {
-      const insecure = tokens.length === 0 && !isLoopbackHost(values.host);
+      const insecure = tokens.length === 0 && !withOAuth && !isLoopbackHost(values.host);
+      const readOnlyTools = mcpReadOnlyToolNames(registry.catalog());
+      const oauth = oauthBase && { ...oauthBase, scopes: { ...oauthBase.scopes, readOnlyTools } };
       const listener = await startMcpHttpListener({
         port: http.port,
         host: values.host,
@@ -119,6 +134,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
         maxSessions: http.maxSessions,
         sessionIdleTimeoutMs: http.idleMs,
         ...(tokens.length > 0 ? { tokens } : {}),
+        ...(oauth ? { oauth } : {}),
         ...(insecure ? { insecureNoAuth: true } : {}),
         ...(values['allow-host'] ? { allowedHosts: values['allow-host'] } : {}),
         ...(values['allow-origin'] ? { allowedOrigins: values['allow-origin'] } : {}),
@@ -128,8 +144,9 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
           `WARNING: --insecure-no-auth: ${listener.url} serves every tool WITHOUT authentication to anyone who can reach ${values.host}; all of them share one identity (each other's calls, tasks and runs).`,
         );
       }
-      const auth =
-        tokens.length > 0
+      const auth = oauthBase
+        ? `OAuth access tokens of ${oauthBase.issuer} required (keys at ${jwksUri}; metadata at ${listener.resourceMetadataUrl})`
+        : tokens.length > 0
           ? `bearer token required (callers ${tokens.map((t) => t.name).join(', ')})`
           : 'no token (one shared identity)';
       say(`durable-tools MCP server at ${listener.url}: ${where}; ${auth}. Ctrl-C stops it.`);
@@ -171,6 +188,7 @@ function parseMcpArgs(argv: readonly string[]) {
         'allow-origin': { type: 'string', multiple: true },
         tools: { type: 'string' },
         help: { type: 'boolean' },
+        ...MCP_OAUTH_ARG_OPTIONS,
       },
       strict: true,
     });

@@ -8,6 +8,7 @@ import { SHARED_MCP_CALLER, type McpCaller } from './mcp-caller';
 import { staticTokenAuthenticator, type McpCallerAuthenticator, type McpNamedToken } from './mcp-caller-auth';
 import { McpConfigError } from '../client/mcp-config-error';
 import { MCP_HTTP_SESSION_DEFAULTS, McpHttpSessions } from './mcp-http-sessions';
+import { createMcpOAuthResourceServer, type McpOAuthOptions, type McpOAuthResourceServer } from './mcp-oauth-resource';
 import { durableMcpServerCaller } from './mcp-server';
 import { DurableToolsError } from '../../contract/durable-tools-error';
 
@@ -26,6 +27,11 @@ export interface McpHttpListenerOptions {
   tokens?: readonly McpNamedToken[];
   /** Tells the caller of each request (e.g. an OAuth access-token check); replaces `token`/`tokens`. */
   authenticate?: McpCallerAuthenticator;
+  /**
+   * Serve as an OAuth resource server: JWT access tokens of this issuer for this resource, scopes per tool, and the
+   * protected resource metadata (RFC 9728). Exclusive with `token`, `tokens` and `authenticate`.
+   */
+  oauth?: McpOAuthOptions;
   /**
    * Serve without authentication on an interface beyond loopback (everyone who reaches it shares one identity).
    * Without it, such a listener refuses to start.
@@ -54,6 +60,8 @@ export interface McpHttpListener {
   /** `http://host:port/mcp`. */
   url: string;
   port: number;
+  /** In OAuth mode, the URL of the protected resource metadata (RFC 9728) that 401 answers name. */
+  resourceMetadataUrl?: string;
   /** Live sessions now. */
   sessionCount(): number;
   /** Closes the sessions idle past the timeout now (it also happens on every request and every minute). */
@@ -73,7 +81,14 @@ export interface McpHttpListener {
 export async function startMcpHttpListener(options: McpHttpListenerOptions): Promise<McpHttpListener> {
   const host = options.host ?? '127.0.0.1';
   const authenticate = authenticatorOf(options);
-  if (!authenticate && !isLoopbackHost(host) && options.insecureNoAuth !== true) {
+  if (options.oauth && authenticate) {
+    throw new McpConfigError(
+      'OAuth and static tokens (or an authenticate function) are exclusive: configure one of them.',
+      'INVALID_CONFIG',
+    );
+  }
+  let oauth: McpOAuthResourceServer | undefined;
+  if (!authenticate && !options.oauth && !isLoopbackHost(host) && options.insecureNoAuth !== true) {
     throw new McpConfigError(
       `Refusing to serve MCP on ${host} without authentication: anyone who reaches it could run every tool. Set a token (DURABLE_TOOLS_MCP_TOKEN / DURABLE_TOOLS_MCP_TOKENS), bind 127.0.0.1, or pass --insecure-no-auth.`,
       'INVALID_CONFIG',
@@ -96,24 +111,30 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     void sessions.closeIdle();
     const url = new URL(req.url ?? '/', 'http://localhost');
+    // OAuth checks exist once the port is known (the resource URL has it): nothing is served without them.
+    if (options.oauth && !oauth) return reply(res, 503, 'The MCP server is starting.', { 'Retry-After': '1' });
+    if (oauth?.isMetadataPath(url.pathname)) return serveMetadata(req, res, oauth, port, host, options);
     if (url.pathname !== '/mcp') return reply(res, 404, 'Not found: the MCP endpoint is /mcp.');
     const refusal = checkRequest(req, port, host, options);
     if (refusal) return reply(res, refusal.status, refusal.message, refusal.headers);
-    const caller = authenticate ? authenticate(req) : SHARED_MCP_CALLER;
-    if (!caller) {
-      return reply(res, 401, 'A valid bearer token is required.', { 'WWW-Authenticate': 'Bearer' });
+    const authenticated = await callerOf(req, authenticate, oauth);
+    if ('status' in authenticated) {
+      return reply(res, authenticated.status, authenticated.message, authenticated.headers);
     }
+    const { caller } = authenticated;
     const owner = JSON.stringify([caller.subject, caller.clientId ?? null]);
     if (Number(req.headers['content-length'] ?? 0) > MCP_HTTP_MAX_BODY_BYTES) throw new BodyTooLarge();
+    const body = req.method === 'POST' ? await readJson(req) : undefined;
+    const forbidden = oauth && authenticated.scopes ? oauth.authorize(authenticated.scopes, body) : undefined;
+    if (forbidden) return reply(res, forbidden.status, forbidden.message, forbidden.headers);
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const session = sessions.use(sessionId, owner);
       if (!session) return reply(res, 404, 'Unknown or expired MCP session: initialize again.');
       res.once('close', session.done);
-      return session.transport.handleRequest(req, res, req.method === 'POST' ? await readJson(req) : undefined);
+      return session.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST') return reply(res, 400, 'Start a session with an initialize request (POST).');
-    const body = await readJson(req);
     if (!isInitializeRequest(body)) return reply(res, 400, 'No session: the first request must be initialize.');
     const release = sessions.reserve();
     if (!release) {
@@ -155,14 +176,22 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
   });
   const address = http.address();
   port = typeof address === 'object' && address ? address.port : options.port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`;
+  try {
+    oauth = options.oauth ? createMcpOAuthResourceServer(options.oauth, url) : undefined;
+  } catch (error) {
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+    throw error;
+  }
   const sweeper = setInterval(
     () => void sessions.closeIdle(),
     Math.min(60_000, options.sessionIdleTimeoutMs ?? MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs),
   );
   sweeper.unref();
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`,
+    url,
     port,
+    ...(oauth ? { resourceMetadataUrl: oauth.metadataUrl } : {}),
     sessionCount: () => sessions.size,
     closeIdleSessions: () => sessions.closeIdle(),
     close: async () => {
@@ -187,6 +216,43 @@ interface Refusal {
   status: number;
   message: string;
   headers?: Record<string, string>;
+}
+
+/** The caller of a request (and, in OAuth mode, the scopes of its token), or the refusal to answer. */
+async function callerOf(
+  req: IncomingMessage,
+  authenticate: McpCallerAuthenticator | undefined,
+  oauth: McpOAuthResourceServer | undefined,
+): Promise<{ caller: McpCaller; scopes?: ReadonlySet<string> } | Required<Refusal>> {
+  if (oauth) return oauth.authenticate(req.headers.authorization);
+  const caller = authenticate ? await authenticate(req) : SHARED_MCP_CALLER;
+  if (caller) return { caller };
+  return { status: 401, message: 'A valid bearer token is required.', headers: { 'WWW-Authenticate': 'Bearer' } };
+}
+
+/**
+ * The protected resource metadata (GET, or a CORS preflight): public, so any `Origin` may read it, but the `Host`
+ * check holds.
+ */
+function serveMetadata(
+  req: IncomingMessage,
+  res: ServerResponse,
+  oauth: McpOAuthResourceServer,
+  port: number,
+  host: string,
+  options: McpHttpListenerOptions,
+): void {
+  const server = { port, host, ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}) };
+  if (!isAllowedHostHeader(req.headers.host, server)) {
+    return reply(res, 403, `Refused: Host "${req.headers.host ?? ''}" is not this server (DNS rebinding protection).`);
+  }
+  const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET' };
+  if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    return reply(res, 405, 'The protected resource metadata is read with GET.', { Allow: 'GET' });
+  }
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'max-age=300', ...cors });
+  res.end(req.method === 'HEAD' ? undefined : JSON.stringify(oauth.metadata()));
 }
 
 function checkRequest(
