@@ -41,13 +41,15 @@ export function fastPathOf(input: AgentRunInput): FastPath {
  * Whether a tool call past its gates runs as a local activity. It qualifies when it is short (an attempt
  * timeout the engine would not heartbeat: at most {@link FAST_PATH_LIMITS.maxToolTimeoutMs}) and needs
  * nothing a local activity lacks: no long call (heartbeats, checkpoints), no async job (a callback), no
- * approval (a human's decision already ended the workflow task). A read-only tool declared
- * `execution: 'local'` runs locally whatever the run says. Counts the local call.
+ * approval (a human's decision already ended the workflow task), and no `execution: 'activity'` of its own
+ * (the tool's author keeps it regular). A read-only tool declared `execution: 'local'` runs locally whatever
+ * the run says. Counts the local call.
  */
 export function toolRunsLocally(fast: FastPath | undefined, entry: ToolCatalogEntry, approved: boolean): boolean {
   if (entry.execution === 'local') return countLocal(fast);
   const qualifies =
     fast?.on === true &&
+    entry.execution !== 'activity' &&
     !approved &&
     entry.longCall === undefined &&
     entry.asyncJob === undefined &&

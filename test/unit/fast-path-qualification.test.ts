@@ -38,6 +38,10 @@ describe('which tool calls take the fast path', () => {
     );
   });
 
+  test("a tool that declares execution 'activity' stays a regular activity", () => {
+    expect(toolRunsLocally(fastPath(), { ...pay, execution: 'activity' }, false)).toBe(false);
+  });
+
   test('long calls, async jobs and approved calls stay regular activities', () => {
     const longCall = { ...pay, longCall: {} as NonNullable<ToolCatalogEntry['longCall']> };
     const asyncJob = { ...pay, asyncJob: {} as NonNullable<ToolCatalogEntry['asyncJob']> };
