@@ -30,8 +30,11 @@ const addToCart = defineTool({
 /** The benchmark's tools. */
 export const AGENT_BENCH_TOOLS = [lookUpPrice, addToCart];
 
-/** A run of `steps` tool calls, one per model turn, then a final answer. */
-export function agentBenchRun(steps: number): AgentRunInput {
+/**
+ * A run of `steps` tool calls, one per model turn, then a final answer; `more` adds run options (such as
+ * `fastPath: true`, docs/fast-path.md).
+ */
+export function agentBenchRun(steps: number, more: Partial<AgentRunInput> = {}): AgentRunInput {
   const model: ScriptedModelSettings = {
     provider: 'scripted',
     script: [
@@ -46,5 +49,6 @@ export function agentBenchRun(steps: number): AgentRunInput {
     model: model as unknown as AgentRunInput['model'],
     limits: { maxSteps: steps, maxTurns: steps + 1 },
     trackStatusSearchAttribute: false,
+    ...more,
   };
 }

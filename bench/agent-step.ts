@@ -1,8 +1,9 @@
 /**
  * `npm run bench:agent`: the time of one agent step (a model turn and its tool call) on the tuned dev server
- * vs the Temporal CLI's default dev server. Starts both (in memory) and a worker on each (scripted model,
- * a read-only tool and a tool with effects through the SQLite key store, like `npm run worker`), then in
- * interleaved rounds runs a scripted agent run of `steps` steps on each. Printed, never asserted.
+ * vs the Temporal CLI's default dev server, with regular activities and on the fast path (local activities,
+ * docs/fast-path.md). Starts both servers (in memory) and a worker on each (scripted model, a read-only tool
+ * and a tool with effects through the SQLite key store, like `npm run worker`), then in interleaved rounds
+ * runs a scripted agent run of `steps` steps on each, in each mode. Printed, never asserted.
  */
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
@@ -33,6 +34,7 @@ interface Target {
   store: SqliteIdempotencyStore;
   taskQueue: string;
   msPerStep: number[];
+  fastMsPerStep: number[];
 }
 
 async function startTarget(name: Target['name'], code: string, dir: string): Promise<Target> {
@@ -58,15 +60,16 @@ async function startTarget(name: Target['name'], code: string, dir: string): Pro
     store,
     taskQueue,
     msPerStep: [],
+    fastMsPerStep: [],
   };
 }
 
-async function runOnce(target: Target, steps: number): Promise<number> {
+async function runOnce(target: Target, steps: number, fastPath = false): Promise<number> {
   const t0 = performance.now();
   const result = (await target.client.workflow.execute(AGENT_RUN_WORKFLOW, {
     taskQueue: target.taskQueue,
     workflowId: `bench-agent-${target.name}-${randomUUID()}`,
-    args: [agentBenchRun(steps)],
+    args: [agentBenchRun(steps, fastPath ? { fastPath: true } : {})],
   })) as AgentRunResult;
   if (result.status !== 'completed' || result.stepCount !== steps) {
     throw new Error(
@@ -88,9 +91,15 @@ async function main(): Promise<void> {
   const load = new LoadSampler();
   try {
     for (const t of targets) await runOnce(t, 4); // warm-up
+    for (const t of targets) await runOnce(t, 4, true);
     for (let round = 0; round < BENCH.rounds; round++) {
       const order = round % 2 === 0 ? targets : [...targets].reverse();
-      for (const t of order) t.msPerStep.push(await runOnce(t, BENCH.steps));
+      for (const t of order) {
+        const fastFirst = round % 2 === 1;
+        if (fastFirst) t.fastMsPerStep.push(await runOnce(t, BENCH.steps, true));
+        t.msPerStep.push(await runOnce(t, BENCH.steps));
+        if (!fastFirst) t.fastMsPerStep.push(await runOnce(t, BENCH.steps, true));
+      }
       process.stderr.write(`round ${round + 1}/${BENCH.rounds} done (load ${load.sample().toFixed(1)})\n`);
     }
   } finally {
@@ -105,15 +114,22 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   const [tuned, standard] = targets.map((t) => median(t.msPerStep)) as [number, number];
+  const [tunedFast, standardFast] = targets.map((t) => median(t.fastMsPerStep)) as [number, number];
+  const rounds = (values: number[]) => values.map((v) => v.toFixed(1)).join(', ');
   console.log(`${BENCH.steps}-step scripted agent runs, ${BENCH.rounds} interleaved rounds, ms per step (median)`);
+  console.log(`tuned dev server               ${tuned.toFixed(1)} ms  (rounds: ${rounds(targets[0]!.msPerStep)})`);
   console.log(
-    `tuned dev server    ${tuned.toFixed(1)} ms  (rounds: ${targets[0]!.msPerStep.map((v) => v.toFixed(1)).join(', ')})`,
+    `tuned dev server, fast path    ${tunedFast.toFixed(1)} ms  (rounds: ${rounds(targets[0]!.fastMsPerStep)})`,
   );
+  console.log(`default dev server             ${standard.toFixed(1)} ms  (rounds: ${rounds(targets[1]!.msPerStep)})`);
   console.log(
-    `default dev server  ${standard.toFixed(1)} ms  (rounds: ${targets[1]!.msPerStep.map((v) => v.toFixed(1)).join(', ')})`,
+    `default dev server, fast path  ${standardFast.toFixed(1)} ms  (rounds: ${rounds(targets[1]!.fastMsPerStep)})`,
   );
   console.log(`machine: ${machineLine()}; load average during the rounds ${load.range()}`);
-  console.log(`agent step: ${tuned.toFixed(1)} ms tuned, x${(tuned / standard).toFixed(2)} of default`);
+  console.log(
+    `agent step: ${tuned.toFixed(1)} ms tuned, x${(tuned / standard).toFixed(2)} of default; ` +
+      `fast path ${tunedFast.toFixed(1)} ms, x${(tunedFast / tuned).toFixed(2)} of regular`,
+  );
 }
 
 main().catch((error: unknown) => {

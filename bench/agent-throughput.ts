@@ -2,8 +2,9 @@
  * `npm run bench:throughput`: agent steps per second with many runs at once, with 1 and with 3 worker
  * processes on one task queue (Postgres idempotency and transcript stores shared by all workers, the
  * default worker tuning of `createWorker`), on TEMPORAL_ADDRESS or a tuned dev server the bench starts.
- * Each measurement starts `runs` scripted agent runs of `steps` steps at once and waits for all of them.
- * Printed, never asserted. The last line gives both rates and their ratio (the scale-out factor).
+ * Each measurement starts `runs` scripted agent runs of `steps` steps at once and waits for all of them,
+ * with regular activities and on the fast path (`fastPath: true`, docs/fast-path.md), in interleaved rounds.
+ * Printed, never asserted. The last lines give the rates and their ratios (scale-out, fast path vs regular).
  */
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
@@ -25,7 +26,11 @@ const BENCH = {
   steps: 10,
   workerCounts: [1, 3],
   rounds: Number(process.env.BENCH_ROUNDS ?? 1),
+  modes: ['regular', 'fast path'] as const,
 } as const;
+
+type Mode = (typeof BENCH.modes)[number];
+const series = (workerCount: number, mode: Mode) => `${workerCount}/${mode}`;
 
 const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -40,11 +45,12 @@ async function main(): Promise<void> {
   });
   const bundlePath = join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, code);
-  const stepsPerSecond = new Map<number, number[]>(BENCH.workerCounts.map((n) => [n, []]));
-  const cpuPerStep = new Map<number, number[]>(BENCH.workerCounts.map((n) => [n, []]));
+  const keys = BENCH.workerCounts.flatMap((n) => BENCH.modes.map((mode) => series(n, mode)));
+  const stepsPerSecond = new Map<string, number[]>(keys.map((key) => [key, []]));
+  const cpuPerStep = new Map<string, number[]>(keys.map((key) => [key, []]));
   const load = new LoadSampler();
 
-  const measure = async (workerCount: number): Promise<void> => {
+  const measure = async (workerCount: number, modes: readonly Mode[]): Promise<void> => {
     const taskQueue = `bench-throughput-${randomUUID().slice(0, 8)}`;
     const workers: ChildWorker[] = [];
     try {
@@ -61,29 +67,31 @@ async function main(): Promise<void> {
           }),
         );
       }
-      const cpu0 = await Promise.all(workers.map((w) => w.cpuMs()));
-      const t0 = performance.now();
-      const handles = await Promise.all(
-        Array.from({ length: BENCH.runs }, () =>
-          temporal.client.workflow.start(AGENT_RUN_WORKFLOW, {
-            taskQueue,
-            workflowId: `bench-throughput-${randomUUID()}`,
-            args: [agentBenchRun(BENCH.steps)],
-          }),
-        ),
-      );
-      const results = (await Promise.all(handles.map((h) => h.result()))) as AgentRunResult[];
-      const seconds = (performance.now() - t0) / 1000;
-      const cpu1 = await Promise.all(workers.map((w) => w.cpuMs()));
-      const failed = results.filter((r) => r.status !== 'completed' || r.stepCount !== BENCH.steps);
-      if (failed.length > 0) throw new Error(`${failed.length} runs did not complete their ${BENCH.steps} steps.`);
-      const steps = BENCH.runs * BENCH.steps;
-      const cpuMs = cpu1.reduce((sum, v, i) => sum + v - cpu0[i]!, 0);
-      stepsPerSecond.get(workerCount)!.push(steps / seconds);
-      cpuPerStep.get(workerCount)!.push(cpuMs / steps);
-      process.stderr.write(
-        `${workerCount} worker(s): ${steps} steps in ${seconds.toFixed(1)} s (load ${load.sample().toFixed(1)})\n`,
-      );
+      for (const mode of modes) {
+        const cpu0 = await Promise.all(workers.map((w) => w.cpuMs()));
+        const t0 = performance.now();
+        const handles = await Promise.all(
+          Array.from({ length: BENCH.runs }, () =>
+            temporal.client.workflow.start(AGENT_RUN_WORKFLOW, {
+              taskQueue,
+              workflowId: `bench-throughput-${randomUUID()}`,
+              args: [agentBenchRun(BENCH.steps, mode === 'fast path' ? { fastPath: true } : {})],
+            }),
+          ),
+        );
+        const results = (await Promise.all(handles.map((h) => h.result()))) as AgentRunResult[];
+        const seconds = (performance.now() - t0) / 1000;
+        const cpu1 = await Promise.all(workers.map((w) => w.cpuMs()));
+        const failed = results.filter((r) => r.status !== 'completed' || r.stepCount !== BENCH.steps);
+        if (failed.length > 0) throw new Error(`${failed.length} runs did not complete their ${BENCH.steps} steps.`);
+        const steps = BENCH.runs * BENCH.steps;
+        const cpuMs = cpu1.reduce((sum, v, i) => sum + v - cpu0[i]!, 0);
+        stepsPerSecond.get(series(workerCount, mode))!.push(steps / seconds);
+        cpuPerStep.get(series(workerCount, mode))!.push(cpuMs / steps);
+        process.stderr.write(
+          `${workerCount} worker(s), ${mode}: ${steps} steps in ${seconds.toFixed(1)} s (load ${load.sample().toFixed(1)})\n`,
+        );
+      }
     } finally {
       await Promise.all(workers.map((w) => w.stop()));
     }
@@ -92,7 +100,9 @@ async function main(): Promise<void> {
   try {
     for (let round = 0; round < BENCH.rounds; round++) {
       const order = round % 2 === 0 ? BENCH.workerCounts : [...BENCH.workerCounts].reverse();
-      for (const n of order) await measure(n);
+      // Both modes on the same workers, in alternating order: the ratio is what a round compares.
+      const modes = round % 2 === 0 ? BENCH.modes : [...BENCH.modes].reverse();
+      for (const n of order) await measure(n, modes);
     }
   } finally {
     await temporal.close();
@@ -103,23 +113,33 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  const [one, three] = BENCH.workerCounts.map((n) => median(stepsPerSecond.get(n)!)) as [number, number];
+  const rate = (n: number, mode: Mode) => median(stepsPerSecond.get(series(n, mode))!);
+  const [one, three] = BENCH.workerCounts.map((n) => rate(n, 'regular')) as [number, number];
+  const [oneFast, threeFast] = BENCH.workerCounts.map((n) => rate(n, 'fast path')) as [number, number];
   const tuning = tunedWorkerOptions();
   console.log(
     `${BENCH.runs} concurrent agent runs × ${BENCH.steps} steps (model turn + tool call; half the tools through the Postgres key store), ` +
       `${BENCH.rounds} round(s), on ${temporal.startedServer ? 'a tuned in-memory dev server started by the bench' : `the server at ${temporal.address}`}`,
   );
   console.log(
-    `worker settings: maxCachedWorkflows ${tuning.maxCachedWorkflows}, workflow tasks ${tuning.maxConcurrentWorkflowTaskExecutions}, activities ${tuning.maxConcurrentActivityTaskExecutions}`,
+    `worker settings: maxCachedWorkflows ${tuning.maxCachedWorkflows}, workflow tasks ${tuning.maxConcurrentWorkflowTaskExecutions}, activities ${tuning.maxConcurrentActivityTaskExecutions}, local activities ${tuning.maxConcurrentLocalActivityExecutions}`,
   );
   for (const n of BENCH.workerCounts) {
-    console.log(
-      `${n} worker process(es): ${median(stepsPerSecond.get(n)!).toFixed(1)} steps/s, worker CPU ${median(cpuPerStep.get(n)!).toFixed(1)} ms per step`,
-    );
+    for (const mode of BENCH.modes) {
+      const key = series(n, mode);
+      console.log(
+        `${n} worker process(es), ${mode}: ${median(stepsPerSecond.get(key)!).toFixed(1)} steps/s ` +
+          `(rounds: ${stepsPerSecond
+            .get(key)!
+            .map((v) => v.toFixed(1))
+            .join(', ')}), worker CPU ${median(cpuPerStep.get(key)!).toFixed(1)} ms per step`,
+      );
+    }
   }
   console.log(`machine: ${machineLine()}; load average during the runs ${load.range()}`);
   console.log(
-    `throughput: ${one.toFixed(1)} steps/s with 1 worker, ${three.toFixed(1)} steps/s with 3 workers, scaling x${(three / one).toFixed(2)}`,
+    `throughput: ${one.toFixed(1)} steps/s with 1 worker, ${three.toFixed(1)} steps/s with 3 workers, scaling x${(three / one).toFixed(2)}; ` +
+      `fast path ${oneFast.toFixed(1)} / ${threeFast.toFixed(1)} steps/s, x${(oneFast / one).toFixed(2)} / x${(threeFast / three).toFixed(2)} of regular`,
   );
 }
 

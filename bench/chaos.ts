@@ -14,7 +14,8 @@
  * anything is duplicated or missing, a worker died, or a run ended in the wrong state.
  *
  * Sizes from the environment: CHAOS_RUNS, CHAOS_CONCURRENCY, CHAOS_KILLS, CHAOS_PAUSES, CHAOS_FAIL_FRACTION,
- * CHAOS_SEED; CHAOS_PAUSE_MOMENTS (e.g. `in-activation`) picks the pause moments. The worker processes get
+ * CHAOS_SEED; CHAOS_PAUSE_MOMENTS (e.g. `in-activation`) picks the pause moments; CHAOS_FAST_PATH=1 starts the
+ * runs on the fast path (docs/fast-path.md). The worker processes get
  * the harness's environment, so DT_CHAOS_ISOLATE_EXECUTION_TIMEOUT=5s brings back the SDK's workflow deadlock
  * timeout, to reproduce what docs/pauses.md describes.
  */
@@ -104,6 +105,7 @@ async function main(): Promise<number> {
     kills: fromEnv('CHAOS_KILLS', CHAOS_BENCH_DEFAULTS.kills),
     failFraction: fromEnv('CHAOS_FAIL_FRACTION', CHAOS_BENCH_DEFAULTS.failFraction),
     seed: fromEnv('CHAOS_SEED', CHAOS_BENCH_DEFAULTS.seed),
+    fastPath: process.env.CHAOS_FAST_PATH === '1',
   };
   const pauseMoments = pauseMomentsFromEnv();
   const workDir = mkdtempSync(join(tmpdir(), 'durable-tools-chaos-'));

@@ -55,7 +55,8 @@ export async function callWithDeadline<T>(
       activity.cancellationSignal.addEventListener('abort', onCancel, { once: true });
     }
   });
-  if (activity) {
+  // A local activity (the fast path's turn) has no heartbeat: its worker's liveness is the workflow task's.
+  if (activity && !activity.info.isLocal) {
     activity.heartbeat();
     heartbeat = setInterval(() => activity.heartbeat(), MODEL_CALL_HEARTBEAT.everyMs);
   }

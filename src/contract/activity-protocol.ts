@@ -109,6 +109,8 @@ export const ENGINE_FAILURE_TYPES = {
   MODEL_PROVIDER_ERROR: 'MODEL_PROVIDER_ERROR',
   /** The approval audit trail could not be written (retried; the gated call is refused if it never can). */
   AUDIT_STORE_UNAVAILABLE: 'AUDIT_STORE_UNAVAILABLE',
+  /** A fast-path model turn could not be recorded in (or read from) the worker's idempotency store. Retried. */
+  MODEL_TURN_STORE_UNAVAILABLE: 'MODEL_TURN_STORE_UNAVAILABLE',
 } as const;
 
 /** One of {@link ENGINE_FAILURE_TYPES}. */

@@ -6,6 +6,7 @@ import type { RunApprovalPolicy, StepApproval } from './approval-types';
 import type { ModelSettings, ModelTurnIssue, TranscriptMessage } from './model-types';
 import type { ToolObservation } from './activity-protocol';
 import type { ToolDisclosureBudget } from './tool-disclosure';
+import type { FastPathSetting } from './fast-path';
 
 /** Limits that end a run that does not finish by itself. */
 export interface AgentRunLimits {
@@ -67,6 +68,11 @@ export interface AgentRunInput {
   failurePolicy?: FailurePolicy;
   /** Run the tool calls of one model turn concurrently (default: one after another). */
   parallelToolCalls?: boolean;
+  /**
+   * The fast path (docs/fast-path.md): short tool calls and the model turns run as local activities inside
+   * one workflow task. Default off; `true` takes the default settings.
+   */
+  fastPath?: FastPathSetting;
   compensation?: CompensationOptions;
   /**
    * Calls of fetch-later tools (`asyncJob.fetchLater`) run in the background. When the model finishes while

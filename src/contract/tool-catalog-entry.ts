@@ -68,8 +68,12 @@ export interface ToolCatalogEntry {
    * marked trusted): the model sees the description fenced as untrusted text. Absent means trusted.
    */
   trust?: ToolTrust;
-  /** Present (`'local'`) when the tool runs as a local activity; absent for a regular activity. */
-  execution?: 'local';
+  /**
+   * `'local'` when the tool runs as a local activity; `'activity'` when it declared itself a regular activity,
+   * which keeps it one on the fast path too (docs/fast-path.md); absent: a regular activity that may take the
+   * fast path.
+   */
+  execution?: ToolExecution;
   /** Present when the tool declares itself a long call (see docs/long-calls.md). */
   longCall?: ToolLongCallSettings;
   /** Present when the tool submits a job and gets its result later (`defineAsyncJobTool`; docs/long-calls.md). */

@@ -23,6 +23,7 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 export const RESERVED_ACTIVITY_NAMES = [
   'describeTools',
   'callModel',
+  'callModelOnce',
   'default',
   'describe_tools',
   'evaluateApproval',

@@ -54,6 +54,9 @@ export type {
   TurnUsage,
 } from '../contract/agent-run-types';
 
+// The fast path: local activities for short steps (docs/fast-path.md)
+export { FAST_PATH_LIMITS, type FastPathOptions, type FastPathSetting } from '../contract/fast-path';
+
 // Approvals: deciding waiting calls (docs/approvals.md)
 export {
   approveStep,

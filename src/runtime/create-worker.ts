@@ -3,6 +3,7 @@ import { enableTypeScriptFor } from './typescript-tools-module';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createApprovalActivities, type WorkerApprovalConfig } from '../activities/approval-activities';
 import { createModelActivities } from '../activities/model-activities';
+import { createRecordedModelActivities } from '../activities/recorded-model-turn';
 import type { AuditStore } from '../stores/audit/audit-store';
 import { createAuditStore } from '../stores/audit/create-audit-store';
 import { createToolActivities } from '../activities/tool-activities';
@@ -142,6 +143,11 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   const connection = options.connection ?? ownConnection!;
   const telemetryOptions = await telemetryWorkerOptions(options.workerOptions, options.telemetry);
   const interceptors = telemetryOptions.interceptors ?? options.workerOptions?.interceptors;
+  const modelActivities = createModelActivities({
+    registry,
+    providers: options.modelProviders ?? {},
+    transcripts,
+  });
   const worker = await Worker.create({
     ...tunedWorkerOptions(),
     ...options.workerOptions,
@@ -172,10 +178,11 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
         argumentGuard,
         ...telemetryActivityDeps(options.telemetry),
       }),
-      ...createModelActivities({
-        registry,
-        providers: options.modelProviders ?? {},
-        transcripts,
+      ...modelActivities,
+      // The fast path's model turn: recorded under its key in the idempotency store (docs/fast-path.md).
+      ...createRecordedModelActivities({
+        callModel: modelActivities.callModel,
+        ...(idempotencyStore ? { store: idempotencyStore } : {}),
       }),
     },
   }).catch(async (error: unknown) => {

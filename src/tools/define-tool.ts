@@ -96,7 +96,8 @@ export interface ToolSpecFields<I extends z.ZodType = z.ZodType, O extends z.Zod
    * trip through the server's task queues (a few ms instead of tens), but no heartbeats, retries decided
    * inside the workflow task, and a call that outlives its worker is retried from the last workflow task.
    * Allowed for read-only tools only; default `'activity'`. See docs/tools.md, "Local execution for read-only
-   * tools".
+   * tools". `'activity'` said explicitly also keeps the tool a regular activity in runs on the fast path
+   * (docs/fast-path.md).
    */
   execution?: ToolExecution;
   /**
@@ -251,7 +252,11 @@ function toCatalogEntry<I extends z.ZodType, O extends z.ZodType>(spec: ToolSpec
     ...(spec.untrusted === true ? { untrusted: true } : {}),
     retry,
     timeoutMs,
-    ...(local ? { execution: 'local' as const } : {}),
+    ...(local
+      ? { execution: 'local' as const }
+      : spec.execution === 'activity'
+        ? { execution: 'activity' as const }
+        : {}),
     ...(longCall ? { longCall } : {}),
     budget: resolveToolBudget(name, spec.budget),
   };

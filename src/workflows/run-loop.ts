@@ -17,6 +17,7 @@ import { runScope } from './run-ownership';
 import { RunTranscript } from './run-transcript';
 import { initialRunUsage } from './run-usage';
 import type { StepContext } from './tool-step';
+import { fastPathOf, type FastPath } from './fast-path';
 
 const { describeTools } = proxyActivities<{ describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]> }>(
   ENGINE_ACTIVITY_OPTIONS.describeTools,
@@ -40,6 +41,8 @@ export interface RunLoop {
   disclosedOnDemand: boolean;
   /** The model activity's key of the run: `${workflowId}/${firstExecutionRunId}`. */
   modelRunKey: string;
+  /** The run's fast path (docs/fast-path.md): local model turns and short tool calls. */
+  fastPath: FastPath;
 }
 
 function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
@@ -84,7 +87,9 @@ export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
     input.toolDisclosure,
   );
   if (disclosedOnDemand) state.toolsDisclosedOnDemand = true;
+  const fastPath = fastPathOf(input);
   const step: StepContext = {
+    fastPath,
     scope,
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),
@@ -109,5 +114,6 @@ export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
     limits: runLimits(input),
     disclosedOnDemand,
     modelRunKey: `${workflowId}/${firstExecutionRunId}`,
+    fastPath,
   };
 }

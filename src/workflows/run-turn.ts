@@ -4,6 +4,8 @@ import { ENGINE_FAILURE_TYPES, isEngineFailure } from '../contract/activity-prot
 import type { ModelTurn } from '../contract/model-types';
 import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { modelCallOptions } from './model-call-options';
+import { callModelLocally } from './fast-path-model-turn';
+import { modelTurnRunsLocally } from './fast-path';
 import type { RunLoop } from './run-loop';
 import { traceModelTurn } from './run-tracing';
 import { addTurnUsage, modelTurnSummary } from './run-usage';
@@ -32,7 +34,10 @@ function modelRequest(run: RunLoop, delta: TranscriptDelta): CallModelInput {
 async function askModel(run: RunLoop): Promise<ModelTurn> {
   const { input, state, transcript } = run;
   const summary = modelTurnSummary(state.turns + 1, input.model, state.usage, SUMMARY_MAX_LENGTH);
-  const { callModel } = proxyActivities<ModelActivities>(modelCallOptions(input.model, summary));
+  // On the fast path the turn is a local activity recorded under its key (fast-path-model-turn.ts).
+  const callModel = modelTurnRunsLocally(run.fastPath)
+    ? (request: CallModelInput) => callModelLocally(request, input.model, summary)
+    : proxyActivities<ModelActivities>(modelCallOptions(input.model, summary)).callModel;
   try {
     const turn = await callModel(modelRequest(run, transcript.delta()));
     transcript.markStored();

@@ -18,6 +18,7 @@ import { stepKey, type RunScope } from './run-ownership';
 import { argumentsTooLarge, compensationArguments, compensationOutput } from './run-budget';
 import { prepareCall, type PreparedCall } from './prepared-call';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
+import { fastPathToolOptions, toolRunsLocally, type FastPath } from './fast-path';
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -34,6 +35,8 @@ export interface StepContext {
   irreversibleDone: boolean;
   /** The run's approval gate. */
   approvals: ApprovalGate;
+  /** The run's fast path: short calls run as local activities (fast-path.ts). */
+  fastPath?: FastPath;
 }
 
 /**
@@ -159,18 +162,15 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
       ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
       ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
     };
-    const result =
-      entry.execution === 'local'
-        ? await scheduleLocalActivity<ToolActivityResult>(
-            entry.name,
-            [input],
-            localToolOptions(entry, prepared.redacted),
-          )
-        : await scheduleActivity<ToolActivityResult>(
-            entry.name,
-            [input],
-            toolActivityOptions(entry, prepared.redacted),
-          );
+    const result = toolRunsLocally(ctx.fastPath, entry, gate.kind === 'approved')
+      ? await scheduleLocalActivity<ToolActivityResult>(
+          entry.name,
+          [input],
+          entry.execution === 'local'
+            ? localToolOptions(entry, prepared.redacted)
+            : fastPathToolOptions(entry, prepared.redacted),
+        )
+      : await scheduleActivity<ToolActivityResult>(entry.name, [input], toolActivityOptions(entry, prepared.redacted));
     settleSuccess(call, result, ctx);
   } catch (error) {
     settleFailure(call, error, ctx);

@@ -104,6 +104,8 @@ export interface ChaosOptions {
   log?: (line: string) => void;
   /** Directory for the key store, the transcripts and the worker log (default: a new temp dir). */
   workDir?: string;
+  /** Start the runs on the fast path (`fastPath: true`, docs/fast-path.md). */
+  fastPath?: boolean;
 }
 
 /** What {@link runChaos} found, measured at the ledger. */
@@ -273,7 +275,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           }
           const plan = plans[next++]!;
           startedRuns += 1;
-          outcomes.push(await calls.run(() => runOne(client, plan, taskQueue)));
+          outcomes.push(await calls.run(() => runOne(client, plan, taskQueue, options.fastPath === true)));
         }
       };
       await Promise.all(Array.from({ length: concurrency }, slot));
@@ -541,7 +543,7 @@ function scriptFor(turns: number[][]): ScriptedTurn[] {
   ];
 }
 
-async function runOne(client: Client, plan: RunPlan, taskQueue: string): Promise<RunOutcome> {
+async function runOne(client: Client, plan: RunPlan, taskQueue: string, fastPath: boolean): Promise<RunOutcome> {
   let handle: WorkflowHandle;
   try {
     handle = await startAgentRun(
@@ -550,6 +552,7 @@ async function runOne(client: Client, plan: RunPlan, taskQueue: string): Promise
         goal: `chaos run ${plan.index}`,
         model: { provider: 'scripted', script: plan.script },
         failurePolicy: { criticalTools: '*' },
+        ...(fastPath ? { fastPath: true } : {}),
       },
       { taskQueue, runId: plan.runId },
     );

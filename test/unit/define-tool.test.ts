@@ -216,9 +216,10 @@ describe('local execution', () => {
 
   test('a tool that runs as a regular activity has no execution field in its catalog entry', () => {
     expect(defineTool({ name: 'look_up', ...base }).catalogEntry).not.toHaveProperty('execution');
-    expect(defineTool({ name: 'look_up', ...base, execution: 'activity' }).catalogEntry).not.toHaveProperty(
-      'execution',
-    );
+  });
+
+  test("a tool that declares execution 'activity' keeps it in its catalog entry (it stays regular on the fast path)", () => {
+    expect(defineTool({ name: 'look_up', ...base, execution: 'activity' }).catalogEntry.execution).toBe('activity');
   });
 
   test.each(['compensable', 'irreversible'] as const)('refuses local execution for a %s tool', (effect) => {

@@ -1,0 +1,44 @@
+/**
+ * The fast path of an agent run (docs/fast-path.md): short tool calls and the model turns run as Temporal
+ * local activities inside the workflow task, so a run of short steps needs no server round trip per step.
+ * Shared by the workflow (what qualifies, the options) and the client (the run input's `fastPath`).
+ */
+
+import { DEFAULT_TOOL_TIMEOUT_MS } from './tool-defaults';
+
+/** The fast path's settings of one run; `fastPath: true` takes them all by default. */
+export interface FastPathOptions {
+  /**
+   * Local calls (model turns and tool calls) in a row before the next model turn runs as a regular
+   * activity, which ends the workflow task and records the local results (markers) in history. It bounds
+   * the work a retried workflow task replays from the stores after a crash. Default
+   * {@link FAST_PATH_LIMITS.maxLocalCallsPerTask}.
+   */
+  maxLocalCallsPerTask?: number;
+  /** Run the model turns as local activities too (default true); false keeps them regular activities. */
+  modelTurns?: boolean;
+}
+
+/** The run input's switch: `true` for the defaults, or the settings. Absent or `false`: no fast path. */
+export type FastPathSetting = boolean | FastPathOptions;
+
+/** Bounds of the fast path. */
+export const FAST_PATH_LIMITS = {
+  /**
+   * The longest attempt timeout of a tool that runs locally: the default tool timeout
+   * (`DEFAULT_TOOL_TIMEOUT_MS`). A local activity needs no heartbeat to be found dead (its worker's workflow
+   * task times out, 10 s by default), but it holds a workflow task slot and is repeated whole after a crash:
+   * a tool that declares longer attempts (or a long call) stays a regular activity.
+   */
+  maxToolTimeoutMs: DEFAULT_TOOL_TIMEOUT_MS,
+  /** Default of {@link FastPathOptions.maxLocalCallsPerTask}. */
+  maxLocalCallsPerTask: 40,
+  /**
+   * Retry delays of a local call up to this are waited inside the workflow task; a longer one becomes a
+   * server timer (Temporal's `localRetryThreshold`, whose default is one minute).
+   */
+  localRetryThresholdMs: 10_000,
+} as const;
+
+/** The `patched()` id under which a run takes the fast path: histories from before it replay unchanged. */
+export const FAST_PATH_PATCH = 'fast-path';

@@ -1,0 +1,89 @@
+import { patched, type LocalActivityOptions } from '@temporalio/workflow';
+import type { AgentRunInput } from '../contract/agent-run-types';
+import { FAST_PATH_LIMITS, FAST_PATH_PATCH, type FastPathOptions } from '../contract/fast-path';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import { localToolOptions } from './tool-call-options';
+
+/**
+ * The fast path of one generation of a run (docs/fast-path.md): whether it is on, and how many local calls
+ * ran since the workflow task last ended. Lives in the run loop; its decisions depend on the run's input and
+ * the order of its calls only, so they replay identically.
+ */
+export interface FastPath {
+  on: boolean;
+  modelTurns: boolean;
+  maxLocalCallsPerTask: number;
+  /** Local calls since the last regular activity of this generation (one that ended the workflow task). */
+  localCalls: number;
+}
+
+/**
+ * The fast path of a run that asked for it (`fastPath`), recorded with `patched('fast-path')` so a history
+ * from before it replays its regular activities. A run that did not ask records nothing.
+ */
+export function fastPathOf(input: AgentRunInput): FastPath {
+  const setting = input.fastPath;
+  const options: FastPathOptions = typeof setting === 'object' && setting !== null ? setting : {};
+  const asked = setting === true || (typeof setting === 'object' && setting !== null);
+  const max = options.maxLocalCallsPerTask;
+  return {
+    on: asked && patched(FAST_PATH_PATCH),
+    modelTurns: options.modelTurns !== false,
+    maxLocalCallsPerTask:
+      typeof max === 'number' && Number.isFinite(max) && max >= 1
+        ? Math.floor(max)
+        : FAST_PATH_LIMITS.maxLocalCallsPerTask,
+    localCalls: 0,
+  };
+}
+
+/**
+ * Whether a tool call past its gates runs as a local activity. It qualifies when it is short (an attempt
+ * timeout the engine would not heartbeat: at most {@link FAST_PATH_LIMITS.maxToolTimeoutMs}) and needs
+ * nothing a local activity lacks: no long call (heartbeats, checkpoints), no async job (a callback), no
+ * approval (a human's decision already ended the workflow task), and no `execution: 'activity'` of its own
+ * (the tool's author keeps it regular). A read-only tool declared `execution: 'local'` runs locally whatever
+ * the run says. Counts the local call.
+ */
+export function toolRunsLocally(fast: FastPath | undefined, entry: ToolCatalogEntry, approved: boolean): boolean {
+  if (entry.execution === 'local') return countLocal(fast);
+  const qualifies =
+    fast?.on === true &&
+    entry.execution !== 'activity' &&
+    !approved &&
+    entry.longCall === undefined &&
+    entry.asyncJob === undefined &&
+    entry.timeoutMs <= FAST_PATH_LIMITS.maxToolTimeoutMs;
+  return qualifies ? countLocal(fast) : endsTask(fast);
+}
+
+/**
+ * Whether the next model turn runs as a local activity: on the fast path, unless the run keeps its turns
+ * regular or {@link FastPath.maxLocalCallsPerTask} local calls ran in a row, when this turn is a regular
+ * activity that ends the workflow task (and records the local results in history).
+ */
+export function modelTurnRunsLocally(fast: FastPath): boolean {
+  if (!fast.on || !fast.modelTurns || fast.localCalls >= fast.maxLocalCallsPerTask) return endsTask(fast);
+  return countLocal(fast);
+}
+
+function countLocal(fast: FastPath | undefined): true {
+  if (fast) fast.localCalls += 1;
+  return true;
+}
+
+function endsTask(fast: FastPath | undefined): false {
+  if (fast) fast.localCalls = 0;
+  return false;
+}
+
+/**
+ * Options of a tool call on the fast path: those of a local tool, with retry delays above
+ * {@link FAST_PATH_LIMITS.localRetryThresholdMs} waited on a server timer rather than inside the task.
+ */
+export function fastPathToolOptions(entry: ToolCatalogEntry, redactedArguments: unknown): LocalActivityOptions {
+  return {
+    ...localToolOptions(entry, redactedArguments),
+    localRetryThreshold: FAST_PATH_LIMITS.localRetryThresholdMs,
+  };
+}

@@ -1,0 +1,194 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { temporal as proto } from '@temporalio/proto';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { Worker } from '@temporalio/worker';
+import { startAgentRun, waitForAgentRun, type AgentRunHandle } from '../../src/client/agent-run-client';
+import type { AgentRunResult } from '../../src/contract/agent-run-types';
+import { callTurn, runToEnd, scriptedRun } from '../support/agent-runs';
+import {
+  countedModelCalls,
+  countedScriptedModel,
+  createFastPathTools,
+  startGateServer,
+  type GateServer,
+} from '../support/fast-path-tools';
+import { FAST_PATH_WORKER } from '../support/fast-path-worker';
+import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
+import { createSqliteTestWorker } from '../support/sqlite-test-worker';
+import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { waitFor } from '../support/wait-for';
+import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
+
+/**
+ * The fast path (issue 23, docs/fast-path.md): short tool calls and the model turns run as local activities
+ * inside one workflow task. A worker process SIGKILLed in the middle of such a task (after a payment and two
+ * model turns ran locally, while the next local call waits at a gate) loses the task; the task is retried on
+ * another worker, which runs its local activities again: the payment replays from the key store and the model
+ * turns from their records, so the ledger sees one payment and the model is asked each turn once.
+ */
+
+const temporal = useTestTemporal();
+let ledger: LedgerServer;
+let gate: GateServer;
+let workDir: string;
+
+type HistoryEvent = proto.api.history.v1.IHistoryEvent;
+
+/** The local activities of a history (their markers): activity type and summary, in order. */
+function localActivities(events: HistoryEvent[]): { type: string; summary: string | undefined }[] {
+  return events
+    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+    .map((e) => {
+      const data = e.markerRecordedEventAttributes!.details!.data!.payloads![0]!;
+      const marker = defaultPayloadConverter.fromPayload<{ activity_type: string }>(data);
+      const summary = e.userMetadata?.summary;
+      return {
+        type: marker.activity_type,
+        summary: summary ? defaultPayloadConverter.fromPayload<string>(summary) : undefined,
+      };
+    });
+}
+
+function scheduledActivities(events: HistoryEvent[]): string[] {
+  return events
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .filter((name): name is string => typeof name === 'string');
+}
+
+async function historyOf(handle: AgentRunHandle): Promise<HistoryEvent[]> {
+  return (await handle.fetchHistory()).events ?? [];
+}
+
+beforeAll(async () => {
+  ledger = await startLedgerServer();
+  gate = await startGateServer();
+  workDir = mkdtempSync(join(tmpdir(), 'fast-path-'));
+});
+afterAll(async () => {
+  await gate.close();
+  await ledger.close();
+});
+
+describe('a worker SIGKILLed in the middle of a workflow task of local activities', () => {
+  const taskQueue = uniqueTaskQueue('fast-path-kill');
+  const keysPath = () => join(workDir, 'kill-keys.sqlite');
+  const modelLog = () => join(workDir, 'kill-model.log');
+  let handle: AgentRunHandle;
+  let result: AgentRunResult;
+  let events: HistoryEvent[];
+
+  beforeAll(async () => {
+    const first: ChildProcess = await spawnTestWorkerProcess(FAST_PATH_WORKER, taskQueue, {
+      keysPath: keysPath(),
+      ledgerUrl: ledger.url,
+      gateUrl: gate.url,
+      modelLog: modelLog(),
+    });
+    const script = [callTurn('pay_fast', { amount: 7 }), callTurn('wait_at_gate')];
+    handle = await startAgentRun(
+      temporal.client,
+      { goal: 'Pay, then wait at the gate.', model: { provider: 'counted', script }, fastPath: true },
+      { taskQueue },
+    );
+    // The payment and two model turns ran locally; the task is still open, waiting at the gate.
+    await waitFor('the first worker at the gate', () => gate.arrivals() >= 1, { timeoutMs: 120_000 });
+    await killProcess(first);
+    gate.open();
+    const second = await createSqliteTestWorker(
+      temporal,
+      taskQueue,
+      { keysPath: keysPath() },
+      {
+        tools: createFastPathTools({ ledgerUrl: ledger.url, gateUrl: gate.url }),
+        modelProviders: { counted: countedScriptedModel(modelLog()) },
+      },
+    );
+    result = await second.worker.runUntil(waitForAgentRun(handle));
+    await second.close();
+    events = await historyOf(handle);
+  }, 240_000);
+
+  test('the workflow task that ran the local activities was retried', () => {
+    expect(events.some((e) => e.workflowTaskTimedOutEventAttributes || e.workflowTaskFailedEventAttributes)).toBe(true);
+    expect(result.status).toBe('completed');
+  });
+
+  test('the payment happened once: the retried task replayed it from the key store', () => {
+    const key = `${handle.workflowId}/${handle.firstExecutionRunId}/1`;
+    expect(ledger.effects.filter((e) => e.key === key)).toHaveLength(1);
+    expect(result.steps[0]).toMatchObject({ tool: 'pay_fast', status: 'succeeded', observation: { replayed: true } });
+  });
+
+  test('the model was asked each turn once: the retried task reused the recorded turns', () => {
+    expect(countedModelCalls(modelLog())).toEqual([1, 2, 3]);
+  });
+});
+
+describe('a fast-path run', () => {
+  const taskQueue = uniqueTaskQueue('fast-path-history');
+  let handle: AgentRunHandle;
+  let result: AgentRunResult;
+  let events: HistoryEvent[];
+
+  beforeAll(async () => {
+    gate.open();
+    const { worker, close } = await createSqliteTestWorker(
+      temporal,
+      taskQueue,
+      { keysPath: join(workDir, 'history-keys.sqlite') },
+      { tools: createFastPathTools({ ledgerUrl: ledger.url, gateUrl: gate.url }) },
+    );
+    const finished = await runToEnd(
+      worker,
+      temporal.client,
+      taskQueue,
+      scriptedRun(
+        'Pay twice, then report.',
+        [callTurn('pay_fast', { amount: 1 }), callTurn('pay_fast', { amount: 2 }), callTurn('slow_report')],
+        { fastPath: { maxLocalCallsPerTask: 3 } },
+      ),
+    );
+    await close();
+    ({ handle, result } = finished);
+    events = await historyOf(handle);
+  }, 120_000);
+
+  test('runs its short calls and model turns as local activities, shown as markers named after the tool', () => {
+    expect(result.status).toBe('completed');
+    const local = localActivities(events);
+    expect(local.filter((a) => a.type === 'pay_fast').map((a) => a.summary)).toEqual([
+      'pay_fast {"amount":1}',
+      'pay_fast {"amount":2}',
+    ]);
+    expect(local.filter((a) => a.type === 'callModelOnce').length).toBeGreaterThanOrEqual(2);
+    expect(local.find((a) => a.type === 'callModelOnce')?.summary).toMatch(/turn 1/);
+  });
+
+  test('runs a call that does not qualify (a 60 s attempt timeout) as a regular activity', () => {
+    expect(scheduledActivities(events)).toContain('slow_report');
+    expect(localActivities(events).map((a) => a.type)).not.toContain('slow_report');
+  });
+
+  test('ends the workflow task after maxLocalCallsPerTask local calls: the next turn is a regular activity', () => {
+    // Turn 1, pay 1, turn 2 and pay 2 run locally; turn 3 comes after 3 local calls: a regular activity, as is
+    // slow_report; the last turn is local again.
+    expect(scheduledActivities(events).filter((name) => name === 'callModel')).toHaveLength(1);
+    expect(localActivities(events).map((a) => a.type)).toEqual([
+      'callModelOnce',
+      'pay_fast',
+      'callModelOnce',
+      'pay_fast',
+      'callModelOnce',
+    ]);
+  });
+
+  test('replays its history deterministically', async () => {
+    const history = await handle.fetchHistory();
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: testServer().bundlePath } }, history),
+    ).resolves.toBeUndefined();
+  });
+});
