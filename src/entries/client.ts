@@ -52,7 +52,10 @@ export type {
   RunUsage,
   RunUsageTotals,
   TurnUsage,
+  SubAgentLink,
+  PendingCompensation,
 } from '../contract/agent-run-types';
+export type { SubAgentOutput } from '../contract/sub-agent-spec';
 
 // Approvals: deciding waiting calls (docs/approvals.md)
 export {

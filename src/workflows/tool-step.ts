@@ -18,6 +18,7 @@ import { stepKey, type RunScope } from './run-ownership';
 import { argumentsTooLarge, compensationArguments, compensationOutput } from './run-budget';
 import { prepareCall, type PreparedCall } from './prepared-call';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
+import { callAgentTool, type SubAgentCalls } from './sub-agent-call';
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -34,6 +35,8 @@ export interface StepContext {
   irreversibleDone: boolean;
   /** The run's approval gate. */
   approvals: ApprovalGate;
+  /** What calls of agent tools need from the run (sub-agent-call.ts). */
+  subAgents?: SubAgentCalls;
 }
 
 /**
@@ -159,8 +162,9 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
       ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
       ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
     };
-    const result =
-      entry.execution === 'local'
+    const result = entry.agent
+      ? await callAgentTool(step, entry, input, prepared.redacted, ctx)
+      : entry.execution === 'local'
         ? await scheduleLocalActivity<ToolActivityResult>(
             entry.name,
             [input],
