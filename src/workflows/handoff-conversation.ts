@@ -5,7 +5,9 @@ import { truncateText } from '../contract/payload-limits';
 function observationText(message: Extract<TranscriptMessage, { role: 'tool' }>): string {
   const { observation } = message;
   const body =
-    observation.status === 'ok' ? JSON.stringify(observation.output) : `error ${observation.code}: ${observation.message}`;
+    observation.status === 'ok'
+      ? JSON.stringify(observation.output)
+      : `error ${observation.code}: ${observation.message}`;
   return `[${message.name} → ${truncateText(body ?? '', 1_000)}]`;
 }
 

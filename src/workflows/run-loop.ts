@@ -56,7 +56,9 @@ function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
     policyWarnings: [],
     usage: initialRunUsage(carried?.usage),
     ...(carried?.subAgentSteps ? { subAgentSteps: carried.subAgentSteps } : {}),
-    ...(input.subAgent ? { parent: { workflowId: input.subAgent.parentWorkflowId, stepId: input.subAgent.parentStepId } } : {}),
+    ...(input.subAgent
+      ? { parent: { workflowId: input.subAgent.parentWorkflowId, stepId: input.subAgent.parentStepId } }
+      : {}),
     ...(input.fork ? { forkedFrom: forkOrigin(input.fork) } : {}),
   };
 }

@@ -107,9 +107,7 @@ function childInput(
   const handoff = entry.agent?.handoff === true;
   const conversation = handoff ? handoffConversation(calls.conversation()) : '';
   return {
-    goal: conversation
-      ? `${spec.goal}\n\nThe conversation so far, handed over to you:\n${conversation}`
-      : spec.goal,
+    goal: conversation ? `${spec.goal}\n\nThe conversation so far, handed over to you:\n${conversation}` : spec.goal,
     model: spec.model ?? parent.model,
     allowedTools: spec.allowedTools,
     limits,

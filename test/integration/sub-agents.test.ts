@@ -179,7 +179,10 @@ test('a child that does not complete is a SUB_AGENT_FAILED observation, and it u
 test("a handoff ends the parent with the child's answer, and the child was given the conversation", async () => {
   const handle = await start(
     scriptedRun('Where is my invoice INV-7?', [
-      { text: 'Transferring you to billing.', toolCalls: [{ name: 'billing_handoff', arguments: { summary: 'INV-7' } }] },
+      {
+        text: 'Transferring you to billing.',
+        toolCalls: [{ name: 'billing_handoff', arguments: { summary: 'INV-7' } }],
+      },
       { text: 'Never reached.', final: true },
     ]),
   );
@@ -188,9 +191,9 @@ test("a handoff ends the parent with the child's answer, and the child was given
   expect(result.status).toBe('completed');
   expect(result.answer).toBe('Billing: your invoice INV-7 is paid.');
   expect(result.turns).toBe(1);
-  const child = await temporal.client.workflow
+  const child = (await temporal.client.workflow
     .getHandle(outputOf(result, 1).childWorkflowId)
-    .result() as AgentRunResult;
+    .result()) as AgentRunResult;
   expect(child.goal).toContain('The triage agent says: INV-7');
   expect(child.goal).toContain('User: Where is my invoice INV-7?');
   expect(child.goal).toContain('Assistant: Transferring you to billing.');

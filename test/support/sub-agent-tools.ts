@@ -31,7 +31,10 @@ const flightAgent = defineAgentTool({
   input: z.object({ to: z.string() }),
   goal: ({ to }) => `Book a flight to ${to}.`,
   tools: ['book_flight'],
-  model: ({ to }) => ({ provider: 'scripted', script: oneCallScript('book_flight', { to }, `Flight to ${to} booked.`) }),
+  model: ({ to }) => ({
+    provider: 'scripted',
+    script: oneCallScript('book_flight', { to }, `Flight to ${to} booked.`),
+  }),
   limits: { maxSteps: 5 },
 });
 
