@@ -19,7 +19,7 @@ function capped(own: number | undefined, left: number | undefined): number | und
  */
 export function carveSubAgentLimits(
   own: AgentRunLimits | undefined,
-  parent: { input: AgentRunInput; limits: RunLimits; state: AgentRunState },
+  parent: { input: Pick<AgentRunInput, 'limits'>; limits: RunLimits; state: AgentRunState },
 ): CarvedLimits {
   const { input, limits, state } = parent;
   const stepsLeft = limits.maxSteps - state.stepCount - (state.subAgentSteps ?? 0);

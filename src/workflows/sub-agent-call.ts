@@ -28,9 +28,12 @@ const AGENT_RUN_WORKFLOW = 'agentRun';
 /** Characters of a sub-agent's answer the parent's model reads inline. */
 const ANSWER_MAX_CHARS = 16_000;
 
-/** What a run lends its agent tools' calls: its input and limits, its conversation, and where a handoff ends. */
+/**
+ * What a run lends its agent tools' calls: its input (an MCP call has no model of its own: `model` is optional)
+ * and limits, its conversation, and where a handoff ends.
+ */
 export interface SubAgentCalls {
-  input: AgentRunInput;
+  input: Omit<AgentRunInput, 'model'> & { model?: AgentRunInput['model'] };
   limits: RunLimits;
   /** The messages of the run's transcript this generation holds (a handoff passes them on). */
   conversation(): readonly TranscriptMessage[];
@@ -75,9 +78,16 @@ export async function callAgentTool(
   if ('exhausted' in carved) {
     throw subAgentFailure(`${carved.exhausted} The sub-agent was not started.`, 'Finish with what you have.');
   }
+  const model = spec.model ?? calls.input.model;
+  if (!model) {
+    throw subAgentFailure(
+      `The agent tool "${entry.name}" declares no model, and its caller has none to lend. The sub-agent was not started.`,
+      'Declare the model in defineAgentTool({ model }).',
+    );
+  }
   const workflowId = subAgentWorkflowId(step.idempotencyKey, entry.name);
   step.childWorkflowId = workflowId;
-  const child = await runChild(workflowId, childInput(step, entry, spec, carved.limits, calls), ctx);
+  const child = await runChild(workflowId, childInput(step, entry, { ...spec, model }, carved.limits, calls), ctx);
   chargeSubAgent(ctx.state, child);
   takeOverCompensations(step, child, workflowId, ctx.pending);
   const answer = child.answer ?? '';
@@ -99,7 +109,7 @@ export async function callAgentTool(
 function childInput(
   step: StepRecord,
   entry: ToolCatalogEntry,
-  spec: SubAgentSpec,
+  spec: SubAgentSpec & { model: AgentRunInput['model'] },
   limits: AgentRunInput['limits'],
   calls: SubAgentCalls,
 ): AgentRunInput {
@@ -108,7 +118,7 @@ function childInput(
   const conversation = handoff ? handoffConversation(calls.conversation()) : '';
   return {
     goal: conversation ? `${spec.goal}\n\nThe conversation so far, handed over to you:\n${conversation}` : spec.goal,
-    model: spec.model ?? parent.model,
+    model: spec.model,
     allowedTools: spec.allowedTools,
     limits,
     ...(spec.failurePolicy ? { failurePolicy: spec.failurePolicy } : {}),
