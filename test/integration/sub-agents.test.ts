@@ -5,8 +5,11 @@ import type { SubAgentOutput } from '../../src/contract/sub-agent-spec';
 import { callTurn, scriptedRun } from '../support/agent-runs';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
 import { subAgentTools } from '../support/sub-agent-tools';
-import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
+import { runCliToEnd } from '../support/cli-process';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 
 /**
  * Sub-agents (issue 24, part 2) on the real dev server: agent tools run as child workflows of the run that calls
@@ -96,6 +99,28 @@ test("a child's waiting call is listed through its parent, with the child's step
   expect(result.status).toBe('completed');
   expect(outputOf(result, 1).answer).toBe('Hotel in Paris booked.');
   expect(effectsUnder(`${key}/1/agent/`, 'book')).toHaveLength(1);
+});
+
+test("`durable-tools approve <parent>` without a step decides the child's waiting call, sent to the child", async () => {
+  const handle = await start(
+    scriptedRun('Book a hotel in Kyiv', [callTurn('hotel_agent', { city: 'Kyiv' }), { text: 'Done.', final: true }]),
+  );
+  const [pending] = await waitFor('the child call to wait for approval', async () => {
+    const found = await getPendingApprovals(temporal.client, handle.workflowId);
+    return found.length > 0 ? found : undefined;
+  });
+  const env: NodeJS.ProcessEnv = {
+    TEMPORAL_ADDRESS: testServer().address,
+    TEMPORAL_NAMESPACE: testServer().namespace,
+    TEMPORAL_CONFIG_FILE: join(tmpdir(), 'no-temporal.toml'),
+  };
+
+  const approve = await runCliToEnd(['approve', handle.workflowId, '--approver', 'dave', '--yes'], env);
+
+  expect(approve.stdout).toContain(`run       ${pending!.workflowId}`);
+  expect(approve.stdout).toContain('Approved by dave: step 1 (book_hotel)');
+  expect(approve.code).toBe(0);
+  expect((await waitForAgentRun(handle)).status).toBe('completed');
 });
 
 test("the list of pending approvals (the search attribute) shows a child's waiting call once, with its parent", async () => {
