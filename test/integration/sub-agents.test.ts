@@ -165,6 +165,66 @@ test("a cancelled parent cancels its waiting child and undoes a completed child'
   expect(child.status.name).toBe('CANCELLED');
 });
 
+test('a cancelled parent cancels its running child, which undoes its own effect exactly once', async () => {
+  const handle = await start(
+    scriptedRun('Plan a trip to Rome', [callTurn('trip_agent', { city: 'Rome' }), { text: 'Done.', final: true }]),
+  );
+  const [pending] = await waitFor('the child to wait for approval of its hotel', async () => {
+    const found = await getPendingApprovals(temporal.client, handle.workflowId);
+    return found.length > 0 ? found : undefined;
+  });
+  await handle.cancel();
+  const result = await waitForAgentRun(handle);
+  const key = await runKey(handle);
+
+  expect(result.status).toBe('cancelled');
+  const [flight] = effectsUnder(`${key}/1/agent/`, 'book');
+  expect(flight?.key).toBe(`${key}/1/agent/1`);
+  expect(ledger.effects.filter((e) => e.key === flight!.key && e.kind === 'cancel')).toHaveLength(1);
+  const child = await temporal.client.workflow.getHandle(pending!.workflowId).describe();
+  expect(child.status.name).toBe('CANCELLED');
+});
+
+test('a terminated parent has its running child cancelled by the server (parent close policy), which undoes its effect', async () => {
+  const handle = await start(
+    scriptedRun('Plan a trip to Oslo', [callTurn('trip_agent', { city: 'Oslo' }), { text: 'Done.', final: true }]),
+  );
+  const [pending] = await waitFor('the child to wait for approval of its hotel', async () => {
+    const found = await getPendingApprovals(temporal.client, handle.workflowId);
+    return found.length > 0 ? found : undefined;
+  });
+  await handle.terminate('test: the parent is terminated');
+  const key = await runKey(handle);
+
+  const child = temporal.client.workflow.getHandle(pending!.workflowId);
+  await waitFor('the child to end cancelled', async () => (await child.describe()).status.name === 'CANCELLED');
+  expect(ledger.effects.filter((e) => e.key === `${key}/1/agent/1` && e.kind === 'cancel')).toHaveLength(1);
+});
+
+test('agents nest: a grandchild waiting for approval is listed from the root, with its own parent', async () => {
+  const handle = await start(
+    scriptedRun('Plan a stay in Lyon', [callTurn('planner_agent', { city: 'Lyon' }), { text: 'Done.', final: true }]),
+  );
+  const [pending] = await waitFor('the grandchild call to wait for approval', async () => {
+    const found = await getPendingApprovals(temporal.client, handle.workflowId);
+    return found.length > 0 ? found : undefined;
+  });
+  const key = await runKey(handle);
+  const childId = `${key}/1/planner_agent`;
+
+  expect(pending).toMatchObject({ tool: 'book_hotel', parent: { workflowId: childId, stepId: 1 } });
+  // The grandchild's id derives from its call's key, which is under the root's call key.
+  expect(pending!.workflowId).toBe(`${key}/1/agent/1/hotel_agent`);
+  await approveStep(temporal.client, pending!.workflowId, { stepId: 1, digest: pending!.digest, approver: 'erin' });
+  const result = await waitForAgentRun(handle);
+  expect(result.status).toBe('completed');
+  expect(outputOf(result, 1)).toMatchObject({ answer: 'Stay in Lyon planned.', steps: 2 });
+  expect(result.subAgentSteps).toBe(2);
+  expect(effectsUnder(`${key}/1/agent/`, 'book').map((e) => e.key.slice(key.length))).toEqual([
+    expect.stringMatching(/^\/1\/agent\/1\/agent\/1$/),
+  ]);
+});
+
 test("a parent that aborts undoes its children's effects newest first", async () => {
   const handle = await start(
     scriptedRun(

@@ -12,12 +12,14 @@ import type { ScriptedTurn } from '../../src/model/scripted-model';
  *   effect is never repeated;
  * - `flight_agent` and `hotel_agent`: agent tools whose children book a flight or a hotel (scripted), then
  *   answer;
+ * - `trip_agent`: its child books a flight, then a hotel (which waits for approval);
+ * - `planner_agent`: its child calls `hotel_agent` (agents nest);
  * - `broken_agent`: its child books a flight, then calls a tool it does not have; every tool is critical to it,
  *   so it aborts and compensates its booking;
  * - `billing_handoff`: a handoff to an agent that answers from the conversation it was given.
  */
 export function subAgentTools(ledgerUrl: string): Tool[] {
-  return [...bookingTools(ledgerUrl), flightAgent, hotelAgent, brokenAgent, billingHandoff];
+  return [...bookingTools(ledgerUrl), flightAgent, hotelAgent, tripAgent, plannerAgent, brokenAgent, billingHandoff];
 }
 
 /** The child script of an agent that calls `tool` once with `args`, then answers `answer`. */
@@ -47,6 +49,34 @@ const hotelAgent = defineAgentTool({
   model: ({ city }) => ({
     provider: 'scripted',
     script: oneCallScript('book_hotel', { city }, `Hotel in ${city} booked.`),
+  }),
+});
+
+const tripAgent = defineAgentTool({
+  name: 'trip_agent',
+  description: 'Books a flight and a hotel.',
+  input: z.object({ city: z.string() }),
+  goal: ({ city }) => `Book a flight to ${city} and a hotel there.`,
+  tools: ['book_flight', 'book_hotel'],
+  model: ({ city }) => ({
+    provider: 'scripted',
+    script: [
+      { toolCalls: [{ name: 'book_flight', arguments: { to: city } }] },
+      { toolCalls: [{ name: 'book_hotel', arguments: { city } }] },
+      { text: `Trip to ${city} booked.`, final: true },
+    ],
+  }),
+});
+
+const plannerAgent = defineAgentTool({
+  name: 'planner_agent',
+  description: 'Plans a stay by asking the hotel agent.',
+  input: z.object({ city: z.string() }),
+  goal: ({ city }) => `Plan a stay in ${city}.`,
+  tools: ['hotel_agent'],
+  model: ({ city }) => ({
+    provider: 'scripted',
+    script: oneCallScript('hotel_agent', { city }, `Stay in ${city} planned.`),
   }),
 });
 
