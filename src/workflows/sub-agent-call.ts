@@ -73,7 +73,14 @@ export async function callAgentTool(
   );
   const calls = ctx.subAgents;
   if (!calls) throw subAgentFailure('This run cannot start sub-agents.', 'Answer without this tool.');
-  const spec = prepared.output as SubAgentSpec;
+  const spec = prepared.output;
+  if (!isSubAgentSpec(spec)) {
+    // Above the tool output ceiling (a huge goal or model settings) the output is a claim check, not a spec.
+    throw subAgentFailure(
+      `The agent tool "${entry.name}" built a sub-agent spec too large to carry (over ${PAYLOAD_LIMITS.maxToolOutputBytes} bytes). The sub-agent was not started.`,
+      'Call it with shorter arguments.',
+    );
+  }
   const carved = carveSubAgentLimits(spec.limits, { input: calls.input, limits: calls.limits, state: ctx.state });
   if ('exhausted' in carved) {
     throw subAgentFailure(`${carved.exhausted} The sub-agent was not started.`, 'Finish with what you have.');
@@ -167,6 +174,12 @@ async function runChild(workflowId: string, input: AgentRunInput, ctx: StepConte
         : 'Try another way, or answer with what you know.',
     );
   }
+}
+
+function isSubAgentSpec(value: unknown): value is SubAgentSpec {
+  if (!value || typeof value !== 'object') return false;
+  const spec = value as Partial<SubAgentSpec>;
+  return typeof spec.goal === 'string' && Array.isArray(spec.allowedTools);
 }
 
 /** The run result a failed child put in its failure's details (`endWithOutcome`), when it is there. */

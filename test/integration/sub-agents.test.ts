@@ -300,3 +300,15 @@ test("a child's limits are carved out of the parent's remaining tool calls", asy
     message: expect.stringContaining('tool calls (1)'),
   });
 });
+
+test('an agent tool whose spec is too large to carry starts no child: a SUB_AGENT_FAILED observation', async () => {
+  const handle = await start(
+    scriptedRun('Echo a lot', [callTurn('echo_agent', { text: '€'.repeat(30_000) }), { text: 'Done.', final: true }]),
+  );
+  const result = await waitForAgentRun(handle);
+
+  expect(result.steps[0]).toMatchObject({
+    observation: { status: 'error', code: 'SUB_AGENT_FAILED', message: expect.stringContaining('too large') },
+  });
+  expect(result.steps[0]?.childWorkflowId).toBeUndefined();
+});

@@ -14,12 +14,22 @@ import type { ScriptedTurn } from '../../src/model/scripted-model';
  *   answer;
  * - `trip_agent`: its child books a flight, then a hotel (which waits for approval);
  * - `planner_agent`: its child calls `hotel_agent` (agents nest);
+ * - `echo_agent`: its goal is the text it is given (a child that only answers);
  * - `broken_agent`: its child books a flight, then calls a tool it does not have; every tool is critical to it,
  *   so it aborts and compensates its booking;
  * - `billing_handoff`: a handoff to an agent that answers from the conversation it was given.
  */
 export function subAgentTools(ledgerUrl: string): Tool[] {
-  return [...bookingTools(ledgerUrl), flightAgent, hotelAgent, tripAgent, plannerAgent, brokenAgent, billingHandoff];
+  return [
+    ...bookingTools(ledgerUrl),
+    flightAgent,
+    hotelAgent,
+    tripAgent,
+    plannerAgent,
+    brokenAgent,
+    echoAgent,
+    billingHandoff,
+  ];
 }
 
 /** The child script of an agent that calls `tool` once with `args`, then answers `answer`. */
@@ -78,6 +88,15 @@ const plannerAgent = defineAgentTool({
     provider: 'scripted',
     script: oneCallScript('hotel_agent', { city }, `Stay in ${city} planned.`),
   }),
+});
+
+const echoAgent = defineAgentTool({
+  name: 'echo_agent',
+  description: 'Answers with the text it is given.',
+  input: z.object({ text: z.string() }),
+  goal: ({ text }) => text,
+  tools: [],
+  model: { provider: 'scripted', script: [{ text: 'Echoed.', final: true }] },
 });
 
 const brokenAgent = defineAgentTool({
