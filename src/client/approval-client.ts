@@ -97,6 +97,11 @@ export interface ListPendingApprovalsOptions {
   taskQueue?: string;
   /** Only runs waiting on this tool. */
   tool?: string;
+  /**
+   * Only this run and its sub-agents, however deep (the visibility query's `RootWorkflowId`; a server that does
+   * not index it refuses the query).
+   */
+  rootWorkflowId?: string;
   /** At most this many runs are read (default 100). */
   limit?: number;
   /** Called for a run the visibility query found but whose state could not be read (no worker, just ended). */
@@ -122,6 +127,7 @@ export async function listPendingApprovals(
     options.tool === undefined ? `${name} IS NOT NULL` : `${name} = ${JSON.stringify(options.tool)}`,
     `ExecutionStatus = "Running"`,
     ...(options.taskQueue === undefined ? [] : [`TaskQueue = ${JSON.stringify(options.taskQueue)}`]),
+    ...(options.rootWorkflowId === undefined ? [] : [`RootWorkflowId = ${JSON.stringify(options.rootWorkflowId)}`]),
   ].join(' AND ');
   const limit = options.limit ?? 100;
   const pending: PendingApproval[] = [];

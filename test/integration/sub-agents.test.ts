@@ -135,6 +135,8 @@ test("the list of pending approvals (the search attribute) shows a child's waiti
   expect(listed.map((p) => [p.tool, p.stepId, p.parent])).toEqual([
     ['book_hotel', 1, { workflowId: handle.workflowId, stepId: 1 }],
   ]);
+  const ofTheRun = await listPendingApprovals(temporal.client, { rootWorkflowId: handle.workflowId });
+  expect(ofTheRun).toEqual(listed);
   await handle.cancel();
   await waitForAgentRun(handle);
 });
