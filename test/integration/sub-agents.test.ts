@@ -248,6 +248,21 @@ test("a parent that aborts undoes its children's effects newest first", async ()
   expect(cancels.map((e) => e.key.slice(key.length))).toEqual(['/2/agent/1', '/1/agent/1']);
 });
 
+test("a child's compensation handed to its parent is carried across the parent's continue-as-new", async () => {
+  const handle = await start(
+    scriptedRun(
+      'Book a flight, continue as new, then fail',
+      [callTurn('flight_agent', { to: 'BER' }), callTurn('no_such_tool'), { text: 'Never reached.', final: true }],
+      { continueAsNewAfterSteps: 1, failurePolicy: { criticalTools: ['no_such_tool'] } },
+    ),
+  );
+  const result = await waitForAgentRun(handle);
+  const key = await runKey(handle);
+
+  expect(result).toMatchObject({ status: 'compensated', generation: 1, subAgentSteps: 1 });
+  expect(ledger.effects.filter((e) => e.key === `${key}/1/agent/1` && e.kind === 'cancel')).toHaveLength(1);
+});
+
 test('a child that does not complete is a SUB_AGENT_FAILED observation, and it undid its own effect', async () => {
   const handle = await start(
     scriptedRun('Try the broken agent', [callTurn('broken_agent', { to: 'NYC' }), { text: 'It failed.', final: true }]),
