@@ -19,6 +19,10 @@ export {
   type ReconcileResult,
 } from './tools/define-tool';
 export { createToolRegistry, type ToolRegistry } from './tools/tool-registry';
+// Sub-agents: a tool that is another agent, run as a child workflow; handoffs (docs/sub-agents.md)
+export { defineAgentTool, defineHandoff, type AgentToolSpec, type FromArguments } from './tools/define-agent-tool';
+export type { SubAgentSpec } from './contract/sub-agent-spec';
+export type { ToolAgentSettings } from './contract/tool-catalog-entry';
 export type {
   ToolCatalogEntry,
   ToolEffect,

@@ -14,6 +14,7 @@ export function pendingCallLines(call: PendingApproval): string[] {
     `${call.workflowId}  step ${call.stepId}  ${call.tool}  ${oneLine(call.arguments)}`,
     `    digest ${call.digest}`,
     `    waiting since ${iso(call.requestedAt)}, counts as rejected at ${iso(call.deadline)}`,
+    ...(call.parent ? [`    sub-agent of ${call.parent.workflowId} step ${call.parent.stepId}`] : []),
   ];
 }
 

@@ -2,6 +2,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import { ApplicationFailure } from '@temporalio/common';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes';
 import { getRunStateQuery } from '../contract/agent-run-messages';
+import type { AgentRunState } from '../contract/agent-run-types';
 import { decideApprovalUpdate } from '../contract/approval-messages';
 import { ApprovalError } from './approval-error';
 import {
@@ -25,7 +26,15 @@ export interface PendingApproval {
   deadline: number;
   /** The run's goal. */
   goal: string;
+  /**
+   * Set when the waiting run is a sub-agent (docs/sub-agents.md): the parent run and its step that called it.
+   * Decide the call with `workflowId` (the child's), as for any run.
+   */
+  parent?: { workflowId: string; stepId: number };
 }
+
+/** How deep {@link getPendingApprovals} follows sub-agents of sub-agents. */
+const MAX_SUB_AGENT_DEPTH = 8;
 
 /** What approving or rejecting names. */
 export interface StepDecision {
@@ -46,7 +55,23 @@ export interface StepDecision {
  * ```
  */
 export async function getPendingApprovals(client: Client, workflowId: string): Promise<PendingApproval[]> {
+  return pendingOfRun(client, workflowId, 0);
+}
+
+/** The calls of a run that wait for a decision, then those of its running sub-agents (their own ids). */
+async function pendingOfRun(client: Client, workflowId: string, depth: number): Promise<PendingApproval[]> {
   const state = await client.workflow.getHandle(workflowId).query(getRunStateQuery);
+  const own = ownPending(workflowId, state);
+  if (depth >= MAX_SUB_AGENT_DEPTH) return own;
+  const children = state.steps.flatMap((step) =>
+    step.status === 'running' && step.childWorkflowId ? [step.childWorkflowId] : [],
+  );
+  // A child that just ended cannot answer the query any more: it waits for nothing.
+  const nested = await Promise.all(children.map((id) => pendingOfRun(client, id, depth + 1).catch(() => [])));
+  return [...own, ...nested.flat()];
+}
+
+function ownPending(workflowId: string, state: AgentRunState): PendingApproval[] {
   return state.steps.flatMap((step) =>
     step.status === 'awaiting_approval' && step.approval
       ? [
@@ -59,6 +84,7 @@ export async function getPendingApprovals(client: Client, workflowId: string): P
             requestedAt: step.approval.requestedAt,
             deadline: step.approval.deadline,
             goal: state.goal,
+            ...(state.parent ? { parent: state.parent } : {}),
           },
         ]
       : [],
@@ -71,6 +97,11 @@ export interface ListPendingApprovalsOptions {
   taskQueue?: string;
   /** Only runs waiting on this tool. */
   tool?: string;
+  /**
+   * Only this run and its sub-agents, however deep (the visibility query's `RootWorkflowId`; a server that does
+   * not index it refuses the query).
+   */
+  rootWorkflowId?: string;
   /** At most this many runs are read (default 100). */
   limit?: number;
   /** Called for a run the visibility query found but whose state could not be read (no worker, just ended). */
@@ -96,15 +127,24 @@ export async function listPendingApprovals(
     options.tool === undefined ? `${name} IS NOT NULL` : `${name} = ${JSON.stringify(options.tool)}`,
     `ExecutionStatus = "Running"`,
     ...(options.taskQueue === undefined ? [] : [`TaskQueue = ${JSON.stringify(options.taskQueue)}`]),
+    ...(options.rootWorkflowId === undefined ? [] : [`RootWorkflowId = ${JSON.stringify(options.rootWorkflowId)}`]),
   ].join(' AND ');
   const limit = options.limit ?? 100;
   const pending: PendingApproval[] = [];
+  const listed = new Set<string>();
   let seen = 0;
   for await (const execution of client.workflow.list({ query })) {
     if (seen++ >= limit) break;
     try {
       const calls = await getPendingApprovals(client, execution.workflowId);
-      pending.push(...calls.filter((call) => options.tool === undefined || call.tool === options.tool));
+      for (const call of calls) {
+        // A sub-agent is found by the query itself and through its parent: list it once.
+        const id = `${call.workflowId}#${call.stepId}`;
+        if ((options.tool === undefined || call.tool === options.tool) && !listed.has(id)) {
+          listed.add(id);
+          pending.push(call);
+        }
+      }
     } catch (error) {
       options.onUnreadable?.(execution.workflowId, error);
     }

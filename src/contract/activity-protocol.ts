@@ -72,6 +72,8 @@ export const TOOL_ERROR_CODES = {
   APPROVAL_TIMEOUT: 'APPROVAL_TIMEOUT',
   /** The arguments the tool received are not the ones that were approved; it was not run. */
   APPROVAL_MISMATCH: 'APPROVAL_MISMATCH',
+  /** A sub-agent (an agent tool's child run) did not complete, or the parent had no budget left to start it. */
+  SUB_AGENT_FAILED: 'SUB_AGENT_FAILED',
 } as const;
 
 /** One of {@link TOOL_ERROR_CODES}. */

@@ -110,6 +110,12 @@ export interface AgentRunInput {
    * recorded (no tool runs, no model is asked for them) and the run goes on from the next step. See docs/fork.md.
    */
   fork?: AgentRunFork;
+  /**
+   * Set by the parent when this run is a sub-agent (an agent tool's child workflow; docs/sub-agents.md): its
+   * keys live under the parent's call key, and a completed child returns the compensations it owes. Never set
+   * by clients.
+   */
+  subAgent?: SubAgentLink;
   /** Set by the workflow itself when it continues as new; never by clients. */
   carriedOver?: AgentRunCarryOver;
 }
@@ -139,6 +145,20 @@ export interface ForkedStepOrigin {
   runKey?: string;
 }
 
+/** What ties a sub-agent run to the parent call that started it. */
+export interface SubAgentLink {
+  /** The parent run's workflow id. */
+  parentWorkflowId: string;
+  /** The parent's step that called the agent tool. */
+  parentStepId: number;
+  /** The agent tool's name. */
+  tool: string;
+  /** The parent call's idempotency key: every key of the child starts with `${callKey}/`. */
+  callKey: string;
+  /** The child is a handoff: it was given the parent's conversation, and the parent ends with its answer. */
+  handoff?: boolean;
+}
+
 /** A compensation the run owes: registered before its forward call, dropped only when that call had no effect. */
 export interface PendingCompensation {
   stepId: number;
@@ -154,6 +174,13 @@ export interface PendingCompensation {
   idempotencyKey: string;
   /** The forward call's span, when the run is traced: the compensation's span links to it. */
   span?: { traceId: string; spanId: string; traceFlags: number };
+  /**
+   * The run that owns the forward call's stored data, when it is not the compensating run's own: a sub-agent
+   * that completed hands its compensations to its parent, which runs them under the child's keys and owner.
+   */
+  runKey?: string;
+  /** The sub-agent whose compensation this is (its workflow id), when the parent runs it. */
+  subAgentWorkflowId?: string;
 }
 
 /** What one generation hands to the next when the run continues as new. */
@@ -180,6 +207,8 @@ export interface AgentRunCarryOver {
   runScopedKeys?: boolean;
   /** Token and cost totals so far. */
   usage?: RunUsageTotals;
+  /** Tool calls the run's sub-agents made so far (they count against the run's step limit). */
+  subAgentSteps?: number;
 }
 
 /** Status of one tool call. */
@@ -231,6 +260,8 @@ export interface StepRecord {
    * this run never compensates them (docs/fork.md).
    */
   forked?: ForkedStepOrigin;
+  /** The sub-agent's workflow id, when the step called an agent tool (set as soon as the child starts). */
+  childWorkflowId?: string;
 }
 
 /** Status of a whole run; also the value of the `DurableRunStatus` search attribute. */
@@ -306,6 +337,15 @@ export interface AgentRunState {
    * when none was); they are in the workflow's history.
    */
   omittedSteps?: number;
+  /** Set when the run is a sub-agent: the parent run and its step that called it. */
+  parent?: { workflowId: string; stepId: number };
+  /** Tool calls the run's sub-agents made (they count against this run's step limit); absent when none. */
+  subAgentSteps?: number;
+  /**
+   * A completed sub-agent's compensations, oldest first: its parent takes them over (it undoes them if the parent
+   * aborts later). Present only in the result of a completed sub-agent that owes any.
+   */
+  subAgentCompensations?: PendingCompensation[];
 }
 
 /** What an agent run returns. */

@@ -83,6 +83,20 @@ export interface ToolCatalogEntry {
    * only in catalogs recorded before budgets existed (the defaults apply then).
    */
   budget?: ToolBudget;
+  /**
+   * Present when the tool is another agent (`defineAgentTool`, docs/sub-agents.md): its activity only validates
+   * the arguments and returns the child's run spec; the workflow then runs the child as a child workflow.
+   */
+  agent?: ToolAgentSettings;
+}
+
+/** How an agent tool's call runs (see {@link ToolCatalogEntry.agent}). */
+export interface ToolAgentSettings {
+  /**
+   * A handoff: the parent hands the conversation to the child and ends with the child's answer (the child
+   * gets the parent's conversation so far with its goal; see docs/sub-agents.md, "Handoffs").
+   */
+  handoff?: boolean;
 }
 
 /** Whether a tool's description may be shown to the model as instructions or only as fenced data. */

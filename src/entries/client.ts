@@ -52,7 +52,10 @@ export type {
   RunUsage,
   RunUsageTotals,
   TurnUsage,
+  SubAgentLink,
+  PendingCompensation,
 } from '../contract/agent-run-types';
+export type { SubAgentOutput } from '../contract/sub-agent-spec';
 
 // The fast path: local activities for short steps (docs/fast-path.md)
 export { FAST_PATH_LIMITS, type FastPathOptions, type FastPathSetting } from '../contract/fast-path';

@@ -65,7 +65,8 @@ async function playRound(run: RunLoop): Promise<AgentRunResult | undefined> {
     input: run.input,
     limits: run.limits,
     usage: run.state.usage,
-    stepCount: run.state.stepCount,
+    // A sub-agent's tool calls count against the run's step limit too.
+    stepCount: run.state.stepCount + (run.state.subAgentSteps ?? 0),
     turnIssues: run.counters.consecutiveTurnIssues,
   });
   run.counters.consecutiveTurnIssues = judged.turnIssues;
@@ -80,7 +81,10 @@ async function playRound(run: RunLoop): Promise<AgentRunResult | undefined> {
       return await completeRun(run, verdict.answer);
     case 'run-calls': {
       const abortReason = await runTurnCalls(run, reading.calls);
-      return abortReason ? await abortRun(run, failedRun(abortReason)) : undefined;
+      if (abortReason) return await abortRun(run, failedRun(abortReason));
+      // A handoff's child completed: the run ends with its answer (docs/sub-agents.md, "Handoffs").
+      const handedOff = run.step.subAgents?.handoffAnswer;
+      return handedOff !== undefined ? await completeRun(run, handedOff) : undefined;
     }
   }
 }

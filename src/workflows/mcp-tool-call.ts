@@ -1,7 +1,7 @@
 import { isCancellation, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import { TOOL_ERROR_CODES, type ToolObservation } from '../contract/activity-protocol';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
-import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
+import { AGENT_RUN_DEFAULTS, ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
 import { getRunStateQuery } from '../contract/agent-run-messages';
 import type { AgentRunState } from '../contract/agent-run-types';
 import { modelVisibleTools, undoToolNames } from '../contract/tool-visibility';
@@ -72,6 +72,15 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
     irreversibleDone: false,
     // A tool that needs approval waits for a decision here too (`durable-tools approve <workflow id> 1`).
     approvals: createApprovalGate(workflowId, state, undefined, input.trackApprovalSearchAttribute === true),
+    // An agent tool called over MCP runs its child like a run's call would (docs/sub-agents.md).
+    subAgents: {
+      input: {
+        goal: state.goal,
+        ...(input.trackApprovalSearchAttribute ? { trackApprovalSearchAttribute: true } : {}),
+      },
+      limits: { maxSteps: AGENT_RUN_DEFAULTS.maxSteps, maxTurns: AGENT_RUN_DEFAULTS.maxTurns },
+      conversation: () => [],
+    },
   };
   try {
     const record = await runToolStep({ id: 'mcp', name: input.tool, arguments: input.arguments }, step);

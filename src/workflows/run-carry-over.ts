@@ -39,7 +39,7 @@ export interface CarriedParts {
 
 /** The state the next generation starts from: counters, compensations owed, transcript cursor, usage. */
 export function buildCarryOver(
-  state: Pick<AgentRunState, 'generation' | 'stepCount' | 'turns'> & { usage: RunUsage },
+  state: Pick<AgentRunState, 'generation' | 'stepCount' | 'turns' | 'subAgentSteps'> & { usage: RunUsage },
   counters: LoopCounters,
   parts: CarriedParts,
 ): AgentRunCarryOver {
@@ -54,5 +54,6 @@ export function buildCarryOver(
     irreversibleDone: parts.irreversibleDone,
     usage: usageTotals(state.usage),
     ...(parts.runScopedKeys ? { runScopedKeys: true } : {}),
+    ...(state.subAgentSteps ? { subAgentSteps: state.subAgentSteps } : {}),
   };
 }

@@ -1,5 +1,11 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import type { AgentRunInput, AgentRunResult, AgentRunState, RunStatus } from '../contract/agent-run-types';
+import type {
+  AgentRunInput,
+  AgentRunResult,
+  AgentRunState,
+  PendingCompensation,
+  RunStatus,
+} from '../contract/agent-run-types';
 import { PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes';
 import { backgroundFailureVerdict } from './failure-policy';
@@ -21,7 +27,21 @@ export function setRunStatus(state: AgentRunState, status: RunStatus, input: Age
 /** Ends the run with a status; its result references large outputs (claim checks) and stays within budget. */
 export function finishRun(run: RunLoop, status: RunStatus): AgentRunResult {
   setRunStatus(run.state, status, run.input);
-  return boundedRunView(run.state);
+  const view = boundedRunView(run.state);
+  // A completed sub-agent hands what it owes to its parent, which undoes it if the parent aborts later.
+  if (status === 'completed' && run.input.subAgent && run.step.pending.length > 0) {
+    view.subAgentCompensations = handedOverCompensations(run);
+  }
+  return view;
+}
+
+/** The compensations a completed sub-agent owes, each marked with its owner (the child's own run key). */
+function handedOverCompensations(run: RunLoop): PendingCompensation[] {
+  const { scope, pending } = run.step;
+  return pending.map((item) => ({
+    ...item,
+    ...(item.runKey === undefined && scope.runKey !== undefined ? { runKey: scope.runKey } : {}),
+  }));
 }
 
 /**

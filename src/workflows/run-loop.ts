@@ -13,7 +13,7 @@ import { boundedRunView } from './run-budget';
 import { setRunStatus } from './run-end';
 import { runLimits, type RunLimits } from './run-limits';
 import { initialLoopCounters, type LoopCounters } from './run-loop-state';
-import { runScope } from './run-ownership';
+import { runScope, subAgentScope } from './run-ownership';
 import { RunTranscript } from './run-transcript';
 import { initialRunUsage } from './run-usage';
 import type { StepContext } from './tool-step';
@@ -58,6 +58,10 @@ function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
     steps: [],
     policyWarnings: [],
     usage: initialRunUsage(carried?.usage),
+    ...(carried?.subAgentSteps ? { subAgentSteps: carried.subAgentSteps } : {}),
+    ...(input.subAgent
+      ? { parent: { workflowId: input.subAgent.parentWorkflowId, stepId: input.subAgent.parentStepId } }
+      : {}),
     ...(input.fork ? { forkedFrom: forkOrigin(input.fork) } : {}),
   };
 }
@@ -70,7 +74,7 @@ export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
   const { workflowId, firstExecutionRunId } = workflowInfo();
   const carried = input.carriedOver;
   // Keys, compensations and claim checks belong to this run, not to its workflow id (run-ownership.ts).
-  const scope = runScope(carried);
+  const scope = input.subAgent ? subAgentScope(input.subAgent.callKey) : runScope(carried);
   const state = initialState(input, scope.keyPrefix);
   setHandler(getRunStateQuery, () => boundedRunView(state));
   const approvals = createApprovalGate(workflowId, state, input.approval, input.trackApprovalSearchAttribute === true);
@@ -102,6 +106,7 @@ export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
   const transcript = carried
     ? new RunTranscript({ cursor: carried.transcriptCursor, unsent: carried.unsentMessages ?? [] })
     : new RunTranscript({ goal: input.goal });
+  step.subAgents = { input, limits: runLimits(input), conversation: () => transcript.held() };
   // A forked run's first generation starts after the source's recorded steps (docs/fork.md).
   if (!carried && input.fork) startFromForkedPrefix(state, transcript, input.fork);
   return {

@@ -34,6 +34,16 @@ export function runScope(carried?: { runScopedKeys?: boolean }): RunScope {
   return { keyPrefix: runKey, runKey };
 }
 
+/**
+ * The scope of a sub-agent run (docs/sub-agents.md): its keys live under the parent call's key
+ * (`${callKey}/agent/${stepId}`), so a child never shares effects with another parent's child, even under a
+ * reused workflow id; its stored data belongs to the child itself (`${workflowId}/${firstExecutionRunId}`).
+ */
+export function subAgentScope(callKey: string): RunScope {
+  const { workflowId, firstExecutionRunId } = workflowInfo();
+  return { keyPrefix: `${callKey}/agent`, runKey: `${workflowId}/${firstExecutionRunId}` };
+}
+
 /** The idempotency key of a step: `${workflowId}/${firstExecutionRunId}/${stepId}`. */
 export function stepKey(scope: RunScope, stepId: number): string {
   return `${scope.keyPrefix}/${stepId}`;

@@ -44,6 +44,11 @@ export class RunTranscript {
     return this.bytes;
   }
 
+  /** The messages this generation holds (all of them in the first generation), oldest first. */
+  held(): readonly TranscriptMessage[] {
+    return this.messages;
+  }
+
   /** Absolute length of the transcript. */
   get length(): number {
     return this.offset + this.messages.length;

@@ -72,7 +72,8 @@ function compensateOne(
     },
     idempotencyKey: compensationKey(item.idempotencyKey),
     stepId: item.stepId,
-    ...(scope.runKey !== undefined ? { runKey: scope.runKey } : {}),
+    // A sub-agent's compensation, taken over by its parent, runs as the child's (its keys and stored data).
+    ...((item.runKey ?? scope.runKey) !== undefined ? { runKey: item.runKey ?? scope.runKey } : {}),
     compensationOf: item.tool,
   };
   const summary = `undo step ${item.stepId} (${item.tool}) with ${item.undo}`.slice(0, SUMMARY_MAX_LENGTH);

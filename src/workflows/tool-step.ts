@@ -19,6 +19,7 @@ import { argumentsTooLarge, compensationArguments, compensationOutput } from './
 import { prepareCall, type PreparedCall } from './prepared-call';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
 import { fastPathToolOptions, toolRunsLocally, type FastPath } from './fast-path';
+import { callAgentTool, type SubAgentCalls } from './sub-agent-call';
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -37,6 +38,8 @@ export interface StepContext {
   approvals: ApprovalGate;
   /** The run's fast path: short calls run as local activities (fast-path.ts). */
   fastPath?: FastPath;
+  /** What calls of agent tools need from the run (sub-agent-call.ts). */
+  subAgents?: SubAgentCalls;
 }
 
 /**
@@ -162,15 +165,17 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
       ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
       ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
     };
-    const result = toolRunsLocally(ctx.fastPath, entry, gate.kind === 'approved')
-      ? await scheduleLocalActivity<ToolActivityResult>(
-          entry.name,
-          [input],
-          entry.execution === 'local'
-            ? localToolOptions(entry, prepared.redacted)
-            : fastPathToolOptions(entry, prepared.redacted),
-        )
-      : await scheduleActivity<ToolActivityResult>(entry.name, [input], toolActivityOptions(entry, prepared.redacted));
+    const result = entry.agent
+      ? await callAgentTool(step, entry, input, prepared.redacted, ctx)
+      : toolRunsLocally(ctx.fastPath, entry, gate.kind === 'approved')
+        ? await scheduleLocalActivity<ToolActivityResult>(
+            entry.name,
+            [input],
+            entry.execution === 'local'
+              ? localToolOptions(entry, prepared.redacted)
+              : fastPathToolOptions(entry, prepared.redacted),
+          )
+        : await scheduleActivity<ToolActivityResult>(entry.name, [input], toolActivityOptions(entry, prepared.redacted));
     settleSuccess(call, result, ctx);
   } catch (error) {
     settleFailure(call, error, ctx);

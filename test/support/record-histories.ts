@@ -24,6 +24,7 @@ import { startDevServer } from '../../src/dev-server/dev-server';
 import type { ScriptedModelSettings } from '../../src/model/scripted-model';
 import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool } from '../../src/tools/define-tool';
+import { defineAgentTool } from '../../src/tools/define-agent-tool';
 import { createWorker } from '../../src/runtime/create-worker';
 import type { AgentRunInput, RunStatus } from '../../src/contract/agent-run-types';
 
@@ -93,12 +94,29 @@ const chargeCard = defineTool({
   return { chargeId: `ch-${ctx.idempotencyKey}` };
 });
 
+/** An agent tool: its child reserves the product, then answers (docs/sub-agents.md). */
+const stockAgent = defineAgentTool({
+  name: 'stock_agent',
+  description: 'Reserves a product through the stock agent.',
+  input: z.object({ sku: z.string() }),
+  goal: ({ sku }) => `Reserve one ${sku}.`,
+  tools: ['reserve_stock'],
+  model: ({ sku }) => ({
+    provider: 'scripted',
+    script: [
+      { toolCalls: [{ name: 'reserve_stock', arguments: { sku, quantity: 1 } }] },
+      { text: `Reserved ${sku}.`, final: true },
+    ],
+  }),
+});
+
 const tools = [
   lookupOrder,
   fetchQuote,
   reserveStockContract.implement(async (_input, ctx) => ({ reservationId: `res-${ctx.idempotencyKey}` })),
   releaseStockContract.implement(async () => ({ released: true })),
   chargeCard,
+  stockAgent,
 ];
 
 /** A run to record: its input and the status it must end in. */
@@ -197,6 +215,24 @@ export const SCENARIOS: Record<string, Scenario> = {
 // same paths with run-scoped keys — compensation keys (`${key}/undo`) and the flag carried over continue-as-new.
 SCENARIOS['run-scoped-compensation'] = SCENARIOS.compensation!;
 SCENARIOS['run-scoped-continue-as-new'] = SCENARIOS['continue-as-new']!;
+// A sub-agent (a child workflow) that completes and hands its compensation to the parent, then a critical failure:
+// the parent undoes the child's reservation under the child's key. Only the parent's history is recorded (the
+// child's result is in it).
+SCENARIOS['run-scoped-sub-agents'] = {
+  expected: 'compensated',
+  generations: 1,
+  input: {
+    failurePolicy: { criticalTools: ['charge_card'] },
+    model: {
+      provider: 'scripted',
+      script: [
+        { text: 'Asking the stock agent.', toolCalls: [{ name: 'stock_agent', arguments: { sku: 'BOOK-1' } }] },
+        { text: 'Charging.', toolCalls: [{ name: 'charge_card', arguments: { amountEur: 900 } }] },
+        { text: 'Done.', final: true },
+      ],
+    },
+  },
+};
 
 /**
  * Records `only` (scenario names; all of them when empty) and replaces just their files, so a new scenario can be

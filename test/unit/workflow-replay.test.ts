@@ -30,6 +30,7 @@ const REPLAY = {
     'continue-as-new',
     'run-scoped-compensation',
     'run-scoped-continue-as-new',
+    'run-scoped-sub-agents',
   ],
 } as const;
 
@@ -99,7 +100,11 @@ describe('recorded agent-run histories', () => {
         ? `${workflowId}/${firstRunIdOf(history)}/`
         : `${workflowId}/`;
       for (const key of keys)
-        expect({ file, key }).toEqual({ file, key: expect.stringMatching(new RegExp(`^${prefix}\\d+(/undo)?$`)) });
+        // A sub-agent's keys (undone by its parent) are under the parent's call key: `${prefix}1/agent/1/undo`.
+        expect({ file, key }).toEqual({
+          file,
+          key: expect.stringMatching(new RegExp(`^${prefix}\\d+(/agent/\\d+)?(/undo)?$`)),
+        });
     }
   });
 

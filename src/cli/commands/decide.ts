@@ -149,7 +149,8 @@ async function findCall(
   }
   const steps = pending.map((p) => p.stepId).join(', ');
   if (stepId !== undefined) {
-    const call = pending.find((p) => p.stepId === stepId);
+    // A step number names a step of this run; its sub-agents' calls are decided by their own id (or without a step).
+    const call = pending.find((p) => p.stepId === stepId && p.workflowId === workflowId);
     if (!call) {
       context.err(
         `Step ${stepId} of run ${workflowId} is not waiting for approval${pending.length ? ` (waiting: step ${steps})` : ''}.`,
@@ -180,8 +181,8 @@ async function send(
   try {
     const result =
       request.kind === 'approve'
-        ? await approveStep(client, request.workflowId, decision)
-        : await rejectStep(client, request.workflowId, { ...decision, reason: request.reason ?? '' });
+        ? await approveStep(client, call.workflowId, decision)
+        : await rejectStep(client, call.workflowId, { ...decision, reason: request.reason ?? '' });
     context.out(
       result.decision === 'approved'
         ? `Approved by ${result.approver}: step ${result.stepId} (${result.tool}) runs now. Follow it with \`${context.self} show ${request.workflowId}\`.`

@@ -7,7 +7,7 @@ import { pendingCallLines } from '../approval-view';
 /** `durable-tools pending`: the tool calls waiting for a human decision. */
 export const pendingCommand: CliCommand = {
   name: 'pending',
-  help: `usage: durable-tools pending [--tool <name>] [--task-queue <queue>] [--json]
+  help: `usage: durable-tools pending [--tool <name>] [--task-queue <queue>] [--run <id>] [--json]
 
 Lists the tool calls waiting for a human decision, oldest first: run, step, tool, arguments, and the digest
 (SHA-256 of the canonical JSON of the validated arguments) a decision is bound to. The runs are found by a
@@ -17,6 +17,7 @@ started waiting); each run's waiting calls are read from its worker (getRunState
 options:
   --tool <name>        only calls of this tool
   --task-queue <q>     only runs on this task queue
+  --run <id>           only this run and its sub-agents (the calls of a sub-agent name its parent)
   --json               the calls as a JSON array
   -h, --help           this help
 
@@ -26,15 +27,18 @@ arguments`,
     const { values, help } = parseCommandArgs(argv, {
       tool: { type: 'string' },
       'task-queue': { type: 'string' },
+      run: { type: 'string' },
       json: { type: 'boolean' },
     });
     if (help) return (context.out(pendingCommand.help), EXIT_CODES.ok);
     const tool = stringOption(values, 'tool');
     const taskQueue = stringOption(values, 'task-queue');
+    const rootWorkflowId = stringOption(values, 'run');
     const { client } = await connectForCommand(context);
     const pending = await listPendingApprovals(client, {
       ...(tool !== undefined ? { tool } : {}),
       ...(taskQueue !== undefined ? { taskQueue } : {}),
+      ...(rootWorkflowId !== undefined ? { rootWorkflowId } : {}),
       onUnreadable: (workflowId, error) =>
         context.err(
           `Run ${workflowId} waits for approval, but its calls could not be read (is its worker up?): ${error instanceof Error ? error.message : String(error)}`,

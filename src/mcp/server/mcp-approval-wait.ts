@@ -29,11 +29,19 @@ export async function approvalRequested(
   return undefined;
 }
 
-/** The answer to a `tools/call` whose call waits for approval: what waits, how to decide, how to get the result. */
-export function approvalRequiredResult(call: PendingApproval, keyed: boolean): CallToolResult {
+/**
+ * The answer to a `tools/call` whose call waits for approval: what waits, how to decide, how to get the result.
+ * `taskId` is the durable call's workflow id: the waiting call's own, or its parent's when a sub-agent of the
+ * call waits (decided by the sub-agent's id, read by the task's).
+ */
+export function approvalRequiredResult(
+  call: PendingApproval,
+  keyed: boolean,
+  taskId: string = call.workflowId,
+): CallToolResult {
   const again = keyed
-    ? `call the tool again with the same idempotency key (it runs nothing twice) or read task ${call.workflowId} (tasks/get, tasks/result)`
-    : `read task ${call.workflowId} (tasks/get, tasks/result); calling the tool again without an idempotency key makes a new call that waits for its own approval`;
+    ? `call the tool again with the same idempotency key (it runs nothing twice) or read task ${taskId} (tasks/get, tasks/result)`
+    : `read task ${taskId} (tasks/get, tasks/result); calling the tool again without an idempotency key makes a new call that waits for its own approval`;
   return {
     isError: true,
     content: [
@@ -41,7 +49,7 @@ export function approvalRequiredResult(call: PendingApproval, keyed: boolean): C
         type: 'text',
         text:
           `APPROVAL_REQUIRED: "${call.tool}" needs a human approval before it runs; nothing has run yet. ` +
-          `The durable call ${call.workflowId} (step ${call.stepId}, arguments digest ${call.digest}) waits for a decision ` +
+          `The durable call ${call.workflowId}${call.parent ? ` (a sub-agent of ${taskId})` : ''} (step ${call.stepId}, arguments digest ${call.digest}) waits for a decision ` +
           `until ${new Date(call.deadline).toISOString()} (then it counts as rejected).\n` +
           `Hint: a human decides with \`durable-tools approve ${call.workflowId} ${call.stepId} --digest ${call.digest}\` ` +
           `(or \`reject ... --reason\`); for the result, ${again}.`,

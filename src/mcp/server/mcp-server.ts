@@ -245,7 +245,8 @@ async function resultOrApprovalRequest(
   entry: ToolCatalogEntry,
   keyed: boolean,
 ): Promise<CallToolResult> {
-  if (entry.approval === 'never') return toolCallResult(client, workflowId);
+  // A sub-agent's own tools may wait for a decision, whatever the agent tool itself declares.
+  if (entry.approval === 'never' && !entry.agent) return toolCallResult(client, workflowId);
   const stop = new AbortController();
   try {
     const first = await Promise.race([
@@ -253,7 +254,9 @@ async function resultOrApprovalRequest(
       approvalRequested(client, workflowId, stop.signal).then((waiting) => ({ waiting })),
     ]);
     if ('result' in first) return first.result;
-    return first.waiting ? approvalRequiredResult(first.waiting, keyed) : toolCallResult(client, workflowId);
+    return first.waiting
+      ? approvalRequiredResult(first.waiting, keyed, workflowId)
+      : toolCallResult(client, workflowId);
   } finally {
     stop.abort();
   }
