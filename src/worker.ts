@@ -123,6 +123,7 @@ export type {
   ModelTurnIssue,
 } from './contract/model-types';
 export { aiSdkModelProvider, type AiSdkProviderOptions, type LanguageModelSource } from './model/ai-sdk-model-provider';
+export type { AiSdkLanguageModel, AiSdkSpecificationVersion } from './model/ai-sdk-spec';
 export {
   createConfiguredModelProvider,
   modelProvidersFromEnv,
