@@ -38,6 +38,7 @@ const NODE22_INTEGRATION_TESTS = [
   'agent-run.test.ts',
   'ai-sdk-providers.test.ts',
   'mcp-server.test.ts',
+  'mcp-conformance.test.ts',
   'worker-restart.test.ts',
 ];
 
