@@ -4,7 +4,8 @@
  * that installed `@ai-sdk/openai@^4` has them. `npm test` runs everything on Node 20 with AI SDK 6.
  *
  * - `@ai-sdk/{openai,anthropic,openai-compatible,provider}` map to the aliases `ai-sdk-7-*` (devDependencies);
- *   those packages and their own ES-module-only dependencies are compiled to CommonJS like jose.
+ *   those packages and their own ES-module-only dependencies are compiled to CommonJS like jose. The providers'
+ *   integration tests also run once more with the AI SDK 6 packages (the global `DT_AI_SDK_LINE` tells the line).
  * - better-sqlite3 loads the addon built for Node 22 (test/support/node22): every SQLite test runs for real.
  */
 const { existsSync } = require('node:fs');
@@ -22,7 +23,6 @@ if (!existsSync(binding)) {
 }
 // Inherited by jest's workers and by every process a test spawns.
 process.env.DT_NODE22_SQLITE_BINDING = binding;
-process.env.DT_AI_SDK_LINE = '7';
 const base = require('./jest.config.js');
 const preload = `--require ${join(__dirname, 'test', 'support', 'node22', 'preload.js')}`;
 if (!(process.env.NODE_OPTIONS ?? '').includes(preload)) {
@@ -31,15 +31,16 @@ if (!(process.env.NODE_OPTIONS ?? '').includes(preload)) {
 
 /**
  * The integration tests of the Node 22 line: a run end to end, the AI SDK 7 providers over HTTP, the MCP
- * server and its conformance scenarios, and a crash. The others stay on the Node 20 line only (they exercise
- * code that does not depend on the Node version or the AI SDK line); add a file here when it does.
+ * server and its conformance scenarios, and a crash (a worker process SIGKILLed, its SQLite keys reopened). The
+ * others run on the Node 20 line only (`npm test`): they exercise code that does not depend on the Node version or
+ * the AI SDK line, and this line then stays a few minutes; add a file here when it does depend on them.
  */
 const NODE22_INTEGRATION_TESTS = [
   'agent-run.test.ts',
   'ai-sdk-providers.test.ts',
   'mcp-server.test.ts',
   'mcp-conformance.test.ts',
-  'worker-restart.test.ts',
+  'approvals-crash.test.ts',
 ];
 
 const ESM_ONLY = ['jose', 'ai-sdk-7-[^/]+', '@workflow/serde'];
@@ -61,15 +62,30 @@ const shared = {
   },
 };
 
+const SQLITE_NODE22 = { '^better-sqlite3$': '<rootDir>/test/support/node22/better-sqlite3.js' };
+const [unit, integration] = base.projects;
+const { globalSetup: _setup, globalTeardown: _teardown, ...integrationWithoutServer } = integration;
+
 /** @type {import('jest').Config} */
 module.exports = {
   ...base,
-  projects: base.projects.map((project) => ({
-    ...project,
-    ...shared,
-    displayName: `${project.displayName} (node 22)`,
-    ...(project.displayName === 'integration'
-      ? { testMatch: NODE22_INTEGRATION_TESTS.map((file) => `<rootDir>/test/integration/${file}`) }
-      : {}),
-  })),
+  projects: [
+    { ...unit, ...shared, displayName: 'unit (node 22)', globals: { DT_AI_SDK_LINE: '7' } },
+    {
+      ...integration,
+      ...shared,
+      displayName: 'integration (node 22)',
+      globals: { DT_AI_SDK_LINE: '7' },
+      testMatch: NODE22_INTEGRATION_TESTS.map((file) => `<rootDir>/test/integration/${file}`),
+    },
+    {
+      // The AI SDK 6 packages on Node 22 as well (the providers file only). Its tests use the dev server that the
+      // project above starts: jest runs every project's globalSetup before it starts any worker.
+      ...integrationWithoutServer,
+      displayName: 'integration (node 22, AI SDK 6)',
+      moduleNameMapper: SQLITE_NODE22,
+      globals: { DT_AI_SDK_LINE: '6' },
+      testMatch: ['<rootDir>/test/integration/ai-sdk-providers.test.ts'],
+    },
+  ],
 };

@@ -76,8 +76,8 @@ function parsed(value: unknown): unknown {
   return typeof value === 'string' ? JSON.parse(value) : value;
 }
 
-/** The AI SDK line under test: 7 on the Node 22 line (DT_AI_SDK_LINE from jest.node22.config.js), else 6. */
-const AI_SDK_LINE = process.env.DT_AI_SDK_LINE === '7' ? 7 : 6;
+/** The AI SDK line under test: the global `DT_AI_SDK_LINE` of the jest project (jest.node22.config.js), else 6. */
+const AI_SDK_LINE = (globalThis as { DT_AI_SDK_LINE?: string }).DT_AI_SDK_LINE === '7' ? 7 : 6;
 
 /**
  * The content of a failed call's tool message as the OpenAI provider sends it: the observation itself with
