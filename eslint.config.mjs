@@ -11,6 +11,18 @@ export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**'] },
   ...tseslint.configs.recommended,
   {
+    // CommonJS tooling that runs before any compiler: the jest configurations and the Node 22 line's helpers.
+    files: ['jest.config.js', 'jest.node22.config.js', 'test/support/node22/*.js'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly' },
+    },
+    rules: {
+      '@typescript-eslint/no-require-imports': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^_' }],
+    },
+  },
+  {
     files: ['**/*.ts'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },

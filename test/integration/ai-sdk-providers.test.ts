@@ -1,7 +1,8 @@
 /**
  * The real AI SDK provider packages (`@ai-sdk/openai`, `@ai-sdk/anthropic`, `@ai-sdk/openai-compatible`)
  * talk over HTTP to a local server speaking the OpenAI Chat Completions and Anthropic Messages wire
- * formats, inside agent runs on the real dev server.
+ * formats, inside agent runs on the real dev server. `npm test` runs this file with the AI SDK 6 line on
+ * Node 20; `npm run test:node22` runs it with the AI SDK 7 line on Node 22 (jest.node22.config.js).
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
@@ -75,7 +76,32 @@ function parsed(value: unknown): unknown {
   return typeof value === 'string' ? JSON.parse(value) : value;
 }
 
-describe('AI SDK providers over HTTP', () => {
+/** The AI SDK line under test: the global `DT_AI_SDK_LINE` of the jest project (jest.node22.config.js), else 6. */
+const AI_SDK_LINE = (globalThis as { DT_AI_SDK_LINE?: string }).DT_AI_SDK_LINE === '7' ? 7 : 6;
+
+/**
+ * The content of a failed call's tool message as the OpenAI provider sends it: the observation itself with
+ * AI SDK 6, wrapped in `{ error }` with AI SDK 7 (Chat Completions has no error flag; Anthropic's `is_error` and
+ * the OpenAI-compatible provider keep the observation as it is on both lines).
+ */
+function openAiErrorContent(observation: Record<string, unknown>): Record<string, unknown> {
+  return AI_SDK_LINE === 7 ? { error: observation } : observation;
+}
+
+describe(`AI SDK ${AI_SDK_LINE} providers over HTTP`, () => {
+  test('the provider packages loaded are those of the line under test', async () => {
+    const spec = AI_SDK_LINE === 7 ? 'v4' : 'v3';
+    const { createOpenAI } = await import('@ai-sdk/openai');
+    const { createAnthropic } = await import('@ai-sdk/anthropic');
+    const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+    const models = [
+      createOpenAI({ apiKey: 'k' }).chat('m'),
+      createAnthropic({ apiKey: 'k' }).messages('m'),
+      createOpenAICompatible({ name: 'c', baseURL: server.baseURL }).chatModel('m'),
+    ];
+    expect(models.map((model) => model.specificationVersion)).toEqual([spec, spec, spec]);
+  });
+
   test('a run against the OpenAI-compatible server books the demo trip with the same tool calls as the scripted demo', async () => {
     server.respond(scriptResponder(tripScript));
     const scriptedQueue = uniqueTaskQueue('trip-scripted');
@@ -158,7 +184,9 @@ describe('AI SDK providers over HTTP', () => {
     const messages = server.requests[1]?.body.messages as Array<Record<string, unknown>>;
     const toolMessages = messages.filter((m) => m.role === 'tool');
     expect(toolMessages.map((m) => m.tool_call_id)).toEqual(['call_1_1', 'call_1_2']);
-    expect(JSON.parse(String(toolMessages[1]?.content))).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' });
+    expect(JSON.parse(String(toolMessages[1]?.content))).toMatchObject(
+      openAiErrorContent({ status: 'error', code: 'INVALID_ARGUMENTS' }),
+    );
   });
 
   test('the Anthropic provider maps tool_use and tool_result both ways', async () => {

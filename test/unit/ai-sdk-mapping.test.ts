@@ -181,6 +181,18 @@ describe('AI SDK result to a turn', () => {
     );
   });
 
+  test('an answer the provider ended without finishing (AI SDK 7: interrupted) is a cut-off answer', () => {
+    const interrupted = {
+      ...result([{ type: 'text', text: 'The answer is' }]),
+      finishReason: { unified: 'interrupted', raw: undefined },
+    };
+    expect(fromGenerateResult(interrupted)).toMatchObject({
+      done: false,
+      finishReason: 'other',
+      issue: { code: 'MODEL_OUTPUT_TRUNCATED' },
+    });
+  });
+
   test('calls the provider executed itself are not the engine’s to run', () => {
     const turn = fromGenerateResult(
       result([

@@ -54,6 +54,8 @@ describe('model configuration from the environment', () => {
   });
 });
 
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+
 describe('configured providers', () => {
   test('openai-compatible without a base URL is refused at start-up', async () => {
     await expect(createConfiguredModelProvider({ kind: 'openai-compatible', model: 'm' })).rejects.toMatchObject({
@@ -79,13 +81,44 @@ describe('configured providers', () => {
     });
     const { createConfiguredModelProvider: create } = await import('../../src/model/configured-model-providers');
     const error: unknown = await create({ kind: 'anthropic' }).catch((e: unknown) => e);
+    // From Node 22 on the AI SDK 7 line is the one to install; before, only AI SDK 6 runs.
+    const line = NODE_MAJOR >= 22 ? '@ai-sdk/anthropic@^4' : '@ai-sdk/anthropic@^3';
     expect(error).toMatchObject({
       code: 'PROVIDER_NOT_INSTALLED',
-      message: expect.stringContaining('npm install @ai-sdk/anthropic@^3'),
+      message: expect.stringContaining(`npm install ${line}`),
     });
     expect((error as Error).name).toBe('ModelConfigError');
     jest.dontMock('@ai-sdk/anthropic');
   });
+
+  test('a package that is installed but cannot be loaded says so, with its own error', async () => {
+    jest.resetModules();
+    jest.doMock('@ai-sdk/openai', () => {
+      throw new Error('boom inside the package');
+    });
+    const { createConfiguredModelProvider: create } = await import('../../src/model/configured-model-providers');
+    await expect(create({ kind: 'openai' })).rejects.toMatchObject({
+      code: 'PROVIDER_LOAD_FAILED',
+      message: expect.stringContaining('boom inside the package'),
+    });
+    jest.dontMock('@ai-sdk/openai');
+  });
+
+  (NODE_MAJOR < 22 ? test : test.skip)(
+    'on Node 20, an AI SDK 7 package that cannot be required names the Node it needs and the AI SDK 6 line',
+    async () => {
+      jest.resetModules();
+      jest.doMock('@ai-sdk/openai', () => {
+        throw Object.assign(new Error('require() of ES Module'), { code: 'ERR_REQUIRE_ESM' });
+      });
+      const { createConfiguredModelProvider: create } = await import('../../src/model/configured-model-providers');
+      await expect(create({ kind: 'openai' })).rejects.toMatchObject({
+        code: 'UNSUPPORTED_NODE_VERSION',
+        message: expect.stringMatching(/AI SDK 7 line, which needs Node ≥ 22.*npm install @ai-sdk\/openai@\^3/),
+      });
+      jest.dontMock('@ai-sdk/openai');
+    },
+  );
 
   test('ModelConfigError is a local error with a name and a code', () => {
     const error = new ModelConfigError('m', 'MISSING_BASE_URL');
