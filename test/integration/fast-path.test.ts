@@ -19,13 +19,12 @@ import { FAST_PATH_WORKER } from '../support/fast-path-worker';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
 import { createSqliteTestWorker } from '../support/sqlite-test-worker';
 import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
-import { waitFor } from '../support/wait-for';
-import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
+import { spawnTestWorkerProcess } from '../support/worker-process';
 
 /**
  * The fast path (issue 23, docs/fast-path.md): short tool calls and the model turns run as local activities
  * inside one workflow task. A worker process SIGKILLed in the middle of such a task (after a payment and two
- * model turns ran locally, while the next local call waits at a gate) loses the task; the task is retried on
+ * model turns ran locally: the worker kills itself when the next local call reaches the gate) loses the task; the task is retried on
  * another worker, which runs its local activities again: the payment replays from the key store and the model
  * turns from their records, so the ledger sees one payment and the model is asked each turn once.
  */
@@ -86,16 +85,19 @@ describe('a worker SIGKILLed in the middle of a workflow task of local activitie
       ledgerUrl: ledger.url,
       gateUrl: gate.url,
       modelLog: modelLog(),
+      dieAtGate: '1',
     });
+    const killed = new Promise<NodeJS.Signals | null>((resolveExit) =>
+      first.once('exit', (_code, signal) => resolveExit(signal)),
+    );
     const script = [callTurn('pay_fast', { amount: 7 }), callTurn('wait_at_gate')];
     handle = await startAgentRun(
       temporal.client,
       { goal: 'Pay, then wait at the gate.', model: { provider: 'counted', script }, fastPath: true },
       { taskQueue },
     );
-    // The payment and two model turns ran locally; the task is still open, waiting at the gate.
-    await waitFor('the first worker at the gate', () => gate.arrivals() >= 1, { timeoutMs: 120_000 });
-    await killProcess(first);
+    // The payment and two model turns ran locally; the worker killed itself at the gate, its task still open.
+    expect(await killed).toBe('SIGKILL');
     gate.open();
     const second = await createSqliteTestWorker(
       temporal,

@@ -12,6 +12,11 @@ export interface FastPathToolOptions {
   ledgerUrl: string;
   /** A {@link startGateServer}: `wait_at_gate` waits for its answer. */
   gateUrl: string;
+  /**
+   * The worker process SIGKILLs itself when a call reaches the gate: a kill at an exact point of the workflow
+   * task (after the payment and two model turns ran locally), whatever the machine's load.
+   */
+  dieAtGate?: boolean;
 }
 
 /**
@@ -44,6 +49,7 @@ export function createFastPathTools(options: FastPathToolOptions): Tool[] {
     effect: 'read-only',
     idempotent: true,
   }).implement(async () => {
+    if (options.dieAtGate) process.kill(process.pid, 'SIGKILL');
     await (await fetch(`${options.gateUrl}/gate`)).text();
     return { opened: true };
   });

@@ -12,6 +12,7 @@ export const FAST_PATH_WORKER_ENV = workerProcessEnv('DT_FAST', {
   ledgerUrl: 'LEDGER_URL',
   gateUrl: 'GATE_URL',
   modelLog: 'MODEL_LOG',
+  dieAtGate: 'DIE_AT_GATE',
 });
 
 /** The line the worker prints when it starts polling. */
@@ -26,7 +27,11 @@ if (require.main === module) {
     'fast-path-worker',
     env,
     (required) => ({
-      tools: createFastPathTools({ ledgerUrl: required(env.ledgerUrl), gateUrl: required(env.gateUrl) }),
+      tools: createFastPathTools({
+        ledgerUrl: required(env.ledgerUrl),
+        gateUrl: required(env.gateUrl),
+        dieAtGate: process.env[env.dieAtGate] === '1',
+      }),
       modelProviders: { counted: countedScriptedModel(required(env.modelLog)) },
     }),
     { transcripts: false },
