@@ -72,6 +72,11 @@ export const TOOL_ERROR_CODES = {
   APPROVAL_TIMEOUT: 'APPROVAL_TIMEOUT',
   /** The arguments the tool received are not the ones that were approved; it was not run. */
   APPROVAL_MISMATCH: 'APPROVAL_MISMATCH',
+  /**
+   * A protected MCP server refused the call with 403 `insufficient_scope`: the worker's OAuth token lacks the scope
+   * named in the observation's `missingScope`. Nothing ran; permanent until an operator grants the scope.
+   */
+  MCP_INSUFFICIENT_SCOPE: 'MCP_INSUFFICIENT_SCOPE',
 } as const;
 
 /** One of {@link TOOL_ERROR_CODES}. */
@@ -144,6 +149,8 @@ export interface ToolErrorObservation {
   attempts: number;
   /** Field-level problems, for validation failures. */
   issues?: ReadonlyArray<{ path: string; message: string }>;
+  /** For `MCP_INSUFFICIENT_SCOPE`: the scopes the server asked for, space-separated. */
+  missingScope?: string;
 }
 
 /** What the model sees when a tool call succeeds. */
