@@ -10,11 +10,7 @@ import { DurableToolsError } from '../../contract/durable-tools-error';
  * - `AUTHORIZATION_SERVER_UNAVAILABLE`: the authorization server could not be reached or answered 5xx (transient).
  */
 export type McpOAuthErrorCode =
-  | 'ISSUER_MISMATCH'
-  | 'DISCOVERY_FAILED'
-  | 'SECRET_MISSING'
-  | 'TOKEN_REFUSED'
-  | 'AUTHORIZATION_SERVER_UNAVAILABLE';
+  'ISSUER_MISMATCH' | 'DISCOVERY_FAILED' | 'SECRET_MISSING' | 'TOKEN_REFUSED' | 'AUTHORIZATION_SERVER_UNAVAILABLE';
 
 /**
  * Obtaining an access token for a protected MCP server failed. Its message names the server, the issuer and the

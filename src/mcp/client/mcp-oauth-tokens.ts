@@ -106,7 +106,8 @@ export class McpOAuthTokens {
     const where = this.reference;
     const env = this.#options.env ?? process.env;
     const clientSecret = settings.clientSecret ? readSecretReference(settings.clientSecret, where, env) : undefined;
-    const resource = new URL(settings.resource ?? this.#options.url);
+    // Verbatim, not as a parsed URL: `new URL(…).href` adds a "/" exact-match servers refuse (SDK #1968).
+    const resource = settings.resource ?? this.#options.url;
     const fetchFn = this.#fetch();
     const startedAt = this.#now();
     let tokens: OAuthTokens;
