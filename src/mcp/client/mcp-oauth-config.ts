@@ -9,7 +9,7 @@ export const mcpSecretReferenceSchema = z
   .string()
   .regex(/^(env:[A-Za-z_][A-Za-z0-9_]*|file:.+)$/, 'a secret reference is env:NAME or file:PATH, never the secret');
 
-/** Whether a configured string is a secret reference (`env:NAME`, `file:PATH`). */
+/** A secret reference as configured: `env:NAME` or `file:PATH` (see {@link mcpSecretReferenceSchema}). */
 export type McpSecretReference = z.output<typeof mcpSecretReferenceSchema>;
 
 /**
