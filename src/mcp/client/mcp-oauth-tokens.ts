@@ -54,18 +54,11 @@ export class McpOAuthTokens {
   #metadata: Promise<AuthorizationServerMetadata> | undefined;
   /** The refresh token the authorization server last returned (it may rotate it). */
   #refreshToken: string | undefined;
-  /** How many token requests were sent (for tests and telemetry). */
-  #requests = 0;
 
   constructor(options: McpOAuthTokenOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.reference = `MCP server "${options.server}" oauth`;
-  }
-
-  /** How many token requests this holder sent so far. */
-  get tokenRequests(): number {
-    return this.#requests;
   }
 
   /** A token to send now: the held one while it is not due for renewal, else a new one. */
@@ -111,7 +104,6 @@ export class McpOAuthTokens {
     const fetchFn = this.#fetch();
     const startedAt = this.#now();
     let tokens: OAuthTokens;
-    this.#requests += 1;
     try {
       if (settings.refreshToken) {
         const refreshToken = this.#refreshToken ?? readSecretReference(settings.refreshToken, where, env);
