@@ -3,6 +3,9 @@
  * issuer check, the client-credentials and refresh-token requests, renewal before expiry (injected clock), the
  * single-flight renewal and the 401 path; and the transport's fetch that adds the token.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { McpOAuthError } from '../../src/mcp/client/mcp-oauth-error';
 import { McpOAuthTokens } from '../../src/mcp/client/mcp-oauth-tokens';
 import type { McpOAuthSettings } from '../../src/mcp/client/mcp-oauth-config';
@@ -90,6 +93,39 @@ describe('the token request', () => {
     expect(error.message).toContain('invalid_client');
     expect(error.message).not.toContain(SECRET);
     expect(error.transient).toBe(false);
+  });
+
+  test('a file: reference is read from the file, trimmed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-secret-'));
+    writeFileSync(join(dir, 'secret'), `${SECRET}\n`);
+    const as = fakeAuthorizationServer({ expiresIn: 600 });
+    await holderOf(as, { clientSecret: `file:${join(dir, 'secret')}` }).accessToken();
+    expect(as.tokenRequests[0]!.authorization).toBe(`Basic ${Buffer.from(`agent:${SECRET}`).toString('base64')}`);
+  });
+
+  test('a token that is not a Bearer token is TOKEN_REFUSED', async () => {
+    const as = fakeAuthorizationServer({ expiresIn: 600 });
+    const tokens = new McpOAuthTokens({
+      server: 'tools',
+      url: MCP_URL,
+      settings: {
+        issuer: as.issuer,
+        clientId: 'agent',
+        clientSecret: 'env:MCP_SECRET',
+        onInsufficientScope: 'observe',
+      },
+      fetch: async (url, init) => {
+        const response = await as.fetch(url, init);
+        if (!String(url).endsWith('/token')) return response;
+        const body = (await response.json()) as Record<string, unknown>;
+        return new Response(JSON.stringify({ ...body, token_type: 'DPoP' }), { status: 200 });
+      },
+      env: ENV,
+    });
+    const error = await failureOf(tokens.accessToken());
+    expect(error.code).toBe('TOKEN_REFUSED');
+    expect(error.message).toContain('"DPoP"');
+    expect(error.message).not.toContain('token-1');
   });
 
   test('an unset secret variable is SECRET_MISSING naming the reference, and nothing is requested', async () => {
