@@ -31,7 +31,7 @@ function protectedServer(answer: (token: string | undefined, nth: number) => Res
   const tokens = new McpOAuthTokens({
     server: 'tools',
     url: MCP_URL,
-    settings: { issuer: as.issuer, clientId: 'agent', clientSecret: 'env:S', onInsufficientScope: 'observe' },
+    settings: { issuer: as.issuer, clientId: 'agent', clientSecret: 'env:S' },
     fetch: as.fetch,
     env: { S: 'secret' },
   });
@@ -143,10 +143,10 @@ describe('the oauth settings of a server entry', () => {
     );
   });
 
-  test('a valid entry keeps its references and defaults onInsufficientScope to observe', () => {
+  test('a valid entry keeps its secret references as they are', () => {
     const config = parseMcpConfig(entry({ clientSecret: 'env:S', scopes: ['tools:read'] }));
     expect(config.mcpServers['tools']).toMatchObject({
-      oauth: { clientSecret: 'env:S', scopes: ['tools:read'], onInsufficientScope: 'observe' },
+      oauth: { clientSecret: 'env:S', scopes: ['tools:read'] },
     });
   });
 });

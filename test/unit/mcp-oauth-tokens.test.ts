@@ -28,7 +28,6 @@ function holderOf(
       issuer: as.issuer,
       clientId: 'agent',
       clientSecret: 'env:MCP_SECRET',
-      onInsufficientScope: 'observe',
       ...settings,
     },
     now: () => clock.now,
@@ -112,7 +111,6 @@ describe('the token request', () => {
         issuer: as.issuer,
         clientId: 'agent',
         clientSecret: 'env:MCP_SECRET',
-        onInsufficientScope: 'observe',
       },
       fetch: async (url, init) => {
         const response = await as.fetch(url, init);
@@ -160,7 +158,6 @@ describe('the issuer', () => {
         issuer: 'https://auth.example.test',
         clientId: 'a',
         clientSecret: 'env:MCP_SECRET',
-        onInsufficientScope: 'observe',
       },
       fetch: () => Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })),
       env: ENV,

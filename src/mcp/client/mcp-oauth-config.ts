@@ -28,8 +28,9 @@ export type McpSecretReference = z.output<typeof mcpSecretReferenceSchema>;
  * - `resource`: the RFC 8707 resource indicator sent with every token request (default: the server's `url`).
  * - `refreshBeforeExpiryMs`: how long before its expiry a token is renewed (default 60 s, at most half its
  *   lifetime).
- * - `onInsufficientScope`: what a 403 `insufficient_scope` becomes. `observe` (the only mode yet): a structured,
- *   non-retryable observation `MCP_INSUFFICIENT_SCOPE` naming the missing scope.
+ *
+ * A 403 `insufficient_scope` of the server becomes the non-retryable observation `MCP_INSUFFICIENT_SCOPE` naming the
+ * missing scope; the worker never asks for more scopes than `scopes` by itself.
  */
 export const mcpOAuthSchema = z
   .strictObject({
@@ -41,7 +42,6 @@ export const mcpOAuthSchema = z
     scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'a scope is one word without quotes')).optional(),
     resource: z.url({ protocol: /^https?$/ }).optional(),
     refreshBeforeExpiryMs: z.number().int().nonnegative().optional(),
-    onInsufficientScope: z.enum(['observe']).default('observe'),
   })
   .refine(
     (oauth) => oauth.refreshToken !== undefined || oauth.clientSecret !== undefined,
