@@ -1,13 +1,10 @@
-import {
-  discoverAuthorizationServerMetadata,
-  fetchToken,
-  refreshAuthorization,
-} from '@modelcontextprotocol/sdk/client/auth.js';
+import { fetchToken, refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import { OAuthError, ServerError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { AuthorizationServerMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { DEFAULT_MCP_OAUTH_REFRESH_BEFORE_EXPIRY_MS, type McpOAuthSettings } from './mcp-oauth-config';
+import { discoverIssuerMetadata, errorName } from './mcp-oauth-discovery';
 import { McpOAuthError } from './mcp-oauth-error';
 import { readSecretReference } from './mcp-secret-reference';
 
@@ -159,7 +156,7 @@ export class McpOAuthTokens {
   /** The authorization server's metadata, discovered once (again after a failure) and its issuer checked. */
   #discovered(): Promise<AuthorizationServerMetadata> {
     if (!this.#metadata) {
-      const pending = this.#discover();
+      const pending = discoverIssuerMetadata(this.#options.settings, this.reference, this.#fetch());
       this.#metadata = pending;
       pending.catch(() => {
         if (this.#metadata === pending) this.#metadata = undefined;
@@ -167,63 +164,6 @@ export class McpOAuthTokens {
     }
     return this.#metadata;
   }
-
-  async #discover(): Promise<AuthorizationServerMetadata> {
-    const { issuer, tokenEndpoint } = this.#options.settings;
-    const where = this.reference;
-    // Given a token endpoint, nothing is discovered: the operator vouches for it.
-    if (tokenEndpoint) return { issuer, token_endpoint: tokenEndpoint } as AuthorizationServerMetadata;
-    // The SDK reads a network failure as a CORS refusal and tries the next URL: remember that it happened.
-    let unreachable: unknown;
-    const base = this.#fetch();
-    const fetchFn: FetchLike = async (url, init) => {
-      try {
-        return await base(url, init);
-      } catch (error) {
-        unreachable = error;
-        throw error;
-      }
-    };
-    let metadata: AuthorizationServerMetadata | undefined;
-    try {
-      metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn });
-    } catch (cause) {
-      // "HTTP 5xx trying to load … metadata from <url>": the SDK's own words, no body.
-      const words = cause instanceof Error && /^HTTP \d{3} /.test(cause.message) ? cause.message : errorName(cause);
-      throw new McpOAuthError(
-        `${where}: the metadata of the authorization server ${issuer} could not be fetched (${words}).`,
-        'AUTHORIZATION_SERVER_UNAVAILABLE',
-      );
-    }
-    if (!metadata && unreachable !== undefined) {
-      throw new McpOAuthError(
-        `${where}: the authorization server ${issuer} could not be reached (${errorName(unreachable)}).`,
-        'AUTHORIZATION_SERVER_UNAVAILABLE',
-      );
-    }
-    if (!metadata) {
-      throw new McpOAuthError(
-        `${where}: ${issuer} publishes no authorization server metadata (neither RFC 8414 nor OpenID discovery); set oauth.tokenEndpoint or fix oauth.issuer.`,
-        'DISCOVERY_FAILED',
-      );
-    }
-    if (!sameIssuer(metadata.issuer, issuer)) {
-      throw new McpOAuthError(
-        `${where}: the authorization server at ${issuer} says its issuer is "${metadata.issuer}", not the configured "${issuer}"; no credential was sent. Fix oauth.issuer (RFC 8414 requires them to be identical).`,
-        'ISSUER_MISMATCH',
-      );
-    }
-    if (!metadata.token_endpoint) {
-      throw new McpOAuthError(`${where}: the metadata of ${issuer} names no token endpoint.`, 'DISCOVERY_FAILED');
-    }
-    return metadata;
-  }
-}
-
-/** Two issuer identifiers are the same, one trailing `/` aside. */
-export function sameIssuer(a: string, b: string): boolean {
-  const strip = (text: string) => (text.endsWith('/') ? text.slice(0, -1) : text);
-  return strip(a) === strip(b);
 }
 
 /** A token's lifetime in ms: `expires_in`, else the `exp - iat` of a JWT access token, else unknown. */
@@ -266,11 +206,4 @@ function tokenRequestError(where: string, issuer: string, error: unknown): McpOA
     `${where}: the token endpoint of ${issuer} could not be reached (${errorName(error)}).`,
     'AUTHORIZATION_SERVER_UNAVAILABLE',
   );
-}
-
-/** A network error's code or name (never a message that could quote a request). */
-function errorName(error: unknown): string {
-  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
-  if (cause && typeof cause.code === 'string') return cause.code;
-  return error instanceof Error ? error.name : 'error';
 }
