@@ -171,6 +171,10 @@ export {
   type McpTaskSettings,
 } from './mcp/client/mcp-config';
 export { McpConfigError, type McpConfigErrorCode } from './mcp/client/mcp-config-error';
+// MCP: OAuth clients of protected servers (docs/mcp.md, "MCP in production")
+export { type McpOAuthSettings, type McpSecretReference } from './mcp/client/mcp-oauth-config';
+export { McpOAuthError, type McpOAuthErrorCode } from './mcp/client/mcp-oauth-error';
+export type { McpOAuthRuntime } from './mcp/client/mcp-client-pool';
 export { MCP_IDEMPOTENCY_KEY_META } from './mcp/client/mcp-client-pool';
 
 // MCP: our tools served over MCP (docs/mcp.md; docs/mcp-security.md)

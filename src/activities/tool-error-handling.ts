@@ -84,6 +84,7 @@ export function failureForThrownError(
     hint: outcomeUnknown ? OUTCOME_UNKNOWN_EXPLANATION.hint : classification.hint,
     retryable: !outcomeUnknown && classification.kind !== 'permanent',
     attempts: attempt,
+    ...(classification.missingScope !== undefined ? { missingScope: classification.missingScope } : {}),
   };
   return {
     failure: toolFailure(observation, { mayHaveHadEffect: classification.mayHaveHadEffect }),

@@ -74,6 +74,11 @@ export const TOOL_ERROR_CODES = {
   APPROVAL_MISMATCH: 'APPROVAL_MISMATCH',
   /** A sub-agent (an agent tool's child run) did not complete, or the parent had no budget left to start it. */
   SUB_AGENT_FAILED: 'SUB_AGENT_FAILED',
+  /**
+   * A protected MCP server refused the call with 403 `insufficient_scope`: the worker's OAuth token lacks the scope
+   * named in the observation's `missingScope`. Nothing ran; permanent until an operator grants the scope.
+   */
+  MCP_INSUFFICIENT_SCOPE: 'MCP_INSUFFICIENT_SCOPE',
 } as const;
 
 /** One of {@link TOOL_ERROR_CODES}. */
@@ -148,6 +153,8 @@ export interface ToolErrorObservation {
   attempts: number;
   /** Field-level problems, for validation failures. */
   issues?: ReadonlyArray<{ path: string; message: string }>;
+  /** For `MCP_INSUFFICIENT_SCOPE`: the scopes the server asked for, space-separated. */
+  missingScope?: string;
 }
 
 /** What the model sees when a tool call succeeds. */

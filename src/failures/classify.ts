@@ -53,6 +53,8 @@ export interface FailureClassification {
   mayHaveHadEffect: boolean;
   /** Which table row decided, e.g. `http:503`, `network:ECONNRESET`, `unknown` (for logs and tests). */
   rule: string;
+  /** The scopes a protected MCP server asked for (`MCP_INSUFFICIENT_SCOPE`). */
+  missingScope?: string;
 }
 
 /** One row of the classification tables. */
@@ -122,6 +124,8 @@ export const DEFAULT_HINTS_BY_CODE: Readonly<Record<ToolErrorCode, string>> = {
   APPROVAL_TIMEOUT: 'Nobody approved this call in time. Do not repeat it; tell the user it is waiting for a decision.',
   APPROVAL_MISMATCH: 'The approved call and this one differ; nothing was run. Do not repeat it.',
   SUB_AGENT_FAILED: 'The sub-agent did not finish its task. Try another way, or answer with what you know.',
+  MCP_INSUFFICIENT_SCOPE:
+    'Do not retry: the credentials of this MCP server lack the scope named in `missingScope`. Use another tool, or tell the user which scope an operator must grant.',
 };
 
 /** The taxonomy classes of `tool-errors.ts`: kind by class name; code, message and hint come from the error. */
@@ -439,6 +443,9 @@ function classifyOne(node: unknown, nowMs: number): FailureClassification | unde
     };
     if (node instanceof RateLimitedToolError && node.retryAfterMs !== undefined) {
       classification.retryAfterMs = node.retryAfterMs;
+    }
+    if (node instanceof PermanentToolError && node.missingScope !== undefined) {
+      classification.missingScope = node.missingScope;
     }
     return classification;
   }

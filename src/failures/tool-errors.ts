@@ -62,11 +62,17 @@ export class PermanentToolError extends DurableToolsError<ToolErrorCode> {
   override readonly name = 'PermanentToolError';
   readonly hint: string | undefined;
   readonly mayHaveHadEffect: boolean;
-  /** @param options `code`: one of {@link TOOL_ERROR_CODES}, `INTERNAL` unless given. */
-  constructor(message: string, options: ToolErrorOptions & { code?: ToolErrorCode } = {}) {
+  /** The scopes a protected server asked for (`MCP_INSUFFICIENT_SCOPE`), space-separated; in the observation. */
+  readonly missingScope: string | undefined;
+  /**
+   * @param options `code`: one of {@link TOOL_ERROR_CODES}, `INTERNAL` unless given; `missingScope`: see
+   * {@link PermanentToolError.missingScope}.
+   */
+  constructor(message: string, options: ToolErrorOptions & { code?: ToolErrorCode; missingScope?: string } = {}) {
     super(message, options.code ?? TOOL_ERROR_CODES.INTERNAL, { cause: options.cause });
     this.hint = options.hint;
     this.mayHaveHadEffect = options.mayHaveHadEffect ?? false;
+    this.missingScope = options.missingScope;
   }
 }
 

@@ -16,6 +16,8 @@ export interface OidcTestProviderConfig {
   clients: { id: string; secret: string; scope: string }[];
   /** Clients whose access tokens are minted already expired (`exp` an hour in the past). */
   expiredClients?: string[];
+  /** The lifetime of the access tokens of some clients, in seconds (default 600). */
+  accessTokenTtlSeconds?: Record<string, number>;
 }
 
 /** The environment variable holding the JSON configuration. */
@@ -51,9 +53,9 @@ async function main(): Promise<void> {
         enabled: true,
         defaultResource: () => undefined,
         useGrantedResource: () => true,
-        getResourceServerInfo: () => ({
+        getResourceServerInfo: (_ctx: unknown, _resource: string, client: { clientId: string }) => ({
           scope: scopes.join(' '),
-          accessTokenTTL: 600,
+          accessTokenTTL: config.accessTokenTtlSeconds?.[client.clientId] ?? 600,
           accessTokenFormat: 'jwt',
           jwt: { sign: { alg: 'RS256' } },
         }),

@@ -8,8 +8,16 @@ import {
   type Progress,
   type Tool as McpToolListing,
 } from '@modelcontextprotocol/sdk/types.js';
-import { DEFAULT_MCP_CALL_TIMEOUT_MS, isStdioServer, type McpServerConfig } from './mcp-config';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  DEFAULT_MCP_CALL_TIMEOUT_MS,
+  isStdioServer,
+  type McpHttpServerConfig,
+  type McpServerConfig,
+} from './mcp-config';
 import { unreachableServerError } from './mcp-errors';
+import { oauthFetch } from './mcp-oauth-fetch';
+import { McpOAuthTokens } from './mcp-oauth-tokens';
 
 /** The `_meta` key that carries a call's idempotency key to an MCP server (and to our own MCP server). */
 export const MCP_IDEMPOTENCY_KEY_META = 'io.durable-tools/idempotency-key';
@@ -40,6 +48,16 @@ export interface McpSession {
   protocolVersion?: string;
 }
 
+/** What the OAuth clients of protected servers use besides their settings (tests inject both). */
+export interface McpOAuthRuntime {
+  /** Clock of token expiry (default `Date.now`). */
+  now?: () => number;
+  /** Fetch of token, discovery and MCP requests (default: the global fetch at the time of each request). */
+  fetch?: FetchLike;
+  /** Where `env:NAME` secret references are read (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
 interface Connection {
   client: Client;
   /** Process id of a stdio server. */
@@ -60,14 +78,37 @@ export class McpClientPool {
   readonly #inFlight = new Map<string, number>();
   /** Connections that rejoin the HTTP session of an earlier worker, to poll the tasks created in it. */
   readonly #rejoined = new Map<string, Promise<Client>>();
+  /** The OAuth tokens of each protected server, shared by its connections. */
+  readonly #tokens = new Map<string, McpOAuthTokens>();
+  readonly #oauth: McpOAuthRuntime;
   #closed = false;
 
   constructor(
     servers: Readonly<Record<string, McpServerConfig>>,
-    options: { onToolsChanged?: (server: string) => void } = {},
+    options: { onToolsChanged?: (server: string) => void; oauth?: McpOAuthRuntime } = {},
   ) {
     this.#servers = servers;
     this.#onToolsChanged = options.onToolsChanged ?? (() => {});
+    this.#oauth = options.oauth ?? {};
+  }
+
+  /** The OAuth token holder of a protected server (undefined for a server without `oauth`). */
+  oauthTokens(server: string): McpOAuthTokens | undefined {
+    const config = this.config(server);
+    if (isStdioServer(config) || !config.oauth) return undefined;
+    let tokens = this.#tokens.get(server);
+    if (!tokens) {
+      tokens = new McpOAuthTokens({
+        server,
+        url: config.url,
+        settings: config.oauth,
+        ...(this.#oauth.now ? { now: this.#oauth.now } : {}),
+        ...(this.#oauth.fetch ? { fetch: this.#oauth.fetch } : {}),
+        ...(this.#oauth.env ? { env: this.#oauth.env } : {}),
+      });
+      this.#tokens.set(server, tokens);
+    }
+    return tokens;
   }
 
   /** Names of the configured, enabled servers. */
@@ -185,7 +226,7 @@ export class McpClientPool {
     const client = new Client({ name: 'durable-tools', version: '0.1.0' });
     const transport = new StreamableHTTPClientTransport(new URL(config.url), {
       sessionId: session.sessionId,
-      ...(config.headers ? { requestInit: { headers: config.headers } } : {}),
+      ...this.#httpOptions(server, config),
     });
     if (session.protocolVersion) transport.setProtocolVersion(session.protocolVersion);
     client.onclose = forget;
@@ -248,7 +289,7 @@ export class McpClientPool {
       },
     );
     const connection: Connection = { client, closed: false, stderrTail: '' };
-    const transport = this.#transport(config, connection);
+    const transport = this.#transport(server, config, connection);
     client.onclose = () => {
       connection.closed = true;
       forget();
@@ -264,7 +305,7 @@ export class McpClientPool {
     return connection;
   }
 
-  #transport(config: McpServerConfig, connection: Connection): Transport {
+  #transport(server: string, config: McpServerConfig, connection: Connection): Transport {
     if (isStdioServer(config)) {
       const transport = new StdioClientTransport({
         command: config.command,
@@ -278,9 +319,16 @@ export class McpClientPool {
       });
       return transport;
     }
-    return new StreamableHTTPClientTransport(new URL(config.url), {
+    return new StreamableHTTPClientTransport(new URL(config.url), this.#httpOptions(server, config));
+  }
+
+  /** The headers of an HTTP server, and the fetch that adds its OAuth token when it has `oauth`. */
+  #httpOptions(server: string, config: McpHttpServerConfig): { requestInit?: RequestInit; fetch?: FetchLike } {
+    const tokens = this.oauthTokens(server);
+    return {
       ...(config.headers ? { requestInit: { headers: config.headers } } : {}),
-    });
+      ...(tokens ? { fetch: oauthFetch(tokens, this.#oauth.fetch) } : {}),
+    };
   }
 }
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { LONG_CALL_DEFAULTS } from '../../tools/long-call';
 import { McpConfigError } from './mcp-config-error';
+import { hasAuthorizationHeader, mcpOAuthSchema } from './mcp-oauth-config';
 
 /**
  * How far durable-tools believes what an MCP server says about its own tools.
@@ -60,12 +61,19 @@ const stdioServerSchema = z.strictObject({
   ...common,
 });
 
-const httpServerSchema = z.strictObject({
-  type: z.enum(['http', 'streamable-http', 'streamableHttp']).optional(),
-  url: z.url({ protocol: /^https?$/ }),
-  headers: z.record(z.string(), z.string()).optional(),
-  ...common,
-});
+const httpServerSchema = z
+  .strictObject({
+    type: z.enum(['http', 'streamable-http', 'streamableHttp']).optional(),
+    url: z.url({ protocol: /^https?$/ }),
+    headers: z.record(z.string(), z.string()).optional(),
+    /** OAuth access tokens obtained and renewed by the worker (see `McpOAuthSettings`). */
+    oauth: mcpOAuthSchema.optional(),
+    ...common,
+  })
+  .refine(
+    (server) => server.oauth === undefined || !hasAuthorizationHeader(server.headers),
+    'oauth and an Authorization header are exclusive: the worker sets Authorization from its OAuth tokens',
+  );
 
 /** One configured stdio server. */
 export type McpStdioServerConfig = z.output<typeof stdioServerSchema>;

@@ -1,6 +1,7 @@
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PermanentToolError, RateLimitedToolError, TransientToolError } from '../../failures/tool-errors';
+import { oauthToolError } from './mcp-oauth-tool-errors';
 
 /** How much of a server's error text reaches the model. */
 export const MCP_ERROR_TEXT_MAX_CHARS = 2_000;
@@ -31,10 +32,14 @@ export function toolErrorFromResult(server: string, tool: string, result: CallTo
  * - invalid params / method not found / invalid request / parse error: permanent, nothing ran;
  * - internal error and other JSON-RPC errors: permanent, with the server's message;
  * - Streamable HTTP status errors: 401/403 permanent `PERMISSION_DENIED`, 404 (session gone), 408, 429, 5xx transient;
+ * - OAuth failures of a protected server (see `oauthToolError`): 403 `insufficient_scope` permanent
+ *   `MCP_INSUFFICIENT_SCOPE`, an unreachable authorization server transient, a wrong configuration permanent;
  * - anything else is left to the engine's `classify` (network error codes, fetch failures, …).
  */
 export function classifyMcpCallError(server: string, tool: string, error: unknown, aborted: boolean): unknown {
   if (aborted) return error;
+  const oauth = oauthToolError(server, error, tool);
+  if (oauth) return oauth;
   const where = `MCP server "${server}" (tool "${tool}")`;
   if (error instanceof McpError) {
     switch (error.code) {
@@ -103,9 +108,12 @@ function classifyHttpStatus(where: string, error: StreamableHTTPError): Error {
 
 /**
  * A server that could not be reached (spawn failure, connection refused, handshake error): nothing was sent,
- * so the call may be retried whatever the tool's effect.
+ * so the call may be retried whatever the tool's effect. An OAuth failure of the connection is classified by
+ * `oauthToolError` instead (a wrong configuration is not retried).
  */
-export function unreachableServerError(server: string, cause: unknown): TransientToolError {
+export function unreachableServerError(server: string, cause: unknown): Error {
+  const oauth = oauthToolError(server, cause);
+  if (oauth) return oauth;
   return new TransientToolError(
     `MCP server "${server}" cannot be reached: ${cause instanceof Error ? cause.message : String(cause)}`,
     { code: 'UNAVAILABLE', mayHaveHadEffect: false, cause },

@@ -2,7 +2,7 @@ import type { Tool as McpToolListing } from '@modelcontextprotocol/sdk/types.js'
 import type { Tool } from '../../tools/define-tool';
 import type { ToolCatalogEntry } from '../../contract/tool-catalog-entry';
 import type { ToolRegistry } from '../../tools/tool-registry';
-import { McpClientPool } from './mcp-client-pool';
+import { McpClientPool, type McpOAuthRuntime } from './mcp-client-pool';
 import { DEFAULT_MCP_LIST_TTL_MS, parseMcpConfig, type McpServersConfig, type McpTaskSettings } from './mcp-config';
 import { mcpToolName } from './mcp-tool-name';
 import { toolFromMcp } from './mcp-tool-mapping';
@@ -21,6 +21,8 @@ export interface McpHostOptions {
   now?: () => number;
   /** Where warnings go (default `console.warn`). */
   warn?: (message: string) => void;
+  /** Clock, fetch and environment of the OAuth clients of protected servers (tests inject them). */
+  oauth?: McpOAuthRuntime;
 }
 
 /**
@@ -53,6 +55,7 @@ export class McpHost {
       onToolsChanged: (server) => {
         this.#changed.add(server);
       },
+      ...(options.oauth ? { oauth: options.oauth } : {}),
     });
   }
 

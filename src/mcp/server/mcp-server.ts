@@ -1,4 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { withIncomingTraceContext } from '../../telemetry/incoming-trace-context';
 import {
   CallToolRequestParamsSchema,
   CallToolRequestSchema,
@@ -200,24 +201,22 @@ async function startCall(
   const argumentsDigest = fingerprint(args);
   let handle: WorkflowHandle;
   try {
-    handle = await options.client.workflow.start(MCP_CALL_WORKFLOW, {
-      taskQueue: options.taskQueue,
-      workflowId,
-      args: [
-        {
-          tool: entry.name,
-          arguments: args,
-          trackApprovalSearchAttribute: await ensureApprovalSearchAttribute(
-            options.client,
-            clientAddress(options.client),
-          ),
-        },
-      ],
-      memo: { tool: entry.name, argumentsDigest, structured: isObjectSchema(entry.outputSchema) },
-      staticSummary: `MCP call: ${entry.name}`,
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    });
+    const trackApprovalSearchAttribute = await ensureApprovalSearchAttribute(
+      options.client,
+      clientAddress(options.client),
+    );
+    // A caller's `_meta.traceparent` parents the StartWorkflow span of a traced client: the call joins its trace.
+    handle = await withIncomingTraceContext(request.params._meta, () =>
+      options.client.workflow.start(MCP_CALL_WORKFLOW, {
+        taskQueue: options.taskQueue,
+        workflowId,
+        args: [{ tool: entry.name, arguments: args, trackApprovalSearchAttribute }],
+        memo: { tool: entry.name, argumentsDigest, structured: isObjectSchema(entry.outputSchema) },
+        staticSummary: `MCP call: ${entry.name}`,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      }),
+    );
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     handle = options.client.workflow.getHandle(workflowId);
