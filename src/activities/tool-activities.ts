@@ -25,6 +25,7 @@ import { budgetOf } from '../contract/tool-budget';
 import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import { assertApprovedArguments } from './approved-arguments';
+import { dryRunDecision, validatedDigest, withArgumentsDigest } from './dry-run-call';
 import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
 import { AttemptRequestGuard, installRequestLeaseGuard } from './request-lease-guard';
@@ -233,6 +234,12 @@ async function executeToolCall(
   const parsed = parseToolArguments(tool.contract.spec.input, value, limits);
   if (!parsed.ok) throw redactFailure(toolFailure(parsed.error, { mayHaveHadEffect: false }), secrets);
   if (input.approvedDigest !== undefined) assertApprovedArguments(entry.name, parsed.value, input.approvedDigest);
+  const digest = validatedDigest(parsed.value);
+  // A dry run: a call with effects never reaches the tool's code, whatever the workflow asked (dry-run-call.ts).
+  const dry = dryRunDecision(entry, input, digest);
+  if (dry.kind === 'recorded') {
+    return { output: null, attempt, argumentsDigest: digest!, dryRunAnswer: { sourceStep: dry.sourceStep } };
+  }
   if (input.storeArguments && !compensating) {
     await storeCallArguments(input.arguments, deps.payloadStore, input.idempotencyKey, runKey).catch(
       (error: unknown) => {
@@ -275,7 +282,7 @@ async function executeToolCall(
   });
   ctx.log = redactingLogger(ctx.log, secrets);
   try {
-    return await claimAndRun(tool, parsed.value, ctx, lease, {
+    const result = await claimAndRun(tool, parsed.value, ctx, lease, {
       retry,
       compensating,
       executions,
@@ -284,8 +291,9 @@ async function executeToolCall(
       heartbeat,
       record,
     });
+    return digest === undefined ? result : { ...result, argumentsDigest: digest };
   } catch (error) {
-    throw redactFailure(error, secrets);
+    throw redactFailure(withArgumentsDigest(error, digest), secrets);
   } finally {
     lease.stop();
   }

@@ -159,7 +159,8 @@ export async function startAgentRun(
           trackApprovalSearchAttribute: input.trackApprovalSearchAttribute ?? trackApprovals,
         },
       ],
-      staticSummary: `Agent run: ${input.goal}`.slice(0, 200),
+      staticSummary:
+        `${input.dryRun ? `Dry run of ${input.dryRun.sourceWorkflowId}` : 'Agent run'}: ${input.goal}`.slice(0, 200),
       staticDetails: `**Goal:** ${input.goal}`.slice(0, 10_000),
       ...(track ? { typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.runStatus, value: 'running' }] } : {}),
     });

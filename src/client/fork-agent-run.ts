@@ -6,6 +6,8 @@ import { formatBytes, jsonByteLength, PAYLOAD_LIMITS } from '../contract/payload
 import { AGENT_RUN_WORKFLOW, startAgentRun, type AgentRunHandle } from './agent-run-client';
 import { AgentRunForkError } from './agent-run-fork-error';
 import { buildForkPrefix } from './fork-prefix';
+import { buildDryRunRecord } from './dry-run-record';
+import type { DryRunReadOnlyTools } from '../contract/dry-run-types';
 import { readRun } from './read-run';
 
 /** Options of {@link forkAgentRun}. */
@@ -17,11 +19,18 @@ export interface ForkAgentRunOptions {
   /** The goal of the new run (default: the source's); it is the first message of the new run's transcript. */
   goal?: string;
   /** More input fields that replace the source's (limits, allowedTools, failurePolicy, ...). */
-  input?: Partial<Omit<AgentRunInput, 'goal' | 'model' | 'fork' | 'carriedOver'>>;
+  input?: Partial<Omit<AgentRunInput, 'goal' | 'model' | 'fork' | 'dryRun' | 'carriedOver'>>;
   /** Workflow id of the new run (default `agent-run-<uuid>`), as `startAgentRun`'s `runId`. */
   workflowId?: string;
   /** Task queue of the new run (default: the source's). */
   taskQueue?: string;
+  /**
+   * Makes the new run dry: from `fromStep` on no call with effects runs; each is answered from the source's
+   * recorded call of the same tool with the same validated arguments, or refused with `DRY_RUN_NO_RECORD`.
+   * With `fromStep: 1` it is a dry re-run of the whole source. `readOnlyTools`: read-only tools run for real
+   * (`'run'`, default) or are answered from the record too (`'record'`). See docs/fork.md.
+   */
+  dryRun?: boolean | { readOnlyTools?: DryRunReadOnlyTools };
 }
 
 /** A finished source run as a fork reads it. */
@@ -55,12 +64,18 @@ export async function forkAgentRun(
   const source = await readForkSource(client, sourceWorkflowId);
   const fork = buildForkPrefix({ workflowId: sourceWorkflowId, state: source.state }, options.fromStep);
   const input = forkInput(source.input, fork, options);
+  const dryRun = options.dryRun === true ? {} : options.dryRun || undefined;
+  if (dryRun) {
+    const from = { workflowId: sourceWorkflowId, state: source.state };
+    input.dryRun = buildDryRunRecord(from, options.fromStep, dryRun.readOnlyTools ?? 'run');
+  }
   const bytes = jsonByteLength(input);
   if (bytes > PAYLOAD_LIMITS.runInputBytes) {
     throw new AgentRunForkError(
-      `A fork of run ${sourceWorkflowId} from step ${options.fromStep} needs an input of ${formatBytes(bytes)} ` +
-        `(the recorded steps travel in it); at most ${formatBytes(PAYLOAD_LIMITS.runInputBytes)} is accepted. ` +
-        'Fork from an earlier step.',
+      `A ${dryRun ? 'dry ' : ''}fork of run ${sourceWorkflowId} from step ${options.fromStep} needs an input of ` +
+        `${formatBytes(bytes)} (the recorded steps travel in it); at most ` +
+        `${formatBytes(PAYLOAD_LIMITS.runInputBytes)} is accepted. ` +
+        (dryRun ? 'Its record is too large for a dry run.' : 'Fork from an earlier step.'),
       'FORK_TOO_LARGE',
     );
   }
@@ -75,11 +90,17 @@ export function forkInput(source: AgentRunInput, fork: AgentRunFork, options: Fo
   const {
     carriedOver: _carriedOver,
     fork: _fork,
+    dryRun: _dryRun,
     trackStatusSearchAttribute: _status,
     trackApprovalSearchAttribute: _approvals,
     ...kept
   } = source;
-  const { carriedOver: _ignored, fork: _ignoredFork, ...overrides } = (options.input ?? {}) as Partial<AgentRunInput>;
+  const {
+    carriedOver: _ignored,
+    fork: _ignoredFork,
+    dryRun: _ignoredDryRun,
+    ...overrides
+  } = (options.input ?? {}) as Partial<AgentRunInput>;
   return {
     ...kept,
     ...overrides,

@@ -121,6 +121,8 @@ export const DEFAULT_HINTS_BY_CODE: Readonly<Record<ToolErrorCode, string>> = {
     'A human rejected this call. Do not repeat it; read the reason and change the plan or ask the user.',
   APPROVAL_TIMEOUT: 'Nobody approved this call in time. Do not repeat it; tell the user it is waiting for a decision.',
   APPROVAL_MISMATCH: 'The approved call and this one differ; nothing was run. Do not repeat it.',
+  DRY_RUN_NO_RECORD:
+    'This is a dry run: calls with effects are answered only from the recorded run, which made no such call. Nothing was run.',
 };
 
 /** The taxonomy classes of `tool-errors.ts`: kind by class name; code, message and hint come from the error. */

@@ -35,6 +35,8 @@ export interface CarriedParts {
   irreversibleDone: boolean;
   /** Whether the run's keys carry its first execution's run id. */
   runScopedKeys: boolean;
+  /** A dry run: the source steps whose records already answered a call. */
+  dryRunAnswered?: ReadonlySet<number>;
 }
 
 /** The state the next generation starts from: counters, compensations owed, transcript cursor, usage. */
@@ -54,5 +56,6 @@ export function buildCarryOver(
     irreversibleDone: parts.irreversibleDone,
     usage: usageTotals(state.usage),
     ...(parts.runScopedKeys ? { runScopedKeys: true } : {}),
+    ...(parts.dryRunAnswered ? { dryRunAnswered: [...parts.dryRunAnswered] } : {}),
   };
 }

@@ -28,7 +28,7 @@ export async function compensate(
   catalog: ReadonlyMap<string, ToolCatalogEntry>,
   scope: RunScope,
   stepsById: ReadonlyMap<number, StepRecord>,
-  options: { parallel?: boolean },
+  options: { parallel?: boolean; dryRun?: boolean },
 ): Promise<CompensationOutcome> {
   const ordered = [...pending].reverse();
   const outcome: CompensationOutcome = { compensated: 0 };
@@ -36,7 +36,7 @@ export async function compensate(
     const step = stepsById.get(item.stepId);
     if (step) step.status = 'compensating';
     try {
-      await compensateOne(item, catalog.get(item.undo), scope);
+      await compensateOne(item, catalog.get(item.undo), scope, options.dryRun === true);
       outcome.compensated += 1;
       if (step) step.status = 'compensated';
     } catch (error) {
@@ -63,6 +63,7 @@ function compensateOne(
   item: PendingCompensation,
   undo: ToolCatalogEntry | undefined,
   scope: RunScope,
+  dryRun: boolean,
 ): Promise<unknown> {
   const input: ToolActivityInput = {
     arguments: {
@@ -74,6 +75,8 @@ function compensateOne(
     stepId: item.stepId,
     ...(scope.runKey !== undefined ? { runKey: scope.runKey } : {}),
     compensationOf: item.tool,
+    // A dry run owes no compensation; should one be scheduled anyway, its activity refuses to run it.
+    ...(dryRun ? { dryRun: { readOnlyTools: 'record', candidates: [] } } : {}),
   };
   const summary = `undo step ${item.stepId} (${item.tool}) with ${item.undo}`.slice(0, SUMMARY_MAX_LENGTH);
   return traceCompensation(item, () =>

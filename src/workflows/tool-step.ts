@@ -8,6 +8,7 @@ import { isIrreversibleForward } from './effect-tiers';
 import {
   failureMayHaveHadEffect,
   observationFromFailure,
+  readToolFailureDetails,
   TOOL_ERROR_CODES,
   type ToolErrorObservation,
 } from '../contract/activity-protocol';
@@ -18,6 +19,7 @@ import { stepKey, type RunScope } from './run-ownership';
 import { argumentsTooLarge, compensationArguments, compensationOutput } from './run-budget';
 import { prepareCall, type PreparedCall } from './prepared-call';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
+import { dryRunCall, recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -34,6 +36,8 @@ export interface StepContext {
   irreversibleDone: boolean;
   /** The run's approval gate. */
   approvals: ApprovalGate;
+  /** Set in a dry run: the source's record that answers calls with effects (dry-run-step.ts). */
+  dryRun?: DryRunRecord;
 }
 
 /**
@@ -50,6 +54,15 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
   if (!entry) return refuse(step, unknownTool(step.tool, [...ctx.visible]));
   const refusal = refusalBeforeApproval(entry, prepared, ctx);
   if (refusal) return refuse(step, refusal);
+  if (ctx.dryRun) {
+    // A dry run asks nobody for approval and owes no compensation: no call with effects runs in it.
+    await callTool(
+      { step, entry, prepared, gate: { kind: 'open' }, compensation: undefined, storeArguments: false },
+      ctx,
+    );
+    step.endedAt = Date.now();
+    return step;
+  }
   const gate = await passApprovalGate(step, entry, ctx.approvals);
   if (gate.kind === 'refused') return refuse(step, gate.observation);
   await callTool({ step, entry, prepared, gate, ...registerCompensation(step, entry, prepared, ctx) }, ctx);
@@ -158,18 +171,20 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
       ...(ctx.scope.runKey !== undefined ? { runKey: ctx.scope.runKey } : {}),
       ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
       ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
+      ...(ctx.dryRun ? { dryRun: dryRunCall(ctx.dryRun, entry.name) } : {}),
     };
+    const summarized = ctx.dryRun ? { dryRun: true } : {};
     const result =
       entry.execution === 'local'
         ? await scheduleLocalActivity<ToolActivityResult>(
             entry.name,
             [input],
-            localToolOptions(entry, prepared.redacted),
+            localToolOptions(entry, prepared.redacted, summarized),
           )
         : await scheduleActivity<ToolActivityResult>(
             entry.name,
             [input],
-            toolActivityOptions(entry, prepared.redacted),
+            toolActivityOptions(entry, prepared.redacted, summarized),
           );
     settleSuccess(call, result, ctx);
   } catch (error) {
@@ -180,6 +195,9 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
 /** The call returned: its output, redacted and within the tool output budget, is the step's observation. */
 function settleSuccess(call: RunningCall, result: ToolActivityResult, ctx: StepContext): void {
   const { step, entry, compensation } = call;
+  if (typeof result.argumentsDigest === 'string') step.argumentsDigest = result.argumentsDigest;
+  if (ctx.dryRun && result.dryRunAnswer) return settleFromRecord(call, result, ctx.dryRun, ctx);
+  if (ctx.dryRun) step.dryRun = { answer: 'ran' };
   step.status = 'succeeded';
   step.attempts = result.attempt;
   step.observation = boundObservation(
@@ -197,6 +215,25 @@ function settleSuccess(call: RunningCall, result: ToolActivityResult, ctx: StepC
 }
 
 /**
+ * A call of a dry run that the activity matched to a recorded call: the source's recorded observation is the
+ * step's (an error stays an error); the tool did not run.
+ */
+function settleFromRecord(call: RunningCall, result: ToolActivityResult, record: DryRunRecord, ctx: StepContext): void {
+  const { step, entry } = call;
+  step.attempts = result.attempt;
+  const answer = takeRecordedAnswer(record, entry.name, result.dryRunAnswer!.sourceStep, result.argumentsDigest);
+  if (!answer) {
+    step.dryRun = { answer: 'refused' };
+    refuse(step, recordUsedUp(entry.name));
+    return;
+  }
+  step.dryRun = { answer: 'recorded', sourceStep: answer.sourceStep };
+  step.status = answer.observation.status === 'ok' ? 'succeeded' : 'failed';
+  step.observation = boundObservation(answer.observation, PAYLOAD_LIMITS.maxToolOutputBytes);
+  if (answer.observation.status === 'ok' && isIrreversibleForward(entry, ctx.undoTools)) ctx.irreversibleDone = true;
+}
+
+/**
  * The call failed: its error, redacted, is the step's observation; the compensation is dropped when the call
  * provably had no effect. A cancellation keeps what the call reported and goes on.
  */
@@ -207,6 +244,9 @@ function settleFailure(call: RunningCall, error: unknown, ctx: StepContext): voi
     call.prepared.secrets,
   );
   step.status = 'failed';
+  const { facts } = readToolFailureDetails(error);
+  if (facts?.argumentsDigest !== undefined) step.argumentsDigest = facts.argumentsDigest;
+  if (ctx.dryRun) step.dryRun = { answer: observation.code === TOOL_ERROR_CODES.DRY_RUN_NO_RECORD ? 'refused' : 'ran' };
   if (isCancellation(error)) {
     // The run is being cancelled: keep what the call reported (the tool's own error, if it also failed).
     step.observation = observation;
