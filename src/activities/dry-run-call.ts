@@ -48,6 +48,15 @@ export function dryRunDecision(
   );
 }
 
+/**
+ * The input of a call that came in under a dry run's activity type (`dry:<tool>`): dry whatever it says; without
+ * its own `dryRun` it has no record (every call with effects is refused).
+ */
+export function forcedDry(input: ToolActivityInput): ToolActivityInput {
+  if (!input || typeof input !== 'object') return input;
+  return input.dryRun ? input : { ...input, dryRun: { readOnlyTools: 'record', candidates: [] } };
+}
+
 /** Adds the digest of the validated arguments to a tool failure's facts (a later dry run matches on it). */
 export function withArgumentsDigest(error: unknown, digest: string | undefined): unknown {
   if (digest === undefined || !(error instanceof ApplicationFailure) || !Array.isArray(error.details)) return error;

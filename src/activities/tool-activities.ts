@@ -25,7 +25,8 @@ import { budgetOf } from '../contract/tool-budget';
 import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import { assertApprovedArguments } from './approved-arguments';
-import { dryRunDecision, validatedDigest, withArgumentsDigest } from './dry-run-call';
+import { dryRunDecision, forcedDry, validatedDigest, withArgumentsDigest } from './dry-run-call';
+import { DRY_RUN_ACTIVITY_PREFIX, dryRunActivityType } from '../contract/dry-run-types';
 import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
 import { AttemptRequestGuard, installRequestLeaseGuard } from './request-lease-guard';
@@ -152,6 +153,9 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
   for (const tool of deps.registry.list()) {
     const bound = bindAsyncJob(tool, resolved.payloadStore);
     activities[tool.contract.name] = (input: ToolActivityInput) => runToolCall(bound, input, resolved);
+    // A dry run's calls have their own activity type, which is dry whatever its input says (dry-run-call.ts).
+    activities[dryRunActivityType(tool.contract.name)] = (input: ToolActivityInput) =>
+      runToolCall(bound, forcedDry(input), resolved);
   }
   if (deps.registry.refresh) {
     // Temporal's fallback activity: tools that appeared after the worker was created (an MCP server's
@@ -162,7 +166,9 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
 }
 
 async function runLateTool(input: ToolActivityInput, deps: ResolvedDeps): Promise<ToolActivityResult> {
-  const { activityType } = Context.current().info;
+  const type = Context.current().info.activityType;
+  const dry = type.startsWith(DRY_RUN_ACTIVITY_PREFIX);
+  const activityType = dry ? type.slice(DRY_RUN_ACTIVITY_PREFIX.length) : type;
   let tool = deps.registry.get(activityType);
   if (!tool) {
     await deps.registry.refresh?.();
@@ -175,7 +181,7 @@ async function runLateTool(input: ToolActivityInput, deps: ResolvedDeps): Promis
       message: `Tool "${activityType}" is not known to this worker (not registered, and no MCP server lists it now).`,
     });
   }
-  return runToolCall(tool, input, deps);
+  return runToolCall(tool, dry ? forcedDry(input) : input, deps);
 }
 
 /** One attempt of a tool call, with its telemetry (span attributes and metrics). */

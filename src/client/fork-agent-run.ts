@@ -6,9 +6,12 @@ import { formatBytes, jsonByteLength, PAYLOAD_LIMITS } from '../contract/payload
 import { AGENT_RUN_WORKFLOW, startAgentRun, type AgentRunHandle } from './agent-run-client';
 import { AgentRunForkError } from './agent-run-fork-error';
 import { buildForkPrefix } from './fork-prefix';
-import { buildDryRunRecord } from './dry-run-record';
+import { buildDryRunRecord, fitDryRunRecord } from './dry-run-record';
 import type { DryRunReadOnlyTools } from '../contract/dry-run-types';
 import { readRun } from './read-run';
+
+/** Bytes of the input the `dryRun` field itself takes besides its record (its name, quotes, comma). */
+const RECORD_SLACK = 32;
 
 /** Options of {@link forkAgentRun}. */
 export interface ForkAgentRunOptions {
@@ -67,7 +70,9 @@ export async function forkAgentRun(
   const dryRun = options.dryRun === true ? {} : options.dryRun || undefined;
   if (dryRun) {
     const from = { workflowId: sourceWorkflowId, state: source.state };
-    input.dryRun = buildDryRunRecord(from, options.fromStep, dryRun.readOnlyTools ?? 'run');
+    const record = buildDryRunRecord(from, options.fromStep, dryRun.readOnlyTools ?? 'run');
+    // The record takes what the rest of the input leaves of the run input budget (RECORD_SLACK for the field).
+    input.dryRun = fitDryRunRecord(record, PAYLOAD_LIMITS.runInputBytes - jsonByteLength(input) - RECORD_SLACK);
   }
   const bytes = jsonByteLength(input);
   if (bytes > PAYLOAD_LIMITS.runInputBytes) {

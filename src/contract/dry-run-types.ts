@@ -1,6 +1,6 @@
 /**
  * Dry runs (docs/fork.md): what a dry fork or re-run carries in its input, what each of its tool calls tells
- * the activity, and what its state shows. Types only: shared by the client, the workflow and the activities.
+ * the activity, and what its state shows. Pure: shared by the client, the workflow and the activities.
  */
 import type { ToolObservation } from './activity-protocol';
 
@@ -50,3 +50,15 @@ export interface DryRunStepAnswer {
   answer: 'recorded' | 'refused' | 'ran';
   sourceStep?: number;
 }
+
+/**
+ * The activity type of a tool's calls in a dry run: `dry:<tool>` (`:` is never part of a tool name). Workers
+ * register it beside the tool's own type, and its activity is always dry: a worker of a version without dry
+ * runs has no such activity and fails the call as not registered instead of running the tool.
+ */
+export function dryRunActivityType(tool: string): string {
+  return `${DRY_RUN_ACTIVITY_PREFIX}${tool}`;
+}
+
+/** The prefix of {@link dryRunActivityType}. */
+export const DRY_RUN_ACTIVITY_PREFIX = 'dry:';

@@ -3,6 +3,7 @@ import type { ToolActivityInput } from '../contract/tool-activity-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import type { PendingCompensation, StepRecord } from '../contract/agent-run-types';
 import { describeActivityFailure } from '../contract/activity-protocol';
+import { dryRunActivityType } from '../contract/dry-run-types';
 import { COMPENSATION_ACTIVITY_OPTIONS, SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { compensationKey, type RunScope } from './run-ownership';
 import { traceCompensation } from './run-tracing';
@@ -80,7 +81,7 @@ function compensateOne(
   };
   const summary = `undo step ${item.stepId} (${item.tool}) with ${item.undo}`.slice(0, SUMMARY_MAX_LENGTH);
   return traceCompensation(item, () =>
-    scheduleActivity(item.undo, [input], {
+    scheduleActivity(dryRun ? dryRunActivityType(item.undo) : item.undo, [input], {
       ...COMPENSATION_ACTIVITY_OPTIONS,
       ...(undo ? { startToCloseTimeout: undo.timeoutMs } : {}),
       summary,

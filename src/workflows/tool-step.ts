@@ -19,6 +19,7 @@ import { stepKey, type RunScope } from './run-ownership';
 import { argumentsTooLarge, compensationArguments, compensationOutput } from './run-budget';
 import { prepareCall, type PreparedCall } from './prepared-call';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
+import { dryRunActivityType } from '../contract/dry-run-types';
 import { dryRunCall, recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';
 
 /** What a step needs from its run. */
@@ -174,15 +175,17 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
       ...(ctx.dryRun ? { dryRun: dryRunCall(ctx.dryRun, entry.name) } : {}),
     };
     const summarized = ctx.dryRun ? { dryRun: true } : {};
+    // A dry call has its own activity type, which workers run only dry (dry-run-types.ts).
+    const activityType = ctx.dryRun ? dryRunActivityType(entry.name) : entry.name;
     const result =
       entry.execution === 'local'
         ? await scheduleLocalActivity<ToolActivityResult>(
-            entry.name,
+            activityType,
             [input],
             localToolOptions(entry, prepared.redacted, summarized),
           )
         : await scheduleActivity<ToolActivityResult>(
-            entry.name,
+            activityType,
             [input],
             toolActivityOptions(entry, prepared.redacted, summarized),
           );
@@ -246,7 +249,7 @@ function settleFailure(call: RunningCall, error: unknown, ctx: StepContext): voi
   step.status = 'failed';
   const { facts } = readToolFailureDetails(error);
   if (facts?.argumentsDigest !== undefined) step.argumentsDigest = facts.argumentsDigest;
-  if (ctx.dryRun) step.dryRun = { answer: observation.code === TOOL_ERROR_CODES.DRY_RUN_NO_RECORD ? 'refused' : 'ran' };
+  if (ctx.dryRun) markDryFailure(step, observation, entry, ctx.dryRun);
   if (isCancellation(error)) {
     // The run is being cancelled: keep what the call reported (the tool's own error, if it also failed).
     step.observation = observation;
@@ -259,6 +262,17 @@ function settleFailure(call: RunningCall, error: unknown, ctx: StepContext): voi
     ctx.pending.splice(ctx.pending.indexOf(compensation), 1);
     delete step.undo;
   }
+}
+
+/** How a failed call of a dry run was answered: refused for want of a record, or a read-only call that ran. */
+function markDryFailure(
+  step: StepRecord,
+  observation: ToolErrorObservation,
+  entry: ToolCatalogEntry,
+  record: DryRunRecord,
+): void {
+  if (observation.code === TOOL_ERROR_CODES.DRY_RUN_NO_RECORD) step.dryRun = { answer: 'refused' };
+  else if (entry.effect === 'read-only' && record.plan.readOnlyTools === 'run') step.dryRun = { answer: 'ran' };
 }
 
 function refuse(step: StepRecord, observation: ToolErrorObservation): StepRecord {

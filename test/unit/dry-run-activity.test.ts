@@ -16,7 +16,7 @@ import { failureOf } from '../support/application-failure';
 /** Calls of the tool's code. */
 let ran = 0;
 
-function activityOf(effect: ToolEffect): ToolActivity {
+function activitiesOf(effect: ToolEffect) {
   const tool = defineTool({
     name: 'pay',
     description: 'Pays an amount.',
@@ -26,8 +26,11 @@ function activityOf(effect: ToolEffect): ToolActivity {
     idempotent: false,
     ...(effect === 'irreversible' ? { approval: 'never' as const } : {}),
   }).implement(async ({ amount }) => ({ paid: (ran++, amount) }));
-  return createToolActivities({ registry: createToolRegistry([tool]), idempotencyStore: new MemoryIdempotencyStore() })
-    .pay as ToolActivity;
+  return createToolActivities({ registry: createToolRegistry([tool]), idempotencyStore: new MemoryIdempotencyStore() });
+}
+
+function activityOf(effect: ToolEffect): ToolActivity {
+  return activitiesOf(effect).pay as ToolActivity;
 }
 
 function call(activity: ToolActivity, input: Partial<ToolActivityInput>): Promise<ToolActivityResult> {
@@ -105,4 +108,11 @@ test('a live call returns the digest of its validated arguments, for a later dry
   const result = await call(activityOf('irreversible'), { arguments: { amount: '5' } });
   expect(result).toMatchObject({ output: { paid: 5 }, argumentsDigest: DIGEST_OF_5 });
   expect(ran).toBe(1);
+});
+
+test("a call under the dry activity type 'dry:<tool>' is dry even when its input does not say so", async () => {
+  const dry = activitiesOf('irreversible')['dry:pay'] as ToolActivity;
+  const failure = await failureOf(call(dry, {}));
+  expect(failure.type).toBe('DRY_RUN_NO_RECORD');
+  expect(ran).toBe(0);
 });
