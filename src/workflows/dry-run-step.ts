@@ -17,10 +17,13 @@ export function dryRunRecord(input: AgentRunInput, carried: AgentRunCarryOver | 
   return { plan: input.dryRun, answered: new Set(carried?.dryRunAnswered ?? []) };
 }
 
-/** What the activity of one call of a dry run is told: the recorded calls of its tool that are still unused. */
-export function dryRunCall(record: DryRunRecord, tool: string): DryRunCall {
+/**
+ * What the activity of one call of a dry run is told: the recorded calls of its tool that are still unused, and
+ * whether a read-only tool may run for real (never one that may need an approval: nobody is asked in a dry run).
+ */
+export function dryRunCall(record: DryRunRecord, tool: string, mayNeedApproval = false): DryRunCall {
   return {
-    readOnlyTools: record.plan.readOnlyTools,
+    readOnlyTools: mayNeedApproval ? 'record' : record.plan.readOnlyTools,
     candidates: record.plan.recorded
       .filter((call) => call.tool === tool && !record.answered.has(call.stepId))
       .map((call) => ({ stepId: call.stepId, digest: call.digest })),

@@ -3,7 +3,13 @@ import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-act
 import type { ModelToolCall } from '../contract/model-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import type { AgentRunState, PendingCompensation, StepRecord } from '../contract/agent-run-types';
-import { passApprovalGate, recordApprovalOutcome, type ApprovalGate, type GateResult } from './approval-gate';
+import {
+  passApprovalGate,
+  recordApprovalOutcome,
+  runOverride,
+  type ApprovalGate,
+  type GateResult,
+} from './approval-gate';
 import { isIrreversibleForward } from './effect-tiers';
 import {
   failureMayHaveHadEffect,
@@ -172,7 +178,7 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
       ...(ctx.scope.runKey !== undefined ? { runKey: ctx.scope.runKey } : {}),
       ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
       ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
-      ...(ctx.dryRun ? { dryRun: dryRunCall(ctx.dryRun, entry.name) } : {}),
+      ...(ctx.dryRun ? { dryRun: dryRunCall(ctx.dryRun, entry.name, mayNeedApproval(entry, ctx)) } : {}),
     };
     const summarized = ctx.dryRun ? { dryRun: true } : {};
     // A dry call has its own activity type, which workers run only dry (dry-run-types.ts).
@@ -193,6 +199,15 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
   } catch (error) {
     settleFailure(call, error, ctx);
   }
+}
+
+/**
+ * Whether a call of the tool may wait for a human in a live run. A dry run asks nobody, so such a read-only
+ * tool is answered from the record there, never run for real.
+ */
+function mayNeedApproval(entry: ToolCatalogEntry, ctx: StepContext): boolean {
+  const override = runOverride(entry, ctx.approvals.policy);
+  return override === 'always' || (entry.approval !== 'never' && override !== 'never');
 }
 
 /** The call returned: its output, redacted and within the tool output budget, is the step's observation. */

@@ -77,11 +77,23 @@ const lookupTool = defineTool({
   idempotent: true,
 }).implement(async () => ({ price: 100, call: ++lookups }));
 
+/** Calls of the read-only `read_statement` that really ran; it needs a human's approval. */
+let statements = 0;
+const gatedReadTool = defineTool({
+  name: 'read_statement',
+  description: 'Reads the card statement (a human approves each read).',
+  input: z.object({}),
+  output: z.object({ call: z.number() }),
+  effect: 'read-only',
+  idempotent: true,
+  approval: 'always',
+}).implement(async () => ({ call: ++statements }));
+
 const temporal = useTestTemporal({
   worker: async (temporal) => {
     ledger = await startLedgerServer();
     return createTestWorker(temporal, {
-      tools: [...tripLedgerTools(ledger), chargeTool(ledger), careless(ledger), lookupTool],
+      tools: [...tripLedgerTools(ledger), chargeTool(ledger), careless(ledger), lookupTool, gatedReadTool],
       taskQueue,
       idempotencyStore: new MemoryIdempotencyStore(),
     });
@@ -234,6 +246,14 @@ test("with readOnlyTools 'record' a read-only tool is answered from the record a
   expect(result.steps[0]).toMatchObject({ dryRun: { answer: 'recorded', sourceStep: 1 } });
   expect(result.steps[0]!.observation).toEqual(source.steps[0]!.observation);
   expect(result.steps[1]!.observation).toMatchObject({ code: TOOL_ERROR_CODES.DRY_RUN_NO_RECORD });
+});
+
+test('a read-only tool that needs approval is never run in a dry run (nobody is asked): without a record it is refused', async () => {
+  const { result } = await dryFork([callTurn('read_statement'), DONE]);
+  expect(result.status).toBe('completed');
+  expect(result.steps[0]).toMatchObject({ status: 'failed', dryRun: { answer: 'refused' } });
+  expect(result.steps[0]!.observation).toMatchObject({ code: TOOL_ERROR_CODES.DRY_RUN_NO_RECORD });
+  expect(statements).toBe(0);
 });
 
 test('a dry run that aborts compensates nothing, for real or otherwise', async () => {
