@@ -30,7 +30,11 @@ const REPLAY = {
     'continue-as-new',
     'run-scoped-compensation',
     'run-scoped-continue-as-new',
+    'forked',
+    'dry-run',
   ],
+  /** Scenarios recorded by code older than run-scoped keys (`${workflowId}/${stepId}`). */
+  keyedByWorkflowId: ['success', 'retries', 'compensation', 'continue-as-new'] as readonly string[],
 } as const;
 
 /** `compensation.json` → `compensation`; `continue-as-new.1.json` → `continue-as-new`. */
@@ -95,9 +99,10 @@ describe('recorded agent-run histories', () => {
     for (const { file, workflowId, history } of fixtures) {
       const keys = toolKeysOf(history);
       expect({ file, some: keys.length > 0 }).toEqual({ file, some: true });
-      const prefix = scenarioOf(file).startsWith('run-scoped-')
-        ? `${workflowId}/${firstRunIdOf(history)}/`
-        : `${workflowId}/`;
+      // The first four scenarios were recorded before run-scoped keys; every later one has them.
+      const prefix = REPLAY.keyedByWorkflowId.includes(scenarioOf(file))
+        ? `${workflowId}/`
+        : `${workflowId}/${firstRunIdOf(history)}/`;
       for (const key of keys)
         expect({ file, key }).toEqual({ file, key: expect.stringMatching(new RegExp(`^${prefix}\\d+(/undo)?$`)) });
     }
