@@ -38,6 +38,7 @@ export function buildDryRunRecord(
       tool: step.tool,
       digest: step.argumentsDigest!,
       observation: withPreviewOfStoredOutput(step.observation!, source.workflowId),
+      ...(step.approval?.decision === 'approved' ? { approved: true as const } : {}),
     }));
   return { sourceWorkflowId: source.workflowId, readOnlyTools, recorded };
 }

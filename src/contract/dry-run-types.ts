@@ -18,6 +18,8 @@ export interface DryRunRecordedCall {
   /** `argumentsDigest` of the source call's validated arguments (SHA-256 of their canonical JSON). */
   digest: string;
   observation: ToolObservation;
+  /** Set when a human approved the source call: like a live run, the dry run lets compensable calls follow it. */
+  approved?: true;
 }
 
 /**

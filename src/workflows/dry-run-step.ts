@@ -40,14 +40,14 @@ export function takeRecordedAnswer(
   tool: string,
   sourceStep: number,
   digest: string | undefined,
-): { sourceStep: number; observation: ToolObservation } | undefined {
+): { sourceStep: number; observation: ToolObservation; approved: boolean } | undefined {
   const unused = record.plan.recorded.filter((call) => call.tool === tool && !record.answered.has(call.stepId));
   const call =
     unused.find((candidate) => candidate.stepId === sourceStep) ??
     (digest === undefined ? undefined : unused.find((candidate) => candidate.digest === digest));
   if (!call) return undefined;
   record.answered.add(call.stepId);
-  return { sourceStep: call.stepId, observation: call.observation };
+  return { sourceStep: call.stepId, observation: call.observation, approved: call.approved === true };
 }
 
 /** The refusal of a call whose recorded answer was already used by another call of the same turn. */

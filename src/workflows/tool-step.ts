@@ -248,7 +248,10 @@ function settleFromRecord(call: RunningCall, result: ToolActivityResult, record:
   step.dryRun = { answer: 'recorded', sourceStep: answer.sourceStep };
   step.status = answer.observation.status === 'ok' ? 'succeeded' : 'failed';
   step.observation = boundObservation(answer.observation, PAYLOAD_LIMITS.maxToolOutputBytes);
-  if (answer.observation.status === 'ok' && isIrreversibleForward(entry, ctx.undoTools)) ctx.irreversibleDone = true;
+  // As in the source: an irreversible call a human approved may come before compensable steps.
+  if (answer.observation.status === 'ok' && !answer.approved && isIrreversibleForward(entry, ctx.undoTools)) {
+    ctx.irreversibleDone = true;
+  }
 }
 
 /**

@@ -72,6 +72,14 @@ describe('the record of a dry run', () => {
     expect(record.recorded.map((call) => [call.stepId, call.observation.status])).toEqual([[1, 'error']]);
   });
 
+  test('says which source calls a human approved (an approved irreversible call does not block compensable ones)', () => {
+    const approval = { digest: 'd', arguments: {}, requestedAt: 1, deadline: 2 };
+    const approved = step(1, 'a', { approval: { ...approval, decision: 'approved' } });
+    const unapproved = step(2, 'a');
+    const record = buildDryRunRecord(source([approved, unapproved]), 1, 'run');
+    expect(record.recorded.map((call) => call.approved)).toEqual([true, undefined]);
+  });
+
   test('leaves out the refusals of an earlier dry run: they recorded no outcome of the tool', () => {
     const refused = step(1, 'a', { dryRun: { answer: 'refused' } });
     expect(buildDryRunRecord(source([refused]), 1, 'run').recorded).toEqual([]);
