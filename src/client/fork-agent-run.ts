@@ -51,7 +51,8 @@ interface ForkSource {
  * run, which alone may compensate them. See docs/fork.md.
  *
  * @throws {@link AgentRunForkError} when the source is unknown, not an agent run, still running or unreadable,
- * when it has fewer than `fromStep - 1` recorded steps, or when the prefix does not fit the run input budget.
+ * when it has fewer than `fromStep - 1` recorded steps, when the prefix does not fit the run input budget, or
+ * when a fork that is not dry would go on from the steps of a dry run.
  *
  * @example
  * ```ts
@@ -65,6 +66,13 @@ export async function forkAgentRun(
   options: ForkAgentRunOptions,
 ): Promise<AgentRunHandle> {
   const source = await readForkSource(client, sourceWorkflowId);
+  if (source.state.dryRun && !options.dryRun && options.fromStep > 1) {
+    throw new AgentRunForkError(
+      `Run ${sourceWorkflowId} is a dry run: its steps had no effects, so a fork cannot go on from them for real. ` +
+        `Fork it with dryRun, or fork ${source.state.dryRun.sourceWorkflowId}, the run it is a dry run of.`,
+      'SOURCE_IS_DRY_RUN',
+    );
+  }
   const fork = buildForkPrefix({ workflowId: sourceWorkflowId, state: source.state }, options.fromStep);
   const input = forkInput(source.input, fork, options);
   const dryRun = options.dryRun === true ? {} : options.dryRun || undefined;

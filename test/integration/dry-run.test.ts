@@ -183,6 +183,13 @@ describe('a dry re-run of the whole run with unchanged calls', () => {
     expect(run.result.dryRun).toEqual({ sourceWorkflowId: sourceId, readOnlyTools: 'run' });
   });
 
+  test('cannot be forked for real from a later step: its steps had no effects', async () => {
+    await expect(forkAgentRun(temporal.client, run.result.runId, { fromStep: 3 })).rejects.toMatchObject({
+      code: 'SOURCE_IS_DRY_RUN',
+      message: expect.stringContaining(`fork ${sourceId}, the run it is a dry run of`),
+    });
+  });
+
   test('shows "Dry run of <source>" as the workflow summary in the UI', async () => {
     const description = await temporal.client.workflow.getHandle(run.result.runId).describe();
     expect(await description.staticSummary()).toBe(`Dry run of ${sourceId}: Book and pay a trip`);
