@@ -44,11 +44,30 @@ function chargeTool(ledger: LedgerServer) {
   });
 }
 
+/** The read-only `slow_lookup`: counts the calls in flight, and holds each until two are, or all three came. */
+const lookups = { started: 0, inFlight: 0, maxInFlight: 0, waiters: [] as Array<() => void> };
+const slowLookup = defineTool({
+  name: 'slow_lookup',
+  description: 'Looks something up, slowly.',
+  input: z.object({}),
+  output: z.object({ ok: z.boolean() }),
+  effect: 'read-only',
+  idempotent: true,
+}).implement(async () => {
+  lookups.started += 1;
+  lookups.inFlight += 1;
+  lookups.maxInFlight = Math.max(lookups.maxInFlight, lookups.inFlight);
+  if (lookups.inFlight >= 2 || lookups.started >= TRIPS.length) for (const wake of lookups.waiters.splice(0)) wake();
+  else await new Promise<void>((resolve) => lookups.waiters.push(resolve));
+  lookups.inFlight -= 1;
+  return { ok: true };
+});
+
 const temporal = useTestTemporal({
   worker: async (temporal) => {
     ledger = await startLedgerServer();
     return createTestWorker(temporal, {
-      tools: [...tripLedgerTools(ledger), chargeTool(ledger)],
+      tools: [...tripLedgerTools(ledger), chargeTool(ledger), slowLookup],
       taskQueue,
       idempotencyStore: new MemoryIdempotencyStore(),
     });
@@ -239,6 +258,22 @@ test('evaluateAgentRuns takes the runs of a visibility query and leaves out the 
   expect(report.runs.map((r) => r.sourceId)).toEqual([recorded[0]]);
   expect(report.skipped).toEqual([dry.workflowId]);
   expect(report.passed).toBe(true);
+});
+
+test('re-runs at most `concurrency` runs at once', async () => {
+  const report = await evaluateAgentRuns(
+    temporal.client,
+    {
+      runs: recorded,
+      model: { provider: 'scripted', script: [callTurn('slow_lookup'), { text: 'Looked.', final: true }] },
+      scorers: { completes: ({ rerun }) => rerun.status === 'completed' },
+    },
+    { concurrency: 2 },
+  );
+  expect(report.passed).toBe(true);
+  expect(lookups.started).toBe(3);
+  // Two re-runs were in their lookup at once, never three.
+  expect(lookups.maxInFlight).toBe(2);
 });
 
 /** The command line against the test server. */
