@@ -58,7 +58,7 @@ export interface EvalScorerSummary {
 /** What {@link evaluateAgentRuns} found. */
 export interface EvalReport {
   suite: string;
-  /** Every scorer met its threshold (and some run was evaluated). */
+  /** Some run was evaluated, every run could be re-run, and every scorer met its threshold. */
   passed: boolean;
   durationMs: number;
   runs: EvalRunOutcome[];
@@ -71,7 +71,8 @@ export interface EvalReport {
  * Evaluates the current model and tools on recorded runs: re-runs each run of the suite dry (`forkAgentRun`
  * with `fromStep: 1, dryRun`: no call with effects runs, each is answered from the recorded run or refused),
  * at most `concurrency` at once, scores each re-run with every scorer of the suite, and compares the mean
- * scores with the suite's thresholds. A run that cannot be read or re-run counts as failed in every scorer.
+ * scores with the suite's thresholds. A run that cannot be read or re-run scores 0 in every scorer and fails the
+ * report.
  * See docs/fork.md.
  *
  * @throws {@link EvalSuiteError} `INVALID_SUITE` when the suite is malformed (before anything starts).
@@ -108,7 +109,7 @@ export async function evaluateAgentRuns(
   const scorers = Object.keys(suite.scorers).map((name) => summarize(name, runs, suite.thresholds?.[name]));
   return {
     suite: suite.name ?? options.name ?? 'eval',
-    passed: runs.length > 0 && scorers.every((scorer) => scorer.passed),
+    passed: runs.length > 0 && runs.every((run) => run.error === undefined) && scorers.every((s) => s.passed),
     durationMs: Date.now() - started,
     runs,
     scorers,

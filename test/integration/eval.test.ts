@@ -260,6 +260,22 @@ test('evaluateAgentRuns takes the runs of a visibility query and leaves out the 
   expect(report.passed).toBe(true);
 });
 
+test('a run that cannot be re-run fails the report, even when the thresholds are met', async () => {
+  const report = await evaluateAgentRuns(temporal.client, {
+    runs: [recorded[0]!, `${taskQueue}-no-such-run`],
+    scorers: { completes: ({ rerun }) => rerun.status === 'completed' },
+    thresholds: { completes: 0.5 },
+  });
+  expect(report.scorers[0]).toMatchObject({ mean: 0.5, passed: true });
+  expect(report.runs[1]).toMatchObject({ error: expect.stringContaining('no-such-run') });
+  expect(report.runs[1]!.cases[0]).toMatchObject({
+    score: 0,
+    pass: false,
+    error: expect.stringContaining('not evaluated'),
+  });
+  expect(report.passed).toBe(false);
+});
+
 test('re-runs at most `concurrency` runs at once', async () => {
   const report = await evaluateAgentRuns(
     temporal.client,
