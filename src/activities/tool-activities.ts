@@ -25,6 +25,8 @@ import { budgetOf } from '../contract/tool-budget';
 import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import { assertApprovedArguments } from './approved-arguments';
+import { dryRunDecision, forcedDry, validatedDigest, withArgumentsDigest } from './dry-run-call';
+import { DRY_RUN_ACTIVITY_PREFIX, dryRunActivityType } from '../contract/dry-run-types';
 import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
 import { AttemptRequestGuard, installRequestLeaseGuard } from './request-lease-guard';
@@ -151,6 +153,9 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
   for (const tool of deps.registry.list()) {
     const bound = bindAsyncJob(tool, resolved.payloadStore);
     activities[tool.contract.name] = (input: ToolActivityInput) => runToolCall(bound, input, resolved);
+    // A dry run's calls have their own activity type, which is dry whatever its input says (dry-run-call.ts).
+    activities[dryRunActivityType(tool.contract.name)] = (input: ToolActivityInput) =>
+      runToolCall(bound, forcedDry(input), resolved);
   }
   if (deps.registry.refresh) {
     // Temporal's fallback activity: tools that appeared after the worker was created (an MCP server's
@@ -161,7 +166,9 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
 }
 
 async function runLateTool(input: ToolActivityInput, deps: ResolvedDeps): Promise<ToolActivityResult> {
-  const { activityType } = Context.current().info;
+  const type = Context.current().info.activityType;
+  const dry = type.startsWith(DRY_RUN_ACTIVITY_PREFIX);
+  const activityType = dry ? type.slice(DRY_RUN_ACTIVITY_PREFIX.length) : type;
   let tool = deps.registry.get(activityType);
   if (!tool) {
     await deps.registry.refresh?.();
@@ -174,7 +181,7 @@ async function runLateTool(input: ToolActivityInput, deps: ResolvedDeps): Promis
       message: `Tool "${activityType}" is not known to this worker (not registered, and no MCP server lists it now).`,
     });
   }
-  return runToolCall(tool, input, deps);
+  return runToolCall(tool, dry ? forcedDry(input) : input, deps);
 }
 
 /** One attempt of a tool call, with its telemetry (span attributes and metrics). */
@@ -233,6 +240,12 @@ async function executeToolCall(
   const parsed = parseToolArguments(tool.contract.spec.input, value, limits);
   if (!parsed.ok) throw redactFailure(toolFailure(parsed.error, { mayHaveHadEffect: false }), secrets);
   if (input.approvedDigest !== undefined) assertApprovedArguments(entry.name, parsed.value, input.approvedDigest);
+  const digest = validatedDigest(parsed.value);
+  // A dry run: a call with effects never reaches the tool's code, whatever the workflow asked (dry-run-call.ts).
+  const dry = dryRunDecision(entry, input, digest);
+  if (dry.kind === 'recorded') {
+    return { output: null, attempt, argumentsDigest: digest!, dryRunAnswer: { sourceStep: dry.sourceStep } };
+  }
   if (input.storeArguments && !compensating) {
     await storeCallArguments(input.arguments, deps.payloadStore, input.idempotencyKey, runKey).catch(
       (error: unknown) => {
@@ -275,7 +288,7 @@ async function executeToolCall(
   });
   ctx.log = redactingLogger(ctx.log, secrets);
   try {
-    return await claimAndRun(tool, parsed.value, ctx, lease, {
+    const result = await claimAndRun(tool, parsed.value, ctx, lease, {
       retry,
       compensating,
       executions,
@@ -284,8 +297,9 @@ async function executeToolCall(
       heartbeat,
       record,
     });
+    return digest === undefined ? result : { ...result, argumentsDigest: digest };
   } catch (error) {
-    throw redactFailure(error, secrets);
+    throw redactFailure(withArgumentsDigest(error, digest), secrets);
   } finally {
     lease.stop();
   }

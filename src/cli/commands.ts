@@ -47,6 +47,11 @@ export const COMMANDS: readonly CliCommandEntry[] = [
     load: async () => (await import('./commands/fork')).forkCommand,
   },
   {
+    name: 'eval',
+    summary: 'evaluate the current model and tools on recorded runs re-run dry; JUnit XML and JSON for CI',
+    load: async () => (await import('./commands/eval')).evalCommand,
+  },
+  {
     name: 'cancel',
     summary: 'cancel a run: running tool calls are stopped, done steps compensated, newest first',
     load: async () => (await import('./commands/cancel')).cancelCommand,

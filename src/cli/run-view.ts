@@ -133,7 +133,7 @@ export function stepsTable(steps: readonly StepRecord[], width = DEFAULT_OUTPUT_
       String(step.stepId),
       step.tool,
       preview(step.arguments, VIEW.arguments),
-      step.status,
+      step.status + dryRunMark(step),
       step.attempts === undefined ? '' : String(step.attempts),
       observationText(step),
     ]),
@@ -173,8 +173,25 @@ export function runSummary(state: AgentRunState, width = DEFAULT_OUTPUT_WIDTH): 
     ...field('tokens', usageText(state.usage, state.turns)),
     ...(state.reason ? field('why', state.reason) : []),
     ...(state.answer ? field('answer', state.answer) : []),
+    ...(state.dryRun ? field('dry run', dryRunSummary(state)) : []),
     ...(state.policyWarnings ?? []).flatMap((warning) => field('warning', warning)),
   ];
+}
+
+/** How a dry run's step was answered, after its status: ` (record of step 3)`, ` (no record)`, ` (ran)`. */
+function dryRunMark(step: StepRecord): string {
+  if (!step.dryRun) return '';
+  if (step.dryRun.answer === 'recorded') return ` (record of step ${step.dryRun.sourceStep})`;
+  return step.dryRun.answer === 'refused' ? ' (no record)' : ' (ran)';
+}
+
+/** `of agent-run-1: 3 answered from its record, 1 refused, 1 read-only call ran; nothing with effects ran`. */
+function dryRunSummary(state: AgentRunState): string {
+  const count = (answer: string) => state.steps.filter((step) => step.dryRun?.answer === answer).length;
+  return (
+    `of ${state.dryRun!.sourceWorkflowId}: ${count('recorded')} answered from its record, ${count('refused')} ` +
+    `refused (no record), ${count('ran')} read-only ran; nothing with effects ran`
+  );
 }
 
 /** What has been printed of one step. */

@@ -25,6 +25,9 @@ import { AgentRunStartError } from './agent-run-start-error';
 /** The workflow type of an agent run. */
 export const AGENT_RUN_WORKFLOW = 'agentRun';
 
+/** The memo field of a dry run: the workflow id of the run it is a dry run of. */
+export const DRY_RUN_MEMO = 'dryRunOf';
+
 /** Options of {@link connectClient}. */
 export interface ConnectClientOptions {
   /**
@@ -159,8 +162,11 @@ export async function startAgentRun(
           trackApprovalSearchAttribute: input.trackApprovalSearchAttribute ?? trackApprovals,
         },
       ],
-      staticSummary: `Agent run: ${input.goal}`.slice(0, 200),
+      staticSummary:
+        `${input.dryRun ? `Dry run of ${input.dryRun.sourceWorkflowId}` : 'Agent run'}: ${input.goal}`.slice(0, 200),
       staticDetails: `**Goal:** ${input.goal}`.slice(0, 10_000),
+      // A dry run says so in its memo, which listings return: `eval` leaves dry runs out of its queries.
+      ...(input.dryRun ? { memo: { [DRY_RUN_MEMO]: input.dryRun.sourceWorkflowId } } : {}),
       ...(track ? { typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.runStatus, value: 'running' }] } : {}),
     });
   } catch (error) {

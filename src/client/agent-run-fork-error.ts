@@ -19,7 +19,9 @@ export type AgentRunForkErrorCode =
   /** A step of the prefix never settled in the source (no observation to take over). */
   | 'STEP_NOT_SETTLED'
   /** The new run's input with the recorded prefix is above the run input budget. */
-  | 'FORK_TOO_LARGE';
+  | 'FORK_TOO_LARGE'
+  /** A fork that is not dry of a dry run: the dry run's steps had no effects to go on from. */
+  | 'SOURCE_IS_DRY_RUN';
 
 /** `forkAgentRun` could not start a run from the source run's recorded prefix (docs/fork.md). */
 export class AgentRunForkError extends DurableToolsError<AgentRunForkErrorCode> {

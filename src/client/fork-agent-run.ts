@@ -6,7 +6,12 @@ import { formatBytes, jsonByteLength, PAYLOAD_LIMITS } from '../contract/payload
 import { AGENT_RUN_WORKFLOW, startAgentRun, type AgentRunHandle } from './agent-run-client';
 import { AgentRunForkError } from './agent-run-fork-error';
 import { buildForkPrefix } from './fork-prefix';
+import { buildDryRunRecord, fitDryRunRecord } from './dry-run-record';
+import type { DryRunReadOnlyTools } from '../contract/dry-run-types';
 import { readRun } from './read-run';
+
+/** Bytes of the input the `dryRun` field itself takes besides its record (its name, quotes, comma). */
+const RECORD_SLACK = 32;
 
 /** Options of {@link forkAgentRun}. */
 export interface ForkAgentRunOptions {
@@ -17,11 +22,18 @@ export interface ForkAgentRunOptions {
   /** The goal of the new run (default: the source's); it is the first message of the new run's transcript. */
   goal?: string;
   /** More input fields that replace the source's (limits, allowedTools, failurePolicy, ...). */
-  input?: Partial<Omit<AgentRunInput, 'goal' | 'model' | 'fork' | 'carriedOver'>>;
+  input?: Partial<Omit<AgentRunInput, 'goal' | 'model' | 'fork' | 'dryRun' | 'carriedOver'>>;
   /** Workflow id of the new run (default `agent-run-<uuid>`), as `startAgentRun`'s `runId`. */
   workflowId?: string;
   /** Task queue of the new run (default: the source's). */
   taskQueue?: string;
+  /**
+   * Makes the new run dry: from `fromStep` on no call with effects runs; each is answered from the source's
+   * recorded call of the same tool with the same validated arguments, or refused with `DRY_RUN_NO_RECORD`.
+   * With `fromStep: 1` it is a dry re-run of the whole source. `readOnlyTools`: read-only tools run for real
+   * (`'run'`, default) or are answered from the record too (`'record'`). See docs/fork.md.
+   */
+  dryRun?: boolean | { readOnlyTools?: DryRunReadOnlyTools };
 }
 
 /** A finished source run as a fork reads it. */
@@ -39,7 +51,8 @@ interface ForkSource {
  * run, which alone may compensate them. See docs/fork.md.
  *
  * @throws {@link AgentRunForkError} when the source is unknown, not an agent run, still running or unreadable,
- * when it has fewer than `fromStep - 1` recorded steps, or when the prefix does not fit the run input budget.
+ * when it has fewer than `fromStep - 1` recorded steps, when the prefix does not fit the run input budget, or
+ * when a fork that is not dry would go on from the steps of a dry run.
  *
  * @example
  * ```ts
@@ -53,14 +66,29 @@ export async function forkAgentRun(
   options: ForkAgentRunOptions,
 ): Promise<AgentRunHandle> {
   const source = await readForkSource(client, sourceWorkflowId);
+  if (source.state.dryRun && !options.dryRun && options.fromStep > 1) {
+    throw new AgentRunForkError(
+      `Run ${sourceWorkflowId} is a dry run: its steps had no effects, so a fork cannot go on from them for real. ` +
+        `Fork it with dryRun, or fork ${source.state.dryRun.sourceWorkflowId}, the run it is a dry run of.`,
+      'SOURCE_IS_DRY_RUN',
+    );
+  }
   const fork = buildForkPrefix({ workflowId: sourceWorkflowId, state: source.state }, options.fromStep);
   const input = forkInput(source.input, fork, options);
+  const dryRun = options.dryRun === true ? {} : options.dryRun || undefined;
+  if (dryRun) {
+    const from = { workflowId: sourceWorkflowId, state: source.state };
+    const record = buildDryRunRecord(from, options.fromStep, dryRun.readOnlyTools ?? 'run');
+    // The record takes what the rest of the input leaves of the run input budget (RECORD_SLACK for the field).
+    input.dryRun = fitDryRunRecord(record, PAYLOAD_LIMITS.runInputBytes - jsonByteLength(input) - RECORD_SLACK);
+  }
   const bytes = jsonByteLength(input);
   if (bytes > PAYLOAD_LIMITS.runInputBytes) {
     throw new AgentRunForkError(
-      `A fork of run ${sourceWorkflowId} from step ${options.fromStep} needs an input of ${formatBytes(bytes)} ` +
-        `(the recorded steps travel in it); at most ${formatBytes(PAYLOAD_LIMITS.runInputBytes)} is accepted. ` +
-        'Fork from an earlier step.',
+      `A ${dryRun ? 'dry ' : ''}fork of run ${sourceWorkflowId} from step ${options.fromStep} needs an input of ` +
+        `${formatBytes(bytes)} (the recorded steps travel in it); at most ` +
+        `${formatBytes(PAYLOAD_LIMITS.runInputBytes)} is accepted. ` +
+        (dryRun ? 'Its record is too large for a dry run.' : 'Fork from an earlier step.'),
       'FORK_TOO_LARGE',
     );
   }
@@ -75,11 +103,17 @@ export function forkInput(source: AgentRunInput, fork: AgentRunFork, options: Fo
   const {
     carriedOver: _carriedOver,
     fork: _fork,
+    dryRun: _dryRun,
     trackStatusSearchAttribute: _status,
     trackApprovalSearchAttribute: _approvals,
     ...kept
   } = source;
-  const { carriedOver: _ignored, fork: _ignoredFork, ...overrides } = (options.input ?? {}) as Partial<AgentRunInput>;
+  const {
+    carriedOver: _ignored,
+    fork: _ignoredFork,
+    dryRun: _ignoredDryRun,
+    ...overrides
+  } = (options.input ?? {}) as Partial<AgentRunInput>;
   return {
     ...kept,
     ...overrides,

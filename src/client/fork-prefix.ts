@@ -61,7 +61,8 @@ function forkedRecord(step: StepRecord, workflowId: string): StepRecord {
   return { ...record, observation: withPreviewOfStoredOutput(step.observation!, workflowId) };
 }
 
-function withPreviewOfStoredOutput(observation: ToolObservation, workflowId: string): ToolObservation {
+/** A recorded observation as another run carries it: a claim-checked output as its preview (docs/fork.md). */
+export function withPreviewOfStoredOutput(observation: ToolObservation, workflowId: string): ToolObservation {
   if (observation.status !== 'ok' || !isStoredOutputReference(observation.output)) return observation;
   const stored = observation.output;
   const preview: ShortenedValue = {

@@ -79,6 +79,11 @@ export const TOOL_ERROR_CODES = {
    * named in the observation's `missingScope`. Nothing ran; permanent until an operator grants the scope.
    */
   MCP_INSUFFICIENT_SCOPE: 'MCP_INSUFFICIENT_SCOPE',
+  /**
+   * A dry run (docs/fork.md): the call has effects and the source run recorded no call of this tool with the same
+   * validated arguments to answer it from; it was not run.
+   */
+  DRY_RUN_NO_RECORD: 'DRY_RUN_NO_RECORD',
 } as const;
 
 /** One of {@link TOOL_ERROR_CODES}. */
@@ -172,6 +177,8 @@ export type ToolObservation = ToolSuccessObservation | ToolErrorObservation;
 export interface ToolFailureFacts {
   /** False only when the call provably changed nothing (bad arguments, refused before the effect). */
   mayHaveHadEffect: boolean;
+  /** Digest of the validated arguments, when the call got past validation (a dry run matches on it). */
+  argumentsDigest?: string;
 }
 
 /** The `details` of a tool failure, in order. */

@@ -7,6 +7,7 @@ import type { ModelSettings, ModelTurnIssue, TranscriptMessage } from './model-t
 import type { ToolObservation } from './activity-protocol';
 import type { ToolDisclosureBudget } from './tool-disclosure';
 import type { FastPathSetting } from './fast-path';
+import type { AgentRunDryRun, DryRunReadOnlyTools, DryRunStepAnswer } from './dry-run-types';
 
 /** Limits that end a run that does not finish by itself. */
 export interface AgentRunLimits {
@@ -116,6 +117,11 @@ export interface AgentRunInput {
    * by clients.
    */
   subAgent?: SubAgentLink;
+  /**
+   * Makes the run dry (set by `forkAgentRun` with `dryRun`): no call with effects runs; each is answered from
+   * this record of the source run or refused with `DRY_RUN_NO_RECORD`. See docs/fork.md.
+   */
+  dryRun?: AgentRunDryRun;
   /** Set by the workflow itself when it continues as new; never by clients. */
   carriedOver?: AgentRunCarryOver;
 }
@@ -209,6 +215,8 @@ export interface AgentRunCarryOver {
   usage?: RunUsageTotals;
   /** Tool calls the run's sub-agents made so far (they count against the run's step limit). */
   subAgentSteps?: number;
+  /** A dry run: the source steps whose records already answered a call (each answers one). */
+  dryRunAnswered?: number[];
 }
 
 /** Status of one tool call. */
@@ -262,6 +270,10 @@ export interface StepRecord {
   forked?: ForkedStepOrigin;
   /** The sub-agent's workflow id, when the step called an agent tool (set as soon as the child starts). */
   childWorkflowId?: string;
+  /** Digest of the validated arguments, once the tool's activity validated them (a dry run matches on it). */
+  argumentsDigest?: string;
+  /** In a dry run: how the step was answered (from the record, refused, or a read-only tool that ran). */
+  dryRun?: DryRunStepAnswer;
 }
 
 /** Status of a whole run; also the value of the `DurableRunStatus` search attribute. */
@@ -330,6 +342,8 @@ export interface AgentRunState {
   usage: RunUsage;
   /** Set when the run was forked from another run: the source and the first step the fork took itself. */
   forkedFrom?: { workflowId: string; fromStep: number };
+  /** Set when the run is dry: nothing with effects ran; calls were answered from the source's record. */
+  dryRun?: { sourceWorkflowId: string; readOnlyTools: DryRunReadOnlyTools };
   /** True when the model sees the catalog in summary form (names, one-line descriptions, `describe_tools`). */
   toolsDisclosedOnDemand?: boolean;
   /**

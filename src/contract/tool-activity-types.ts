@@ -1,3 +1,5 @@
+import type { DryRunCall } from './dry-run-types';
+
 /**
  * Shapes crossing the wire between the agent-run workflow and tool activities. Types only.
  */
@@ -33,6 +35,11 @@ export interface ToolActivityInput {
    * wrapper refuses to run the tool (`APPROVAL_MISMATCH`) when the arguments it validates have another digest.
    */
   approvedDigest?: string;
+  /**
+   * Set on every call of a dry run: the wrapper validates the arguments, then answers from the recorded calls
+   * it is given or refuses (`DRY_RUN_NO_RECORD`); it never runs the code of a tool with effects.
+   */
+  dryRun?: DryRunCall;
 }
 
 /** What an undo tool receives: what the forward call was given, what it returned if known, and its key. */
@@ -51,4 +58,8 @@ export interface ToolActivityResult {
   attempt: number;
   /** True when the output was replayed from the idempotency store (or adopted from `reconcile`). */
   replayed?: boolean;
+  /** Digest of the validated arguments (what a later dry run of this run matches on). */
+  argumentsDigest?: string;
+  /** In a dry run: the source step whose record answers this call; the tool did not run. */
+  dryRunAnswer?: { sourceStep: number };
 }

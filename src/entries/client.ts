@@ -26,6 +26,8 @@ export { runningCalls, type RunningCall } from '../long-calls/live-progress';
 export { diffAgentRuns } from '../client/diff-agent-runs';
 export { forkAgentRun, type ForkAgentRunOptions } from '../client/fork-agent-run';
 export { AgentRunForkError, type AgentRunForkErrorCode } from '../client/agent-run-fork-error';
+export { evaluateAgentRuns, type EvalReport } from '../client/evaluate-agent-runs';
+export { EvalSuiteError, type EvalSuite } from '../client/eval-suite';
 export {
   diffRuns,
   type RunDiff,

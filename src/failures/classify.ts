@@ -126,6 +126,8 @@ export const DEFAULT_HINTS_BY_CODE: Readonly<Record<ToolErrorCode, string>> = {
   SUB_AGENT_FAILED: 'The sub-agent did not finish its task. Try another way, or answer with what you know.',
   MCP_INSUFFICIENT_SCOPE:
     'Do not retry: the credentials of this MCP server lack the scope named in `missingScope`. Use another tool, or tell the user which scope an operator must grant.',
+  DRY_RUN_NO_RECORD:
+    'This is a dry run: calls with effects are answered only from the recorded run, which made no such call. Nothing was run.',
 };
 
 /** The taxonomy classes of `tool-errors.ts`: kind by class name; code, message and hint come from the error. */

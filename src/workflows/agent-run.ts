@@ -110,6 +110,7 @@ async function continueRunAsNew(run: RunLoop): Promise<never> {
     transcript: run.transcript.carryOver(),
     irreversibleDone: step.irreversibleDone,
     runScopedKeys: step.scope.runKey !== undefined,
+    ...(step.dryRun ? { dryRunAnswered: step.dryRun.answered } : {}),
   });
   return await continueAsNew<typeof agentRun>({ ...run.input, carriedOver: carryOver });
 }

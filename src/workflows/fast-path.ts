@@ -2,7 +2,7 @@ import { patched, type LocalActivityOptions } from '@temporalio/workflow';
 import type { AgentRunInput } from '../contract/agent-run-types';
 import { FAST_PATH_LIMITS, FAST_PATH_PATCH, type FastPathOptions } from '../contract/fast-path';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
-import { localToolOptions } from './tool-call-options';
+import { localToolOptions, type SummaryMarks } from './tool-call-options';
 
 /**
  * The fast path of one generation of a run (docs/fast-path.md): whether it is on, and how many local calls
@@ -81,9 +81,13 @@ function endsTask(fast: FastPath | undefined): false {
  * Options of a tool call on the fast path: those of a local tool, with retry delays above
  * {@link FAST_PATH_LIMITS.localRetryThresholdMs} waited on a server timer rather than inside the task.
  */
-export function fastPathToolOptions(entry: ToolCatalogEntry, redactedArguments: unknown): LocalActivityOptions {
+export function fastPathToolOptions(
+  entry: ToolCatalogEntry,
+  redactedArguments: unknown,
+  marks: SummaryMarks = {},
+): LocalActivityOptions {
   return {
-    ...localToolOptions(entry, redactedArguments),
+    ...localToolOptions(entry, redactedArguments, marks),
     localRetryThreshold: FAST_PATH_LIMITS.localRetryThresholdMs,
   };
 }

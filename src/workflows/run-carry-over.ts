@@ -35,6 +35,8 @@ export interface CarriedParts {
   irreversibleDone: boolean;
   /** Whether the run's keys carry its first execution's run id. */
   runScopedKeys: boolean;
+  /** A dry run: the source steps whose records already answered a call. */
+  dryRunAnswered?: ReadonlySet<number>;
 }
 
 /** The state the next generation starts from: counters, compensations owed, transcript cursor, usage. */
@@ -55,5 +57,6 @@ export function buildCarryOver(
     usage: usageTotals(state.usage),
     ...(parts.runScopedKeys ? { runScopedKeys: true } : {}),
     ...(state.subAgentSteps ? { subAgentSteps: state.subAgentSteps } : {}),
+    ...(parts.dryRunAnswered ? { dryRunAnswered: [...parts.dryRunAnswered] } : {}),
   };
 }

@@ -54,7 +54,10 @@ export async function abortRun(run: RunLoop, abort: RunAbort): Promise<AgentRunR
   if (background.outstanding > 0) await background.cancelAll();
   if (!abort.compensate || step.pending.length === 0) return finishRun(run, abort.status);
   const stepsById = new Map(state.steps.map((s) => [s.stepId, s]));
-  const outcome = await compensate(step.pending, step.catalog, step.scope, stepsById, run.input.compensation ?? {});
+  const outcome = await compensate(step.pending, step.catalog, step.scope, stepsById, {
+    ...run.input.compensation,
+    ...(run.input.dryRun ? { dryRun: true } : {}),
+  });
   step.pending.length = 0;
   if (outcome.failedStep !== undefined) {
     state.failedCompensationStep = outcome.failedStep;

@@ -8,6 +8,7 @@ import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
 import { createApprovalGate } from './approval-gate';
 import { BackgroundCalls } from './background-calls';
 import { forkOrigin, startFromForkedPrefix } from './forked-prefix';
+import { dryRunRecord } from './dry-run-step';
 import { checkEffectTiers } from './effect-tiers';
 import { boundedRunView } from './run-budget';
 import { setRunStatus } from './run-end';
@@ -63,6 +64,9 @@ function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
       ? { parent: { workflowId: input.subAgent.parentWorkflowId, stepId: input.subAgent.parentStepId } }
       : {}),
     ...(input.fork ? { forkedFrom: forkOrigin(input.fork) } : {}),
+    ...(input.dryRun
+      ? { dryRun: { sourceWorkflowId: input.dryRun.sourceWorkflowId, readOnlyTools: input.dryRun.readOnlyTools } }
+      : {}),
   };
 }
 
@@ -103,6 +107,8 @@ export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
     irreversibleDone: carried?.irreversibleDone ?? false,
     approvals,
   };
+  const dryRun = dryRunRecord(input, carried);
+  if (dryRun) step.dryRun = dryRun;
   const transcript = carried
     ? new RunTranscript({ cursor: carried.transcriptCursor, unsent: carried.unsentMessages ?? [] })
     : new RunTranscript({ goal: input.goal });

@@ -3,6 +3,7 @@ import type { ToolActivityInput } from '../contract/tool-activity-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import type { PendingCompensation, StepRecord } from '../contract/agent-run-types';
 import { describeActivityFailure } from '../contract/activity-protocol';
+import { dryRunActivityType } from '../contract/dry-run-types';
 import { COMPENSATION_ACTIVITY_OPTIONS, SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { compensationKey, type RunScope } from './run-ownership';
 import { traceCompensation } from './run-tracing';
@@ -28,7 +29,7 @@ export async function compensate(
   catalog: ReadonlyMap<string, ToolCatalogEntry>,
   scope: RunScope,
   stepsById: ReadonlyMap<number, StepRecord>,
-  options: { parallel?: boolean },
+  options: { parallel?: boolean; dryRun?: boolean },
 ): Promise<CompensationOutcome> {
   const ordered = [...pending].reverse();
   const outcome: CompensationOutcome = { compensated: 0 };
@@ -36,7 +37,7 @@ export async function compensate(
     const step = stepsById.get(item.stepId);
     if (step) step.status = 'compensating';
     try {
-      await compensateOne(item, catalog.get(item.undo), scope);
+      await compensateOne(item, catalog.get(item.undo), scope, options.dryRun === true);
       outcome.compensated += 1;
       if (step) step.status = 'compensated';
     } catch (error) {
@@ -63,6 +64,7 @@ function compensateOne(
   item: PendingCompensation,
   undo: ToolCatalogEntry | undefined,
   scope: RunScope,
+  dryRun: boolean,
 ): Promise<unknown> {
   const input: ToolActivityInput = {
     arguments: {
@@ -75,10 +77,12 @@ function compensateOne(
     // A sub-agent's compensation, taken over by its parent, runs as the child's (its keys and stored data).
     ...((item.runKey ?? scope.runKey) !== undefined ? { runKey: item.runKey ?? scope.runKey } : {}),
     compensationOf: item.tool,
+    // A dry run owes no compensation; should one be scheduled anyway, its activity refuses to run it.
+    ...(dryRun ? { dryRun: { readOnlyTools: 'record', candidates: [] } } : {}),
   };
   const summary = `undo step ${item.stepId} (${item.tool}) with ${item.undo}`.slice(0, SUMMARY_MAX_LENGTH);
   return traceCompensation(item, () =>
-    scheduleActivity(item.undo, [input], {
+    scheduleActivity(dryRun ? dryRunActivityType(item.undo) : item.undo, [input], {
       ...COMPENSATION_ACTIVITY_OPTIONS,
       ...(undo ? { startToCloseTimeout: undo.timeoutMs } : {}),
       summary,

@@ -7,9 +7,13 @@ import { SUMMARY_MAX_LENGTH, TOOL_ATTEMPT_HEADROOM, TOOL_HEARTBEAT_TIMEOUT_MS } 
  * Options of a tool call scheduled as a regular activity. `redactedArguments` are the call's arguments with
  * their sensitive fields redacted: the activity's summary shows them.
  */
-export function toolActivityOptions(entry: ToolCatalogEntry, redactedArguments: unknown): ActivityOptions {
+export function toolActivityOptions(
+  entry: ToolCatalogEntry,
+  redactedArguments: unknown,
+  marks: SummaryMarks = {},
+): ActivityOptions {
   return {
-    summary: summarize(entry.name, redactedArguments),
+    summary: summarize(entry.name, redactedArguments, marks),
     startToCloseTimeout: entry.timeoutMs,
     ...heartbeatTimeout(entry),
     scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
@@ -44,9 +48,13 @@ function heartbeatTimeout(entry: ToolCatalogEntry): Pick<ActivityOptions, 'heart
  * heartbeat) and no attempt headroom (the attempt number of a local activity is exact: the wrapper does not
  * count executions through heartbeat details).
  */
-export function localToolOptions(entry: ToolCatalogEntry, redactedArguments: unknown): LocalActivityOptions {
+export function localToolOptions(
+  entry: ToolCatalogEntry,
+  redactedArguments: unknown,
+  marks: SummaryMarks = {},
+): LocalActivityOptions {
   return {
-    summary: summarize(entry.name, redactedArguments),
+    summary: summarize(entry.name, redactedArguments, marks),
     startToCloseTimeout: entry.timeoutMs,
     scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -60,14 +68,19 @@ export function localToolOptions(entry: ToolCatalogEntry, redactedArguments: unk
   };
 }
 
+/** What the activity's summary says besides the call: `dryRun` prefixes it with `[dry run]`. */
+export interface SummaryMarks {
+  dryRun?: boolean;
+}
+
 /** The activity's summary: the tool and its (redacted) arguments on one line, within {@link SUMMARY_MAX_LENGTH}. */
-function summarize(tool: string, args: unknown): string {
+function summarize(tool: string, args: unknown, marks: SummaryMarks): string {
   let text: string;
   try {
     text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
   } catch {
     text = String(args);
   }
-  const full = `${tool} ${text}`.replace(/\s+/g, ' ');
+  const full = `${marks.dryRun ? '[dry run] ' : ''}${tool} ${text}`.replace(/\s+/g, ' ');
   return full.length > SUMMARY_MAX_LENGTH ? `${full.slice(0, SUMMARY_MAX_LENGTH - 1)}…` : full;
 }

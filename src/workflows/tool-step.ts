@@ -3,11 +3,18 @@ import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-act
 import type { ModelToolCall } from '../contract/model-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import type { AgentRunState, PendingCompensation, StepRecord } from '../contract/agent-run-types';
-import { passApprovalGate, recordApprovalOutcome, type ApprovalGate, type GateResult } from './approval-gate';
+import {
+  passApprovalGate,
+  recordApprovalOutcome,
+  runOverride,
+  type ApprovalGate,
+  type GateResult,
+} from './approval-gate';
 import { isIrreversibleForward } from './effect-tiers';
 import {
   failureMayHaveHadEffect,
   observationFromFailure,
+  readToolFailureDetails,
   TOOL_ERROR_CODES,
   type ToolErrorObservation,
 } from '../contract/activity-protocol';
@@ -20,6 +27,8 @@ import { prepareCall, type PreparedCall } from './prepared-call';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
 import { fastPathToolOptions, toolRunsLocally, type FastPath } from './fast-path';
 import { callAgentTool, type SubAgentCalls } from './sub-agent-call';
+import { dryRunActivityType } from '../contract/dry-run-types';
+import { dryRunCall, recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -40,6 +49,8 @@ export interface StepContext {
   fastPath?: FastPath;
   /** What calls of agent tools need from the run (sub-agent-call.ts). */
   subAgents?: SubAgentCalls;
+  /** Set in a dry run: the source's record that answers calls with effects (dry-run-step.ts). */
+  dryRun?: DryRunRecord;
 }
 
 /**
@@ -56,6 +67,15 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
   if (!entry) return refuse(step, unknownTool(step.tool, [...ctx.visible]));
   const refusal = refusalBeforeApproval(entry, prepared, ctx);
   if (refusal) return refuse(step, refusal);
+  if (ctx.dryRun) {
+    // A dry run asks nobody for approval and owes no compensation: no call with effects runs in it.
+    await callTool(
+      { step, entry, prepared, gate: { kind: 'open' }, compensation: undefined, storeArguments: false },
+      ctx,
+    );
+    step.endedAt = Date.now();
+    return step;
+  }
   const gate = await passApprovalGate(step, entry, ctx.approvals);
   if (gate.kind === 'refused') return refuse(step, gate.observation);
   await callTool({ step, entry, prepared, gate, ...registerCompensation(step, entry, prepared, ctx) }, ctx);
@@ -164,27 +184,49 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
       ...(ctx.scope.runKey !== undefined ? { runKey: ctx.scope.runKey } : {}),
       ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
       ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
+      ...(ctx.dryRun ? { dryRun: dryRunCall(ctx.dryRun, entry.name, mayNeedApproval(entry, ctx)) } : {}),
     };
-    const result = entry.agent
-      ? await callAgentTool(step, entry, input, prepared.redacted, ctx)
-      : toolRunsLocally(ctx.fastPath, entry, gate.kind === 'approved')
-        ? await scheduleLocalActivity<ToolActivityResult>(
-            entry.name,
-            [input],
-            entry.execution === 'local'
-              ? localToolOptions(entry, prepared.redacted)
-              : fastPathToolOptions(entry, prepared.redacted),
-          )
-        : await scheduleActivity<ToolActivityResult>(entry.name, [input], toolActivityOptions(entry, prepared.redacted));
+    const summarized = ctx.dryRun ? { dryRun: true } : {};
+    // A dry call has its own activity type, which workers run only dry (dry-run-types.ts); an agent tool's call
+    // in a dry run starts no child: the dry activity answers it from the record or refuses it.
+    const activityType = ctx.dryRun ? dryRunActivityType(entry.name) : entry.name;
+    const result =
+      entry.agent && !ctx.dryRun
+        ? await callAgentTool(step, entry, input, prepared.redacted, ctx)
+        : toolRunsLocally(ctx.fastPath, entry, gate.kind === 'approved')
+          ? await scheduleLocalActivity<ToolActivityResult>(
+              activityType,
+              [input],
+              entry.execution === 'local'
+                ? localToolOptions(entry, prepared.redacted, summarized)
+                : fastPathToolOptions(entry, prepared.redacted, summarized),
+            )
+          : await scheduleActivity<ToolActivityResult>(
+              activityType,
+              [input],
+              toolActivityOptions(entry, prepared.redacted, summarized),
+            );
     settleSuccess(call, result, ctx);
   } catch (error) {
     settleFailure(call, error, ctx);
   }
 }
 
+/**
+ * Whether a call of the tool may wait for a human in a live run. A dry run asks nobody, so such a read-only
+ * tool is answered from the record there, never run for real.
+ */
+function mayNeedApproval(entry: ToolCatalogEntry, ctx: StepContext): boolean {
+  const override = runOverride(entry, ctx.approvals.policy);
+  return override === 'always' || (entry.approval !== 'never' && override !== 'never');
+}
+
 /** The call returned: its output, redacted and within the tool output budget, is the step's observation. */
 function settleSuccess(call: RunningCall, result: ToolActivityResult, ctx: StepContext): void {
   const { step, entry, compensation } = call;
+  if (typeof result.argumentsDigest === 'string') step.argumentsDigest = result.argumentsDigest;
+  if (ctx.dryRun && result.dryRunAnswer) return settleFromRecord(call, result, ctx.dryRun, ctx);
+  if (ctx.dryRun) step.dryRun = { answer: 'ran' };
   step.status = 'succeeded';
   step.attempts = result.attempt;
   step.observation = boundObservation(
@@ -202,6 +244,28 @@ function settleSuccess(call: RunningCall, result: ToolActivityResult, ctx: StepC
 }
 
 /**
+ * A call of a dry run that the activity matched to a recorded call: the source's recorded observation is the
+ * step's (an error stays an error); the tool did not run.
+ */
+function settleFromRecord(call: RunningCall, result: ToolActivityResult, record: DryRunRecord, ctx: StepContext): void {
+  const { step, entry } = call;
+  step.attempts = result.attempt;
+  const answer = takeRecordedAnswer(record, entry.name, result.dryRunAnswer!.sourceStep, result.argumentsDigest);
+  if (!answer) {
+    step.dryRun = { answer: 'refused' };
+    refuse(step, recordUsedUp(entry.name));
+    return;
+  }
+  step.dryRun = { answer: 'recorded', sourceStep: answer.sourceStep };
+  step.status = answer.observation.status === 'ok' ? 'succeeded' : 'failed';
+  step.observation = boundObservation(answer.observation, PAYLOAD_LIMITS.maxToolOutputBytes);
+  // As in the source: an irreversible call a human approved may come before compensable steps.
+  if (answer.observation.status === 'ok' && !answer.approved && isIrreversibleForward(entry, ctx.undoTools)) {
+    ctx.irreversibleDone = true;
+  }
+}
+
+/**
  * The call failed: its error, redacted, is the step's observation; the compensation is dropped when the call
  * provably had no effect. A cancellation keeps what the call reported and goes on.
  */
@@ -212,6 +276,9 @@ function settleFailure(call: RunningCall, error: unknown, ctx: StepContext): voi
     call.prepared.secrets,
   );
   step.status = 'failed';
+  const { facts } = readToolFailureDetails(error);
+  if (facts?.argumentsDigest !== undefined) step.argumentsDigest = facts.argumentsDigest;
+  if (ctx.dryRun) markDryFailure(step, observation, entry, ctx.dryRun);
   if (isCancellation(error)) {
     // The run is being cancelled: keep what the call reported (the tool's own error, if it also failed).
     step.observation = observation;
@@ -224,6 +291,17 @@ function settleFailure(call: RunningCall, error: unknown, ctx: StepContext): voi
     ctx.pending.splice(ctx.pending.indexOf(compensation), 1);
     delete step.undo;
   }
+}
+
+/** How a failed call of a dry run was answered: refused for want of a record, or a read-only call that ran. */
+function markDryFailure(
+  step: StepRecord,
+  observation: ToolErrorObservation,
+  entry: ToolCatalogEntry,
+  record: DryRunRecord,
+): void {
+  if (observation.code === TOOL_ERROR_CODES.DRY_RUN_NO_RECORD) step.dryRun = { answer: 'refused' };
+  else if (entry.effect === 'read-only' && record.plan.readOnlyTools === 'run') step.dryRun = { answer: 'ran' };
 }
 
 function refuse(step: StepRecord, observation: ToolErrorObservation): StepRecord {

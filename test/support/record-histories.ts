@@ -13,7 +13,8 @@
  * runs already in flight replay exactly like these fixtures.
  */
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { forkAgentRun } from '../../src/client/fork-agent-run';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -125,6 +126,11 @@ interface Scenario {
   expected: RunStatus;
   /** Generations the run must have (1 unless it continues as new). */
   generations: number;
+  /**
+   * A forked (or dry) run: `source` is run first under `replay-<name>-source` (its history is not written), then
+   * forked from `fromStep` with this scenario's model, dry when `dryRun`.
+   */
+  fork?: { source: Scenario; fromStep: number; dryRun?: boolean };
 }
 
 const reserve = (sku: string) => ({
@@ -210,6 +216,58 @@ export const SCENARIOS: Record<string, Scenario> = {
   },
 };
 
+/** The source of the fork scenarios: a lookup and two reservations. */
+const FORK_SOURCE: Scenario = {
+  expected: 'completed',
+  generations: 1,
+  input: {
+    model: {
+      provider: 'scripted',
+      script: [
+        { text: 'Reading the order.', toolCalls: [{ name: 'lookup_order', arguments: { orderId: 'A-17' } }] },
+        reserve('BOOK-1'),
+        reserve('LAMP-2'),
+        { text: 'Reserved.', final: true },
+      ],
+    },
+  },
+};
+// A fork from step 3 of FORK_SOURCE: steps 1-2 taken as recorded (no activity), its own reservation from step 3.
+SCENARIOS['forked'] = {
+  expected: 'completed',
+  generations: 1,
+  fork: { source: FORK_SOURCE, fromStep: 3 },
+  input: {
+    model: {
+      provider: 'scripted',
+      script: [
+        { text: 'not played', final: true },
+        { text: 'not played', final: true },
+        reserve('DESK-3'),
+        { text: 'Reserved the desk instead.', final: true },
+      ],
+    },
+  },
+};
+// A dry re-run of FORK_SOURCE: the lookup runs, BOOK-1 is answered from the record (activity dry:reserve_stock),
+// CHAIR-9 is refused with DRY_RUN_NO_RECORD.
+SCENARIOS['dry-run'] = {
+  expected: 'completed',
+  generations: 1,
+  fork: { source: FORK_SOURCE, fromStep: 1, dryRun: true },
+  input: {
+    model: {
+      provider: 'scripted',
+      script: [
+        { text: 'Reading the order.', toolCalls: [{ name: 'lookup_order', arguments: { orderId: 'A-17' } }] },
+        reserve('BOOK-1'),
+        reserve('CHAIR-9'),
+        { text: 'Reserved the book; the chair has no record.', final: true },
+      ],
+    },
+  },
+};
+
 // The four scenarios above were recorded before keys carried the run's first execution id
 // (`patched('durable-tools/run-scoped-keys')`): they keep guarding runs started by older code. These two record the
 // same paths with run-scoped keys — compensation keys (`${key}/undo`) and the flag carried over continue-as-new.
@@ -233,6 +291,38 @@ SCENARIOS['run-scoped-sub-agents'] = {
     },
   },
 };
+
+/** Starts a scenario's run (a fork scenario: after running its source). */
+async function startScenario(
+  client: Client,
+  name: string,
+  scenario: Scenario,
+): Promise<WorkflowHandleWithFirstExecutionRunId> {
+  const runId = `${HISTORY_FIXTURES.workflowIdPrefix}${name}`;
+  const options = { taskQueue: HISTORY_FIXTURES.taskQueue };
+  if (!scenario.fork) {
+    // startAgentRun starts the workflow, so its handle knows the first run of the chain.
+    return (await startAgentRun(
+      client,
+      { goal: `Replay fixture: ${name}`, ...scenario.input, model: { ...scenario.input.model } },
+      { ...options, runId },
+    )) as WorkflowHandleWithFirstExecutionRunId;
+  }
+  const source = scenario.fork.source;
+  const sourceId = `${runId}-source`;
+  const sourceHandle = await startAgentRun(
+    client,
+    { goal: `Replay fixture: source of ${name}`, ...source.input, model: { ...source.input.model } },
+    { ...options, runId: sourceId },
+  );
+  await waitForAgentRun(sourceHandle);
+  return (await forkAgentRun(client, sourceId, {
+    fromStep: scenario.fork.fromStep,
+    model: { ...scenario.input.model },
+    workflowId: runId,
+    ...(scenario.fork.dryRun ? { dryRun: true } : {}),
+  })) as WorkflowHandleWithFirstExecutionRunId;
+}
 
 /**
  * Records `only` (scenario names; all of them when empty) and replaces just their files, so a new scenario can be
@@ -260,12 +350,7 @@ async function main(only: string[]): Promise<void> {
     const recorded = await worker.runUntil(async () => {
       const files = new Map<string, string>();
       for (const [name, scenario] of selected) {
-        // startAgentRun starts the workflow, so its handle knows the first run of the chain.
-        const handle = (await startAgentRun(
-          client,
-          { goal: `Replay fixture: ${name}`, ...scenario.input, model: { ...scenario.input.model } },
-          { taskQueue: HISTORY_FIXTURES.taskQueue, runId: `${HISTORY_FIXTURES.workflowIdPrefix}${name}` },
-        )) as WorkflowHandleWithFirstExecutionRunId;
+        const handle = await startScenario(client, name, scenario);
         const result = await waitForAgentRun(handle);
         const histories = await fetchRunHistories(client, handle.workflowId, handle.firstExecutionRunId);
         if (result.status !== scenario.expected || histories.length !== scenario.generations) {

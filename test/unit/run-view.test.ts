@@ -200,3 +200,38 @@ describe('show and the summary', () => {
     );
   });
 });
+
+describe('a dry run in show', () => {
+  const NO_RECORD: ToolErrorObservation = {
+    status: 'error',
+    code: 'DRY_RUN_NO_RECORD',
+    message: 'no recorded call had these arguments; nothing was run.',
+    hint: 'This is a dry run.',
+    retryable: false,
+    attempts: 0,
+  };
+  const steps = [
+    step(1, {
+      status: 'succeeded',
+      observation: { status: 'ok', output: {} },
+      dryRun: { answer: 'recorded', sourceStep: 3 },
+    }),
+    step(2, { status: 'failed', observation: NO_RECORD, dryRun: { answer: 'refused' } }),
+    step(3, { status: 'succeeded', observation: { status: 'ok', output: {} }, dryRun: { answer: 'ran' } }),
+  ];
+
+  test('marks how each step was answered', () => {
+    const table = stepsTable(steps);
+    expect(table).toContain('succeeded (record of step 3)');
+    expect(table).toContain('failed (no record)');
+    expect(table).toContain('succeeded (ran)');
+  });
+
+  test('says in the summary whose dry run it is and how its calls were answered', () => {
+    const lines = runSummary(state(steps, { dryRun: { sourceWorkflowId: 'agent-run-1', readOnlyTools: 'run' } }));
+    expectWhole(
+      lines.join('\n'),
+      'dry run: of agent-run-1: 1 answered from its record, 1 refused (no record), 1 read-only ran; nothing with effects ran',
+    );
+  });
+});

@@ -37,7 +37,11 @@ async function failureWhenToolThrows(message: string, status: number) {
 describe('a tool activity', () => {
   test('runs the implementation with validated input and returns its output', async () => {
     const { activity, calls } = setup(async ({ n }) => ({ doubled: n * 2 }));
-    await expect(env().run(activity, input('{"n":21}'))).resolves.toEqual({ output: { doubled: 42 }, attempt: 1 });
+    await expect(env().run(activity, input('{"n":21}'))).resolves.toEqual({
+      output: { doubled: 42 },
+      attempt: 1,
+      argumentsDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect(calls).toEqual([{ n: 21 }]);
   });
 

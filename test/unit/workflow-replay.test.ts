@@ -31,7 +31,11 @@ const REPLAY = {
     'run-scoped-compensation',
     'run-scoped-continue-as-new',
     'run-scoped-sub-agents',
+    'forked',
+    'dry-run',
   ],
+  /** Scenarios recorded by code older than run-scoped keys (`${workflowId}/${stepId}`). */
+  keyedByWorkflowId: ['success', 'retries', 'compensation', 'continue-as-new'] as readonly string[],
 } as const;
 
 /** `compensation.json` → `compensation`; `continue-as-new.1.json` → `continue-as-new`. */
@@ -96,9 +100,10 @@ describe('recorded agent-run histories', () => {
     for (const { file, workflowId, history } of fixtures) {
       const keys = toolKeysOf(history);
       expect({ file, some: keys.length > 0 }).toEqual({ file, some: true });
-      const prefix = scenarioOf(file).startsWith('run-scoped-')
-        ? `${workflowId}/${firstRunIdOf(history)}/`
-        : `${workflowId}/`;
+      // The first four scenarios were recorded before run-scoped keys; every later one has them.
+      const prefix = REPLAY.keyedByWorkflowId.includes(scenarioOf(file))
+        ? `${workflowId}/`
+        : `${workflowId}/${firstRunIdOf(history)}/`;
       for (const key of keys)
         // A sub-agent's keys (undone by its parent) are under the parent's call key: `${prefix}1/agent/1/undo`.
         expect({ file, key }).toEqual({
