@@ -37,7 +37,8 @@ export function dryRunDecision(
     );
   }
   // An agent tool's activity is read-only, but its call stands for a whole child run: always from the record.
-  if (entry.effect === 'read-only' && entry.agent === undefined && dryRun.readOnlyTools === 'run') return { kind: 'run' };
+  if (entry.effect === 'read-only' && entry.agent === undefined && dryRun.readOnlyTools === 'run')
+    return { kind: 'run' };
   const candidates = Array.isArray(dryRun.candidates) ? dryRun.candidates : [];
   const match = digest === undefined ? undefined : candidates.find((candidate) => candidate.digest === digest);
   if (match) return { kind: 'recorded', sourceStep: match.stepId };

@@ -15,7 +15,8 @@ export function boundErrorObservation(observation: ToolErrorObservation): ToolEr
     message: truncateText(String(observation.message), limit),
     hint: truncateText(String(observation.hint), limit),
   };
-  if (observation.missingScope !== undefined) bounded.missingScope = truncateText(String(observation.missingScope), 500);
+  if (observation.missingScope !== undefined)
+    bounded.missingScope = truncateText(String(observation.missingScope), 500);
   const issues = observation.issues;
   if (Array.isArray(issues)) {
     const kept = issues.slice(0, PAYLOAD_LIMITS.errorIssues).map((issue) => ({
