@@ -9,7 +9,8 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { z } from 'zod';
 import { AGENT_RUN_WORKFLOW } from '../../src/client/agent-run-client';
 import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
-import type { ScriptedModelSettings } from '../../src/model/scripted-model';
+import type { ModelProvider } from '../../src/contract/model-types';
+import { scriptedModel, type ScriptedModelSettings } from '../../src/model/scripted-model';
 import { createWorker } from '../../src/runtime/create-worker';
 import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
 import { defineTool } from '../../src/tools/define-tool';
@@ -21,11 +22,34 @@ export interface DurableToolsServiceConfig {
   address: string;
   namespace: string;
   taskQueue: string;
-  /** A workflow bundle built once by the bench (`workflowBundle: { codePath }`). */
-  bundlePath: string;
+  /**
+   * A workflow bundle built once by the bench (`workflowBundle: { codePath }`); `cache` uses `createWorker`'s
+   * default (the cached bundle), `bundle-at-start` turns that cache off.
+   */
+  bundlePath: string | 'cache' | 'bundle-at-start';
   storePath: string;
   /** Merged into every run's input: how a variant (e.g. a fast path) changes the run. */
   runInput?: Partial<AgentRunInput>;
+  /**
+   * `npm run bench:recovery`: each model turn first records `<run id>/model-turn-<n>` at the ledger (so the
+   * bench can kill the worker during the turn), then takes this long before the scripted answer.
+   */
+  modelTurnMs?: number;
+}
+
+/** Ledger key the slow model of {@link DurableToolsServiceConfig.modelTurnMs} records at the start of a turn. */
+export function modelTurnKey(runId: string, turn: number): string {
+  return `${runId}/model-turn-${turn}`;
+}
+
+/** A model provider that marks each turn at the ledger, waits `ms`, then answers from the script. */
+function slowScriptedModel(ledgerUrl: string, ms: number): ModelProvider {
+  return async (request, { signal }) => {
+    await postEffect(ledgerUrl, modelTurnKey(request.goal, request.turn));
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    signal.throwIfAborted();
+    return scriptedModel(request);
+  };
 }
 
 /** The benchmark's tool: one effect at the ledger per call, under the call's idempotency key. */
@@ -54,16 +78,22 @@ export function ledgerStepTool(ledgerUrl: string) {
 }
 
 /** A run of `steps` `ledger_step` calls, one per scripted model turn, then a final answer. */
-export function ledgerRunInput(steps: number, overrides: Partial<AgentRunInput> = {}): AgentRunInput {
-  const model: ScriptedModelSettings = {
-    provider: 'scripted',
+export function ledgerRunInput(
+  runId: string,
+  steps: number,
+  overrides: Partial<AgentRunInput> = {},
+  provider = 'scripted',
+): AgentRunInput {
+  const model: Omit<ScriptedModelSettings, 'provider'> & { provider: string } = {
+    provider,
     script: Array.from({ length: steps }, (_, i) => ({
       toolCalls: [{ name: 'ledger_step', arguments: { n: i + 1 } }],
     })),
     finalText: `Done after ${steps} steps.`,
   };
   return {
-    goal: 'Record the steps.',
+    // The run id, so the bench's slow model can name its ledger marks.
+    goal: runId,
     model: model as unknown as AgentRunInput['model'],
     limits: { maxSteps: steps, maxTurns: steps + 1 },
     trackStatusSearchAttribute: false,
@@ -82,8 +112,13 @@ async function main(): Promise<void> {
     tools: [ledgerStepTool(ledgerUrl)],
     connection: nativeConnection,
     settings: { namespace: config.namespace, taskQueue: config.taskQueue },
-    workflowBundle: { codePath: config.bundlePath },
+    ...(config.bundlePath === 'cache'
+      ? {}
+      : config.bundlePath === 'bundle-at-start'
+        ? { workflowBundleCache: false as const }
+        : { workflowBundle: { codePath: config.bundlePath } }),
     idempotencyStore: store,
+    ...(config.modelTurnMs ? { modelProviders: { slow: slowScriptedModel(ledgerUrl, config.modelTurnMs) } } : {}),
   });
   const running = worker.run();
   const check = (runId: string, result: AgentRunResult): void => {
@@ -96,7 +131,7 @@ async function main(): Promise<void> {
       const handle = await client.workflow.start(AGENT_RUN_WORKFLOW, {
         taskQueue: config.taskQueue,
         workflowId: runId,
-        args: [ledgerRunInput(steps, config.runInput)],
+        args: [ledgerRunInput(runId, steps, config.runInput, config.modelTurnMs ? 'slow' : 'scripted')],
       });
       started();
       check(runId, (await handle.result()) as AgentRunResult);

@@ -75,7 +75,9 @@ async function freePort(): Promise<number> {
  */
 export async function durableToolsSystem(
   ctx: PeerBenchContext,
-  variant: { name: string; runInput?: Partial<AgentRunInput> } = { name: 'durable-tools' },
+  variant: { name: string; runInput?: Partial<AgentRunInput>; service?: Partial<DurableToolsServiceConfig> } = {
+    name: 'durable-tools',
+  },
 ): Promise<PeerSystem> {
   const server: DevServer = await startDevServer({ ui: false });
   const slug = variant.name.replace(/[^a-z0-9]+/gi, '-');
@@ -92,6 +94,7 @@ export async function durableToolsSystem(
     bundlePath,
     storePath: join(ctx.dir, `${slug}-keys.sqlite`),
     ...(variant.runInput ? { runInput: variant.runInput } : {}),
+    ...variant.service,
   };
   return {
     name: variant.name,
