@@ -37,7 +37,7 @@ function trialsFromArgs(args: readonly string[]): number {
 }
 
 async function trial(system: PeerSystem, ledger: PeerLedger, moment: Moment, n: number): Promise<Trial> {
-  const runId = `recovery-${moment.replace(' ', '-')}-${n}-${Date.now().toString(36)}`;
+  const runId = `recovery-${moment === 'tool call' ? 'tool' : 'model'}-${n}-${Date.now().toString(36)}`;
   const killKey = moment === 'tool call' ? `/${KILL_AFTER_STEP}` : modelTurnKey(runId, KILL_AFTER_STEP);
   let service = await startService(system.spec);
   let killedAt = 0;
@@ -45,7 +45,8 @@ async function trial(system: PeerSystem, ledger: PeerLedger, moment: Moment, n: 
   const recovered = new Promise<number>((resolve) => {
     const stop = ledger.onEffect((key) => {
       if (!key.startsWith(`${runId}/`)) return;
-      if (killedAt === 0 && (moment === 'tool call' ? key.endsWith(killKey) && !key.includes('model-turn') : key === killKey)) {
+      const modelMark = key.slice(runId.length).startsWith('/model-turn-');
+      if (killedAt === 0 && (moment === 'tool call' ? key.endsWith(killKey) && !modelMark : key === killKey)) {
         service.kill();
         killedAt = performance.now();
         const t0 = performance.now();
@@ -57,7 +58,7 @@ async function trial(system: PeerSystem, ledger: PeerLedger, moment: Moment, n: 
         return;
       }
       // The next step of the run: a tool effect after the kill (not the model's own mark).
-      if (killedAt > 0 && !key.includes('model-turn') && !key.endsWith(`/${KILL_AFTER_STEP}`)) {
+      if (killedAt > 0 && !modelMark && !key.endsWith(`/${KILL_AFTER_STEP}`)) {
         stop();
         resolve(performance.now() - killedAt);
       }
@@ -94,7 +95,7 @@ async function main(): Promise<void> {
   const results: Record<Moment, Trial[]> = { 'tool call': [], 'model turn': [] };
   try {
     for (let n = 0; n < trials; n++) {
-      for (const moment of ['tool call', 'model turn'] as const) {
+      for (const moment of ['model turn', 'tool call'] as const) {
         const result = await trial(system, ledger, moment, n);
         results[moment].push(result);
         process.stderr.write(
@@ -113,14 +114,29 @@ async function main(): Promise<void> {
     const list = results[moment];
     console.log(
       `kill during a ${moment}: step went on after ${list.map((t) => s(t.recoverMs)).join(', ')} s ` +
-        `(median ${s(median(list.map((t) => t.recoverMs)))}, p95 ${s(percentile(list.map((t) => t.recoverMs), 95))}); ` +
+        `(median ${s(median(list.map((t) => t.recoverMs)))}, p95 ${s(
+          percentile(
+            list.map((t) => t.recoverMs),
+            95,
+          ),
+        )}); ` +
         `worker start ${s(median(list.map((t) => t.restartMs)))} s median`,
     );
   }
   console.log(`machine: ${machineLine()}; load average ${load.range()}`);
   console.log(
-    `recovery: tool call p95 ${s(percentile(results['tool call'].map((t) => t.recoverMs), 95))} s, ` +
-      `model turn p95 ${s(percentile(results['model turn'].map((t) => t.recoverMs), 95))} s`,
+    `recovery: tool call p95 ${s(
+      percentile(
+        results['tool call'].map((t) => t.recoverMs),
+        95,
+      ),
+    )} s, ` +
+      `model turn p95 ${s(
+        percentile(
+          results['model turn'].map((t) => t.recoverMs),
+          95,
+        ),
+      )} s`,
   );
 }
 

@@ -216,7 +216,11 @@ async function workflowCodeOption(
 ): Promise<Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>> {
   if (options.workflowBundle) return { workflowBundle: options.workflowBundle };
   const workflowsPath = require.resolve('../workflows');
-  if (options.workflowBundleCache === false || options.workerOptions?.bundlerOptions || options.workerOptions?.plugins) {
+  if (
+    options.workflowBundleCache === false ||
+    options.workerOptions?.bundlerOptions ||
+    options.workerOptions?.plugins
+  ) {
     return { workflowsPath };
   }
   const workflowBundle = await cachedWorkflowBundle({
