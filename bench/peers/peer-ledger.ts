@@ -9,8 +9,11 @@ export interface PeerLedger {
   counts: Map<string, number>;
   /** Effects recorded so far, all keys. */
   total(): number;
-  /** Calls `listener` synchronously after each recorded effect; returns a function that removes it. */
-  onEffect(listener: (key: string, total: number) => void): () => void;
+  /**
+   * Calls `listener` synchronously after each recorded effect, with the sender's process id when it sent one
+   * ({@link WORKER_PID_HEADER}); returns a function that removes it.
+   */
+  onEffect(listener: (key: string, total: number, senderPid?: number) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -21,7 +24,7 @@ export interface PeerLedger {
  */
 export async function startPeerLedger(): Promise<PeerLedger> {
   const counts = new Map<string, number>();
-  const listeners = new Set<(key: string, total: number) => void>();
+  const listeners = new Set<(key: string, total: number, senderPid?: number) => void>();
   let total = 0;
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://ledger');
@@ -32,7 +35,8 @@ export async function startPeerLedger(): Promise<PeerLedger> {
       if (key === undefined) return answer(res, 400, { error: 'Expected a JSON body { "key": string }.' });
       counts.set(key, (counts.get(key) ?? 0) + 1);
       total += 1;
-      for (const listener of listeners) listener(key, total);
+      const pid = Number(req.headers[WORKER_PID_HEADER]);
+      for (const listener of listeners) listener(key, total, Number.isInteger(pid) && pid > 0 ? pid : undefined);
       answer(res, 201, { effect: total });
     });
   });
@@ -79,11 +83,14 @@ function answer(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
+/** Request header naming the process that sent a write (`bench:recovery --standby` kills that one). */
+export const WORKER_PID_HEADER = 'x-worker-pid';
+
 /** `POST <ledger>/effects {"key": key}`: one effect; throws on a non-2xx answer. Used by every system's step. */
 export async function postEffect(ledgerUrl: string, key: string): Promise<void> {
   const response = await fetch(`${ledgerUrl}/effects`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    headers: { 'content-type': 'application/json', 'idempotency-key': key, [WORKER_PID_HEADER]: String(process.pid) },
     body: JSON.stringify({ key }),
   });
   if (!response.ok) throw new Error(`The ledger answered ${response.status} for ${key}.`);

@@ -7,6 +7,8 @@
  * - `tool call`: the moment the ledger records the effect of step 3 (the tool has not heard the answer, its
  *   idempotency key is held by the dead attempt);
  * - `model turn`: the moment the model turn after step 3 begins (no key is held).
+ * With `--standby` a second worker polls from the start and the one that ran the step is killed (a new one is
+ * started all the same): the step then waits for no start-up, only for the timeouts.
  * Printed, never asserted; the last line: `recovery: tool call p95 X s, model turn p95 Y s`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -36,19 +38,31 @@ function trialsFromArgs(args: readonly string[]): number {
   return value;
 }
 
-async function trial(system: PeerSystem, ledger: PeerLedger, moment: Moment, n: number): Promise<Trial> {
+async function trial(
+  system: PeerSystem,
+  ledger: PeerLedger,
+  moment: Moment,
+  n: number,
+  standby: boolean,
+): Promise<Trial> {
   const runId = `recovery-${moment === 'tool call' ? 'tool' : 'model'}-${n}-${Date.now().toString(36)}`;
   const killKey = moment === 'tool call' ? `/${KILL_AFTER_STEP}` : modelTurnKey(runId, KILL_AFTER_STEP);
   let service = await startService(system.spec);
+  // --standby: a second worker polls the same task queue (and key store) from the start; the one that sent the
+  // triggering write is killed, the other goes on, and a new one is started all the same.
+  const other = standby ? await startService(system.spec) : undefined;
   let killedAt = 0;
   let restartMs = 0;
   const recovered = new Promise<number>((resolve) => {
-    const stop = ledger.onEffect((key) => {
+    const stop = ledger.onEffect((key, _total, senderPid) => {
       if (!key.startsWith(`${runId}/`)) return;
       const modelMark = key.slice(runId.length).startsWith('/model-turn-');
       if (killedAt === 0 && (moment === 'tool call' ? key.endsWith(killKey) && !modelMark : key === killKey)) {
-        service.kill();
+        const victim = other && other.pid === senderPid ? other : service;
+        const survivor = victim === service ? other : service;
+        victim.kill();
         killedAt = performance.now();
+        if (survivor) void survivor.attach(runId).catch(() => undefined);
         const t0 = performance.now();
         void startService(system.spec).then((next) => {
           service = next;
@@ -69,6 +83,7 @@ async function trial(system: PeerSystem, ledger: PeerLedger, moment: Moment, n: 
   await waitFor(() => restartMs > 0);
   await service.attach(runId);
   await service.stop();
+  await other?.stop();
   return { recoverMs, restartMs };
 }
 
@@ -78,6 +93,7 @@ async function waitFor(check: () => boolean): Promise<void> {
 
 async function main(): Promise<void> {
   const trials = trialsFromArgs(process.argv.slice(2));
+  const standby = process.argv.includes('--standby');
   const dir = mkdtempSync(join(tmpdir(), 'durable-tools-bench-recovery-'));
   const ledger = await startPeerLedger();
   const system = await durableToolsSystem(
@@ -96,7 +112,7 @@ async function main(): Promise<void> {
   try {
     for (let n = 0; n < trials; n++) {
       for (const moment of ['model turn', 'tool call'] as const) {
-        const result = await trial(system, ledger, moment, n);
+        const result = await trial(system, ledger, moment, n, standby);
         results[moment].push(result);
         process.stderr.write(
           `bench:recovery: trial ${n + 1}/${trials} kill during a ${moment}: the step went on after ` +

@@ -64,7 +64,7 @@ test('a worker started after a SIGKILL in the middle of a tool call finishes the
   } finally {
     stop();
   }
-});
+}, 600_000); // two worker starts, and the key's lease and takeover grace (40 s) on a possibly loaded machine
 
 async function waitUntil(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setTimeout(resolve, 50));
