@@ -5,7 +5,12 @@ import type { ToolLogger } from '../tools/tool-context';
 
 /** Lease of an idempotency key while a call runs, how often it is renewed, and the local safety margin. */
 export const TOOL_CALL_LEASE = {
-  leaseMs: 30_000,
+  /**
+   * 10 s (30 s until issue 23): after a worker died holding a key, the next attempt waits for this lease to run
+   * out and then the takeover grace (the tool's attempt timeout) before it reconciles; renewals every 3.3 s
+   * keep a live holder's key through a stall of about 3 s beyond one renewal period.
+   */
+  leaseMs: 10_000,
   /** Renew (and heartbeat Temporal) every leaseMs / renewDivisor. */
   renewDivisor: 3,
   /**

@@ -2,11 +2,13 @@
  * Liveness of a model call, shared by the workflow (activity options) and the `callModel` activity:
  * the activity heartbeats every `everyMs` while the provider runs, and Temporal retries the call when no
  * heartbeat came for `timeout` — so a model call on a worker that died is retried after seconds, not
- * after the whole start-to-close timeout.
+ * after the whole start-to-close timeout. 3 s (10 s until issue 23): a step interrupted by a worker SIGKILL
+ * should go on within 5 s (`npm run bench:recovery`); a beat every second tolerates two seconds of a stalled
+ * event loop before the server gives the turn to another attempt (a second model call, never a wrong result).
  */
 export const MODEL_CALL_HEARTBEAT = {
-  timeout: '10 seconds',
-  everyMs: 2_000,
+  timeout: '3 seconds',
+  everyMs: 1_000,
 } as const;
 
 /**

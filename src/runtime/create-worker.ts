@@ -21,6 +21,7 @@ import { modelProvidersFromEnv } from '../model/configured-model-providers';
 import { createMcpHost, withMcpTools, type McpHost } from '../mcp/client/mcp-host';
 import type { McpServersConfigInput } from '../mcp/client/mcp-config';
 import { tunedWorkerOptions, type DeadlockTimeoutOption } from './worker-tuning';
+import { cachedWorkflowBundle } from './workflow-bundle-cache';
 import { withoutTaskTokenInActivityLogs } from '../telemetry/private-logs';
 import { installPrivateRuntimeIfNone } from '../telemetry/private-runtime';
 import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
@@ -48,6 +49,13 @@ export interface CreateWorkerOptions {
   connection?: NativeConnection;
   /** A pre-built workflow bundle (tests and benchmarks build it once). */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /**
+   * Without `workflowBundle`, the worker's workflow bundle is built once per version of the code and kept in
+   * `dir` (default `~/.cache/durable-tools/workflow-bundles`, or under `DURABLE_TOOLS_CACHE_DIR`), so a worker
+   * that starts again reads it instead of bundling for seconds (docs/operations.md, "Recovery after a crash").
+   * `false` bundles at every start, as Temporal's Worker does.
+   */
+  workflowBundleCache?: { dir?: string } | false;
   /**
    * Uniform random source in [0, 1) for retry jitter (default `Math.random`). Tests inject a seeded one
    * (`createSeededRandom` from `durable-tools/testing`) to know in advance which delays the engine will choose.
@@ -148,19 +156,24 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
     providers: options.modelProviders ?? {},
     transcripts,
   });
+  const dataConverter = encryptedDataConverter(encryption, options.workerOptions?.dataConverter);
+  const workflowCode = await workflowCodeOption(options, interceptors?.workflowModules, dataConverter);
   const worker = await Worker.create({
     ...tunedWorkerOptions(),
     ...options.workerOptions,
     ...telemetryOptions,
     // First, so no activity log line carries the task token, whatever the other interceptors add.
-    interceptors: { ...interceptors, activity: [withoutTaskTokenInActivityLogs, ...(interceptors?.activity ?? [])] },
+    interceptors: {
+      ...interceptors,
+      // A bundle built here already holds the workflow interceptor modules (the Worker would warn about them).
+      ...('workflowBundle' in workflowCode && !options.workflowBundle ? { workflowModules: [] } : {}),
+      activity: [withoutTaskTokenInActivityLogs, ...(interceptors?.activity ?? [])],
+    },
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
-    dataConverter: encryptedDataConverter(encryption, options.workerOptions?.dataConverter),
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: require.resolve('../workflows') }),
+    dataConverter,
+    ...workflowCode,
     activities: {
       ...createToolActivities({
         registry,
@@ -196,6 +209,35 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
       await ownConnection?.close();
     },
   };
+}
+
+/**
+ * Where the worker's workflow code comes from: the caller's bundle, else the cached bundle of the engine's
+ * workflows (with the workflow interceptor modules and converters it needs), else — with the cache off or
+ * bundler options given — Temporal's bundling at start.
+ */
+async function workflowCodeOption(
+  options: CreateWorkerOptions,
+  workflowModules: readonly string[] | undefined,
+  dataConverter: WorkerOptions['dataConverter'],
+): Promise<Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>> {
+  if (options.workflowBundle) return { workflowBundle: options.workflowBundle };
+  const workflowsPath = require.resolve('../workflows');
+  if (
+    options.workflowBundleCache === false ||
+    options.workerOptions?.bundlerOptions ||
+    options.workerOptions?.plugins
+  ) {
+    return { workflowsPath };
+  }
+  const workflowBundle = await cachedWorkflowBundle({
+    workflowsPath,
+    ...(workflowModules?.length ? { workflowInterceptorModules: workflowModules } : {}),
+    ...(dataConverter?.payloadConverterPath ? { payloadConverterPath: dataConverter.payloadConverterPath } : {}),
+    ...(dataConverter?.failureConverterPath ? { failureConverterPath: dataConverter.failureConverterPath } : {}),
+    ...(options.workflowBundleCache?.dir ? { cacheDir: options.workflowBundleCache.dir } : {}),
+  });
+  return { workflowBundle };
 }
 
 function isMcpHost(value: McpServersConfigInput | McpHost): value is McpHost {

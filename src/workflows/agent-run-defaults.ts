@@ -48,9 +48,11 @@ export const SUMMARY_MAX_LENGTH = 120;
 /**
  * Heartbeat timeout of a tool call: the wrapper heartbeats three times per period while a tool runs, so
  * a dead worker's call is retried after this (not after the whole start-to-close timeout) and a
- * cancellation reaches a running tool within it.
+ * cancellation reaches a running tool within it. 3 s (10 s until issue 23), so a step interrupted by a worker
+ * SIGKILL goes on within seconds (`npm run bench:recovery`); a tool with effects then still waits for its key's
+ * lease and takeover grace (docs/operations.md, "Recovery after a crash").
  */
-export const TOOL_HEARTBEAT_TIMEOUT_MS = 10_000;
+export const TOOL_HEARTBEAT_TIMEOUT_MS = 3_000;
 
 /**
  * Attempts Temporal allows a tool call beyond the tool's own `maximumAttempts`. Attempts that never ran the

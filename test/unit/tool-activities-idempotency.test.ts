@@ -84,7 +84,7 @@ describe('a tool call with an idempotency store', () => {
     const s = setup({});
     const first = await attempt(1, s);
     const second = await attempt(2, s);
-    expect(second).toEqual({ output: first.output, attempt: 2, replayed: true });
+    expect(second).toEqual({ output: first.output, attempt: 2, replayed: true, argumentsDigest: expect.any(String) });
     expect(s.calls).toHaveLength(1);
   });
 
@@ -136,7 +136,12 @@ describe('a tool call with an idempotency store', () => {
   test('adopts the result that reconcile finds after a crash and does not run the tool', async () => {
     const s = setup({ reconcile: async () => ({ done: true, output: { chargeId: 'ch-found' } }) });
     await crashedHolder(s);
-    await expect(attempt(2, s)).resolves.toEqual({ output: { chargeId: 'ch-found' }, attempt: 2, replayed: true });
+    await expect(attempt(2, s)).resolves.toEqual({
+      output: { chargeId: 'ch-found' },
+      attempt: 2,
+      replayed: true,
+      argumentsDigest: expect.any(String),
+    });
     expect(s.calls).toHaveLength(0);
     await expect(attempt(3, s)).resolves.toMatchObject({ output: { chargeId: 'ch-found' }, replayed: true });
   });

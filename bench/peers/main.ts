@@ -1,0 +1,317 @@
+/**
+ * `npm run bench:peers [-- --quick] [-- --rounds N]`: durable-tools against Restate and DBOS on one workload,
+ * in interleaved rounds in one run. A run is `steps` (10) sequential durable steps, each a call that POSTs to a
+ * local ledger under a per-step idempotency key; the ledger counts effects per key. Every system's service
+ * (worker + the client that starts the runs) runs in its own child process, so its CPU is its own; the
+ * servers' CPU is read from /proc (Temporal dev server, restate-server, the Postgres backends of DBOS's database).
+ *
+ * Per round and system (the order rotates): ms per step of sequential single runs, steps/s with `concurrency`
+ * runs at once, and the worker and server CPU per step of that throughput phase. Then one crash round per
+ * system: `crashRuns` runs at once, the service process SIGKILLed when the ledger has seen each of the
+ * `killAt` effect counts (the same for every system), started again, all runs awaited; it counts duplicate
+ * keys (more than one effect) and missing steps (no effect), and the time from each kill until the
+ * interrupted run records its next step (time to recover).
+ *
+ * Printed, never asserted. The last line:
+ * `peers: latency xA of restate, xB of dbos; throughput xC of restate, xD of dbos; duplicates D/R/B`,
+ * durable-tools against the best variant of each peer (lowest ms/step, highest steps/s; duplicates: the most
+ * any variant had).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LoadSampler, machineLine, median, rotate } from '../bench-report';
+import { startPeerLedger, type PeerLedger } from './peer-ledger';
+import { formatPeersLine, percentile, tallyLedger, type LedgerTally } from './peers-report';
+import {
+  cpuBetween,
+  dbosSystem,
+  durableToolsSystem,
+  restateSystem,
+  type PeerBenchContext,
+  type PeerFamily,
+  type PeerSystem,
+} from './peer-systems';
+import { ServiceKilledError, startService, type ServiceProcess } from './service-process';
+
+/** Sizes of a full run and of `--quick`. */
+export const PEERS_BENCH = {
+  full: { rounds: 3, latencyRuns: 2, concurrency: 20, crashRuns: 20, killAt: [30, 90, 150] },
+  quick: { rounds: 1, latencyRuns: 1, concurrency: 4, crashRuns: 4, killAt: [12] },
+  steps: 10,
+} as const;
+
+interface Sizes {
+  rounds: number;
+  latencyRuns: number;
+  concurrency: number;
+  crashRuns: number;
+  killAt: readonly number[];
+}
+
+interface Measured {
+  system: PeerSystem;
+  service: ServiceProcess;
+  msPerStep: number[];
+  stepsPerSecond: number[];
+  workerCpuPerStep: number[];
+  serverCpuPerStep: number[];
+  crash?: CrashResult;
+}
+
+interface CrashResult extends LedgerTally {
+  kills: number;
+  seconds: number;
+  recoverMs: number[];
+  restartMs: number[];
+}
+
+function sizesFromArgs(args: readonly string[]): Sizes {
+  const base: Sizes = args.includes('--quick') ? { ...PEERS_BENCH.quick } : { ...PEERS_BENCH.full };
+  const rounds = args.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length);
+  const at = args.indexOf('--rounds');
+  const value = rounds ?? (at >= 0 ? args[at + 1] : undefined);
+  if (value !== undefined) {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--rounds must be a positive integer, got "${value}".`);
+    base.rounds = n;
+  }
+  return base;
+}
+
+const log = (line: string): void => {
+  process.stderr.write(`bench:peers: ${line}\n`);
+};
+
+let runCounter = 0;
+function newRunId(system: PeerSystem): string {
+  runCounter += 1;
+  return `${system.family}-${runCounter}-${randomUUID().slice(0, 8)}`;
+}
+
+async function startFor(system: PeerSystem): Promise<ServiceProcess> {
+  const service = await startService(system.spec);
+  await system.afterStart?.(service);
+  return service;
+}
+
+async function measureLatency(m: Measured, sizes: Sizes): Promise<void> {
+  const t0 = performance.now();
+  for (let i = 0; i < sizes.latencyRuns; i++) await m.service.run(newRunId(m.system)).done;
+  m.msPerStep.push((performance.now() - t0) / (sizes.latencyRuns * PEERS_BENCH.steps));
+}
+
+async function measureThroughput(m: Measured, sizes: Sizes): Promise<void> {
+  const [worker0, server0] = [await m.service.cpuMs(), await m.system.serverCpuMs()];
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: sizes.concurrency }, () => m.service.run(newRunId(m.system)).done));
+  const seconds = (performance.now() - t0) / 1000;
+  const [worker1, server1] = [await m.service.cpuMs(), await m.system.serverCpuMs()];
+  const steps = sizes.concurrency * PEERS_BENCH.steps;
+  m.stepsPerSecond.push(steps / seconds);
+  m.workerCpuPerStep.push((worker1 - worker0) / steps);
+  m.serverCpuPerStep.push(cpuBetween(server0, server1) / steps);
+}
+
+/** The crash round of one system (see the file's comment). */
+async function crashRound(m: Measured, sizes: Sizes, ledger: PeerLedger): Promise<CrashResult> {
+  const runIds = Array.from({ length: sizes.crashRuns }, () => newRunId(m.system));
+  const started = new Set<string>();
+  const done = new Set<string>();
+  const base = ledger.total();
+  const recoverMs: number[] = [];
+  const restartMs: number[] = [];
+  let nextKill = 0;
+  let up = true;
+  /** Runs interrupted by a kill: run id → the key whose effect triggered it, and when. */
+  const interrupted = new Map<string, { key: string; at: number }>();
+  let unsubscribe = (): void => undefined;
+  const allDone = new Promise<void>((resolve) => {
+    const finished = (runId: string): void => {
+      done.add(runId);
+      recovered(runId);
+      if (done.size === runIds.length) resolve();
+    };
+    const watch = (runId: string, work: Promise<void>): void => {
+      work.then(
+        () => finished(runId),
+        (error: unknown) => {
+          if (!(error instanceof ServiceKilledError)) log(`${m.system.name}: ${String(error)}`);
+        },
+      );
+    };
+    const recovered = (runId: string): void => {
+      const hit = interrupted.get(runId);
+      if (!hit) return;
+      interrupted.delete(runId);
+      recoverMs.push(performance.now() - hit.at);
+    };
+    const restart = async (): Promise<void> => {
+      const t0 = performance.now();
+      m.service = await startFor(m.system);
+      restartMs.push(performance.now() - t0);
+      for (const runId of runIds) {
+        if (done.has(runId)) continue;
+        if (started.has(runId)) watch(runId, m.service.attach(runId));
+        else launch(runId);
+      }
+      up = true;
+    };
+    const launch = (runId: string): void => {
+      const { started: accepted, done: finishedRun } = m.service.run(runId);
+      accepted.then(
+        () => started.add(runId),
+        () => undefined,
+      );
+      watch(runId, finishedRun);
+    };
+    unsubscribe = ledger.onEffect((key, total) => {
+      const runId = key.slice(0, key.indexOf('/'));
+      if (!runIds.includes(runId)) return;
+      const hit = interrupted.get(runId);
+      if (hit && hit.key !== key) recovered(runId);
+      if (!up || nextKill >= sizes.killAt.length || total - base < sizes.killAt[nextKill]!) return;
+      // Synchronously, before the ledger answers: the effect is recorded, its caller never hears of it.
+      m.service.kill();
+      up = false;
+      nextKill += 1;
+      interrupted.set(runId, { key, at: performance.now() });
+      log(`${m.system.name}: SIGKILL at effect ${total - base}, restarting`);
+      restart().catch((error: unknown) => log(`${m.system.name}: restart failed: ${String(error)}`));
+    }) as () => void;
+    for (const runId of runIds) launch(runId);
+  });
+  const t0 = performance.now();
+  const progress = setInterval(
+    () =>
+      log(`${m.system.name}: crash round, ${done.size}/${runIds.length} runs done, ${ledger.total() - base} effects`),
+    10_000,
+  );
+  await allDone;
+  clearInterval(progress);
+  unsubscribe();
+  return {
+    ...tallyLedger(ledger.counts, runIds, PEERS_BENCH.steps),
+    kills: nextKill,
+    seconds: (performance.now() - t0) / 1000,
+    recoverMs,
+    restartMs,
+  };
+}
+
+function best(measured: Measured[], family: PeerFamily, pick: (m: Measured) => number, lowest: boolean): number {
+  const values = measured.filter((m) => m.system.family === family).map(pick);
+  return lowest ? Math.min(...values) : Math.max(...values);
+}
+
+function report(measured: Measured[], sizes: Sizes, load: LoadSampler): void {
+  const f = (v: number, digits = 1) => (Number.isFinite(v) ? v.toFixed(digits) : '?');
+  const rounds = (values: number[], digits = 1) => values.map((v) => f(v, digits)).join(', ');
+  console.log(
+    `${PEERS_BENCH.steps} sequential durable steps per run (each a POST to a local ledger under a per-step key); ` +
+      `${sizes.rounds} interleaved round(s); medians (per-round values in brackets)`,
+  );
+  for (const m of measured) {
+    console.log(
+      `${m.system.name.padEnd(30)} ${f(median(m.msPerStep)).padStart(6)} ms/step [${rounds(m.msPerStep)}]  ` +
+        `${f(median(m.stepsPerSecond)).padStart(6)} steps/s at ${sizes.concurrency} runs [${rounds(m.stepsPerSecond)}]  ` +
+        `worker CPU ${f(median(m.workerCpuPerStep), 2)} ms/step, ${m.system.serverLabel} CPU ${f(median(m.serverCpuPerStep), 2)} ms/step`,
+    );
+  }
+  for (const m of measured) {
+    const c = m.crash;
+    if (!c) continue;
+    console.log(
+      `${m.system.name.padEnd(30)} crash: ${sizes.crashRuns} runs, ${c.kills} SIGKILLs at effects ${sizes.killAt.join('/')}: ` +
+        `${c.effects} effects, ${c.duplicates} duplicate keys, ${c.missing} missing, ${f(c.seconds)} s; ` +
+        `recovery ${rounds(c.recoverMs.map((v) => v / 1000))} s (p95 ${f(percentile(c.recoverMs, 95) / 1000)} s), ` +
+        `restart ${rounds(c.restartMs.map((v) => v / 1000))} s`,
+    );
+  }
+  console.log(`machine: ${machineLine()}; load average during the rounds ${load.range()}`);
+  const dup = (family: PeerFamily) =>
+    Math.max(...measured.filter((m) => m.system.family === family).map((m) => m.crash?.duplicates ?? Number.NaN));
+  console.log(
+    formatPeersLine({
+      msPerStep: {
+        ours: best(measured, 'durable-tools', (m) => median(m.msPerStep), true),
+        restate: best(measured, 'restate', (m) => median(m.msPerStep), true),
+        dbos: best(measured, 'dbos', (m) => median(m.msPerStep), true),
+      },
+      stepsPerSecond: {
+        ours: best(measured, 'durable-tools', (m) => median(m.stepsPerSecond), false),
+        restate: best(measured, 'restate', (m) => median(m.stepsPerSecond), false),
+        dbos: best(measured, 'dbos', (m) => median(m.stepsPerSecond), false),
+      },
+      duplicates: { ours: dup('durable-tools'), restate: dup('restate'), dbos: dup('dbos') },
+    }),
+  );
+}
+
+async function main(): Promise<void> {
+  const sizes = sizesFromArgs(process.argv.slice(2));
+  const dir = mkdtempSync(join(tmpdir(), 'durable-tools-bench-peers-'));
+  const ledger = await startPeerLedger();
+  const ctx: PeerBenchContext = {
+    ledgerUrl: ledger.url,
+    steps: PEERS_BENCH.steps,
+    dir,
+    postgresUrl: process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    output: process.env.PEERS_SERVICE_OUTPUT === 'inherit' ? 'inherit' : 'ignore',
+  };
+  const systems: PeerSystem[] = [];
+  const measured: Measured[] = [];
+  const load = new LoadSampler();
+  try {
+    log(`sizes ${JSON.stringify(sizes)}; scratch ${dir}`);
+    // The engine's variants go here: a fast path is one more durableToolsSystem(ctx, { name, runInput }).
+    const makers: Array<() => Promise<PeerSystem>> = [
+      () => durableToolsSystem(ctx),
+      () => restateSystem(ctx, false),
+      () => restateSystem(ctx, true),
+      () => dbosSystem(ctx, false),
+      () => dbosSystem(ctx, true),
+    ];
+    for (const make of makers) {
+      const system = await make();
+      systems.push(system);
+      const t0 = performance.now();
+      const service = await startFor(system);
+      log(`${system.name}: up (service start ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+      measured.push({ system, service, msPerStep: [], stepsPerSecond: [], workerCpuPerStep: [], serverCpuPerStep: [] });
+      await service.run(newRunId(system)).done; // warm-up
+    }
+    for (let round = 0; round < sizes.rounds; round++) {
+      for (const m of rotate(measured, round)) {
+        await measureLatency(m, sizes);
+        await measureThroughput(m, sizes);
+        log(
+          `round ${round + 1}/${sizes.rounds} ${m.system.name}: ${m.msPerStep.at(-1)!.toFixed(1)} ms/step, ` +
+            `${m.stepsPerSecond.at(-1)!.toFixed(1)} steps/s (load ${load.sample().toFixed(1)})`,
+        );
+      }
+    }
+    for (const m of measured) {
+      log(`${m.system.name}: crash round`);
+      m.crash = await crashRound(m, sizes, ledger);
+      load.sample();
+    }
+  } finally {
+    await Promise.allSettled(measured.map((m) => m.service.stop()));
+    await Promise.allSettled(systems.map((s) => s.close()));
+    await ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  report(measured, sizes, load);
+}
+
+if (require.main === module) {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

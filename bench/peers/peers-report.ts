@@ -1,0 +1,75 @@
+/**
+ * The pure parts of `npm run bench:peers`: counting a ledger's effects per key, ratios, percentiles and the
+ * report's last line. No I/O, so they are unit-tested (test/unit/bench-peers-report.test.ts).
+ */
+
+/** What a ledger saw for a set of runs. */
+export interface LedgerTally {
+  /** Effects recorded under the runs' keys. */
+  effects: number;
+  /** Keys that received more than one effect. */
+  duplicates: number;
+  /** Expected steps (runs × steps) with no effect at all. */
+  missing: number;
+}
+
+/**
+ * Counts the effects of `runIds` in `countsByKey` (key → number of effects). A key belongs to run R when it
+ * starts with `R/` (every system's key is `<run id>/.../<step>`); each run expects `stepsPerRun` distinct keys.
+ */
+export function tallyLedger(
+  countsByKey: ReadonlyMap<string, number>,
+  runIds: readonly string[],
+  stepsPerRun: number,
+): LedgerTally {
+  const keysPerRun = new Map<string, number>(runIds.map((id) => [id, 0]));
+  let effects = 0;
+  let duplicates = 0;
+  for (const [key, count] of countsByKey) {
+    const runId = key.slice(0, key.indexOf('/'));
+    const seen = keysPerRun.get(runId);
+    if (seen === undefined || count === 0) continue;
+    keysPerRun.set(runId, seen + 1);
+    effects += count;
+    if (count > 1) duplicates += 1;
+  }
+  let missing = 0;
+  for (const distinct of keysPerRun.values()) missing += Math.max(0, stepsPerRun - distinct);
+  return { effects, duplicates, missing };
+}
+
+/** The `p`-th percentile (0–100, nearest rank) of a list; NaN when empty. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return sorted[rank - 1]!;
+}
+
+/** `ours / theirs` with two decimals (`x1.25`), or `x?` when either side is missing or zero. */
+export function formatRatio(ours: number, theirs: number): string {
+  if (!Number.isFinite(ours) || !Number.isFinite(theirs) || theirs === 0) return 'x?';
+  return `x${(ours / theirs).toFixed(2)}`;
+}
+
+/** The figures the last line compares: durable-tools against the best variant of each peer. */
+export interface PeersSummary {
+  msPerStep: { ours: number; restate: number; dbos: number };
+  stepsPerSecond: { ours: number; restate: number; dbos: number };
+  /** Duplicate keys in each system's crash round. */
+  duplicates: { ours: number; restate: number; dbos: number };
+}
+
+/**
+ * The report's last line:
+ * `peers: latency xA of restate, xB of dbos; throughput xC of restate, xD of dbos; duplicates D/R/B`.
+ * Latency ratios above 1 mean durable-tools is slower; throughput ratios below 1 mean it does less.
+ */
+export function formatPeersLine(summary: PeersSummary): string {
+  const { msPerStep: ms, stepsPerSecond: rate, duplicates: dup } = summary;
+  return (
+    `peers: latency ${formatRatio(ms.ours, ms.restate)} of restate, ${formatRatio(ms.ours, ms.dbos)} of dbos; ` +
+    `throughput ${formatRatio(rate.ours, rate.restate)} of restate, ${formatRatio(rate.ours, rate.dbos)} of dbos; ` +
+    `duplicates ${dup.ours}/${dup.restate}/${dup.dbos}`
+  );
+}

@@ -1,0 +1,56 @@
+import { formatPeersLine, formatRatio, percentile, tallyLedger } from '../../bench/peers/peers-report';
+
+describe('the ledger tally of bench:peers', () => {
+  test('a key with more than one effect is one duplicate, whatever the number of extra effects', () => {
+    const counts = new Map([
+      ['a/1', 1],
+      ['a/2', 3],
+      ['b/1', 2],
+    ]);
+    expect(tallyLedger(counts, ['a', 'b'], 2)).toEqual({ effects: 6, duplicates: 2, missing: 1 });
+  });
+
+  test('an expected step with no effect is missing, and a run with no effect at all misses every step', () => {
+    const counts = new Map([['a/wf-run/1', 1]]);
+    expect(tallyLedger(counts, ['a', 'c'], 3)).toEqual({ effects: 1, duplicates: 0, missing: 5 });
+  });
+
+  test('keys of other runs are not counted', () => {
+    const counts = new Map([
+      ['a/1', 1],
+      ['other/1', 5],
+      ['ab/1', 2],
+    ]);
+    expect(tallyLedger(counts, ['a'], 1)).toEqual({ effects: 1, duplicates: 0, missing: 0 });
+  });
+});
+
+describe('the figures of bench:peers', () => {
+  test('a ratio has two decimals and reads ours over theirs', () => {
+    expect(formatRatio(30, 12)).toBe('x2.50');
+    expect(formatRatio(15, 150)).toBe('x0.10');
+  });
+
+  test('a ratio without both figures is x?', () => {
+    expect(formatRatio(Number.NaN, 12)).toBe('x?');
+    expect(formatRatio(12, 0)).toBe('x?');
+  });
+
+  test('the 95th percentile is the nearest rank', () => {
+    expect(percentile([5, 1, 4, 2, 3], 95)).toBe(5);
+    expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20], 95)).toBe(19);
+    expect(percentile([], 95)).toBeNaN();
+  });
+
+  test('the last line gives latency, throughput and duplicates against both peers', () => {
+    expect(
+      formatPeersLine({
+        msPerStep: { ours: 36, restate: 12, dbos: 18 },
+        stepsPerSecond: { ours: 30, restate: 150, dbos: 100 },
+        duplicates: { ours: 0, restate: 36, dbos: 50 },
+      }),
+    ).toBe(
+      'peers: latency x3.00 of restate, x2.00 of dbos; throughput x0.20 of restate, x0.30 of dbos; duplicates 0/36/50',
+    );
+  });
+});
