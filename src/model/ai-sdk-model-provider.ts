@@ -1,6 +1,7 @@
 import type { LanguageModelV3, LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import { fromGenerateResult, toLanguageModelPrompt, toLanguageModelTools } from './ai-sdk-mapping';
 import { ModelConfigError } from './model-config-error';
+import { streamedGenerateResult } from './ai-sdk-stream';
 import type { ModelCallContext, ModelProvider, ModelRequest, ModelTurn } from '../contract/model-types';
 
 /** A language model, or a function that makes one for a model id (`undefined`: the configured default). */
@@ -14,13 +15,20 @@ export interface AiSdkProviderOptions {
   maxOutputTokens?: number;
   /** Sampling temperature; settings: `temperature`. */
   temperature?: number;
+  /**
+   * Whether turns use the model's `doStream` when the worker streams to readers (default true). False: every turn
+   * is one `doGenerate` call, streamed to readers as a whole turn when it returns.
+   */
+  stream?: boolean;
 }
 
 /**
  * Adapts any AI SDK language model (the `LanguageModelV3` spec of `@ai-sdk/provider` 3.x, implemented by
  * the AI SDK 6 provider packages) to a {@link ModelProvider}. One turn is one `doGenerate` call carrying
  * the engine's abort signal (cancellation and the turn's deadline); the provider's own errors are thrown
- * unchanged for the engine to classify. A run's settings may choose the model id (`model`) and override
+ * unchanged for the engine to classify. When the worker streams turns (it has a stream store), a turn is one
+ * `doStream` call instead, its text deltas and tool-call starts reported as they arrive and its parts read by the
+ * same mapping, so the durable turn is the same either way. A run's settings may choose the model id (`model`) and override
  * `system`, `maxOutputTokens` and `temperature`.
  *
  * @example
@@ -64,7 +72,10 @@ export function aiSdkModelProvider(source: LanguageModelSource, options: AiSdkPr
       ...(temperature !== undefined ? { temperature } : {}),
       abortSignal: context.signal,
     };
-    const result = await model.doGenerate(call);
+    const result =
+      context.stream && options.stream !== false
+        ? await streamedGenerateResult(model, call, context.stream)
+        : await model.doGenerate(call);
     const turn = fromGenerateResult(result);
     return turn.modelId ? turn : { ...turn, modelId: model.modelId };
   };
