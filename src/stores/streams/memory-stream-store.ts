@@ -39,6 +39,10 @@ export class MemoryStreamStore implements StreamStore {
     return entry.last;
   }
 
+  async head(stream: string): Promise<number> {
+    return this.streams.get(stream)?.last ?? 0;
+  }
+
   async read(stream: string, from: number, limit = 1000): Promise<AgentStreamEvent[]> {
     this.assertOpen();
     const cutoff = this.retention.clock() - this.retention.retentionMs;

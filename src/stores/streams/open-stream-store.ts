@@ -5,7 +5,7 @@ import type { StreamRetentionOptions } from './stream-retention';
 
 /** Environment variables read by {@link streamStoreConfigFromEnv}. */
 export const STREAM_STORE_ENV = {
-  /** `sqlite` (default), `postgres` or `memory`. */
+  /** `sqlite` (default), `postgres`, `memory`, or `off` (no streaming). */
   store: 'DURABLE_TOOLS_STREAM_STORE',
   sqlitePath: 'DURABLE_TOOLS_STREAM_SQLITE_PATH',
   /** Shared with the other Postgres stores. */
@@ -20,13 +20,16 @@ export type StreamStoreConfig =
 
 /**
  * The configuration the environment describes: `DURABLE_TOOLS_STREAM_STORE` = `sqlite` (default) | `postgres` |
- * `memory`, with `DURABLE_TOOLS_STREAM_SQLITE_PATH` (default `.data/streams.sqlite`) or `DURABLE_TOOLS_POSTGRES_URL`.
+ * `memory` | `off` (undefined: nothing streams), with `DURABLE_TOOLS_STREAM_SQLITE_PATH` (default
+ * `.data/streams.sqlite`) or `DURABLE_TOOLS_POSTGRES_URL`.
  *
  * @throws {@link StreamStoreError} `INVALID_CONFIG` for an unknown kind.
  */
-export function streamStoreConfigFromEnv(env: NodeJS.ProcessEnv = process.env): StreamStoreConfig {
+export function streamStoreConfigFromEnv(env: NodeJS.ProcessEnv = process.env): StreamStoreConfig | undefined {
   const kind = (env[STREAM_STORE_ENV.store] ?? '').trim().toLowerCase() || 'sqlite';
   switch (kind) {
+    case 'off':
+      return undefined;
     case 'sqlite':
       return { kind, path: env[STREAM_STORE_ENV.sqlitePath] || '.data/streams.sqlite' };
     case 'postgres':
@@ -38,14 +41,15 @@ export function streamStoreConfigFromEnv(env: NodeJS.ProcessEnv = process.env): 
       return { kind };
     default:
       throw new StreamStoreError(
-        `${STREAM_STORE_ENV.store} must be one of sqlite, postgres, memory, not "${kind}".`,
+        `${STREAM_STORE_ENV.store} must be one of sqlite, postgres, memory, off, not "${kind}".`,
         'INVALID_CONFIG',
       );
   }
 }
 
 /**
- * Opens the stream store a configuration names (default: the environment's, see {@link streamStoreConfigFromEnv}).
+ * Opens the stream store a configuration names (default: the environment's, see {@link streamStoreConfigFromEnv};
+ * undefined when it says `off`).
  * Workers publish to it and readers (`streamAgentRun`, the SSE endpoint) read from it, so both must open the same
  * one: SQLite serves the processes of one machine, Postgres several machines, memory one process. The SQLite and
  * Postgres drivers load only when opened, so the client entry stays free of them.
@@ -57,7 +61,13 @@ export function streamStoreConfigFromEnv(env: NodeJS.ProcessEnv = process.env): 
  *
  * @throws {@link StreamStoreError} `INVALID_CONFIG` for an unknown kind or an invalid bound.
  */
-export async function openStreamStore(config: StreamStoreConfig = streamStoreConfigFromEnv()): Promise<StreamStore> {
+export async function openStreamStore(config: StreamStoreConfig): Promise<StreamStore>;
+/** Opens the stream store the environment names (undefined when it says `off`). */
+export async function openStreamStore(config?: StreamStoreConfig): Promise<StreamStore | undefined>;
+export async function openStreamStore(
+  config: StreamStoreConfig | undefined = streamStoreConfigFromEnv(),
+): Promise<StreamStore | undefined> {
+  if (config === undefined) return undefined;
   switch (config.kind) {
     case 'sqlite': {
       const { kind: _kind, ...options } = config;

@@ -99,6 +99,10 @@ export class PostgresStreamStore implements StreamStore {
     return last;
   }
 
+  async head(stream: string): Promise<number> {
+    return this.lastOffset(stream);
+  }
+
   async read(stream: string, from: number, limit = 1000): Promise<AgentStreamEvent[]> {
     const cutoff = this.retention.clock() - this.retention.retentionMs;
     const { rows } = await this.run((client) =>

@@ -99,6 +99,11 @@ export class SqliteStreamStore implements StreamStore {
     return last;
   }
 
+  async head(stream: string): Promise<number> {
+    this.assertOpen();
+    return this.lastOffset(stream);
+  }
+
   async read(stream: string, from: number, limit = 1000): Promise<AgentStreamEvent[]> {
     this.assertOpen();
     const cutoff = this.retention.clock() - this.retention.retentionMs;

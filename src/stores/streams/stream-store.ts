@@ -12,6 +12,8 @@ export interface StreamStore {
    * 1, 2, 3, … without gaps, whoever writes them (several workers may append to one stream).
    */
   append(stream: string, events: readonly AgentStreamEventData[]): Promise<number>;
+  /** The offset of the stream's last event (0 for a stream nothing was appended to), kept or already expired. */
+  head(stream: string): Promise<number>;
   /** Events of the stream with offset ≥ `from`, oldest first, at most `limit` (default 1000). */
   read(stream: string, from: number, limit?: number): Promise<AgentStreamEvent[]>;
   /**
