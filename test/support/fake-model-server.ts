@@ -37,6 +37,9 @@ export type FakeReply =
        * turn that is mid-stream when its worker dies.
        */
       stallAfterChunks?: number;
+      /** When streaming: send this many text pieces, then wait for `resume` before the rest. */
+      pauseAfterChunks?: number;
+      resume?: Promise<void>;
     }
   | { kind: 'error'; status: number; body: unknown; headers?: Record<string, string> }
   /** Never answers; the client must give up (its abort signal closes the connection). */
@@ -119,6 +122,10 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       const events = api === 'openai' ? openAiChunks(reply, body, counter) : anthropicEvents(reply, body, counter);
       for (const event of events) {
         if (event === STALL) return; // the connection stays open until the client closes it
+        if (event === PAUSE) {
+          await reply.resume;
+          continue;
+        }
         res.write(event);
         chunksSent += 1;
         await new Promise((resolve) => setImmediate(resolve));
@@ -210,14 +217,17 @@ function anthropicMessage(reply: Extract<FakeReply, { kind: 'turn' }>, body: Rec
 
 /** Marks where a streamed reply stalls. */
 const STALL = Symbol('stall');
+/** Marks where a streamed reply waits for its `resume`. */
+const PAUSE = Symbol('pause');
 
 /** The text of a reply in pieces, and where it stalls. */
-function pieces(reply: Extract<FakeReply, { kind: 'turn' }>): Array<string | typeof STALL> {
+function pieces(reply: Extract<FakeReply, { kind: 'turn' }>): Array<string | typeof STALL | typeof PAUSE> {
   const size = reply.chunkChars ?? 4;
   const text = reply.text ?? '';
-  const out: Array<string | typeof STALL> = [];
+  const out: Array<string | typeof STALL | typeof PAUSE> = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
   if (reply.stallAfterChunks !== undefined) return [...out.slice(0, reply.stallAfterChunks), STALL];
+  if (reply.pauseAfterChunks !== undefined) out.splice(reply.pauseAfterChunks, 0, PAUSE);
   return out;
 }
 
@@ -234,7 +244,7 @@ function openAiChunks(
   reply: Extract<FakeReply, { kind: 'turn' }>,
   body: Record<string, unknown>,
   n: number,
-): Array<string | typeof STALL> {
+): Array<string | typeof STALL | typeof PAUSE> {
   const base = {
     id: `chatcmpl-${n}`,
     object: 'chat.completion.chunk',
@@ -243,8 +253,8 @@ function openAiChunks(
   };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
     sse({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
-  const out: Array<string | typeof STALL> = [chunk({ role: 'assistant', content: '' })];
-  for (const piece of pieces(reply)) out.push(piece === STALL ? STALL : chunk({ content: piece }));
+  const out: Array<string | typeof STALL | typeof PAUSE> = [chunk({ role: 'assistant', content: '' })];
+  for (const piece of pieces(reply)) out.push(typeof piece === 'symbol' ? piece : chunk({ content: piece }));
   if (out.includes(STALL)) return out.slice(0, out.indexOf(STALL) + 1);
   const calls = reply.toolCalls ?? [];
   calls.forEach((call, index) => {
@@ -276,9 +286,9 @@ function anthropicEvents(
   reply: Extract<FakeReply, { kind: 'turn' }>,
   body: Record<string, unknown>,
   n: number,
-): Array<string | typeof STALL> {
+): Array<string | typeof STALL | typeof PAUSE> {
   const usage = reply.usage ?? FAKE_USAGE;
-  const out: Array<string | typeof STALL> = [
+  const out: Array<string | typeof STALL | typeof PAUSE> = [
     sse(
       {
         type: 'message_start',
@@ -303,8 +313,8 @@ function anthropicEvents(
     );
     for (const piece of pieces(reply)) {
       out.push(
-        piece === STALL
-          ? STALL
+        typeof piece === 'symbol'
+          ? piece
           : sse(
               { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } },
               'content_block_delta',

@@ -1,0 +1,227 @@
+/**
+ * Streaming to the user on the real dev server: the real OpenAI provider streams a turn from the fake model
+ * server's SSE chunks, the worker publishes it to a SQLite stream store, and `streamAgentRun` reads it from
+ * another connection to that file, as another process would.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import { streamAgentRun } from '../../src/client/stream-agent-run';
+import { streamTurnTexts } from '../../src/client/stream-turn-texts';
+import { createConfiguredModelProvider } from '../../src/model/configured-model-providers';
+import { SqliteStreamStore } from '../../src/stores/streams/sqlite-stream-store';
+import type { AgentStreamEvent } from '../../src/stores/streams/stream-events';
+import type { AgentRunResult } from '../../src/contract/agent-run-types';
+import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server';
+import { createRecordingTools } from '../support/test-tools';
+import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
+import { STREAM_WORKER } from '../support/stream-worker';
+import { waitFor } from '../support/wait-for';
+
+const temporal = useTestTemporal();
+let server: FakeModelServer;
+let dir: string;
+beforeEach(async () => {
+  server = await startFakeModelServer();
+  dir = mkdtempSync(join(tmpdir(), 'dt-streaming-'));
+});
+afterEach(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const ANSWER =
+  'Your flight FR2381 leaves Lisbon at 06:10 on 18 December and lands in Berlin at 10:45; the hotel is booked for three nights.';
+const FIRST_TURN = 'Adding the two numbers first.';
+
+/** Turn 1: text and a call of `add`; turn 2: the answer. */
+function twoTurns(answer = ANSWER): void {
+  server.enqueue(
+    { kind: 'turn', text: FIRST_TURN, toolCalls: [{ name: 'add', arguments: '{"a":2,"b":3}' }], chunkChars: 3 },
+    { kind: 'turn', text: answer, chunkChars: 3 },
+  );
+}
+
+/** Runs `body` with a worker whose model is the OpenAI provider against the fake server, streaming to `streams`. */
+async function withWorker<T>(
+  name: string,
+  streams: SqliteStreamStore | undefined,
+  body: (taskQueue: string) => Promise<T>,
+): Promise<T> {
+  const taskQueue = uniqueTaskQueue(name);
+  const provider = await createConfiguredModelProvider({
+    kind: 'openai',
+    baseURL: server.baseURL,
+    apiKey: 'k',
+    model: 'test-model',
+  });
+  const worker = await createTestWorker(temporal, {
+    tools: createRecordingTools().tools,
+    taskQueue,
+    modelProviders: { openai: provider },
+    ...(streams ? { streams } : {}),
+  });
+  return worker.runUntil(() => body(taskQueue));
+}
+
+async function readAll(iterable: AsyncIterable<AgentStreamEvent>): Promise<AgentStreamEvent[]> {
+  const events: AgentStreamEvent[] = [];
+  for await (const event of iterable) events.push(event);
+  return events;
+}
+
+function openStore(): SqliteStreamStore {
+  return new SqliteStreamStore({ path: join(dir, 'streams.sqlite') });
+}
+
+describe('streaming a run', () => {
+  test('a stream read to the end holds the recorded turns: the first turn with its tool call, then the final answer', async () => {
+    twoTurns();
+    const workerStore = openStore();
+    const readerStore = openStore();
+    try {
+      const { result, events } = await withWorker('stream-end', workerStore, async (taskQueue) => {
+        const handle = await startAgentRun(
+          temporal.client,
+          { goal: 'Add 2 and 3.', model: { provider: 'openai' } },
+          { taskQueue },
+        );
+        const reading = readAll(streamAgentRun(temporal.client, handle.workflowId, { store: readerStore }));
+        return { result: await waitForAgentRun(handle), events: await reading };
+      });
+      expect(result.status).toBe('completed');
+      const texts = streamTurnTexts(events);
+      expect(texts.get(0)).toBe(FIRST_TURN);
+      expect(texts.get(1)).toBe(result.answer);
+      expect(result.answer).toBe(ANSWER);
+      expect(events.filter((e) => e.type === 'text-delta').length).toBeGreaterThan(10);
+      expect(
+        events.filter((e) => e.type === 'tool-call-start').map((e) => e.type === 'tool-call-start' && e.toolName),
+      ).toEqual(['add']);
+      expect(events.map((e) => e.offset)).toEqual(events.map((_, i) => i + 1));
+      expect(server.requests.every((request) => request.body.stream === true)).toBe(true);
+    } finally {
+      await workerStore.close();
+      await readerStore.close();
+    }
+  });
+
+  test('the history of a streamed run has the same events as that of the same run without streaming', async () => {
+    const eventTypes = async (
+      streams: SqliteStreamStore | undefined,
+    ): Promise<{ types: string[]; result: AgentRunResult }> => {
+      twoTurns();
+      return withWorker('stream-history', streams, async (taskQueue) => {
+        const handle = await startAgentRun(
+          temporal.client,
+          { goal: 'Add 2 and 3.', model: { provider: 'openai' } },
+          { taskQueue },
+        );
+        const result = await waitForAgentRun(handle);
+        const history = await handle.fetchHistory();
+        return { result, types: (history.events ?? []).map((event) => String(event.eventType)) };
+      });
+    };
+    const store = openStore();
+    try {
+      const streamed = await eventTypes(store);
+      const plain = await eventTypes(undefined);
+      expect(streamed.types).toEqual(plain.types);
+      expect(streamed.result.answer).toBe(plain.result.answer);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a reader that disconnects mid-turn resumes from its next offset without gaps or duplicates', async () => {
+    let resume: () => void = () => {};
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    server.enqueue({ kind: 'turn', text: ANSWER, chunkChars: 2, pauseAfterChunks: 5, resume: resumed });
+    const workerStore = openStore();
+    const readerStore = openStore();
+    try {
+      const { first, second, result } = await withWorker('stream-resume', workerStore, async (taskQueue) => {
+        const handle = await startAgentRun(
+          temporal.client,
+          { goal: 'Answer.', model: { provider: 'openai' } },
+          { taskQueue },
+        );
+        const first: AgentStreamEvent[] = [];
+        for await (const event of streamAgentRun(temporal.client, handle.workflowId, { store: readerStore })) {
+          first.push(event);
+          if (event.type === 'text-delta') break; // the reader goes away mid-turn
+        }
+        resume();
+        const from = first[first.length - 1]!.offset + 1;
+        const second = await readAll(streamAgentRun(temporal.client, handle.workflowId, { store: readerStore, from }));
+        return { first, second, result: await waitForAgentRun(handle) };
+      });
+      const all = [...first, ...second];
+      expect(all.map((e) => e.offset)).toEqual(all.map((_, i) => i + 1));
+      expect(second.length).toBeGreaterThan(0);
+      expect(streamTurnTexts(all).get(0)).toBe(result.answer);
+      expect(all[all.length - 1]).toMatchObject({ type: 'segment-end', outcome: 'completed' });
+    } finally {
+      await workerStore.close();
+      await readerStore.close();
+    }
+  });
+
+  test('a worker killed mid-turn leaves a segment the next attempt replaces with a marked new segment', async () => {
+    const streamsPath = join(dir, 'streams.sqlite');
+    const settings = {
+      keysPath: join(dir, 'keys.sqlite'),
+      transcriptsPath: join(dir, 'transcripts.sqlite'),
+      modelUrl: server.baseURL,
+      streamsPath,
+    };
+    const taskQueue = uniqueTaskQueue('stream-kill');
+    server.enqueue(
+      {
+        kind: 'turn',
+        text: 'The first attempt starts an answer it will never finish',
+        chunkChars: 4,
+        stallAfterChunks: 3,
+      },
+      { kind: 'turn', text: ANSWER, chunkChars: 4 },
+    );
+    const reader = new SqliteStreamStore({ path: streamsPath });
+    let worker: ChildProcess | undefined = await spawnTestWorkerProcess(STREAM_WORKER, taskQueue, settings);
+    try {
+      const handle = await startAgentRun(
+        temporal.client,
+        { goal: 'Answer.', model: { provider: 'openai' } },
+        { taskQueue },
+      );
+      const stream = `${handle.workflowId}/${handle.firstExecutionRunId}`;
+      await waitFor('the first attempt to stream some text', async () =>
+        (await reader.read(stream, 1)).some((e) => e.type === 'text-delta'),
+      );
+      await killProcess(worker);
+      worker = await spawnTestWorkerProcess(STREAM_WORKER, taskQueue, settings);
+      const result = await waitForAgentRun(handle);
+      const events = await readAll(streamAgentRun(temporal.client, handle.workflowId, { store: reader }));
+      const starts = events.filter((e) => e.type === 'segment-start');
+      expect(starts.map((e) => e.type === 'segment-start' && [e.segment.turn, e.segment.attempt, e.restart])).toEqual([
+        [0, 1, false],
+        [0, 2, true],
+      ]);
+      const ends = events.filter((e) => e.type === 'segment-end');
+      expect(ends.map((e) => e.type === 'segment-end' && [e.segment.attempt, e.outcome])).toEqual([[2, 'completed']]);
+      const secondStart = events.indexOf(starts[1]!);
+      const afterRestart = events
+        .slice(secondStart)
+        .map((e) => (e.type === 'text-delta' ? e.delta : ''))
+        .join('');
+      expect(afterRestart).toBe(result.answer);
+      expect(streamTurnTexts(events).get(0)).toBe(result.answer);
+      expect(events.map((e) => e.offset)).toEqual(events.map((_, i) => i + 1));
+    } finally {
+      if (worker) await killProcess(worker);
+      await reader.close();
+    }
+  });
+});
