@@ -10,6 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { streamAgentRun } from '../../src/client/stream-agent-run';
 import { streamTurnTexts } from '../../src/client/stream-turn-texts';
+import { startAgentRunStreamServer } from '../../src/client/agent-run-stream-server';
 import { createConfiguredModelProvider } from '../../src/model/configured-model-providers';
 import { SqliteStreamStore } from '../../src/stores/streams/sqlite-stream-store';
 import type { AgentStreamEvent } from '../../src/stores/streams/stream-events';
@@ -70,6 +71,50 @@ async function withWorker<T>(
 async function readAll(iterable: AsyncIterable<AgentStreamEvent>): Promise<AgentStreamEvent[]> {
   const events: AgentStreamEvent[] = [];
   for await (const event of iterable) events.push(event);
+  return events;
+}
+
+interface SseEvent {
+  id?: string;
+  event?: string;
+  data: string;
+}
+
+/** Reads server-sent events as a browser's EventSource would, until `last(event)` (then it disconnects). */
+async function readSse(
+  url: string,
+  headers: Record<string, string>,
+  last: (event: SseEvent) => boolean,
+): Promise<SseEvent[]> {
+  const abort = new AbortController();
+  const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
+  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  const events: SseEvent[] = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const event: SseEvent = { data: '' };
+        for (const line of block.split('\n')) {
+          const [field, ...rest] = line.split(': ');
+          const value = rest.join(': ');
+          if (field === 'id') event.id = value;
+          else if (field === 'event') event.event = value;
+          else if (field === 'data') event.data = value;
+        }
+        if (event.event === undefined && event.id === undefined) continue; // retry: and keep-alive comments
+        events.push(event);
+        if (last(event)) return events;
+      }
+    }
+  } finally {
+    abort.abort();
+  }
   return events;
 }
 
@@ -167,6 +212,52 @@ describe('streaming a run', () => {
     } finally {
       await workerStore.close();
       await readerStore.close();
+    }
+  });
+
+  test('over SSE, a client that reconnects with Last-Event-ID gets the rest of the stream and an end event', async () => {
+    let resume: () => void = () => {};
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    server.enqueue({ kind: 'turn', text: ANSWER, chunkChars: 2, pauseAfterChunks: 5, resume: resumed });
+    const workerStore = openStore();
+    const readerStore = openStore();
+    const sse = await startAgentRunStreamServer({ client: temporal.client, store: readerStore, port: 0 });
+    try {
+      const { first, second, result } = await withWorker('stream-sse', workerStore, async (taskQueue) => {
+        const handle = await startAgentRun(
+          temporal.client,
+          { goal: 'Answer.', model: { provider: 'openai' } },
+          { taskQueue },
+        );
+        const url = `${sse.url}/runs/${encodeURIComponent(handle.workflowId)}/stream`;
+        const first = await readSse(url, {}, (event) => event.event === 'text-delta');
+        resume();
+        const lastId = first[first.length - 1]!.id!;
+        const second = await readSse(url, { 'last-event-id': lastId }, (event) => event.event === 'end');
+        return { first, second, result: await waitForAgentRun(handle) };
+      });
+      const events = [...first, ...second].filter((e) => e.event !== 'end');
+      expect(events.map((e) => Number(e.id))).toEqual(events.map((_, i) => i + 1));
+      const parsed = events.map((e) => JSON.parse(e.data) as AgentStreamEvent);
+      expect(parsed.map((e) => e.type)).toEqual(events.map((e) => e.event));
+      expect(streamTurnTexts(parsed).get(0)).toBe(result.answer);
+      expect(second[second.length - 1]?.event).toBe('end');
+    } finally {
+      await sse.close();
+      await workerStore.close();
+      await readerStore.close();
+    }
+  });
+
+  test('over SSE, a run that does not exist is a 404', async () => {
+    const store = openStore();
+    const sse = await startAgentRunStreamServer({ client: temporal.client, store, port: 0 });
+    try {
+      const response = await fetch(`${sse.url}/runs/no-such-run/stream`);
+      expect(response.status).toBe(404);
+    } finally {
+      await sse.close();
+      await store.close();
     }
   });
 
