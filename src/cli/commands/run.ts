@@ -6,12 +6,15 @@ import { agentRunUrl, getAgentRunState, startAgentRun, waitForAgentRun } from '.
 import type { ModelSettings } from '../../contract/model-types';
 import type { ScriptedTurn } from '../../model/scripted-model';
 import { parseScriptedTurns, ScriptedTurnsError } from '../../model/scripted-turns';
-import type { AgentRunInput, AgentRunResult } from '../../contract/agent-run-types';
+import type { AgentRunInput, AgentRunResult, AgentRunState } from '../../contract/agent-run-types';
 import { parseCommandArgs, stringOption, type ParsedValues } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../command';
 import { connectForCommand } from '../connect';
 import { temporalShowCommand } from '../hints';
 import { LiveSteps, outputWidth, progressLine, runSummary } from '../run-view';
+import { streamAgentRun } from '../../client/stream-agent-run';
+import { StreamView } from '../stream-view';
+import { openCommandStreamStore } from '../stream-store';
 
 /** The smallest useful script, shown by `run --help` and by the error for a bad script file. */
 const MINIMAL_SCRIPT =
@@ -45,6 +48,9 @@ options:
   --task-queue <q>    task queue of the workers (default DURABLE_TOOLS_TASK_QUEUE or durable-tools)
   --ui <url>          web UI base URL for the link to the run (default TEMPORAL_UI_URL)
   --detach            start the run, print its id and return
+  --no-stream         do not print the model's text as it is generated (read from the stream store the workers
+                      write: DURABLE_TOOLS_STREAM_STORE, default sqlite at .data/streams.sqlite; on a terminal the
+                      text appears live, elsewhere each turn's text once it is complete)
   -h, --help          this help
 
 exit codes: 0 the run completed (or started, with --detach), 3 it ended failed, compensated,
@@ -61,6 +67,7 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
         ui: { type: 'string' },
         detach: { type: 'boolean' },
         'reuse-failed-id': { type: 'boolean' },
+        'no-stream': { type: 'boolean' },
       },
       { min: 1, max: 1, names: '<goal>' },
     );
@@ -87,7 +94,7 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
       context.out(`Follow it with: ${context.self} show ${handle.workflowId}`);
       return EXIT_CODES.ok;
     }
-    const result = await watch(client, handle, taskQueue, context);
+    const result = await watch(client, handle, taskQueue, context, values['no-stream'] !== true);
     if (!result) {
       context.out(
         `\nStopped watching; the run goes on. ${context.self} show ${handle.workflowId} | ${context.self} cancel ${handle.workflowId}`,
@@ -182,17 +189,43 @@ async function watch(
   handle: WorkflowHandle,
   taskQueue: string,
   context: CliContext,
+  stream: boolean,
 ): Promise<AgentRunResult | undefined> {
   const startedAt = Date.now();
   let progress = '';
   const clearProgress = () => {
     if (context.interactive && progress) process.stdout.write('\r\x1b[K');
+    progress = context.interactive ? '' : progress;
   };
+  const text = new StreamView(
+    {
+      write: (chunk) => {
+        clearProgress();
+        process.stdout.write(chunk);
+      },
+      line: (line) => {
+        clearProgress();
+        context.out(line);
+      },
+    },
+    context.interactive,
+    outputWidth(context.interactive),
+  );
   const live = new LiveSteps((line) => {
     clearProgress();
+    text.close();
     context.out(line);
     progress = '';
   }, outputWidth(context.interactive));
+  const streaming = stream ? printStream(client, handle.workflowId, text, context) : undefined;
+  // Each turn's text, then the steps that turn proposed: in order also when the text is printed whole.
+  const show = (state: AgentRunState | undefined): void => {
+    for (let turn = 0; state && turn < state.turns; turn += 1) {
+      text.printTurn(turn);
+      live.update({ ...state, steps: state.steps.filter((step) => step.turn <= turn + 1) });
+    }
+    live.update(state);
+  };
   let ended: AgentRunResult | undefined;
   let failure: unknown;
   const result = waitForAgentRun(handle).then(
@@ -203,9 +236,11 @@ async function watch(
   while (ended === undefined && failure === undefined && context.lifecycle.signal === undefined) {
     // With the latest progress of running long calls (their heartbeat details).
     const state = await getAgentRunState(client, handle.workflowId).catch(() => undefined);
-    live.update(state);
+    show(state);
     const line = progressLine(state, startedAt, Date.now());
-    if (context.interactive) {
+    if (text.open) {
+      // streamed text is being written on this line: the progress line waits
+    } else if (context.interactive) {
       process.stdout.write(`\r\x1b[K${line}`);
       progress = line;
     } else if (line.replace(/ · [\d.]+ s$/, '') !== progress.replace(/ · [\d.]+ s$/, '')) {
@@ -224,9 +259,40 @@ async function watch(
     await Promise.race([result, context.lifecycle.stopRequested, sleep(RUN_WATCH_TIMING.pollIntervalMs)]);
   }
   clearProgress();
-  if (ended) live.update(ended);
+  await streaming?.finish(ended !== undefined);
+  text.close();
+  if (ended) show(ended);
   if (failure !== undefined && context.lifecycle.signal === undefined) throw failure;
   return ended;
+}
+
+/**
+ * Prints the run's live stream (see {@link StreamView}) until `finish`: after the run ended it reads to the
+ * stream's end first, otherwise it stops at once. No stream store (or one that fails) means no live text.
+ */
+function printStream(
+  client: Client,
+  workflowId: string,
+  view: StreamView,
+  context: CliContext,
+): { finish(ended: boolean): Promise<void> } {
+  const stop = new AbortController();
+  const reading = (async () => {
+    const store = await openCommandStreamStore(context, { existing: true });
+    if (!store) return;
+    for await (const event of streamAgentRun(client, workflowId, { store, signal: stop.signal })) view.show(event);
+  })().catch((error: unknown) => {
+    view.close();
+    context.err(
+      `(no live text: the stream store could not be read: ${error instanceof Error ? error.message : String(error)})`,
+    );
+  });
+  return {
+    async finish(ended) {
+      if (!ended) stop.abort();
+      await reading;
+    },
+  };
 }
 
 async function hasWorkers(client: Client, taskQueue: string): Promise<boolean> {

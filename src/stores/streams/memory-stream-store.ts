@@ -62,9 +62,12 @@ export class MemoryStreamStore implements StreamStore {
       wake = resolve;
       entry.waiters.add(resolve);
     });
+    const done = new AbortController(); // ends the timer when woken first
+    const signal = options.signal ? AbortSignal.any([options.signal, done.signal]) : done.signal;
     try {
-      await Promise.race([woken, sleepOrAbort(options.timeoutMs ?? 60_000, options.signal)]);
+      await Promise.race([woken, sleepOrAbort(options.timeoutMs ?? 60_000, signal)]);
     } finally {
+      done.abort();
       entry.waiters.delete(wake);
     }
   }

@@ -131,7 +131,9 @@ export class PostgresStreamStore implements StreamStore {
       while (!this.closed && !options.signal?.aborted && Date.now() < until) {
         if ((await this.lastOffset(stream)) >= from) return;
         const pause = Math.min(POSTGRES_STREAM_DEFAULTS.fallbackPollMs, Math.max(0, until - Date.now()));
-        await Promise.race([woken, sleepOrAbort(pause, options.signal)]);
+        const done = new AbortController(); // ends the timer when woken first
+        const signal = options.signal ? AbortSignal.any([options.signal, done.signal]) : done.signal;
+        await Promise.race([woken, sleepOrAbort(pause, signal)]).finally(() => done.abort());
         if ((await this.lastOffset(stream)) >= from) return;
       }
     } finally {

@@ -1,4 +1,4 @@
-/** Resolves after `ms`, or at once when `signal` aborts (never rejects); the timer does not keep Node alive. */
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects). A waiting reader keeps its process alive. */
 export function sleepOrAbort(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.resolve();
   return new Promise<void>((resolve) => {
@@ -8,7 +8,6 @@ export function sleepOrAbort(ms: number, signal?: AbortSignal): Promise<void> {
       resolve();
     };
     const timer = setTimeout(done, ms);
-    timer.unref?.();
     signal?.addEventListener('abort', done, { once: true });
   });
 }
