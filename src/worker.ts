@@ -118,6 +118,7 @@ export type {
   ModelToolCall,
   TranscriptMessage,
   ModelCallContext,
+  ModelStreamSink,
   ModelUsage,
   ModelFinishReason,
   ModelTurnIssue,
