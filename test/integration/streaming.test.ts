@@ -11,7 +11,9 @@ import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-clien
 import { streamAgentRun } from '../../src/client/stream-agent-run';
 import { streamTurnTexts } from '../../src/client/stream-turn-texts';
 import { startAgentRunStreamServer } from '../../src/client/agent-run-stream-server';
-import { createConfiguredModelProvider } from '../../src/model/configured-model-providers';
+import { createConfiguredModelProvider, type ModelProviderKind } from '../../src/model/configured-model-providers';
+import { z } from 'zod';
+import { defineTool, type Tool } from '../../src/tools/define-tool';
 import { SqliteStreamStore } from '../../src/stores/streams/sqlite-stream-store';
 import type { AgentStreamEvent } from '../../src/stores/streams/stream-events';
 import type { AgentRunResult } from '../../src/contract/agent-run-types';
@@ -51,18 +53,20 @@ async function withWorker<T>(
   name: string,
   streams: SqliteStreamStore | undefined,
   body: (taskQueue: string) => Promise<T>,
+  kind: ModelProviderKind = 'openai',
+  tools: Tool[] = createRecordingTools().tools,
 ): Promise<T> {
   const taskQueue = uniqueTaskQueue(name);
   const provider = await createConfiguredModelProvider({
-    kind: 'openai',
+    kind,
     baseURL: server.baseURL,
     apiKey: 'k',
     model: 'test-model',
   });
   const worker = await createTestWorker(temporal, {
-    tools: createRecordingTools().tools,
+    tools,
     taskQueue,
-    modelProviders: { openai: provider },
+    modelProviders: { [kind]: provider },
     ...(streams ? { streams } : {}),
   });
   return worker.runUntil(() => body(taskQueue));
@@ -123,36 +127,44 @@ function openStore(): SqliteStreamStore {
 }
 
 describe('streaming a run', () => {
-  test('a stream read to the end holds the recorded turns: the first turn with its tool call, then the final answer', async () => {
-    twoTurns();
-    const workerStore = openStore();
-    const readerStore = openStore();
-    try {
-      const { result, events } = await withWorker('stream-end', workerStore, async (taskQueue) => {
-        const handle = await startAgentRun(
-          temporal.client,
-          { goal: 'Add 2 and 3.', model: { provider: 'openai' } },
-          { taskQueue },
+  test.each<ModelProviderKind>(['openai', 'anthropic', 'openai-compatible'])(
+    'with the %s provider, a stream read to the end holds the recorded turns: the first with its tool call, then the answer',
+    async (kind) => {
+      twoTurns();
+      const workerStore = openStore();
+      const readerStore = openStore();
+      try {
+        const { result, events } = await withWorker(
+          `stream-end-${kind}`,
+          workerStore,
+          async (taskQueue) => {
+            const handle = await startAgentRun(
+              temporal.client,
+              { goal: 'Add 2 and 3.', model: { provider: kind } },
+              { taskQueue },
+            );
+            const reading = readAll(streamAgentRun(temporal.client, handle.workflowId, { store: readerStore }));
+            return { result: await waitForAgentRun(handle), events: await reading };
+          },
+          kind,
         );
-        const reading = readAll(streamAgentRun(temporal.client, handle.workflowId, { store: readerStore }));
-        return { result: await waitForAgentRun(handle), events: await reading };
-      });
-      expect(result.status).toBe('completed');
-      const texts = streamTurnTexts(events);
-      expect(texts.get(0)).toBe(FIRST_TURN);
-      expect(texts.get(1)).toBe(result.answer);
-      expect(result.answer).toBe(ANSWER);
-      expect(events.filter((e) => e.type === 'text-delta').length).toBeGreaterThan(10);
-      expect(
-        events.filter((e) => e.type === 'tool-call-start').map((e) => e.type === 'tool-call-start' && e.toolName),
-      ).toEqual(['add']);
-      expect(events.map((e) => e.offset)).toEqual(events.map((_, i) => i + 1));
-      expect(server.requests.every((request) => request.body.stream === true)).toBe(true);
-    } finally {
-      await workerStore.close();
-      await readerStore.close();
-    }
-  });
+        expect(result.status).toBe('completed');
+        const texts = streamTurnTexts(events);
+        expect(texts.get(0)).toBe(FIRST_TURN);
+        expect(texts.get(1)).toBe(result.answer);
+        expect(result.answer).toBe(ANSWER);
+        expect(events.filter((e) => e.type === 'text-delta').length).toBeGreaterThan(10);
+        expect(
+          events.filter((e) => e.type === 'tool-call-start').map((e) => e.type === 'tool-call-start' && e.toolName),
+        ).toEqual(['add']);
+        expect(events.map((e) => e.offset)).toEqual(events.map((_, i) => i + 1));
+        expect(server.requests.every((request) => request.body.stream === true)).toBe(true);
+      } finally {
+        await workerStore.close();
+        await readerStore.close();
+      }
+    },
+  );
 
   test('the history of a streamed run has the same events as that of the same run without streaming', async () => {
     const eventTypes = async (
@@ -258,6 +270,54 @@ describe('streaming a run', () => {
     } finally {
       await sse.close();
       await store.close();
+    }
+  });
+
+  test('the progress a running tool call reports reaches the stream with its step', async () => {
+    const crunch = defineTool({
+      name: 'crunch',
+      description: 'Crunches a batch, unit by unit.',
+      input: z.object({ units: z.number().int().min(1) }),
+      output: z.object({ crunched: z.number() }),
+      effect: 'read-only',
+      idempotent: true,
+      longCall: { heartbeatTimeout: '30 s', deadline: '5 min' },
+    }).implement(async ({ units }, ctx) => {
+      for (let unit = 0; unit < units; unit += 1) ctx.progress(((unit + 1) / units) * 100, `unit ${unit + 1}`);
+      return { crunched: units };
+    });
+    server.enqueue(
+      { kind: 'turn', toolCalls: [{ name: 'crunch', arguments: '{"units":4}' }] },
+      { kind: 'turn', text: 'Crunched.' },
+    );
+    const workerStore = openStore();
+    const readerStore = openStore();
+    try {
+      const events = await withWorker(
+        'stream-progress',
+        workerStore,
+        async (taskQueue) => {
+          const handle = await startAgentRun(
+            temporal.client,
+            { goal: 'Crunch.', model: { provider: 'openai' } },
+            { taskQueue },
+          );
+          await waitForAgentRun(handle);
+          return readAll(streamAgentRun(temporal.client, handle.workflowId, { store: readerStore }));
+        },
+        'openai',
+        [crunch],
+      );
+      const progress = events.filter((e) => e.type === 'tool-progress');
+      expect(progress.map((e) => e.type === 'tool-progress' && [e.stepId, e.tool, e.percent, e.message])).toEqual([
+        [1, 'crunch', 25, 'unit 1'],
+        [1, 'crunch', 50, 'unit 2'],
+        [1, 'crunch', 75, 'unit 3'],
+        [1, 'crunch', 100, 'unit 4'],
+      ]);
+    } finally {
+      await workerStore.close();
+      await readerStore.close();
     }
   });
 
