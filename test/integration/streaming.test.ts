@@ -23,6 +23,11 @@ import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/t
 import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
 import { STREAM_WORKER } from '../support/stream-worker';
 import { waitFor } from '../support/wait-for';
+import { createServer } from 'node:http';
+import type { Browser } from 'playwright-core';
+import { describeWithBrowser } from '../support/browser';
+import { launchChromium } from '../support/ui-dev-server';
+import { closeHttpServer, listenOnFreePort } from '../support/local-server';
 
 const temporal = useTestTemporal();
 let server: FakeModelServer;
@@ -373,6 +378,93 @@ describe('streaming a run', () => {
     } finally {
       if (worker) await killProcess(worker);
       await reader.close();
+    }
+  });
+});
+
+describeWithBrowser('streaming a run to a browser', (chromiumPath) => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchChromium(chromiumPath);
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  test("a page's EventSource reads the run's text, reconnects by itself with Last-Event-ID, and stops at the end", async () => {
+    let resume: () => void = () => {};
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    server.enqueue({ kind: 'turn', text: ANSWER, chunkChars: 2, pauseAfterChunks: 5, resume: resumed });
+    const page = createServer((_request, response) =>
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>chat</title>'),
+    );
+    const pagePort = await listenOnFreePort(page);
+    const origin = `http://127.0.0.1:${pagePort}`;
+    const workerStore = openStore();
+    const readerStore = openStore();
+    let sse = await startAgentRunStreamServer({
+      client: temporal.client,
+      store: readerStore,
+      port: 0,
+      corsOrigins: [origin],
+    });
+    const ssePort = sse.port;
+    const tab = await browser.newPage();
+    try {
+      const result = await withWorker('stream-browser', workerStore, async (taskQueue) => {
+        const handle = await startAgentRun(
+          temporal.client,
+          { goal: 'Answer.', model: { provider: 'openai' } },
+          { taskQueue },
+        );
+        await tab.goto(origin);
+        await tab.evaluate(
+          (url) => {
+            const seen: { id: string; type: string; data: string }[] = [];
+            (globalThis as unknown as { seen: typeof seen }).seen = seen;
+            const source = new EventSource(url);
+            for (const type of ['segment-start', 'text-delta', 'tool-call-start', 'segment-end']) {
+              source.addEventListener(type, (e) =>
+                seen.push({ id: (e as MessageEvent).lastEventId, type, data: (e as MessageEvent).data }),
+              );
+            }
+            source.addEventListener('end', () => {
+              seen.push({ id: '', type: 'end', data: '' });
+              source.close();
+            });
+          },
+          `${sse.url}/runs/${encodeURIComponent(handle.workflowId)}/stream`,
+        );
+        const seenCount = (type: string) =>
+          tab.evaluate(
+            (t) => (globalThis as unknown as { seen: { type: string }[] }).seen.filter((e) => e.type === t).length,
+            type,
+          );
+        await waitFor('the page to get a text delta', async () => (await seenCount('text-delta')) > 0);
+        // The server goes away mid-turn and comes back on the same port: the browser reconnects on its own.
+        await sse.close();
+        sse = await startAgentRunStreamServer({
+          client: temporal.client,
+          store: readerStore,
+          port: ssePort,
+          corsOrigins: [origin],
+        });
+        resume();
+        await waitFor('the page to get the end event', async () => (await seenCount('end')) > 0);
+        return waitForAgentRun(handle);
+      });
+      const seen = await tab.evaluate(
+        () => (globalThis as unknown as { seen: { id: string; type: string; data: string }[] }).seen,
+      );
+      const events = seen.filter((e) => e.type !== 'end').map((e) => JSON.parse(e.data) as AgentStreamEvent);
+      expect(seen.filter((e) => e.type !== 'end').map((e) => Number(e.id))).toEqual(events.map((_, i) => i + 1));
+      expect(streamTurnTexts(events).get(0)).toBe(result.answer);
+    } finally {
+      await tab.close();
+      await sse.close();
+      await closeHttpServer(page);
+      await workerStore.close();
+      await readerStore.close();
     }
   });
 });
