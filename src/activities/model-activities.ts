@@ -167,7 +167,12 @@ async function answer(
   let raw: unknown;
   try {
     raw = await callWithDeadline(
-      (context) => provider(request, live ? { ...context, stream: live } : context),
+      // The provider gets the sink only, never the segment's end.
+      (context) =>
+        provider(
+          request,
+          live ? { ...context, stream: { text: live.text, toolCallStart: live.toolCallStart } } : context,
+        ),
       turnTimeoutMs(input.settings, deps.turnTimeoutMs),
     );
   } catch (error) {
