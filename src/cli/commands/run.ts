@@ -211,20 +211,24 @@ async function watch(
     context.interactive,
     outputWidth(context.interactive),
   );
-  const live = new LiveSteps((line) => {
-    clearProgress();
-    text.close();
-    context.out(line);
-    progress = '';
-  }, outputWidth(context.interactive));
+  // Each turn's text comes before the steps it proposed, also when it is printed whole (off a terminal).
+  const printTextsBefore = (turns: number): void => {
+    for (let turn = 0; turn < turns; turn += 1) text.printTurn(turn);
+  };
+  const live = new LiveSteps(
+    (line) => {
+      clearProgress();
+      text.close();
+      context.out(line);
+      progress = '';
+    },
+    outputWidth(context.interactive),
+    printTextsBefore,
+  );
   const streaming = stream ? printStream(client, handle.workflowId, text, context) : undefined;
-  // Each turn's text, then the steps that turn proposed: in order also when the text is printed whole.
   const show = (state: AgentRunState | undefined): void => {
-    for (let turn = 0; state && turn < state.turns; turn += 1) {
-      text.printTurn(turn);
-      live.update({ ...state, steps: state.steps.filter((step) => step.turn <= turn + 1) });
-    }
     live.update(state);
+    if (state) printTextsBefore(state.turns);
   };
   let ended: AgentRunResult | undefined;
   let failure: unknown;
