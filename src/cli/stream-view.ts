@@ -34,12 +34,21 @@ export class StreamView {
     private readonly width: number,
   ) {}
 
+  /** Whether any event of the run arrived (its worker streams). */
+  seenAny = false;
+
+  /** Whether an attempt of turn `turn` (0-based) completed, so its text is known. */
+  hasCompleted(turn: number): boolean {
+    return this.completed.has(turn);
+  }
+
   /** Whether streamed text is being written on the current line (a progress line must wait). */
   get open(): boolean {
     return this.openLine;
   }
 
   show(event: AgentStreamEvent): void {
+    this.seenAny = true;
     switch (event.type) {
       case 'segment-start':
         this.close();

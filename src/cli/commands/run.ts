@@ -21,7 +21,14 @@ const MINIMAL_SCRIPT =
   '[{"toolCalls": [{"name": "search_flights", "arguments": {"from": "LIS", "to": "BER"}}]}, {"text": "Found a flight.", "final": true}]';
 
 /** How often `run` reads the run's state while it watches. */
-export const RUN_WATCH_TIMING = { pollIntervalMs: 250, noWorkerWarningMs: 5_000 } as const;
+export const RUN_WATCH_TIMING = {
+  pollIntervalMs: 250,
+  noWorkerWarningMs: 5_000,
+  /** Off a terminal: how long step lines wait for their turn's streamed text (the worker streams). */
+  textGraceMs: 5_000,
+  /** The same, while nothing came from the stream yet (the worker may not stream at all). */
+  noTextGraceMs: 1_000,
+} as const;
 
 /** `durable-tools run <goal>`: starts a run and shows its steps live until it ends. */
 export const runCommand: CliCommand = {
@@ -230,6 +237,20 @@ async function watch(
     live.update(state);
     if (state) printTextsBefore(state.turns);
   };
+  // Off a terminal, the steps of a turn wait (a little) for that turn's text, which the stream may bring later.
+  const heldSince = new Map<number, number>();
+  const mayShow = (state: AgentRunState | undefined): boolean => {
+    if (context.interactive || !streaming || !state) return true;
+    for (const turn of new Set(state.steps.map((step) => step.turn))) {
+      if (text.hasCompleted(turn - 1)) continue;
+      const since = heldSince.get(turn) ?? Date.now();
+      heldSince.set(turn, since);
+      if (Date.now() - since < (text.seenAny ? RUN_WATCH_TIMING.textGraceMs : RUN_WATCH_TIMING.noTextGraceMs)) {
+        return false;
+      }
+    }
+    return true;
+  };
   let ended: AgentRunResult | undefined;
   let failure: unknown;
   const result = waitForAgentRun(handle).then(
@@ -240,7 +261,7 @@ async function watch(
   while (ended === undefined && failure === undefined && context.lifecycle.signal === undefined) {
     // With the latest progress of running long calls (their heartbeat details).
     const state = await getAgentRunState(client, handle.workflowId).catch(() => undefined);
-    show(state);
+    if (mayShow(state)) show(state);
     const line = progressLine(state, startedAt, Date.now());
     if (text.open) {
       // streamed text is being written on this line: the progress line waits
