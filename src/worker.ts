@@ -122,6 +122,7 @@ export type {
   ModelToolCall,
   TranscriptMessage,
   ModelCallContext,
+  ModelStreamSink,
   ModelUsage,
   ModelFinishReason,
   ModelTurnIssue,

@@ -68,6 +68,11 @@ export class CallHeartbeat {
     this.details.checkpoint = checkpoint;
   }
 
+  /** The latest progress set with {@link setProgress}. */
+  get progress(): ToolProgress | undefined {
+    return this.details.progress;
+  }
+
   setProgress(percent: number, message: string | undefined, now: Date): void {
     const bounded = Number.isFinite(percent) ? Math.min(100, Math.max(0, percent)) : 0;
     this.details.progress = {

@@ -1,6 +1,11 @@
 import { z } from 'zod';
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import type { StreamStore } from '../stores/streams/stream-store';
+import type { StreamSegment } from '../stores/streams/stream-events';
+import { openTurnStream, type TurnStream } from './turn-stream';
 import { MODEL_CALL_LIMITS } from '../contract/model-call-limits';
-import type { ModelProvider, ModelSettings, ModelTurn, TranscriptMessage } from '../contract/model-types';
+import type { ModelProvider, ModelRequest, ModelSettings, ModelTurn, TranscriptMessage } from '../contract/model-types';
 import { scriptedModel } from '../model/scripted-model';
 import { modelFacingCatalog } from '../contract/tool-disclosure';
 import type { ToolRegistry } from '../tools/tool-registry';
@@ -28,6 +33,12 @@ export interface ModelActivityDeps {
   turnTimeoutMs?: number;
   /** Uniform random source in [0, 1) for the jitter of model retries (default `Math.random`). */
   random?: () => number;
+  /**
+   * Where turns are streamed live, out of band (docs/streaming.md): every attempt of a turn writes a segment of
+   * text deltas and tool-call starts for `streamAgentRun` and the SSE endpoint. Without one nothing is streamed
+   * and providers answer whole turns.
+   */
+  streams?: StreamStore;
 }
 
 /**
@@ -130,57 +141,112 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         tools: modelTools(modelVisibleTools(deps.registry.catalog(), input.allowedTools), input.toolView ?? 'full'),
         settings: input.settings,
       };
-      let raw: unknown;
+      const live = deps.streams
+        ? openTurnStream(deps.streams, input.runKey, segmentOf(input), activityLog())
+        : undefined;
       try {
-        raw = await callWithDeadline(
-          (context) => provider(request, context),
-          turnTimeoutMs(input.settings, deps.turnTimeoutMs),
-        );
+        const turn = await answer(input, provider, request, deps, live);
+        await live?.complete(turn);
+        return turn;
       } catch (error) {
-        throw modelFailure(error, input.settings.provider, deps.random);
+        await live?.fail(failureCodeOf(error));
+        throw error;
       }
-      // Values JSON cannot carry (a symbol as a tool name, a BigInt or a function in the arguments, a cycle)
-      // make the turn an issue the model reads: the workflow only ever sees JSON, and no such call runs.
-      const json = jsonModelTurn(raw);
-      if (!json.ok) {
-        return {
-          toolCalls: [],
-          done: false,
-          issue: { code: 'MODEL_OUTPUT_NOT_JSON', message: truncateText(notJsonMessage(json.problem), 2_000) },
-        };
-      }
-      const parsed = modelTurnSchema.safeParse(json.turn);
-      if (!parsed.success) {
-        throw engineFailure(
-          ENGINE_FAILURE_TYPES.MODEL_OUTPUT_INVALID,
-          truncateText(
-            `The model provider "${input.settings.provider}" returned a malformed turn (${z.prettifyError(parsed.error).slice(0, 500)}): ${turnExcerpt(raw)}`,
-            PAYLOAD_LIMITS.errorTextChars,
-          ),
-          { retryable: true },
-        );
-      }
-      // A turn with neither text nor tool calls (`{}`) is an empty response, never a completed answer.
-      const empty = parsed.data.issue === undefined ? emptyTurnProblem(parsed.data) : undefined;
-      if (empty) parsed.data.issue = { code: 'MODEL_EMPTY_RESPONSE', message: `The model's turn was empty: ${empty}.` };
-      const turn = parsed.data;
-      const usage = turn.usage ? withoutUndefined(turn.usage) : undefined;
-      // Whatever the model produced, the turn must fit through Temporal (see boundModelTurn).
-      return boundModelTurn({
-        ...(turn.text !== undefined ? { text: turn.text } : {}),
-        toolCalls: turn.toolCalls.map((call, index) => ({
-          id: call.id ?? `call_${input.turn + 1}_${index + 1}`,
-          name: typeof call.name === 'string' ? call.name : JSON.stringify(call.name ?? null),
-          arguments: recordedToolArguments(call.arguments),
-        })),
-        done: turn.issue === undefined && (turn.done || turn.toolCalls.length === 0),
-        ...(usage && Object.keys(usage).length > 0 ? { usage } : {}),
-        ...(turn.modelId !== undefined ? { modelId: turn.modelId } : {}),
-        ...(turn.finishReason !== undefined ? { finishReason: turn.finishReason } : {}),
-        ...(turn.issue !== undefined && turn.toolCalls.length === 0 ? { issue: turn.issue } : {}),
-      });
     },
   };
+}
+
+/** Calls the provider for one turn and normalises what it returned (see {@link createModelActivities}). */
+async function answer(
+  input: CallModelInput,
+  provider: ModelProvider,
+  request: ModelRequest,
+  deps: ModelActivityDeps,
+  live: TurnStream | undefined,
+): Promise<ModelTurn> {
+  let raw: unknown;
+  try {
+    raw = await callWithDeadline(
+      // The provider gets the sink only, never the segment's end.
+      (context) =>
+        provider(
+          request,
+          live ? { ...context, stream: { text: live.text, toolCallStart: live.toolCallStart } } : context,
+        ),
+      turnTimeoutMs(input.settings, deps.turnTimeoutMs),
+    );
+  } catch (error) {
+    throw modelFailure(error, input.settings.provider, deps.random);
+  }
+  // Values JSON cannot carry (a symbol as a tool name, a BigInt or a function in the arguments, a cycle)
+  // make the turn an issue the model reads: the workflow only ever sees JSON, and no such call runs.
+  const json = jsonModelTurn(raw);
+  if (!json.ok) {
+    return {
+      toolCalls: [],
+      done: false,
+      issue: { code: 'MODEL_OUTPUT_NOT_JSON', message: truncateText(notJsonMessage(json.problem), 2_000) },
+    };
+  }
+  const parsed = modelTurnSchema.safeParse(json.turn);
+  if (!parsed.success) {
+    throw engineFailure(
+      ENGINE_FAILURE_TYPES.MODEL_OUTPUT_INVALID,
+      truncateText(
+        `The model provider "${input.settings.provider}" returned a malformed turn (${z.prettifyError(parsed.error).slice(0, 500)}): ${turnExcerpt(raw)}`,
+        PAYLOAD_LIMITS.errorTextChars,
+      ),
+      { retryable: true },
+    );
+  }
+  // A turn with neither text nor tool calls (`{}`) is an empty response, never a completed answer.
+  const empty = parsed.data.issue === undefined ? emptyTurnProblem(parsed.data) : undefined;
+  if (empty) parsed.data.issue = { code: 'MODEL_EMPTY_RESPONSE', message: `The model's turn was empty: ${empty}.` };
+  const turn = parsed.data;
+  const usage = turn.usage ? withoutUndefined(turn.usage) : undefined;
+  // Whatever the model produced, the turn must fit through Temporal (see boundModelTurn).
+  return boundModelTurn({
+    ...(turn.text !== undefined ? { text: turn.text } : {}),
+    toolCalls: turn.toolCalls.map((call, index) => ({
+      id: call.id ?? `call_${input.turn + 1}_${index + 1}`,
+      name: typeof call.name === 'string' ? call.name : JSON.stringify(call.name ?? null),
+      arguments: recordedToolArguments(call.arguments),
+    })),
+    done: turn.issue === undefined && (turn.done || turn.toolCalls.length === 0),
+    ...(usage && Object.keys(usage).length > 0 ? { usage } : {}),
+    ...(turn.modelId !== undefined ? { modelId: turn.modelId } : {}),
+    ...(turn.finishReason !== undefined ? { finishReason: turn.finishReason } : {}),
+    ...(turn.issue !== undefined && turn.toolCalls.length === 0 ? { issue: turn.issue } : {}),
+  });
+}
+
+/** The segment this attempt writes: the activity's run and attempt (a direct call outside an activity: attempt 1). */
+function segmentOf(input: CallModelInput): StreamSegment {
+  const info = currentActivityInfo();
+  const workflowId = info?.workflowExecution?.workflowId ?? input.runKey.split('/')[0] ?? input.runKey;
+  return { workflowId, runId: info?.workflowExecution?.runId ?? '', turn: input.turn, attempt: info?.attempt ?? 1 };
+}
+
+function currentActivityInfo(): Context['info'] | undefined {
+  try {
+    return Context.current().info;
+  } catch {
+    return undefined;
+  }
+}
+
+function activityLog(): Context['log'] | undefined {
+  try {
+    return Context.current().log;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The code a failed attempt's segment ends with: the ApplicationFailure's type, or the error's name. */
+function failureCodeOf(error: unknown): string {
+  if (error instanceof ApplicationFailure && error.type) return error.type;
+  return error instanceof Error ? error.name : 'ERROR';
 }
 
 /** The tools the model sees, plus the built-in `fetch_tool_result` when a visible tool is fetch-later. */

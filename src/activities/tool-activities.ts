@@ -1,4 +1,6 @@
 import { redactFailure, redactingLogger } from './redact-sensitive';
+import type { StreamStore } from '../stores/streams/stream-store';
+import { publishProgress } from './progress-stream';
 import { parsedArguments, sensitiveValues } from '../contract/sensitive-arguments';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -93,6 +95,11 @@ export interface ToolActivityDeps {
    * registers one). See docs/telemetry.md.
    */
   meterProvider?: MeterProvider;
+  /**
+   * Where progress reports of running calls (`ctx.progress`) are also streamed live to readers (docs/streaming.md),
+   * besides the heartbeat. Best effort: a failing store never fails a call.
+   */
+  streams?: StreamStore;
 }
 
 /** An activity implementing one tool call. */
@@ -360,6 +367,15 @@ function toolContext(tool: Tool, input: ToolActivityInput, parts: ContextParts):
     progress: (percent: number, message?: string) => {
       heartbeat.setProgress(percent, message, new Date());
       heartbeat.beat();
+      if (deps.streams)
+        publishProgress(
+          deps.streams,
+          parts.runKey,
+          input.stepId,
+          tool.contract.catalogEntry.name,
+          heartbeat.progress,
+          activity,
+        );
     },
     log: activity.log,
   };

@@ -92,6 +92,11 @@ export const COMMANDS: readonly CliCommandEntry[] = [
     load: async () => (await import('./commands/codec-server')).codecServerCommand,
   },
   {
+    name: 'stream-server',
+    summary: 'serve the live events of runs (model text, tool progress) as server-sent events, until Ctrl-C',
+    load: async () => (await import('./commands/stream-server')).streamServerCommand,
+  },
+  {
     name: 'install-cli',
     summary: 'find or build the Temporal CLI and print its path',
     load: async () => (await import('./commands/install-cli')).installCliCommand,

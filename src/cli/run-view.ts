@@ -226,13 +226,19 @@ export class LiveSteps {
   /** The step the last line was about: its end line then needs no `step N` label. */
   private lastStep: number | undefined;
 
+  /**
+   * @param beforeTurn called before the first line about a step proposed by model turn `turn` (from 1), so the
+   * text of that turn can be printed before its steps (`durable-tools run`)
+   */
   constructor(
     private readonly print: (line: string) => void,
     private readonly width = DEFAULT_OUTPUT_WIDTH,
+    private readonly beforeTurn?: (turn: number) => void,
   ) {}
 
   update(state: AgentRunState | undefined): void {
     const steps = [...(state?.steps ?? [])].sort((a, b) => a.stepId - b.stepId);
+    const turnOf = new Map(steps.map((step) => [step.stepId, step.turn]));
     const events: StepEvent[] = [];
     for (const step of steps) events.push(...this.forwardEvents(step));
     // Events without a time keep their place after the one before them.
@@ -242,7 +248,11 @@ export class LiveSteps {
       return { event, at, index };
     });
     timed.sort((a, b) => a.at - b.at || a.index - b.index);
-    for (const { event } of timed) this.emit(event);
+    for (const { event } of timed) {
+      const turn = turnOf.get(event.stepId);
+      if (turn !== undefined) this.beforeTurn?.(turn);
+      this.emit(event);
+    }
     for (const step of [...steps].reverse()) for (const event of this.undoEvents(step)) this.emit(event);
   }
 

@@ -93,6 +93,23 @@ export interface ModelCallContext {
   signal: AbortSignal;
   /** Epoch milliseconds after which the engine gives up on this turn (and aborts `signal`). */
   deadline: number;
+  /**
+   * Present when the worker streams turns to readers (it has a stream store): a provider that can stream
+   * reports the turn's text and tool-call starts here as they arrive, and still returns the whole turn. A
+   * provider that ignores it is streamed as a whole turn when it returns.
+   */
+  stream?: ModelStreamSink;
+}
+
+/**
+ * Where a streaming provider reports a turn while it runs. Calls never throw and never wait: the engine
+ * publishes out of band (see docs/streaming.md); the returned turn stays the durable result.
+ */
+export interface ModelStreamSink {
+  /** A piece of the turn's text, in order. */
+  text(delta: string): void;
+  /** The model began a tool call (its arguments follow in the returned turn). */
+  toolCallStart(call: { id: string; name: string }): void;
 }
 
 /**

@@ -23,6 +23,17 @@ export {
 export { AgentRunStartError, type AgentRunStartErrorCode } from '../client/agent-run-start-error';
 export { PayloadBudgetError, type PayloadBudgetErrorCode } from '../client/payload-budget-error';
 export { runningCalls, type RunningCall } from '../long-calls/live-progress';
+
+// Streaming a run live: from code, over SSE (docs/streaming.md)
+export { streamAgentRun, type StreamAgentRunOptions } from '../client/stream-agent-run';
+export { streamTurnTexts } from '../client/stream-turn-texts';
+export { serveAgentRunStream, type ServeAgentRunStreamOptions } from '../client/agent-run-sse';
+export {
+  startAgentRunStreamServer,
+  AgentRunStreamServerConfigError,
+  type AgentRunStreamServer,
+  type AgentRunStreamServerOptions,
+} from '../client/agent-run-stream-server';
 export { diffAgentRuns } from '../client/diff-agent-runs';
 export { forkAgentRun, type ForkAgentRunOptions } from '../client/fork-agent-run';
 export { AgentRunForkError, type AgentRunForkErrorCode } from '../client/agent-run-fork-error';

@@ -19,3 +19,4 @@ export { createSeededRandom } from '../failures/seeded-random';
 export { MemoryIdempotencyStore } from '../stores/idempotency/memory-idempotency-store';
 export { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
 export { MemoryAuditStore } from '../stores/audit/memory-audit-store';
+export { MemoryStreamStore } from '../stores/streams/memory-stream-store';

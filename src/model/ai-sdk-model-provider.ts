@@ -6,6 +6,7 @@ import {
   type AiSdkLanguageModel,
 } from './ai-sdk-spec';
 import { ModelConfigError } from './model-config-error';
+import { streamedGenerateResult } from './ai-sdk-stream';
 import type { ModelCallContext, ModelProvider, ModelRequest, ModelTurn } from '../contract/model-types';
 
 /**
@@ -22,6 +23,11 @@ export interface AiSdkProviderOptions {
   maxOutputTokens?: number;
   /** Sampling temperature; settings: `temperature`. */
   temperature?: number;
+  /**
+   * Whether turns use the model's `doStream` when the worker streams to readers (default true). False: every turn
+   * is one `doGenerate` call, streamed to readers as a whole turn when it returns.
+   */
+  stream?: boolean;
 }
 
 /**
@@ -29,7 +35,9 @@ export interface AiSdkProviderOptions {
  * 3, the AI SDK 6 provider packages) or the `LanguageModelV4` spec (`@ai-sdk/provider` 4, the AI SDK 7 provider
  * packages, Node ≥ 22), told apart by the model's `specificationVersion`. One turn is one `doGenerate` call carrying
  * the engine's abort signal (cancellation and the turn's deadline); the provider's own errors are thrown
- * unchanged for the engine to classify. A run's settings may choose the model id (`model`) and override
+ * unchanged for the engine to classify. When the worker streams turns (it has a stream store), a turn is one
+ * `doStream` call instead, its text deltas and tool-call starts reported as they arrive and its parts read by the
+ * same mapping, so the durable turn is the same either way. A run's settings may choose the model id (`model`) and override
  * `system`, `maxOutputTokens` and `temperature`.
  *
  * @example
@@ -68,7 +76,10 @@ export function aiSdkModelProvider(source: LanguageModelSource, options: AiSdkPr
       ...(temperature !== undefined ? { temperature } : {}),
       abortSignal: context.signal,
     };
-    const result = await model.doGenerate(call);
+    const result =
+      context.stream && options.stream !== false
+        ? await streamedGenerateResult(model, call, context.stream)
+        : await model.doGenerate(call);
     const turn = fromGenerateResult(result);
     return turn.modelId ? turn : { ...turn, modelId: model.modelId };
   };

@@ -108,7 +108,36 @@ export interface AiSdkGenerateResult {
    */
   finishReason: { unified: string; raw: string | undefined };
   usage: AiSdkUsage;
-  response?: { modelId?: string };
+  response?: { modelId?: string; headers?: Record<string, string> };
+  request?: { body?: unknown };
+}
+
+/**
+ * One part of a `doStream` stream, read by its `type`: `text-start` / `text-delta` (`id`, `delta`),
+ * `tool-input-start` (`id`, `toolName`, `providerExecuted`), `tool-call` (as in a generate result),
+ * `response-metadata` (`modelId`), `finish` (`finishReason`, `usage`) and `error` (`error`) are used; every other
+ * part (reasoning, sources, files, raw chunks, AI SDK 7's `ping`) is ignored.
+ */
+export interface AiSdkStreamPart {
+  type: string;
+  id?: string;
+  delta?: string;
+  text?: string;
+  toolCallId?: string;
+  toolName?: string;
+  input?: string;
+  providerExecuted?: boolean;
+  modelId?: string;
+  finishReason?: AiSdkGenerateResult['finishReason'];
+  usage?: AiSdkUsage;
+  error?: unknown;
+}
+
+/** What one `doStream` call returns, as far as durable-tools reads it. */
+export interface AiSdkStreamResult {
+  stream: ReadableStream<AiSdkStreamPart>;
+  request?: { body?: unknown };
+  response?: { headers?: Record<string, string> };
 }
 
 /**
@@ -120,6 +149,7 @@ export interface AiSdkLanguageModel {
   readonly provider: string;
   readonly modelId: string;
   doGenerate(options: AiSdkCallOptions): PromiseLike<AiSdkGenerateResult>;
+  doStream(options: AiSdkCallOptions): PromiseLike<AiSdkStreamResult>;
 }
 
 /** True when `version` is a specification the adapter drives. */

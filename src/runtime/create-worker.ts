@@ -11,6 +11,8 @@ import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings }
 import type { IdempotencyStore } from '../stores/idempotency/idempotency-store';
 import type { ModelProvider } from '../contract/model-types';
 import type { TranscriptStore } from '../stores/transcripts/transcript-store';
+import type { StreamStore } from '../stores/streams/stream-store';
+import { openStreamStore, STREAM_STORE_ENV, streamStoreConfigFromEnv } from '../stores/streams/open-stream-store';
 import type { Tool } from '../tools/define-tool';
 import { createIdempotencyStore } from '../stores/idempotency/create-idempotency-store';
 import { createIdempotencyReaper } from '../stores/idempotency/idempotency-reaper';
@@ -73,6 +75,12 @@ export interface CreateWorkerOptions {
    * memory, which serves one worker only: with several workers use SQLite on one machine, Postgres beyond).
    */
   transcripts?: TranscriptStore;
+  /**
+   * Where model turns (text deltas, tool-call starts) and tool progress are streamed live, out of band, for
+   * `streamAgentRun` and the SSE endpoint (see `openStreamStore`, docs/streaming.md). Without one nothing is
+   * streamed. Readers must open the same store: SQLite for the processes of one machine, Postgres beyond.
+   */
+  streams?: StreamStore;
   /**
    * MCP servers whose tools this worker also runs, as `{ mcpServers: { name: {command, args, env, cwd} | {url,
    * headers} } }` (the worker owns the connections and closes them in `close()`), or a host you manage.
@@ -155,6 +163,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
     registry,
     providers: options.modelProviders ?? {},
     transcripts,
+    ...(options.streams ? { streams: options.streams } : {}),
   });
   const dataConverter = encryptedDataConverter(encryption, options.workerOptions?.dataConverter);
   const workflowCode = await workflowCodeOption(options, interceptors?.workflowModules, dataConverter);
@@ -182,6 +191,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
         ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
         payloadStore: transcripts,
         argumentGuard,
+        ...(options.streams ? { streams: options.streams } : {}),
         ...telemetryActivityDeps(options.telemetry),
       }),
       ...createApprovalActivities({
@@ -279,7 +289,9 @@ export async function loadToolsModule(modulePath: string, cwd: string = process.
  * Runs a worker the way a worker process should: idempotency keys in the configured durable store
  * (SQLite in `.data/` by default, Postgres with `DURABLE_TOOLS_IDEMPOTENCY_STORE=postgres`) with its reaper,
  * transcripts in the configured store (`.data/transcripts.sqlite` by default, Postgres with
- * `DURABLE_TOOLS_TRANSCRIPT_STORE=postgres`) with a reaper of expired stored payloads, the approval audit trail in the configured store
+ * `DURABLE_TOOLS_TRANSCRIPT_STORE=postgres`) with a reaper of expired stored payloads, live streams of model turns
+ * in the configured stream store (`.data/streams.sqlite` by default, `DURABLE_TOOLS_STREAM_STORE=postgres|memory|off`;
+ * with payload encryption only when that variable is set), the approval audit trail in the configured store
  * (`.data/audit.sqlite` by default, Postgres with `DURABLE_TOOLS_AUDIT_STORE=postgres`), OpenTelemetry traces and
  * metrics as the standard `OTEL_*` variables ask (see `startTelemetryFromEnv`). Returns when `until` settles (the command line passes its
  * Ctrl-C / SIGTERM), after the worker has drained; without `until`, when the worker shuts down.
@@ -298,6 +310,9 @@ export async function runWorkerProcess(options: {
   // OpenTelemetry as the OTEL_* variables ask (nothing loaded when they ask for nothing).
   const telemetry = await startTelemetryFromEnv();
   const transcripts = createTranscriptStore();
+  // Model text streams in clear: with payload encryption only when the environment asks for a stream store.
+  const streamConfig = encryption && !process.env[STREAM_STORE_ENV.store] ? undefined : streamStoreConfigFromEnv();
+  const streams = streamConfig ? await openStreamStore(streamConfig) : undefined;
   const auditStore = createAuditStore();
   const idempotencyStore = createIdempotencyStore();
   const reaper = createIdempotencyReaper(idempotencyStore);
@@ -307,6 +322,7 @@ export async function runWorkerProcess(options: {
       tools: options.tools,
       idempotencyStore,
       transcripts,
+      ...(streams ? { streams } : {}),
       auditStore,
       settings,
       modelProviders,
@@ -328,6 +344,7 @@ export async function runWorkerProcess(options: {
     payloadReaper.stop();
     await idempotencyStore.close();
     await transcripts.close();
+    await streams?.close();
     await auditStore.close();
     await telemetry?.shutdown();
   }

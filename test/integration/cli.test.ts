@@ -43,6 +43,7 @@ function cliEnv(taskQueue: string): NodeJS.ProcessEnv {
     DURABLE_TOOLS_TASK_QUEUE: taskQueue,
     DURABLE_TOOLS_SQLITE_PATH: join(dir, `${taskQueue}-keys.sqlite`),
     DURABLE_TOOLS_TRANSCRIPT_STORE: 'memory',
+    DURABLE_TOOLS_STREAM_SQLITE_PATH: join(dir, `${taskQueue}-streams.sqlite`),
     TEMPORAL_CONFIG_FILE: join(dir, 'no-temporal.toml'),
   };
 }
@@ -174,6 +175,37 @@ describe('against a server, with a worker started through npm', () => {
     expect(stdout).toMatch(/step 1 {2}→ create_order \{"item":"book"\}\n\s+✓ ok: \{"orderId":"order-1"\}/);
     expect(stdout).toMatch(/step 2 {2}→ charge \{"amount":20\}/);
     expect(stdout).toMatch(/status: {2}completed/);
+  });
+
+  test("run prints the model's text of each turn once, whole, when its output is not a terminal", async () => {
+    const script: ScriptedTurn[] = [
+      { text: 'Ordering the book first.', toolCalls: [{ name: 'create_order', arguments: { item: 'book' } }] },
+      { text: 'The book is ordered.', final: true },
+    ];
+    const { code, stdout } = await runCliToEnd(
+      ['run', 'Order a book', '--script', scriptFile('text', script), '--id', `${taskQueue}-text`],
+      env,
+    );
+    expect(code).toBe(0);
+    expect(stdout.match(/^model › .*$/gm)).toEqual([
+      'model › Ordering the book first.',
+      'model › The book is ordered.',
+    ]);
+    // Each turn's text comes before the steps it proposed and after those of the turn before.
+    expect(stdout).toMatch(
+      /model › Ordering the book first\.\n\s+step 1 {2}→ create_order .*\n\s+✓ ok: .*\nmodel › The book is ordered\./,
+    );
+    expect(stdout).not.toMatch(/\x1b|\r/);
+  });
+
+  test('run prints no model text with --no-stream', async () => {
+    const script: ScriptedTurn[] = [{ text: 'Nothing to do.', final: true }];
+    const { code, stdout } = await runCliToEnd(
+      ['run', 'Idle', '--script', scriptFile('quiet', script), '--id', `${taskQueue}-quiet`, '--no-stream'],
+      env,
+    );
+    expect(code).toBe(0);
+    expect(stdout).not.toMatch(/^model › /m);
   });
 
   test('run shows the progress of a running long call as it goes', async () => {

@@ -121,6 +121,7 @@ export async function createTestWorker(
     transcripts?: TranscriptStore;
     approvals?: CreateWorkerOptions['approvals'];
     auditStore?: CreateWorkerOptions['auditStore'];
+    streams?: CreateWorkerOptions['streams'];
   },
 ): Promise<Worker> {
   const { namespace, bundlePath } = testServer();
@@ -137,6 +138,7 @@ export async function createTestWorker(
     ...(options.transcripts ? { transcripts: options.transcripts } : {}),
     ...(options.approvals ? { approvals: options.approvals } : {}),
     ...(options.auditStore ? { auditStore: options.auditStore } : {}),
+    ...(options.streams ? { streams: options.streams } : {}),
   });
   return worker;
 }

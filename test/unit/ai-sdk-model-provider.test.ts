@@ -31,6 +31,9 @@ function model(specificationVersion: string): AiSdkLanguageModel & { calls: AiSd
       calls.push(options);
       return answer;
     },
+    doStream: async () => {
+      throw new Error('this fake model does not stream');
+    },
   };
 }
 

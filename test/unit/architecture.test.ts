@@ -11,7 +11,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['contract'],
   ['failures', 'guard', 'net', 'stores'],
   ['stores/idempotency'],
-  ['stores/transcripts', 'stores/audit'],
+  ['stores/transcripts', 'stores/audit', 'stores/streams'],
   ['tools', 'model', 'telemetry', 'encryption'],
   ['long-calls'],
   ['activities'],

@@ -6,19 +6,29 @@ import { agentRunUrl, getAgentRunState, startAgentRun, waitForAgentRun } from '.
 import type { ModelSettings } from '../../contract/model-types';
 import type { ScriptedTurn } from '../../model/scripted-model';
 import { parseScriptedTurns, ScriptedTurnsError } from '../../model/scripted-turns';
-import type { AgentRunInput, AgentRunResult } from '../../contract/agent-run-types';
+import type { AgentRunInput, AgentRunResult, AgentRunState } from '../../contract/agent-run-types';
 import { parseCommandArgs, stringOption, type ParsedValues } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../command';
 import { connectForCommand } from '../connect';
 import { temporalShowCommand } from '../hints';
 import { LiveSteps, outputWidth, progressLine, runSummary } from '../run-view';
+import { streamAgentRun } from '../../client/stream-agent-run';
+import { StreamView } from '../stream-view';
+import { openCommandStreamStore } from '../stream-store';
 
 /** The smallest useful script, shown by `run --help` and by the error for a bad script file. */
 const MINIMAL_SCRIPT =
   '[{"toolCalls": [{"name": "search_flights", "arguments": {"from": "LIS", "to": "BER"}}]}, {"text": "Found a flight.", "final": true}]';
 
 /** How often `run` reads the run's state while it watches. */
-export const RUN_WATCH_TIMING = { pollIntervalMs: 250, noWorkerWarningMs: 5_000 } as const;
+export const RUN_WATCH_TIMING = {
+  pollIntervalMs: 250,
+  noWorkerWarningMs: 5_000,
+  /** Off a terminal: how long step lines wait for their turn's streamed text (the worker streams). */
+  textGraceMs: 5_000,
+  /** The same, while nothing came from the stream yet (the worker may not stream at all). */
+  noTextGraceMs: 1_000,
+} as const;
 
 /** `durable-tools run <goal>`: starts a run and shows its steps live until it ends. */
 export const runCommand: CliCommand = {
@@ -45,6 +55,9 @@ options:
   --task-queue <q>    task queue of the workers (default DURABLE_TOOLS_TASK_QUEUE or durable-tools)
   --ui <url>          web UI base URL for the link to the run (default TEMPORAL_UI_URL)
   --detach            start the run, print its id and return
+  --no-stream         do not print the model's text as it is generated (read from the stream store the workers
+                      write: DURABLE_TOOLS_STREAM_STORE, default sqlite at .data/streams.sqlite; on a terminal the
+                      text appears live, elsewhere each turn's text once it is complete)
   -h, --help          this help
 
 exit codes: 0 the run completed (or started, with --detach), 3 it ended failed, compensated,
@@ -61,6 +74,7 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
         ui: { type: 'string' },
         detach: { type: 'boolean' },
         'reuse-failed-id': { type: 'boolean' },
+        'no-stream': { type: 'boolean' },
       },
       { min: 1, max: 1, names: '<goal>' },
     );
@@ -87,7 +101,7 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
       context.out(`Follow it with: ${context.self} show ${handle.workflowId}`);
       return EXIT_CODES.ok;
     }
-    const result = await watch(client, handle, taskQueue, context);
+    const result = await watch(client, handle, taskQueue, context, values['no-stream'] !== true);
     if (!result) {
       context.out(
         `\nStopped watching; the run goes on. ${context.self} show ${handle.workflowId} | ${context.self} cancel ${handle.workflowId}`,
@@ -182,17 +196,61 @@ async function watch(
   handle: WorkflowHandle,
   taskQueue: string,
   context: CliContext,
+  stream: boolean,
 ): Promise<AgentRunResult | undefined> {
   const startedAt = Date.now();
   let progress = '';
   const clearProgress = () => {
     if (context.interactive && progress) process.stdout.write('\r\x1b[K');
+    progress = context.interactive ? '' : progress;
   };
-  const live = new LiveSteps((line) => {
-    clearProgress();
-    context.out(line);
-    progress = '';
-  }, outputWidth(context.interactive));
+  const text = new StreamView(
+    {
+      write: (chunk) => {
+        clearProgress();
+        process.stdout.write(chunk);
+      },
+      line: (line) => {
+        clearProgress();
+        context.out(line);
+      },
+    },
+    context.interactive,
+    outputWidth(context.interactive),
+  );
+  // Each turn's text comes before the steps it proposed, also when it is printed whole (off a terminal).
+  const printTextsBefore = (turns: number): void => {
+    for (let turn = 0; turn < turns; turn += 1) text.printTurn(turn);
+  };
+  const live = new LiveSteps(
+    (line) => {
+      clearProgress();
+      text.close();
+      context.out(line);
+      progress = '';
+    },
+    outputWidth(context.interactive),
+    printTextsBefore,
+  );
+  const streaming = stream ? printStream(client, handle.workflowId, text, context) : undefined;
+  const show = (state: AgentRunState | undefined): void => {
+    live.update(state);
+    if (state) printTextsBefore(state.turns);
+  };
+  // Off a terminal, the steps of a turn wait (a little) for that turn's text, which the stream may bring later.
+  const heldSince = new Map<number, number>();
+  const mayShow = (state: AgentRunState | undefined): boolean => {
+    if (context.interactive || !streaming || !state) return true;
+    for (const turn of new Set(state.steps.map((step) => step.turn))) {
+      if (text.hasCompleted(turn - 1)) continue;
+      const since = heldSince.get(turn) ?? Date.now();
+      heldSince.set(turn, since);
+      if (Date.now() - since < (text.seenAny ? RUN_WATCH_TIMING.textGraceMs : RUN_WATCH_TIMING.noTextGraceMs)) {
+        return false;
+      }
+    }
+    return true;
+  };
   let ended: AgentRunResult | undefined;
   let failure: unknown;
   const result = waitForAgentRun(handle).then(
@@ -203,9 +261,11 @@ async function watch(
   while (ended === undefined && failure === undefined && context.lifecycle.signal === undefined) {
     // With the latest progress of running long calls (their heartbeat details).
     const state = await getAgentRunState(client, handle.workflowId).catch(() => undefined);
-    live.update(state);
+    if (mayShow(state)) show(state);
     const line = progressLine(state, startedAt, Date.now());
-    if (context.interactive) {
+    if (text.open) {
+      // streamed text is being written on this line: the progress line waits
+    } else if (context.interactive) {
       process.stdout.write(`\r\x1b[K${line}`);
       progress = line;
     } else if (line.replace(/ · [\d.]+ s$/, '') !== progress.replace(/ · [\d.]+ s$/, '')) {
@@ -224,9 +284,40 @@ async function watch(
     await Promise.race([result, context.lifecycle.stopRequested, sleep(RUN_WATCH_TIMING.pollIntervalMs)]);
   }
   clearProgress();
-  if (ended) live.update(ended);
+  await streaming?.finish(ended !== undefined);
+  text.close();
+  if (ended) show(ended);
   if (failure !== undefined && context.lifecycle.signal === undefined) throw failure;
   return ended;
+}
+
+/**
+ * Prints the run's live stream (see {@link StreamView}) until `finish`: after the run ended it reads to the
+ * stream's end first, otherwise it stops at once. No stream store (or one that fails) means no live text.
+ */
+function printStream(
+  client: Client,
+  workflowId: string,
+  view: StreamView,
+  context: CliContext,
+): { finish(ended: boolean): Promise<void> } {
+  const stop = new AbortController();
+  const reading = (async () => {
+    const store = await openCommandStreamStore(context, { existing: true });
+    if (!store) return;
+    for await (const event of streamAgentRun(client, workflowId, { store, signal: stop.signal })) view.show(event);
+  })().catch((error: unknown) => {
+    view.close();
+    context.err(
+      `(no live text: the stream store could not be read: ${error instanceof Error ? error.message : String(error)})`,
+    );
+  });
+  return {
+    async finish(ended) {
+      if (!ended) stop.abort();
+      await reading;
+    },
+  };
 }
 
 async function hasWorkers(client: Client, taskQueue: string): Promise<boolean> {
