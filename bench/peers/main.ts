@@ -265,9 +265,10 @@ async function main(): Promise<void> {
   const load = new LoadSampler();
   try {
     log(`sizes ${JSON.stringify(sizes)}; scratch ${dir}`);
-    // The engine's variants go here: a fast path is one more durableToolsSystem(ctx, { name, runInput }).
+    // The engine's variants: regular activities, and the fast path (docs/fast-path.md).
     const makers: Array<() => Promise<PeerSystem>> = [
       () => durableToolsSystem(ctx),
+      () => durableToolsSystem(ctx, { name: 'durable-tools fast path', runInput: { fastPath: true } }),
       () => restateSystem(ctx, false),
       () => restateSystem(ctx, true),
       () => dbosSystem(ctx, false),
