@@ -18,8 +18,9 @@ import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/
 import { SqliteAuditStore } from '../../src/stores/audit/sqlite-audit-store';
 import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
+import { runCliToEnd } from '../support/cli-process';
 import { useMcpTestListener } from '../support/mcp-test-listener';
-import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 const ALICE = { subject: 'token:alice' };
@@ -264,4 +265,19 @@ describe('deciding through MCP', () => {
       textOf(unknown).replace('mcp-call-does-not-exist', 'ID'),
     );
   });
+});
+
+test('`durable-tools mcp` with DURABLE_TOOLS_MCP_APPROVERS naming no token of DURABLE_TOOLS_MCP_TOKENS exits 2', async () => {
+  const { code, stderr } = await runCliToEnd(
+    ['mcp', '--tools', 'test/support/test-tools-module.ts', '--http', '--port', '0', '--no-worker'],
+    {
+      TEMPORAL_ADDRESS: testServer().address,
+      TEMPORAL_NAMESPACE: testServer().namespace,
+      DURABLE_TOOLS_MCP_TOKEN: '',
+      DURABLE_TOOLS_MCP_TOKENS: 'alice:alice-secret,carol:carol-secret',
+      DURABLE_TOOLS_MCP_APPROVERS: 'carol,mallory',
+    },
+  );
+  expect(code).toBe(2);
+  expect(stderr).toContain('"mallory"');
 });
