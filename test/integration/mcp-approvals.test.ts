@@ -129,6 +129,44 @@ describe('who sees a waiting call', () => {
   });
 });
 
+describe('a step of an agent run started through MCP', () => {
+  test('waits in the list of its starter and of an approver, not of another caller; approved, the run goes on', async () => {
+    const [alice, bob, carol] = await Promise.all(TOKENS.map((t) => mcp.connect(t.token)));
+    const amount = nextAmount();
+    const started = await alice!.callTool({
+      name: 'start_agent_run',
+      arguments: {
+        goal: 'Wire the deposit',
+        model: {
+          provider: 'scripted',
+          script: [{ toolCalls: [{ name: 'wire', arguments: { amount } }] }, { text: 'Wired.', final: true }],
+        },
+        allowedTools: ['wire'],
+      },
+    });
+    const { runId } = started.structuredContent as { runId: string };
+    const listed = await onceListed(carol!, runId);
+    expect(listed).toMatchObject({ tool: 'wire', arguments: { amount }, own: false, mayApprove: true });
+    expect(await onceListed(alice!, runId)).toMatchObject({ own: true, mayApprove: false });
+    expect((await listedTo(bob!)).map((p) => p.workflowId)).not.toContain(runId);
+
+    const decided = await decide(carol!, {
+      workflowId: runId,
+      stepId: listed.stepId,
+      decision: 'approve',
+      digest: listed.digest,
+    });
+    expect(decided.structuredContent).toMatchObject({ decision: 'approved', approver: 'mcp:token:carol' });
+    const state = await waitFor('the run to complete', async () => {
+      const read = await alice!.callTool({ name: 'get_agent_run', arguments: { runId } });
+      const run = read.structuredContent as { status: string; steps: { approval?: { decidedBy?: string } }[] };
+      return run.status === 'completed' ? run : undefined;
+    });
+    expect(state.steps[0]?.approval?.decidedBy).toBe('mcp:token:carol');
+    expect(wired.filter((a) => a === amount)).toHaveLength(1);
+  });
+});
+
 describe('deciding through MCP', () => {
   test("approving runs the call once and records the approver's subject in the run's state and the audit store", async () => {
     const [alice, carol] = [await mcp.connect('alice-secret'), await mcp.connect('carol-secret')];
