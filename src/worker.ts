@@ -202,6 +202,14 @@ export {
   mcpReadOnlyToolNames,
   type McpToolScopeOptions,
 } from './mcp/server/mcp-oauth-scopes';
+export {
+  MCP_APPROVALS_SCOPE,
+  mcpApproversByName,
+  mcpApproversByScope,
+  type McpApprovalOptions,
+  type McpApproverRequest,
+  type McpApproverRule,
+} from './mcp/server/mcp-approver-rules';
 
 // Reading encrypted runs: the codec server (docs/security.md, "Encryption")
 export {

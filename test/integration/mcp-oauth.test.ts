@@ -109,7 +109,7 @@ describe('discovery', () => {
     const expected = {
       resource: mcp.listener().url,
       authorization_servers: [provider().issuer],
-      scopes_supported: ['tools:read', 'tools:write'],
+      scopes_supported: ['approvals', 'tools:read', 'tools:write'],
       bearer_methods_supported: ['header'],
     };
     const root = `${new URL(mcp.listener().url).origin}/.well-known/oauth-protected-resource`;

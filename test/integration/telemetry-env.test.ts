@@ -4,47 +4,19 @@
  * for Prometheus with `--prometheus`.
  */
 import { Client, Connection } from '@temporalio/client';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { findFreePort } from '../../src/dev-server/free-port';
 import { startCli, type CliProcess } from '../support/cli-process';
+import { otlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
 import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
-/** An OTLP/HTTP receiver: keeps the body of every export request, by path. */
-function otlpReceiver(): Promise<{ server: Server; url: string; bodies: (path: string) => string }> {
-  const received: Array<{ path: string; body: string }> = [];
-  const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    request.on('end', () => {
-      received.push({ path: request.url ?? '', body });
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      resolve({
-        server,
-        url: `http://127.0.0.1:${port}`,
-        bodies: (path) =>
-          received
-            .filter((r) => r.path === path)
-            .map((r) => r.body)
-            .join('\n'),
-      });
-    }),
-  );
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'durable-tools-otel-'));
 const taskQueue = uniqueTaskQueue('otel-env');
-let receiver: Awaited<ReturnType<typeof otlpReceiver>>;
+let receiver: OtlpReceiver;
 let prometheusPort: number;
 let worker: CliProcess;
 let client: Client;

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { ToolCatalogEntry } from '../../src/contract/tool-catalog-entry';
 import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server/mcp-http-listener';
 import type { McpOAuthOptions } from '../../src/mcp/server/mcp-oauth-resource';
+import type { McpApprovalOptions } from '../../src/mcp/server/mcp-approver-rules';
 import { createDurableMcpServer } from '../../src/mcp/server/mcp-server';
 import type { TestTemporal } from './temporal-test-env';
 
@@ -31,6 +32,8 @@ export function useMcpTestListener(
     catalog: () => readonly ToolCatalogEntry[];
     tokens?: readonly { name: string; token: string }[];
     oauth?: () => McpOAuthOptions;
+    /** The approval rules of the servers (default theirs). */
+    approvals?: McpApprovalOptions;
   },
 ): McpTestListener {
   let listener: McpHttpListener | undefined;
@@ -46,6 +49,7 @@ export function useMcpTestListener(
           taskQueue: options.taskQueue,
           catalog: options.catalog(),
           caller,
+          ...(options.approvals ? { approvals: options.approvals } : {}),
         }),
     });
   });

@@ -24,8 +24,23 @@ describe('scopes a body needs', () => {
     expect(scopesNeededBy({ jsonrpc: '2.0', id: 3, method: 'tasks/list' }, scopes)).toEqual([]);
   });
 
-  test('the supported scopes are the read, write and per-tool scopes, sorted', () => {
-    expect(scopes.supported).toEqual(['payments:write', 'tools:read', 'tools:write']);
+  test('the supported scopes are the read, write, approvals and per-tool scopes, sorted', () => {
+    expect(scopes.supported).toEqual(['approvals', 'payments:write', 'tools:read', 'tools:write']);
+  });
+
+  test('decide_approval needs the approvals scope alone, and a 401 challenge does not ask for it', () => {
+    expect(scopesNeededBy(call('decide_approval'), scopes)).toEqual(['approvals']);
+    expect(scopes.requested).toEqual(['payments:write', 'tools:read', 'tools:write']);
+  });
+
+  test('list_pending_approvals is a read-only tool of the server', () => {
+    expect(scopesNeededBy(call('list_pending_approvals'), mcpToolScopes())).toEqual(['tools:read']);
+  });
+
+  test('the approvals scope can be renamed', () => {
+    const renamed = mcpToolScopes({ approvals: 'payments:approve' });
+    expect(renamed.of('decide_approval')).toEqual(['payments:approve']);
+    expect(renamed.supported).toEqual(['payments:approve', 'tools:read', 'tools:write']);
   });
 });
 

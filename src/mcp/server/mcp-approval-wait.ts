@@ -52,7 +52,7 @@ export function approvalRequiredResult(
           `The durable call ${call.workflowId}${call.parent ? ` (a sub-agent of ${taskId})` : ''} (step ${call.stepId}, arguments digest ${call.digest}) waits for a decision ` +
           `until ${new Date(call.deadline).toISOString()} (then it counts as rejected).\n` +
           `Hint: a human decides with \`durable-tools approve ${call.workflowId} ${call.stepId} --digest ${call.digest}\` ` +
-          `(or \`reject ... --reason\`); for the result, ${again}.`,
+          `(or \`reject ... --reason\`), or an approver with the server's decide_approval tool where it is served; for the result, ${again}.`,
       },
     ],
     _meta: {

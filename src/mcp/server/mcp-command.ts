@@ -14,6 +14,14 @@ import { loadMcpConfigFile } from '../client/mcp-config';
 import { McpHost, withMcpTools } from '../client/mcp-host';
 import { isLoopbackHost } from '../../net/http-guard';
 import { MCP_TOKEN_ENV, mcpTokensFromEnv } from './mcp-caller-auth';
+import {
+  MCP_APPROVERS_ENV,
+  mcpApproverNamesFromEnv,
+  mcpApproversByName,
+  mcpApproversByScope,
+  type McpApprovalOptions,
+} from './mcp-approver-rules';
+import { startTelemetryFromEnv } from '../../telemetry/telemetry-from-env';
 import { MCP_OAUTH_ARG_OPTIONS, MCP_OAUTH_ENV, MCP_OAUTH_USAGE, mcpOAuthModeOf } from './mcp-oauth-flags';
 import { mcpReadOnlyToolNames } from './mcp-oauth-scopes';
 import { discoverOAuthJwksUri } from './mcp-oauth-verifier';
@@ -39,12 +47,14 @@ export const MCP_COMMAND_USAGE = `usage: durable-tools mcp (--stdio | --http [--
   --max-sessions N    live HTTP sessions at most (default ${MCP_HTTP_SESSION_DEFAULTS.maxSessions})
   --session-idle S    seconds after which an idle HTTP session is closed (default ${MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs / 1000})
   --insecure-no-auth  serve HTTP beyond loopback without a token (everyone shares one identity; never do this)
+  --allow-self-approval  let an approver approve a call it made itself (decide_approval; default: refused)
 ${MCP_OAUTH_USAGE}
 Environment: DURABLE_TOOLS_TOOLS_MODULE (tools to serve, default the demo's), ${MCP_TOKEN_ENV.token} (bearer token
 required over HTTP), ${MCP_TOKEN_ENV.tokens} (name:token,... one caller each; calls, tasks and runs are scoped per
-caller), ${MCP_OAUTH_ENV.issuer}, ${MCP_OAUTH_ENV.audience} and ${MCP_OAUTH_ENV.resource} (as the
+caller), ${MCP_APPROVERS_ENV} (name,... the token callers that may decide approvals through MCP), ${MCP_OAUTH_ENV.issuer}, ${MCP_OAUTH_ENV.audience} and ${MCP_OAUTH_ENV.resource} (as the
 --oauth-* flags), DURABLE_TOOLS_MCP_CONFIG (a {"mcpServers": ...} file whose tools the worker also runs),
-TEMPORAL_ADDRESS etc. (default: a local dev server, started if none answers on 127.0.0.1:7233).`;
+TEMPORAL_ADDRESS etc. (default: a local dev server, started if none answers on 127.0.0.1:7233), OTEL_* (traces: the
+server's Temporal client and worker are traced, and a tools/call's _meta.traceparent joins the caller's trace).`;
 
 /**
  * Runs the MCP server command until SIGINT/SIGTERM (stdio: until stdin closes). Exposes the tools of
@@ -85,6 +95,15 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
     return 2;
   }
   const withOAuth = oauthBase !== undefined;
+  const approverNames = mcpApproverNamesFromEnv(tokens.map((t) => t.name));
+  if (typeof approverNames === 'string') {
+    console.error(approverNames);
+    return 2;
+  }
+  const approvals: McpApprovalOptions = {
+    approvers: oauthBase ? mcpApproversByScope(oauthBase.scopes?.approvals) : mcpApproversByName(approverNames),
+    allowSelfApproval: values['allow-self-approval'] === true,
+  };
   if (values.http && tokens.length === 0 && !withOAuth && !isLoopbackHost(values.host) && !values['insecure-no-auth']) {
     console.error(
       `Refusing to serve MCP on ${values.host} without a token: set ${MCP_TOKEN_ENV.token} or ${MCP_TOKEN_ENV.tokens}, bind 127.0.0.1, or pass --insecure-no-auth.`,
@@ -97,21 +116,26 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
   const taskQueue = values['task-queue'] || process.env.DURABLE_TOOLS_TASK_QUEUE || defaultMcpTaskQueue(name);
   // The issuer's metadata is read now, so a wrong issuer stops the command before anything starts.
   const jwksUri = oauthBase ? await discoverOAuthJwksUri(oauthBase.issuer) : undefined;
+  // OpenTelemetry as the OTEL_* variables ask (nothing loaded when they ask for nothing): with traces, the client
+  // starts each call inside the caller's `_meta.traceparent` and the worker's spans follow.
+  const telemetry = await startTelemetryFromEnv();
+  const tracing = telemetry?.traces === true;
   const temporal = await ensureLocalTemporal(settings, { log: say });
   const tools = await loadToolsModule(toolsModule);
   const host = mcpConfigPath ? new McpHost(loadMcpConfigFile(mcpConfigPath)) : undefined;
   await host?.refresh();
   const registry: ToolRegistry = host ? withMcpTools(createToolRegistry(tools), host) : createToolRegistry(tools);
-  const client = await connectClient({ ...settings, address: temporal.address });
+  const client = await connectClient({ ...settings, address: temporal.address }, { tracing });
   const stopWorker = values['no-worker']
     ? async () => {}
-    : await startWorker(registry, host, temporal.address, taskQueue);
+    : await startWorker(registry, temporal.address, taskQueue, tracing);
   const createServer = (caller?: McpCaller) =>
     createDurableMcpServer({
       client,
       taskQueue,
       name,
       catalog: registry.catalog(),
+      approvals,
       ...(caller ? { caller } : {}),
     });
   const where = `${registry.list().length} tools, server "${name}" on task queue "${taskQueue}", Temporal at ${temporal.address}`;
@@ -158,6 +182,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
     await host?.close();
     await client.connection.close();
     await temporal.stop();
+    await telemetry?.shutdown();
   }
   return 0;
 }
@@ -183,6 +208,7 @@ function parseMcpArgs(argv: readonly string[]) {
         'max-sessions': { type: 'string', default: String(MCP_HTTP_SESSION_DEFAULTS.maxSessions) },
         'session-idle': { type: 'string', default: String(MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs / 1000) },
         'insecure-no-auth': { type: 'boolean' },
+        'allow-self-approval': { type: 'boolean' },
         'no-worker': { type: 'boolean' },
         'allow-host': { type: 'string', multiple: true },
         'allow-origin': { type: 'string', multiple: true },
@@ -222,9 +248,9 @@ function httpSettingsOf(values: {
  */
 async function startWorker(
   registry: ToolRegistry,
-  host: McpHost | undefined,
   address: string,
   taskQueue: string,
+  tracing: boolean,
 ): Promise<() => Promise<void>> {
   const transcripts = createTranscriptStore();
   const idempotencyStore = createIdempotencyStore();
@@ -235,6 +261,7 @@ async function startWorker(
     transcripts,
     auditStore,
     settings: { address, taskQueue },
+    ...(tracing ? { telemetry: { tracing: true } } : {}),
   });
   const running = worker.run();
   return async () => {

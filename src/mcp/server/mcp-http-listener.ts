@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { isAllowedHostHeader, isLoopbackHost } from '../../net/http-guard';
 import { SHARED_MCP_CALLER, type McpCaller } from './mcp-caller';
@@ -127,6 +128,7 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
     const body = req.method === 'POST' ? await readJson(req) : undefined;
     const forbidden = oauth && authenticated.scopes ? oauth.authorize(authenticated.scopes, body) : undefined;
     if (forbidden) return reply(res, forbidden.status, forbidden.message, forbidden.headers);
+    if (authenticated.scopes) passScopes(req, caller, authenticated.scopes);
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const session = sessions.use(sessionId, owner);
@@ -210,6 +212,15 @@ function authenticatorOf(options: McpHttpListenerOptions): McpCallerAuthenticato
     ...(options.tokens ?? []),
   ];
   return tokens.length > 0 ? staticTokenAuthenticator(tokens) : undefined;
+}
+
+/**
+ * Hands the request's OAuth scopes to the MCP server (the SDK passes `req.auth` on as `extra.authInfo` of each
+ * request): the approval tools tell an approver by them. The token itself stays here.
+ */
+function passScopes(req: IncomingMessage, caller: McpCaller, scopes: ReadonlySet<string>): void {
+  const auth: AuthInfo = { token: '', clientId: caller.clientId ?? caller.subject, scopes: [...scopes] };
+  (req as IncomingMessage & { auth?: AuthInfo }).auth = auth;
 }
 
 interface Refusal {

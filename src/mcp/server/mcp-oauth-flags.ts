@@ -15,6 +15,7 @@ export interface McpOAuthFlags {
   'oauth-resource'?: string;
   'oauth-read-scope'?: string;
   'oauth-write-scope'?: string;
+  'oauth-approvals-scope'?: string;
   'oauth-tool-scope'?: string[];
 }
 
@@ -25,6 +26,7 @@ export const MCP_OAUTH_ARG_OPTIONS = {
   'oauth-resource': { type: 'string' },
   'oauth-read-scope': { type: 'string' },
   'oauth-write-scope': { type: 'string' },
+  'oauth-approvals-scope': { type: 'string' },
   'oauth-tool-scope': { type: 'string', multiple: true },
 } as const;
 
@@ -35,6 +37,7 @@ export const MCP_OAUTH_USAGE = `  --oauth-issuer URL  serve as an OAuth resource
   --oauth-resource U  the endpoint's public URL, the metadata's resource (default http://HOST:PORT/mcp)
   --oauth-read-scope S   scope of read-only tools (default tools:read)
   --oauth-write-scope S  scope of every other tool (default tools:write)
+  --oauth-approvals-scope S  scope of approvers: see every caller's waiting calls, decide_approval (default approvals)
   --oauth-tool-scope T=S1,S2  the scopes tool T needs instead (repeatable)`;
 
 /**
@@ -49,7 +52,14 @@ export function mcpOAuthOptionsOf(
   const issuer = flags['oauth-issuer'] ?? (env[MCP_OAUTH_ENV.issuer] || undefined);
   const audience = flags['oauth-audience'] ?? (env[MCP_OAUTH_ENV.audience] || undefined);
   const resource = flags['oauth-resource'] ?? (env[MCP_OAUTH_ENV.resource] || undefined);
-  const others = [audience, resource, flags['oauth-read-scope'], flags['oauth-write-scope'], flags['oauth-tool-scope']];
+  const others = [
+    audience,
+    resource,
+    flags['oauth-read-scope'],
+    flags['oauth-write-scope'],
+    flags['oauth-approvals-scope'],
+    flags['oauth-tool-scope'],
+  ];
   if (issuer === undefined) {
     return others.some((value) => value !== undefined)
       ? `The --oauth-* options need --oauth-issuer (or ${MCP_OAUTH_ENV.issuer}).`
@@ -70,6 +80,7 @@ export function mcpOAuthOptionsOf(
       perTool,
       ...(flags['oauth-read-scope'] !== undefined ? { read: flags['oauth-read-scope'] } : {}),
       ...(flags['oauth-write-scope'] !== undefined ? { write: flags['oauth-write-scope'] } : {}),
+      ...(flags['oauth-approvals-scope'] !== undefined ? { approvals: flags['oauth-approvals-scope'] } : {}),
     },
   };
 }

@@ -15,7 +15,10 @@ export interface McpOAuthOptions {
   resource?: string;
   /** The audience tokens must name in `aud` (default `resource`). */
   audience?: string;
-  /** The scopes each `tools/call` needs (default `tools:read` for read-only tools, `tools:write` otherwise). */
+  /**
+   * The scopes each `tools/call` needs (default `tools:read` for read-only tools, `approvals` for `decide_approval`,
+   * `tools:write` otherwise).
+   */
   scopes?: McpToolScopeOptions;
   /** Seconds of clock skew tolerated on `exp` and `nbf` (default 30). */
   clockToleranceSeconds?: number;
@@ -111,7 +114,7 @@ export function createMcpOAuthResourceServer(options: McpOAuthOptions, endpoint:
     authenticate: async (authorization) => {
       const token = bearerTokenOf(authorization);
       if (token === undefined) {
-        return challenge({ scope: scopes.supported.join(' ') }, 401, 'A bearer access token is required.');
+        return challenge({ scope: scopes.requested.join(' ') }, 401, 'A bearer access token is required.');
       }
       const checked = await verifier.verify(token);
       if (checked.ok) return { caller: checked.caller, scopes: checked.scopes };

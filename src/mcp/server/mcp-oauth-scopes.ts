@@ -1,10 +1,14 @@
 import type { ToolCatalogEntry } from '../../contract/tool-catalog-entry';
+import { MCP_APPROVALS_SCOPE } from './mcp-approver-rules';
 
 /** The scopes an OAuth-protected MCP server requires by default: `tools:read` and `tools:write`. */
 export const MCP_OAUTH_DEFAULT_SCOPES = { read: 'tools:read', write: 'tools:write' } as const;
 
 /** The tools of the server itself that only read (`start_agent_run` starts a run, so it writes). */
-const READ_ONLY_SERVER_TOOLS = ['get_agent_run'];
+const READ_ONLY_SERVER_TOOLS = ['get_agent_run', 'list_pending_approvals'];
+
+/** The server's tool that needs the approvals scope (and only it) by default. */
+const DECIDE_TOOL = 'decide_approval';
 
 /** Which scopes each `tools/call` needs. */
 export interface McpToolScopeOptions {
@@ -14,6 +18,8 @@ export interface McpToolScopeOptions {
   write?: string;
   /** The tools that only read (see {@link mcpReadOnlyToolNames}); every other tool needs the write scope. */
   readOnlyTools?: Iterable<string>;
+  /** The scope that makes a token an approver and that `decide_approval` needs (default `approvals`). */
+  approvals?: string;
   /** Tools that need other scopes than the default: tool name → every scope it needs. */
   perTool?: Readonly<Record<string, readonly string[]>>;
 }
@@ -24,25 +30,42 @@ export interface McpToolScopes {
   of(tool: string): readonly string[];
   /** Every scope some call may need (the `scopes_supported` of the resource metadata), sorted. */
   readonly supported: readonly string[];
+  /**
+   * The scopes a 401 challenge asks for, sorted: every supported one but the approvals scope (an approver asks for
+   * it on purpose; an agent's client should not get it by default).
+   */
+  readonly requested: readonly string[];
+  /** The approvals scope. */
+  readonly approvals: string;
 }
 
 /**
- * The scopes of each tool: `perTool[tool]` when given, else the read scope for a read-only tool, else the write
- * scope (a tool the server does not know needs the write scope too, so a read-only token learns nothing from it).
+ * The scopes of each tool: `perTool[tool]` when given, else the approvals scope for `decide_approval`, else the
+ * read scope for a read-only tool, else the write scope (a tool the server does not know needs the write scope too,
+ * so a read-only token learns nothing from it).
  */
 export function mcpToolScopes(options: McpToolScopeOptions = {}): McpToolScopes {
   const read = options.read ?? MCP_OAUTH_DEFAULT_SCOPES.read;
   const write = options.write ?? MCP_OAUTH_DEFAULT_SCOPES.write;
   const readOnly = new Set(options.readOnlyTools ?? READ_ONLY_SERVER_TOOLS);
+  const approvals = options.approvals ?? MCP_APPROVALS_SCOPE;
   const perTool = new Map(Object.entries(options.perTool ?? {}).map(([tool, scopes]) => [tool, [...scopes]]));
-  const supported = new Set([read, write, ...[...perTool.values()].flat()]);
+  if (!perTool.has(DECIDE_TOOL)) perTool.set(DECIDE_TOOL, [approvals]);
+  const supported = new Set([read, write, approvals, ...[...perTool.values()].flat()]);
+  const others = [...perTool].filter(([tool]) => tool !== DECIDE_TOOL).flatMap(([, scopes]) => scopes);
+  const requested = new Set([read, write, ...others]);
   return {
     of: (tool) => perTool.get(tool) ?? [readOnly.has(tool) ? read : write],
     supported: [...supported].sort(),
+    requested: [...requested].sort(),
+    approvals,
   };
 }
 
-/** The tools of `catalog` whose effect is `read-only`, and the server's own read-only tools (`get_agent_run`). */
+/**
+ * The tools of `catalog` whose effect is `read-only`, and the server's own read-only tools (`get_agent_run`,
+ * `list_pending_approvals`).
+ */
 export function mcpReadOnlyToolNames(catalog: readonly ToolCatalogEntry[]): string[] {
   return [
     ...catalog.filter((entry) => entry.effect === 'read-only').map((entry) => entry.name),

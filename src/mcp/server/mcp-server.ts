@@ -17,6 +17,8 @@ import type { ToolCatalogEntry } from '../../contract/tool-catalog-entry';
 import { modelVisibleTools } from '../../contract/tool-visibility';
 import { approvalRequested, approvalRequiredResult } from './mcp-approval-wait';
 import { agentRunTools, type AgentRunTool } from './mcp-agent-run-tools';
+import { approvalTools, type ApprovalTool } from './mcp-approval-tools';
+import type { McpApprovalOptions } from './mcp-approver-rules';
 import {
   DEFAULT_MCP_SERVER_NAME,
   mcpCallerScope,
@@ -51,6 +53,11 @@ export interface DurableMcpServerOptions {
    * another caller's are answered as unknown. Default {@link SHARED_MCP_CALLER} (no authentication).
    */
   caller?: McpCaller;
+  /**
+   * Serve `list_pending_approvals` and `decide_approval` (default: yes, with the default rules: approvers are OAuth
+   * tokens with the `approvals` scope, and nobody approves its own call); `false` serves neither.
+   */
+  approvals?: McpApprovalOptions | false;
 }
 
 /** `tools/call` as the SDK parses it, plus SEP-3182's `params.idempotencyKey` (which the SDK's schema drops). */
@@ -72,6 +79,8 @@ type CallToolWithKey = z.infer<typeof CallToolWithKeySchema>;
  * - The `logging` capability: each session sets its level (`logging/setLevel`); the server tells the client about
  *   its calls (`notifications/message`, logger `durable-tools`: started, retried attempts with their error codes,
  *   progress, finished or failed), never their arguments, outputs, keys or tokens (see {@link McpLogLevels}).
+ * - `list_pending_approvals` and `decide_approval` let an approver decide the calls that wait for approval, recorded
+ *   under the authenticated caller's name (see {@link McpApprovalOptions} and docs/mcp.md).
  * - `tools/call` with `task` returns at once with task id = workflow id; `tasks/get`, `tasks/result`, `tasks/cancel`
  *   and `tasks/list` are answered from Temporal ({@link TemporalTaskStore}).
  */
@@ -100,9 +109,16 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
     options.agentRuns === false
       ? new Map<string, AgentRunTool>()
       : agentRunTools(options.client, options.taskQueue, scope);
+  const decisionTools =
+    options.approvals === false
+      ? new Map<string, ApprovalTool>()
+      : approvalTools(options.client, { taskQueue: options.taskQueue, scope, caller }, options.approvals);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [...[...served.values()].map(listingOf), ...[...runTools.values()].map((tool) => tool.listing)],
+    tools: [
+      ...[...served.values()].map(listingOf),
+      ...[...runTools.values(), ...decisionTools.values()].map((tool) => tool.listing),
+    ],
   }));
 
   server.setRequestHandler(
@@ -113,11 +129,16 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
       const key = mcpIdempotencyKeyOf(request.params);
       const runTool = runTools.get(tool);
       if (runTool) return runTool.call(request.params.arguments ?? {}, key);
+      const decisionTool = decisionTools.get(tool);
+      if (decisionTool) {
+        const scopes = extra.authInfo ? new Set(extra.authInfo.scopes) : undefined;
+        return decisionTool.call(request.params.arguments ?? {}, scopes);
+      }
       const entry = served.get(tool);
       if (!entry) {
         log('error', { event: 'call.failed', message: 'There is no such tool.', code: 'UNKNOWN_TOOL' });
         return callToolErrorOf(
-          `UNKNOWN_TOOL: There is no tool "${tool}". Tools: ${[...served.keys(), ...runTools.keys()].join(', ')}.`,
+          `UNKNOWN_TOOL: There is no tool "${tool}". Tools: ${[...served.keys(), ...runTools.keys(), ...decisionTools.keys()].join(', ')}.`,
         );
       }
       const started = await startCall(options, entry, request, mcpCallWorkflowIdIn(scope, key), key);
