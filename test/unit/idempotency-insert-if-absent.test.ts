@@ -120,6 +120,22 @@ describe.each(backends)('insertIfAbsent on the $name idempotency store', (backen
     );
   });
 
+  it('lets exactly one of many concurrent inserts take over a key whose lease ran out', async () => {
+    const claim = await store.begin('k', 'fp', lease);
+    if (claim.state !== 'started') throw new Error(claim.state);
+    now += 1_000;
+    const stores = [store, open(), open()];
+    const outcomes = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => stores[i % stores.length]!.insertIfAbsent('k', 'fp', `answer ${i}`)),
+    );
+
+    const winners = outcomes.flatMap((outcome, i) => (outcome.state === 'inserted' ? [`answer ${i}`] : []));
+    expect(winners).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome.state !== 'inserted')).toEqual(
+      Array.from({ length: 11 }, () => ({ state: 'completed', result: winners[0] })),
+    );
+  });
+
   it('replays an undefined result as undefined', async () => {
     await store.insertIfAbsent('k', 'fp', undefined);
 
