@@ -22,6 +22,8 @@ import { LoadSampler, machineLine, median } from './bench-report';
 const BENCH = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
   steps: 50,
+  /** The SQLite key store's `synchronous` mode (`BENCH_SQLITE_SYNCHRONOUS=NORMAL`; default FULL). */
+  synchronous: process.env.BENCH_SQLITE_SYNCHRONOUS === 'NORMAL' ? 'NORMAL' : 'FULL',
 } as const;
 
 interface Target {
@@ -42,7 +44,7 @@ async function startTarget(name: Target['name'], code: string, dir: string): Pro
   const connection = await Connection.connect({ address: server.address });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const taskQueue = `bench-agent-${randomUUID().slice(0, 8)}`;
-  const store = new SqliteIdempotencyStore({ path: join(dir, `${name}.sqlite`) });
+  const store = new SqliteIdempotencyStore({ path: join(dir, `${name}.sqlite`), synchronous: BENCH.synchronous });
   const { worker } = await createWorker({
     tools: AGENT_BENCH_TOOLS,
     connection: nativeConnection,

@@ -28,6 +28,8 @@ const BENCH = {
   /** `1` for the fast path's defaults, or its options as JSON (`{"maxLocalCallsPerTask":10}`). */
   fastPath: fastPathSetting(process.env.BENCH_FAST_PATH),
   stepsPerRun: 50,
+  /** The SQLite key store's `synchronous` mode (`BENCH_SQLITE_SYNCHRONOUS=NORMAL`; default FULL). */
+  synchronous: process.env.BENCH_SQLITE_SYNCHRONOUS === 'NORMAL' ? 'NORMAL' : 'FULL',
   top: 25,
 } as const;
 
@@ -76,7 +78,7 @@ async function main(): Promise<void> {
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace });
   const taskQueue = `bench-profile-${randomUUID().slice(0, 8)}`;
-  const store = new SqliteIdempotencyStore({ path: join(dir, 'keys.sqlite') });
+  const store = new SqliteIdempotencyStore({ path: join(dir, 'keys.sqlite'), synchronous: BENCH.synchronous });
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../src/workflows'),
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
@@ -120,7 +122,7 @@ async function main(): Promise<void> {
     console.log(`profile: ${path}`);
     console.log(`machine: ${machineLine()}`);
     console.log(
-      `step profile (${BENCH.fastPath ? `fast path ${JSON.stringify(BENCH.fastPath)}` : 'regular activities'}): ${((cpu.user + cpu.system) / 1000 / BENCH.steps).toFixed(1)} ms worker CPU per step ` +
+      `step profile (${BENCH.fastPath ? `fast path ${JSON.stringify(BENCH.fastPath)}` : 'regular activities'}, SQLite synchronous=${BENCH.synchronous}): ${((cpu.user + cpu.system) / 1000 / BENCH.steps).toFixed(1)} ms worker CPU per step ` +
         `(user ${(cpu.user / 1000 / BENCH.steps).toFixed(1)}, system ${(cpu.system / 1000 / BENCH.steps).toFixed(1)}), ${(ms / BENCH.steps).toFixed(1)} ms per step`,
     );
   } finally {

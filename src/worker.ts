@@ -98,6 +98,8 @@ export {
   type BeginOutcome,
   type StoredFailure,
   type FinishOptions,
+  type InsertOutcome,
+  type LookupOutcome,
 } from './stores/idempotency';
 export type { TranscriptStore, StoredPayload } from './stores/transcripts/transcript-store';
 export { SqliteTranscriptStore } from './stores/transcripts/sqlite-transcript-store';

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ENGINE_FAILURE_TYPES, engineFailure } from '../contract/activity-protocol';
 import type { ModelTurn } from '../contract/model-types';
-import type { IdempotencyStore } from '../stores/idempotency/idempotency-store';
+import type { IdempotencyStore, InsertOutcome, LookupOutcome } from '../stores/idempotency/idempotency-store';
 import { isLeaseLostError } from '../stores/idempotency/idempotency-store-error';
 import { MemoryIdempotencyStore } from '../stores/idempotency/memory-idempotency-store';
 import type { CallModelInput, ModelActivities } from './model-activities';
@@ -36,7 +36,10 @@ export interface RecordedModelActivityDeps {
   store?: IdempotencyStore;
 }
 
-/** How the recorded turn is claimed: a dead asker's claim is taken over at once (asking has no effect). */
+/**
+ * How the recorded turn is claimed on a store without `insertIfAbsent`: a dead asker's claim is taken over at
+ * once (asking has no effect).
+ */
 const TURN_CLAIM = {
   /** The claim's lease: a retried workflow task takes over an unfinished turn at once and asks again. */
   leaseMs: 1,
@@ -51,39 +54,98 @@ const TURN_CLAIM = {
  * is retried (a worker crashed before the task completed); asked again, the model could choose other calls
  * than the ones already executed. So the turn's answer is recorded under its key before the workflow sees it,
  * and a repeated call returns the recorded answer without asking. Of two attempts racing (a paused worker
- * whose task was retried elsewhere), the first to record wins and both return its answer: the store's fencing
- * refuses the later record.
+ * whose task was retried elsewhere), the first to record wins and both return its answer. With a store that
+ * has `lookup` and `insertIfAbsent` (the built-in ones) a turn is one read and one commit; with another store,
+ * a claim and a completion (the store's fencing refuses the later record).
  */
 export function createRecordedModelActivities(deps: RecordedModelActivityDeps): RecordedModelActivities {
   const store = deps.store ?? new MemoryIdempotencyStore();
   const owner = `${hostname()}:${process.pid}`;
+  const ask = (request: CallModelInput) => () => deps.callModel(request);
+  const { lookup, insertIfAbsent } = store;
+  if (lookup !== undefined && insertIfAbsent !== undefined) {
+    const recorder: TurnRecorder = {
+      lookup: (key) => lookup.call(store, key, TURN_CLAIM.fingerprint),
+      insert: (key, turn) => insertIfAbsent.call(store, key, TURN_CLAIM.fingerprint, turn),
+    };
+    return {
+      callModelOnce: async ({ turnKey, ...request }) => recordInOneCommit(recorder, turnKey, ask(request)),
+    };
+  }
   return {
-    async callModelOnce(input: RecordedModelTurnInput): Promise<ModelTurn> {
-      const { turnKey, ...request } = input;
-      for (let tries = 1; ; tries += 1) {
-        const outcome = await store
-          .begin(turnKey, TURN_CLAIM.fingerprint, { owner, leaseMs: TURN_CLAIM.leaseMs })
-          .catch((error: unknown) => {
-            throw storeUnavailable(turnKey, error);
-          });
-        if (outcome.state === 'completed') return outcome.result as ModelTurn;
-        if (outcome.state === 'started' || outcome.state === 'outcome_unknown') {
-          const recorded = await askAndRecord(store, turnKey, outcome.token, () => deps.callModel(request));
-          if (recorded) return recorded;
-        } else if (outcome.state === 'in_flight') {
-          await delay(Math.max(1, outcome.retryAfterMs));
-        } else {
-          throw engineFailure(
-            ENGINE_FAILURE_TYPES.MODEL_TURN_STORE_UNAVAILABLE,
-            `The record of model turn ${turnKey} is unusable (${outcome.state}).`,
-          );
-        }
-        if (tries >= TURN_CLAIM.tries) {
-          throw storeUnavailable(turnKey, new Error(`no usable record after ${tries} tries`));
-        }
-      }
-    },
+    callModelOnce: async ({ turnKey, ...request }) => claimAndComplete(store, owner, turnKey, ask(request)),
   };
+}
+
+/** The two calls of a store that records a turn in one commit. */
+interface TurnRecorder {
+  lookup(key: string): Promise<LookupOutcome>;
+  insert(key: string, turn: ModelTurn): Promise<InsertOutcome>;
+}
+
+/**
+ * The turn with a store that has `insertIfAbsent`: read the record (no commit); when absent, ask the model and
+ * insert its answer in one commit. Of two attempts racing, the first insert wins and the other one gets the
+ * winner's answer back; a failed turn writes nothing.
+ */
+async function recordInOneCommit(
+  recorder: TurnRecorder,
+  key: string,
+  ask: () => Promise<ModelTurn>,
+): Promise<ModelTurn> {
+  for (let tries = 1; ; tries += 1) {
+    const found = await recorder.lookup(key).catch((error: unknown) => {
+      throw storeUnavailable(key, error);
+    });
+    let outcome: LookupOutcome | InsertOutcome = found;
+    if (found.state === 'absent') {
+      const turn = await ask();
+      outcome = await recorder.insert(key, turn).catch((error: unknown) => {
+        throw storeUnavailable(key, error);
+      });
+      if (outcome.state === 'inserted') return turn;
+    }
+    if (outcome.state === 'completed') return outcome.result as ModelTurn;
+    if (outcome.state !== 'in_flight') throw unusable(key, outcome.state);
+    // A claim by a worker that records turns with begin + complete: wait for its lease.
+    await delay(Math.max(1, outcome.retryAfterMs));
+    if (tries >= TURN_CLAIM.tries) throw storeUnavailable(key, new Error(`no usable record after ${tries} tries`));
+  }
+}
+
+/** The turn with a store that has no `insertIfAbsent`: claim the key (1 ms lease), ask, complete. */
+async function claimAndComplete(
+  store: IdempotencyStore,
+  owner: string,
+  turnKey: string,
+  ask: () => Promise<ModelTurn>,
+): Promise<ModelTurn> {
+  for (let tries = 1; ; tries += 1) {
+    const outcome = await store
+      .begin(turnKey, TURN_CLAIM.fingerprint, { owner, leaseMs: TURN_CLAIM.leaseMs })
+      .catch((error: unknown) => {
+        throw storeUnavailable(turnKey, error);
+      });
+    if (outcome.state === 'completed') return outcome.result as ModelTurn;
+    if (outcome.state === 'started' || outcome.state === 'outcome_unknown') {
+      const recorded = await askAndRecord(store, turnKey, outcome.token, ask);
+      if (recorded) return recorded;
+    } else if (outcome.state === 'in_flight') {
+      await delay(Math.max(1, outcome.retryAfterMs));
+    } else {
+      throw unusable(turnKey, outcome.state);
+    }
+    if (tries >= TURN_CLAIM.tries) {
+      throw storeUnavailable(turnKey, new Error(`no usable record after ${tries} tries`));
+    }
+  }
+}
+
+function unusable(key: string, state: string): unknown {
+  return engineFailure(
+    ENGINE_FAILURE_TYPES.MODEL_TURN_STORE_UNAVAILABLE,
+    `The record of model turn ${key} is unusable (${state}).`,
+  );
 }
 
 /**

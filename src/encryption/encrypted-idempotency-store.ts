@@ -4,6 +4,8 @@ import type {
   BeginOutcome,
   FinishOptions,
   IdempotencyStore,
+  InsertOutcome,
+  LookupOutcome,
   StoredFailure,
 } from '../stores/idempotency/idempotency-store';
 import type { EncryptionKeyring } from './encryption-keys';
@@ -27,16 +29,30 @@ export const SEALED_FAILURE_MESSAGE = 'The stored failure is encrypted.';
  * ```
  */
 export class EncryptedIdempotencyStore implements IdempotencyStore {
+  /** {@inheritDoc IdempotencyStore.lookup} Present when the inner store has it. */
+  readonly lookup?: (key: string, fingerprint: string) => Promise<LookupOutcome>;
+  /** {@inheritDoc IdempotencyStore.insertIfAbsent} Seals the result; present when the inner store has it. */
+  readonly insertIfAbsent?: (
+    key: string,
+    fingerprint: string,
+    result: unknown,
+    options?: FinishOptions,
+  ) => Promise<InsertOutcome>;
+
   constructor(
     private readonly inner: IdempotencyStore,
     private readonly keyring: EncryptionKeyring,
-  ) {}
+  ) {
+    const { lookup, insertIfAbsent } = inner;
+    if (lookup !== undefined && insertIfAbsent !== undefined) {
+      this.lookup = async (key, fingerprint) => this.opened(await lookup.call(inner, key, fingerprint));
+      this.insertIfAbsent = async (key, fingerprint, result, options) =>
+        this.opened(await insertIfAbsent.call(inner, key, fingerprint, this.sealValue(result), options));
+    }
+  }
 
   async begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome> {
-    const outcome = await this.inner.begin(key, fingerprint, options);
-    if (outcome.state === 'completed') return { ...outcome, result: this.openValue(outcome.result) };
-    if (outcome.state === 'failed') return { ...outcome, error: this.openFailure(outcome.error) };
-    return outcome;
+    return this.opened(await this.inner.begin(key, fingerprint, options));
   }
 
   heartbeat(key: string, token: string, leaseMs?: number): Promise<boolean> {
@@ -44,10 +60,7 @@ export class EncryptedIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(key: string, token: string, result: unknown, options?: FinishOptions): Promise<void> {
-    // serializeResult refuses what is not JSON with the store's own NOT_JSON error.
-    const json = serializeResult(result);
-    const sealed = json === null ? undefined : { [SEALED_FIELD]: sealText(this.keyring, json) };
-    await this.inner.complete(key, token, sealed, options);
+    await this.inner.complete(key, token, this.sealValue(result), options);
   }
 
   async fail(key: string, token: string, error: StoredFailure, options?: FinishOptions): Promise<void> {
@@ -70,6 +83,21 @@ export class EncryptedIdempotencyStore implements IdempotencyStore {
 
   close(): Promise<void> {
     return this.inner.close();
+  }
+
+  /** The stored answer with its result or failure opened. */
+  private opened<T extends { state: string }>(outcome: T): T {
+    const found = outcome as T & { result?: unknown; error?: StoredFailure };
+    if (found.state === 'completed') return { ...outcome, result: this.openValue(found.result) };
+    if (found.state === 'failed') return { ...outcome, error: this.openFailure(found.error!) };
+    return outcome;
+  }
+
+  /** `{ "$sealed": … }` of the result's JSON; `undefined` stays `undefined`. */
+  private sealValue(result: unknown): unknown {
+    // serializeResult refuses what is not JSON with the store's own NOT_JSON error.
+    const json = serializeResult(result);
+    return json === null ? undefined : { [SEALED_FIELD]: sealText(this.keyring, json) };
   }
 
   private openValue(stored: unknown): unknown {

@@ -167,3 +167,36 @@ describe('the transcript store with encryption', () => {
     await after.close();
   });
 });
+
+describe('insertIfAbsent with encryption', () => {
+  test('keeps an inserted result as ciphertext on disk and replays it decrypted', async () => {
+    const path = join(dir, `idem-${++files}.sqlite`);
+    const store = idempotencyStore(path, keyringOf(k1));
+    expect(await store.insertIfAbsent!('turn/1', 'fp', { said: SECRET })).toEqual({ state: 'inserted' });
+
+    expect(storedCells(path, 'idempotency_keys')).not.toContain('4111');
+    expect(await store.lookup!('turn/1', 'fp')).toEqual({ state: 'completed', result: { said: SECRET } });
+    await store.close();
+  });
+
+  test("gives a later insert the first one's result, decrypted", async () => {
+    const path = join(dir, `idem-${++files}.sqlite`);
+    const store = idempotencyStore(path, keyringOf(k1));
+    await store.insertIfAbsent!('turn/1', 'fp', { said: 'first' });
+
+    expect(await store.insertIfAbsent!('turn/1', 'fp', { said: 'second' })).toEqual({
+      state: 'completed',
+      result: { said: 'first' },
+    });
+    await store.close();
+  });
+
+  test('has no insertIfAbsent over a store that has none', () => {
+    const inner = new SqliteIdempotencyStore({ path: join(dir, `idem-${++files}.sqlite`) });
+    Object.assign(inner, { lookup: undefined, insertIfAbsent: undefined });
+    const store = new EncryptedIdempotencyStore(inner, keyringOf(k1));
+
+    expect([store.lookup, store.insertIfAbsent]).toEqual([undefined, undefined]);
+    return inner.close();
+  });
+});

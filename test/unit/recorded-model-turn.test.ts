@@ -68,3 +68,59 @@ test('a failed turn is not recorded: the next attempt asks the model again', asy
 
   expect(retried.text).toBe('after the retry');
 });
+
+/** The store's writes, counted, on a memory store. */
+function countingStore() {
+  const store = new MemoryIdempotencyStore();
+  const writes = { begin: 0, complete: 0, insertIfAbsent: 0 };
+  for (const name of Object.keys(writes) as (keyof typeof writes)[]) {
+    const original = (store[name] as (...args: unknown[]) => Promise<unknown>).bind(store);
+    (store as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+      writes[name] += 1;
+      return original(...args);
+    };
+  }
+  return { store, writes };
+}
+
+test('a turn is recorded in one write (insert if absent), with no claim and no completion', async () => {
+  const { store, writes } = countingStore();
+  const { callModelOnce } = createRecordedModelActivities({ callModel: async () => answer('one'), store });
+
+  await callModelOnce({ ...request, turnKey });
+  await callModelOnce({ ...request, turnKey });
+
+  expect(writes).toEqual({ begin: 0, complete: 0, insertIfAbsent: 1 });
+});
+
+/** A store that has only the claim and completion calls, as a store written before insertIfAbsent. */
+function storeWithoutInsert(): MemoryIdempotencyStore {
+  const store = new MemoryIdempotencyStore();
+  Object.assign(store, { lookup: undefined, insertIfAbsent: undefined });
+  return store;
+}
+
+test('a store without insertIfAbsent records the turn by claim and completion: asked once per key', async () => {
+  const callModel = jest.fn(async () => answer('claimed'));
+  const { callModelOnce } = createRecordedModelActivities({ callModel, store: storeWithoutInsert() });
+
+  const first = await callModelOnce({ ...request, turnKey });
+  const again = await callModelOnce({ ...request, turnKey });
+
+  expect([first.text, again.text]).toEqual(['claimed', 'claimed']);
+  expect(callModel).toHaveBeenCalledTimes(1);
+});
+
+test('a turn claimed by a worker that records with claim and completion is waited for, then replayed', async () => {
+  const store = new MemoryIdempotencyStore();
+  const claim = await store.begin(turnKey, 'model-turn', { owner: 'older-worker', leaseMs: 200 });
+  if (claim.state !== 'started') throw new Error(claim.state);
+  const callModel = jest.fn(async () => answer('asked again'));
+  const { callModelOnce } = createRecordedModelActivities({ callModel, store });
+
+  const waiting = callModelOnce({ ...request, turnKey });
+  await store.complete(turnKey, claim.token, answer('older'));
+
+  expect((await waiting).text).toBe('older');
+  expect(callModel).not.toHaveBeenCalled();
+});

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { strictJsonStringify } from './canonical-json';
 import { IDEMPOTENCY_DEFAULTS } from './idempotency-defaults';
-import type { BeginOptions, BeginOutcome, BeginStarted, FinishOptions, StoredFailure } from './idempotency-store';
+import type {
+  BeginOptions,
+  BeginOutcome,
+  BeginStarted,
+  FinishOptions,
+  LookupOutcome,
+  StoredFailure,
+} from './idempotency-store';
 import { IdempotencyStoreError, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-store-error';
 
 /** Longest owner, fingerprint or token a store accepts. */
@@ -135,6 +142,60 @@ export function startFresh(
       expiresAt: leaseExpiresAt + retentionMs,
     },
   };
+}
+
+/**
+ * What `lookup` answers and `insertIfAbsent` decides, shared by the stores: `absent` (insert) for no record,
+ * one past retention or an in-progress one whose lease ran out; the record's own answer otherwise.
+ */
+export function decideLookup(
+  existing: IdempotencyRecord | undefined,
+  fingerprint: string,
+  now: number,
+): LookupOutcome {
+  if (existing === undefined || existing.expiresAt <= now) return { state: 'absent' };
+  if (existing.fingerprint !== fingerprint) return { state: 'conflict', storedFingerprint: existing.fingerprint };
+  if (existing.state === 'completed') return { state: 'completed', result: parseResult(existing.resultJson) };
+  if (existing.state === 'failed') return { state: 'failed', error: parseFailure(existing.errorJson) };
+  const leaseExpiresAt = existing.leaseExpiresAt ?? 0;
+  if (leaseExpiresAt > now) {
+    return { state: 'in_flight', leaseExpiresAt, owner: existing.owner, retryAfterMs: leaseExpiresAt - now };
+  }
+  return { state: 'absent' };
+}
+
+/** The completed record `insertIfAbsent` writes: a new token (which fences any earlier holder off). */
+export function insertedRecord(
+  key: string,
+  fingerprint: string,
+  resultJson: string | null,
+  now: number,
+  retentionMs: number,
+  previous?: IdempotencyRecord,
+): IdempotencyRecord {
+  return {
+    key,
+    fingerprint,
+    state: 'completed',
+    token: randomUUID(),
+    owner: INSERTED_OWNER,
+    previousOwner: previous && previous.expiresAt > now ? previous.owner : null,
+    leaseExpiresAt: null,
+    resultJson,
+    errorJson: null,
+    takeovers: 0,
+    createdAt: now,
+    updatedAt: now,
+    expiresAt: now + retentionMs,
+  };
+}
+
+/** The owner recorded for a result written by `insertIfAbsent` (nobody held a lease on it). */
+export const INSERTED_OWNER = 'insert-if-absent';
+
+/** Checks and normalises the arguments of `lookup` and `insertIfAbsent`. */
+export function checkLookup(key: unknown, fingerprint: unknown): { key: string; fingerprint: string } {
+  return { key: checkKey(key), fingerprint: checkLabel(fingerprint, 'Fingerprint') };
 }
 
 /** Why a write with `token` was refused, for the `LEASE_LOST` message. */

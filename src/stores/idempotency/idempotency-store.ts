@@ -104,6 +104,19 @@ export type BeginOutcome =
   BeginStarted | BeginCompleted | BeginFailed | BeginConflict | BeginInFlight | BeginOutcomeUnknown;
 
 /**
+ * What {@link IdempotencyStore.lookup} found: `absent` when {@link IdempotencyStore.insertIfAbsent} would
+ * insert now (no record, one past retention, or an in-progress record whose lease ran out), else the record's
+ * answer as `begin` gives it (`completed` / `failed` replay, `conflict`, `in_flight` for a live lease).
+ */
+export type LookupOutcome = { state: 'absent' } | BeginCompleted | BeginFailed | BeginConflict | BeginInFlight;
+
+/**
+ * What {@link IdempotencyStore.insertIfAbsent} did: `inserted` when this call's result is now the record;
+ * otherwise it wrote nothing and says what is stored, as {@link LookupOutcome} does.
+ */
+export type InsertOutcome = { state: 'inserted' } | BeginCompleted | BeginFailed | BeginConflict | BeginInFlight;
+
+/**
  * A durable store of idempotency keys, after Stripe, the IETF Idempotency-Key draft and AWS Powertools.
  *
  * A record is in progress (owned by a token under a lease), completed (with a JSON result) or failed (with a
@@ -172,6 +185,30 @@ export interface IdempotencyStore {
    * mask the failure being handled).
    */
   release(key: string, token: string): Promise<boolean>;
+
+  /**
+   * Reads what is stored under `key`, writing nothing: what {@link IdempotencyStore.insertIfAbsent} would
+   * find now. With `insertIfAbsent`, it records a value computed without side effects (a model turn) in one
+   * commit: look up, compute when `absent`, insert; a store without them is used through `begin` + `complete`.
+   *
+   * @throws {@link IdempotencyStoreError} `INVALID_KEY`, `INVALID_ARGUMENT`, `STORE_UNAVAILABLE`, `STORE_CLOSED`.
+   */
+  lookup?(key: string, fingerprint: string): Promise<LookupOutcome>;
+
+  /**
+   * Stores `result` as the completed record of `key` unless one is there: first writer wins, in one atomic
+   * write. Of any number of concurrent inserts of one key exactly one gets `inserted`; every other one writes
+   * nothing and gets the winner's `completed` result (so all of them return the same value). An in-progress
+   * record whose lease ran out counts as absent (its holder's token is fenced off: its `complete` then throws
+   * `LEASE_LOST`); one with a live lease gives `in_flight`; another fingerprint gives `conflict`.
+   *
+   * Meant for a result that is safe to compute twice (no effect), such as a model turn: a tool call with
+   * effects claims its key with `begin` first, so its effect runs once.
+   *
+   * @throws {@link IdempotencyStoreError} `NOT_JSON`; `INVALID_KEY`, `INVALID_ARGUMENT` (also for a bad
+   * `options.retentionMs`), `STORE_UNAVAILABLE`, `STORE_CLOSED`.
+   */
+  insertIfAbsent?(key: string, fingerprint: string, result: unknown, options?: FinishOptions): Promise<InsertOutcome>;
 
   /** Deletes records past retention at `now` (default: the store's clock) and returns how many. */
   reap(now?: number): Promise<number>;

@@ -23,6 +23,8 @@ export type {
   BeginStarted,
   FinishOptions,
   IdempotencyStore,
+  InsertOutcome,
+  LookupOutcome,
   StoredFailure,
 } from './idempotency-store';
 export {

@@ -4,16 +4,27 @@ import {
   checkBegin,
   checkDuration,
   checkKey,
+  checkLookup,
   checkToken,
   decideBegin,
+  decideLookup,
   finishRetention,
+  insertedRecord,
   retentionFrom,
   serializeFailure,
   serializeResult,
   type IdempotencyRecord,
   type IdempotencyStoreBaseOptions,
 } from './idempotency-record';
-import type { BeginOptions, BeginOutcome, FinishOptions, IdempotencyStore, StoredFailure } from './idempotency-store';
+import type {
+  BeginOptions,
+  BeginOutcome,
+  FinishOptions,
+  IdempotencyStore,
+  InsertOutcome,
+  LookupOutcome,
+  StoredFailure,
+} from './idempotency-store';
 import { IdempotencyStoreError } from './idempotency-store-error';
 
 /** Options of {@link MemoryIdempotencyStore}. */
@@ -84,6 +95,32 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     if (this.owned(checkedKey, checkToken(token)) === undefined) return false;
     this.records.delete(checkedKey);
     return true;
+  }
+
+  /** {@inheritDoc IdempotencyStore.lookup} */
+  async lookup(key: string, fingerprint: string): Promise<LookupOutcome> {
+    this.checkOpen();
+    const request = checkLookup(key, fingerprint);
+    return decideLookup(this.records.get(request.key), request.fingerprint, this.clock());
+  }
+
+  /** {@inheritDoc IdempotencyStore.insertIfAbsent} */
+  async insertIfAbsent(
+    key: string,
+    fingerprint: string,
+    result: unknown,
+    options?: FinishOptions,
+  ): Promise<InsertOutcome> {
+    this.checkOpen();
+    const request = checkLookup(key, fingerprint);
+    const retention = finishRetention(options, this.retentionMs);
+    const json = serializeResult(result);
+    const now = this.clock();
+    const existing = this.records.get(request.key);
+    const found = decideLookup(existing, request.fingerprint, now);
+    if (found.state !== 'absent') return found;
+    this.records.set(request.key, insertedRecord(request.key, request.fingerprint, json, now, retention, existing));
+    return { state: 'inserted' };
   }
 
   /** {@inheritDoc IdempotencyStore.reap} */

@@ -7,9 +7,12 @@ import {
   checkBegin,
   checkDuration,
   checkKey,
+  checkLookup,
   checkToken,
   decideBegin,
+  decideLookup,
   finishRetention,
+  INSERTED_OWNER,
   retentionFrom,
   startFresh,
   serializeFailure,
@@ -18,7 +21,15 @@ import {
   type IdempotencyStoreBaseOptions,
   type RecordState,
 } from './idempotency-record';
-import type { BeginOptions, BeginOutcome, FinishOptions, IdempotencyStore, StoredFailure } from './idempotency-store';
+import type {
+  BeginOptions,
+  BeginOutcome,
+  FinishOptions,
+  IdempotencyStore,
+  InsertOutcome,
+  LookupOutcome,
+  StoredFailure,
+} from './idempotency-store';
 import { IdempotencyStoreError } from './idempotency-store-error';
 
 /** Defaults specific to the Postgres store. */
@@ -191,6 +202,65 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     );
   }
 
+  /** {@inheritDoc IdempotencyStore.lookup} */
+  async lookup(key: string, fingerprint: string): Promise<LookupOutcome> {
+    const request = checkLookup(key, fingerprint);
+    const [row] = await this.query<Row>('select', () => [request.key, this.testClock()]);
+    return row === undefined ? { state: 'absent' } : decideLookup(fromRow(row), request.fingerprint, Number(row.now));
+  }
+
+  /**
+   * {@inheritDoc IdempotencyStore.insertIfAbsent}
+   *
+   * A key with no record is one `INSERT … ON CONFLICT (key) DO NOTHING` (one commit; concurrent inserters wait
+   * for the winner's commit and write nothing); a key with a record is read, unlocked, and when it counts as
+   * absent replaced with a compare-and-set `UPDATE` on the token read, like `begin`'s claims.
+   */
+  async insertIfAbsent(
+    key: string,
+    fingerprint: string,
+    result: unknown,
+    options?: FinishOptions,
+  ): Promise<InsertOutcome> {
+    const request = checkLookup(key, fingerprint);
+    const retention = finishRetention(options, this.retentionMs);
+    const json = serializeResult(result);
+    for (let round = 0; round < POSTGRES_STORE_DEFAULTS.beginRounds; round++) {
+      const [inserted] = await this.query<{ now: string }>('insertCompleted', () => [
+        request.key,
+        request.fingerprint,
+        randomUUID(),
+        INSERTED_OWNER,
+        json,
+        retention,
+        this.testClock(),
+      ]);
+      if (inserted !== undefined) return { state: 'inserted' };
+      const [row] = await this.query<Row>('select', () => [request.key, this.testClock()]);
+      if (row === undefined) continue; // released or reaped in between: insert again
+      const now = Number(row.now);
+      const existing = fromRow(row);
+      const found = decideLookup(existing, request.fingerprint, now);
+      if (found.state !== 'absent') return found;
+      const replaced = await this.count('replaceWithCompleted', () => [
+        request.key,
+        existing.token,
+        now,
+        request.fingerprint,
+        randomUUID(),
+        INSERTED_OWNER,
+        existing.expiresAt > now ? existing.owner : null,
+        json,
+        retention,
+      ]);
+      if (replaced === 1) return { state: 'inserted' };
+    }
+    throw new IdempotencyStoreError(
+      `Idempotency key "${request.key}" changed under every one of ${POSTGRES_STORE_DEFAULTS.beginRounds} attempts to insert it.`,
+      'STORE_UNAVAILABLE',
+    );
+  }
+
   /** {@inheritDoc IdempotencyStore.heartbeat} */
   async heartbeat(key: string, token: string, leaseMs: number = IDEMPOTENCY_DEFAULTS.leaseMs): Promise<boolean> {
     const [k, t, lease] = [checkKey(key), checkToken(token), checkDuration(leaseMs, 'leaseMs')];
@@ -330,6 +400,25 @@ function statements(qualified: string, table: string, schema: string | undefined
         ${storeNow('$7')} + $5::bigint + $6::bigint)
       ON CONFLICT (key) DO NOTHING
       RETURNING created_at::text AS now`,
+    // $1 key, $2 fingerprint, $3 token, $4 owner, $5 result, $6 retentionMs, $7 injected now or NULL.
+    // Returns `now` when it inserted the completed record, nothing (writing nothing) when the key has a record.
+    insertCompleted: `
+      INSERT INTO ${qualified} (key, fingerprint, state, token, owner, result_json, takeovers, created_at,
+        updated_at, expires_at)
+      VALUES ($1, $2, 'completed', $3, $4, $5::json, 0, ${storeNow('$7')}, ${storeNow('$7')},
+        ${storeNow('$7')} + $6::bigint)
+      ON CONFLICT (key) DO NOTHING
+      RETURNING created_at::text AS now`,
+    // $1 key, $2 token read, $3 now (read with the record), $4 fingerprint, $5 new token, $6 owner,
+    // $7 previous owner, $8 result, $9 retentionMs: a record past retention, or an in-progress one of this
+    // fingerprint whose lease ran out, becomes the completed record, if nobody changed it since it was read.
+    replaceWithCompleted: `
+      UPDATE ${qualified}
+      SET fingerprint = $4, state = 'completed', token = $5, owner = $6, previous_owner = $7,
+        lease_expires_at = NULL, result_json = $8::json, error_json = NULL, takeovers = 0, created_at = $3,
+        updated_at = $3, expires_at = $3 + $9::bigint
+      WHERE key = $1 AND token = $2 AND (expires_at <= $3
+        OR (state = 'in_progress' AND fingerprint = $4 AND lease_expires_at <= $3 AND expires_at > $3))`,
     // $1 key, $2 injected now or NULL: the record and the store's now.
     select: `
       SELECT ${storeNow('$2')}::text AS now, key, fingerprint, state, token, owner, previous_owner,

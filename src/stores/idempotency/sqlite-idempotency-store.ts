@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
@@ -8,9 +9,13 @@ import {
   checkBegin,
   checkDuration,
   checkKey,
+  checkLookup,
   checkToken,
   decideBegin,
+  decideLookup,
   finishRetention,
+  insertedRecord,
+  INSERTED_OWNER,
   retentionFrom,
   serializeFailure,
   serializeResult,
@@ -20,7 +25,15 @@ import {
   type IdempotencyStoreBaseOptions,
   type RecordState,
 } from './idempotency-record';
-import type { BeginOptions, BeginOutcome, FinishOptions, IdempotencyStore, StoredFailure } from './idempotency-store';
+import type {
+  BeginOptions,
+  BeginOutcome,
+  FinishOptions,
+  IdempotencyStore,
+  InsertOutcome,
+  LookupOutcome,
+  StoredFailure,
+} from './idempotency-store';
 import { IdempotencyStoreError } from './idempotency-store-error';
 
 /** Defaults specific to the SQLite store. */
@@ -73,6 +86,15 @@ interface Row {
 
 type Ownership = Pick<Row, 'state' | 'token' | 'owner'>;
 
+/** Arguments of one `insertIfAbsent`, checked. */
+interface Insert {
+  key: string;
+  fingerprint: string;
+  json: string | null;
+  retention: number;
+  now: number;
+}
+
 /**
  * The embedded {@link IdempotencyStore}: one table in a SQLite file (better-sqlite3), safe for several
  * processes and connections on the same file.
@@ -100,11 +122,13 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly busyTimeoutMs: number;
   private readonly clock: () => number;
   private readonly beginTransaction: (request: BeginRequest, now: number) => BeginOutcome;
+  private readonly insertTransaction: (insert: Insert) => InsertOutcome;
   private readonly statements: {
     select: Database.Statement<[string], Row>;
     ownership: Database.Statement<[string, number], Ownership>;
     upsert: Database.Statement<[Row]>;
     insertNew: Database.Statement<[string, string, string, string, number, number, number, number]>;
+    insertCompleted: Database.Statement<[string, string, string, string, string | null, number, number, number]>;
     heartbeat: Database.Statement<[{ key: string; token: string; now: number; lease: number; retention: number }]>;
     finish: Database.Statement<[RecordState, string | null, string | null, number, number, string, string, number]>;
     release: Database.Statement<[string, string, number]>;
@@ -177,6 +201,12 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
           updated_at, expires_at)
         VALUES (?, ?, 'in_progress', ?, ?, ?, 0, ?, ?, ?)
         ON CONFLICT (key) DO NOTHING`),
+      // insertIfAbsent of a key with no record at all: one autocommit statement.
+      insertCompleted: this.db.prepare(`
+        INSERT INTO ${table} (key, fingerprint, state, token, owner, result_json, takeovers, created_at,
+          updated_at, expires_at)
+        VALUES (?, ?, 'completed', ?, ?, ?, 0, ?, ?, ?)
+        ON CONFLICT (key) DO NOTHING`),
       heartbeat: this.db.prepare(`
         UPDATE ${table}
         SET lease_expires_at = @now + @lease, updated_at = @now, expires_at = @now + @lease + @retention
@@ -202,6 +232,58 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     };
     const transaction = this.db.transaction(decide);
     this.beginTransaction = (request, now) => transaction.immediate(request, now);
+    const insertIntoExisting = this.db.transaction((insert: Insert): InsertOutcome => {
+      const row = this.statements.select.get(insert.key);
+      const existing = row && fromRow(row);
+      const found = decideLookup(existing, insert.fingerprint, insert.now);
+      if (found.state !== 'absent') return found;
+      const record = insertedRecord(insert.key, insert.fingerprint, insert.json, insert.now, insert.retention, existing);
+      this.statements.upsert.run(toRow(record));
+      return { state: 'inserted' };
+    });
+    this.insertTransaction = (insert) => insertIntoExisting.immediate(insert);
+  }
+
+  /** {@inheritDoc IdempotencyStore.lookup} */
+  async lookup(key: string, fingerprint: string): Promise<LookupOutcome> {
+    const request = checkLookup(key, fingerprint);
+    // A read in WAL mode takes no write lock and commits nothing.
+    return this.withLock(() => {
+      const row = this.statements.select.get(request.key);
+      return decideLookup(row && fromRow(row), request.fingerprint, this.clock());
+    });
+  }
+
+  /**
+   * {@inheritDoc IdempotencyStore.insertIfAbsent}
+   *
+   * A key with no record is one autocommit `INSERT … ON CONFLICT (key) DO NOTHING` (one commit); a key with a
+   * record is read and, when it counts as absent, replaced inside `BEGIN IMMEDIATE`.
+   */
+  async insertIfAbsent(
+    key: string,
+    fingerprint: string,
+    result: unknown,
+    options?: FinishOptions,
+  ): Promise<InsertOutcome> {
+    const request = checkLookup(key, fingerprint);
+    const retention = finishRetention(options, this.retentionMs);
+    const json = serializeResult(result);
+    return this.withLock(() => {
+      const insert: Insert = { ...request, json, retention, now: this.clock() };
+      const { now } = insert;
+      const inserted = this.statements.insertCompleted.run(
+        insert.key,
+        insert.fingerprint,
+        randomUUID(),
+        INSERTED_OWNER,
+        json,
+        now,
+        now,
+        now + retention,
+      );
+      return inserted.changes === 1 ? { state: 'inserted' } : this.insertTransaction(insert);
+    });
   }
 
   /** {@inheritDoc IdempotencyStore.begin} */
