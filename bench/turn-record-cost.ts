@@ -100,7 +100,9 @@ async function main(): Promise<void> {
     await pool.end();
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`machine: ${machineLine()}; load average ${load.range()}; ${BENCH.rounds} rounds of ${BENCH.turns} turns`);
+  console.log(
+    `machine: ${machineLine()}; load average ${load.range()}; ${BENCH.rounds} rounds of ${BENCH.turns} turns`,
+  );
 }
 
 main().catch((error: unknown) => {

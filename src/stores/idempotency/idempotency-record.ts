@@ -148,11 +148,7 @@ export function startFresh(
  * What `lookup` answers and `insertIfAbsent` decides, shared by the stores: `absent` (insert) for no record,
  * one past retention or an in-progress one whose lease ran out; the record's own answer otherwise.
  */
-export function decideLookup(
-  existing: IdempotencyRecord | undefined,
-  fingerprint: string,
-  now: number,
-): LookupOutcome {
+export function decideLookup(existing: IdempotencyRecord | undefined, fingerprint: string, now: number): LookupOutcome {
   if (existing === undefined || existing.expiresAt <= now) return { state: 'absent' };
   if (existing.fingerprint !== fingerprint) return { state: 'conflict', storedFingerprint: existing.fingerprint };
   if (existing.state === 'completed') return { state: 'completed', result: parseResult(existing.resultJson) };

@@ -237,7 +237,14 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       const existing = row && fromRow(row);
       const found = decideLookup(existing, insert.fingerprint, insert.now);
       if (found.state !== 'absent') return found;
-      const record = insertedRecord(insert.key, insert.fingerprint, insert.json, insert.now, insert.retention, existing);
+      const record = insertedRecord(
+        insert.key,
+        insert.fingerprint,
+        insert.json,
+        insert.now,
+        insert.retention,
+        existing,
+      );
       this.statements.upsert.run(toRow(record));
       return { state: 'inserted' };
     });
