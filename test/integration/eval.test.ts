@@ -19,30 +19,10 @@ import { runCliInProcess } from '../support/cli-in-process';
 import { readJUnitReport } from '../support/junit-report';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
 import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
-import { tripLedgerTools } from '../support/trip-ledger-tools';
+import { chargeCardTool, tripLedgerTools } from '../support/trip-ledger-tools';
 
 let ledger: LedgerServer;
 const taskQueue = uniqueTaskQueue('eval');
-
-/** `charge_card` (compensable): records `charge` with its amount under the call's key. */
-function chargeTool(ledger: LedgerServer) {
-  return defineTool({
-    name: 'charge_card',
-    description: 'Charges the card on file.',
-    input: z.object({ amount: z.number() }),
-    output: z.object({ chargeId: z.string() }),
-    effect: 'compensable',
-    undo: 'cancel_flight',
-    idempotent: false,
-  }).implement(async ({ amount }, ctx) => {
-    const response = await fetch(`${ledger.url}/effects`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ key: ctx.idempotencyKey, kind: 'charge', amount }),
-    });
-    return { chargeId: ((await response.json()) as { effectId: string }).effectId };
-  });
-}
 
 /** The read-only `slow_lookup`: counts the calls in flight, and holds each until two are, or all three came. */
 const lookups = { started: 0, inFlight: 0, maxInFlight: 0, waiters: [] as Array<() => void> };
@@ -67,7 +47,7 @@ const temporal = useTestTemporal({
   worker: async (temporal) => {
     ledger = await startLedgerServer();
     return createTestWorker(temporal, {
-      tools: [...tripLedgerTools(ledger), chargeTool(ledger), slowLookup],
+      tools: [...tripLedgerTools(ledger), chargeCardTool(ledger), slowLookup],
       taskQueue,
       idempotencyStore: new MemoryIdempotencyStore(),
     });
