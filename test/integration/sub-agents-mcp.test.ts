@@ -1,11 +1,9 @@
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/client/mcp-client-pool';
-import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server/mcp-http-listener';
-import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
+import { mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { createToolRegistry, type ToolRegistry } from '../../src/tools/tool-registry';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
+import { useMcpTestListener } from '../support/mcp-test-listener';
 import { subAgentTools } from '../support/sub-agent-tools';
 import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
@@ -17,7 +15,6 @@ import { waitFor } from '../support/wait-for';
 
 let ledger: LedgerServer;
 let registry: ToolRegistry;
-let listener: McpHttpListener;
 const taskQueue = uniqueTaskQueue('sub-agents-mcp');
 const temporal = useTestTemporal({
   worker: async (connected) => {
@@ -26,31 +23,17 @@ const temporal = useTestTemporal({
     return createTestWorker(connected, { tools: registry.list(), taskQueue });
   },
 });
-beforeAll(async () => {
-  listener = await startMcpHttpListener({
-    port: 0,
-    token: 'test-token',
-    createServer: (caller) =>
-      createDurableMcpServer({ client: temporal.client, taskQueue, catalog: registry.catalog(), caller }),
-  });
+const mcp = useMcpTestListener(temporal, {
+  taskQueue,
+  catalog: () => registry.catalog(),
+  tokens: [{ name: 'default', token: 'test-token' }],
 });
 afterAll(async () => {
-  await listener?.close();
   await ledger?.close();
 });
 
-async function connect(): Promise<McpClient> {
-  const client = new McpClient({ name: 'test', version: '1' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(listener.url), {
-      requestInit: { headers: { Authorization: 'Bearer test-token' } },
-    }),
-  );
-  return client;
-}
-
 test("an agent tool over MCP answers APPROVAL_REQUIRED for its child's call; decided, the same key returns the answer", async () => {
-  const client = await connect();
+  const client = await mcp.connect('test-token');
   const key = `hotel-${Date.now()}`;
   const call = () =>
     client.callTool({ name: 'hotel_agent', arguments: { city: 'Lima' }, _meta: { [MCP_IDEMPOTENCY_KEY_META]: key } });
