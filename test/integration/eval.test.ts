@@ -15,10 +15,10 @@ import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import { defineTool } from '../../src/tools/define-tool';
 import { callTurn, scriptedRun } from '../support/agent-runs';
-import { runCliInProcess } from '../support/cli-in-process';
+import { runCliInProcess, testServerCliEnv, withProcessEnv } from '../support/cli-in-process';
 import { readJUnitReport } from '../support/junit-report';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { chargeCardTool, tripLedgerTools } from '../support/trip-ledger-tools';
 
 let ledger: LedgerServer;
@@ -273,18 +273,6 @@ test('re-runs at most `concurrency` runs at once', async () => {
 });
 
 /** The command line against the test server. */
-async function cli(argv: string[]) {
-  const env: NodeJS.ProcessEnv = {
-    TEMPORAL_ADDRESS: testServer().address,
-    TEMPORAL_NAMESPACE: testServer().namespace,
-    TEMPORAL_CONFIG_FILE: join(dir, 'no-temporal.toml'),
-  };
-  const saved = { ...process.env };
-  Object.assign(process.env, env);
-  try {
-    return await runCliInProcess(argv);
-  } finally {
-    for (const name of Object.keys(env)) delete process.env[name];
-    Object.assign(process.env, saved);
-  }
+function cli(argv: string[]) {
+  return withProcessEnv(testServerCliEnv(dir), () => runCliInProcess(argv));
 }

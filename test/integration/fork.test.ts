@@ -16,9 +16,9 @@ import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import { defineTool } from '../../src/tools/define-tool';
 import { callTurn, scriptedRun } from '../support/agent-runs';
-import { runCliInProcess } from '../support/cli-in-process';
+import { runCliInProcess, testServerCliEnv, useProcessEnv } from '../support/cli-in-process';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { chargeCardTool, tripLedgerTools } from '../support/trip-ledger-tools';
 
 let ledger: LedgerServer;
@@ -217,17 +217,7 @@ test('a fork of an unknown run is refused and names the run', async () => {
 
 describe('the fork command', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fork-command-'));
-  const env: NodeJS.ProcessEnv = {
-    TEMPORAL_ADDRESS: testServer().address,
-    TEMPORAL_NAMESPACE: testServer().namespace,
-    TEMPORAL_CONFIG_FILE: join(dir, 'no-temporal.toml'),
-  };
-  const saved = { ...process.env };
-  beforeAll(() => Object.assign(process.env, env));
-  afterAll(() => {
-    for (const name of Object.keys(env)) delete process.env[name];
-    Object.assign(process.env, saved);
-  });
+  useProcessEnv(testServerCliEnv(dir));
 
   test('prints the id of the new run it started from the source', async () => {
     const script = join(dir, 'turns.json');
