@@ -1,11 +1,7 @@
 import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/client/mcp-client-pool';
 import { mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
-import { createToolRegistry, type ToolRegistry } from '../../src/tools/tool-registry';
-import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import { useMcpTestListener } from '../support/mcp-test-listener';
-import { subAgentTools } from '../support/sub-agent-tools';
-import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { useSubAgentMcpServer } from '../support/sub-agent-mcp-server';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -13,23 +9,8 @@ import { waitFor } from '../support/wait-for';
  * answer says so at once (naming the child to decide), and once decided the same key returns the child's answer.
  */
 
-let ledger: LedgerServer;
-let registry: ToolRegistry;
-const taskQueue = uniqueTaskQueue('sub-agents-mcp');
-const temporal = useTestTemporal({
-  worker: async (connected) => {
-    ledger = await startLedgerServer();
-    registry = createToolRegistry(subAgentTools(ledger.url));
-    return createTestWorker(connected, { tools: registry.list(), taskQueue });
-  },
-});
-const mcp = useMcpTestListener(temporal, {
-  taskQueue,
-  catalog: () => registry.catalog(),
+const { temporal, mcp, ledger } = useSubAgentMcpServer('sub-agents-mcp', {
   tokens: [{ name: 'default', token: 'test-token' }],
-});
-afterAll(async () => {
-  await ledger?.close();
 });
 
 test("an agent tool over MCP answers APPROVAL_REQUIRED for its child's call; decided, the same key returns the answer", async () => {
@@ -54,6 +35,6 @@ test("an agent tool over MCP answers APPROVAL_REQUIRED for its child's call; dec
     return again.isError ? undefined : again;
   });
   expect(second.structuredContent).toMatchObject({ answer: 'Hotel in Lima booked.' });
-  expect(ledger.effects.filter((e) => e.key.startsWith(`${workflowId}/`) && e.kind === 'book')).toHaveLength(1);
+  expect(ledger().effects.filter((e) => e.key.startsWith(`${workflowId}/`) && e.kind === 'book')).toHaveLength(1);
   await client.close();
 });
