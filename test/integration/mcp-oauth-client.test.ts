@@ -8,7 +8,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
+import type { Logger } from '@temporalio/common';
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
 import { createMcpHost, type McpHost, type McpHostOptions } from '../../src/mcp/client/mcp-host';
@@ -21,7 +21,7 @@ import type { AgentRunResult } from '../../src/contract/agent-run-types';
 import { callTurn, runToEnd, scriptedRun } from '../support/agent-runs';
 import { useMcpTestListener } from '../support/mcp-test-listener';
 import { useOidcTestProvider } from '../support/oidc-provider';
-import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { createTestWorker, loggerWriting, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { createRecordingTools } from '../support/test-tools';
 
 /** Seconds an access token of the `brief` client lives. */
@@ -86,17 +86,7 @@ const mcp = useMcpTestListener(temporal, {
 
 /** A logger keeping every line of the process's Temporal runtime in `into`, as `level message meta`. */
 function lineLogger(into: string[]): Logger {
-  const at = (level: LogLevel) => (message: string, meta?: LogMetadata) => {
-    into.push(`${level} ${message} ${safeJson(meta)}`);
-  };
-  return {
-    log: (level, message, meta) => at(level)(message, meta),
-    trace: at('TRACE'),
-    debug: at('DEBUG'),
-    info: at('INFO'),
-    warn: at('WARN'),
-    error: at('ERROR'),
-  };
+  return loggerWriting((level, message, meta) => into.push(`${level} ${message} ${safeJson(meta)}`));
 }
 
 /** One HTTP exchange of the client worker, as its fetch saw it. */

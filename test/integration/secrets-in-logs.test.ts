@@ -10,7 +10,7 @@ import { privateRuntimeLogger } from '../../src/telemetry/private-logs';
 import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
 import { createAsyncJobTools, type AsyncJobUrls } from '../support/async-job-tools';
 import { startJobDownstream } from '../support/job-downstream';
-import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { createTestWorker, loggerWriting, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -27,19 +27,7 @@ interface Entry {
 
 /** Records every line the runtime is given, at every level, unfiltered. */
 function recorder(into: Entry[]): Logger {
-  const at =
-    (level: LogLevel) =>
-    (message: string, meta?: LogMetadata): void => {
-      into.push({ level, message, ...(meta ? { meta } : {}) });
-    };
-  return {
-    log: (level, message, meta) => at(level)(message, meta),
-    trace: at('TRACE'),
-    debug: at('DEBUG'),
-    info: at('INFO'),
-    warn: at('WARN'),
-    error: at('ERROR'),
-  };
+  return loggerWriting((level, message, meta) => into.push({ level, message, ...(meta ? { meta } : {}) }));
 }
 
 function textOf(entry: Entry): string {

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import type { Logger } from '@temporalio/common';
+import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
@@ -31,6 +31,19 @@ export interface TestTemporal {
   client: Client;
   nativeConnection: NativeConnection;
   close(): Promise<void>;
+}
+
+/** A Temporal logger handing every line, at every level, to `write` (for a file that reads the runtime's logs). */
+export function loggerWriting(write: (level: LogLevel, message: string, meta?: LogMetadata) => void): Logger {
+  const at = (level: LogLevel) => (message: string, meta?: LogMetadata) => write(level, message, meta);
+  return {
+    log: (level, message, meta) => write(level, message, meta),
+    trace: at('TRACE'),
+    debug: at('DEBUG'),
+    info: at('INFO'),
+    warn: at('WARN'),
+    error: at('ERROR'),
+  };
 }
 
 /**
