@@ -1,5 +1,5 @@
 import { portOption, stringOption, type OptionSpec, type ParsedValues } from './args';
-import { CliUsageError } from './command';
+import { CliUsageError, type CliContext } from './command';
 
 /** The option spec of `--port`, `--host`, `--allow-host` and the CORS origin option (`originOption`). */
 export function httpServerOptionSpec(originOption: string): OptionSpec {
@@ -46,4 +46,27 @@ export function httpServerArgs(
     ...(token ? { token } : {}),
     ...(allowedHosts ? { allowedHosts } : {}),
   };
+}
+
+/**
+ * Starts a local HTTP server for a command and has it closed when the command stops (as `what`). A server refused as
+ * configured (an `InvalidConfig` error: beyond loopback without a token) is told on stderr, naming `tokenEnv`, and
+ * gives undefined (the command exits 1); any other failure is thrown.
+ */
+export async function startCommandServer<S extends { close(): Promise<void> }>(
+  context: CliContext,
+  what: string,
+  options: { tokenEnv: string; invalidConfig: abstract new (...args: never[]) => Error },
+  start: () => Promise<S>,
+): Promise<S | undefined> {
+  let server: S;
+  try {
+    server = await start();
+  } catch (error) {
+    if (!(error instanceof options.invalidConfig)) throw error;
+    context.err(`${error.message} (${options.tokenEnv})`);
+    return undefined;
+  }
+  context.lifecycle.defer(what, () => server.close());
+  return server;
 }

@@ -2,7 +2,7 @@ import { CodecServerConfigError, startCodecServer } from '../../encryption/codec
 import { encryptionKeysFromEnv, ENCRYPTION_ENV } from '../../encryption/encryption-keys';
 import { parseCommandArgs } from '../args';
 import { EXIT_CODES, type CliCommand } from '../command';
-import { httpServerArgs, httpServerOptionSpec } from '../http-server-args';
+import { httpServerArgs, httpServerOptionSpec, startCommandServer } from '../http-server-args';
 
 /** Environment variable holding the codec server's bearer token (not an argument: `ps` would show it). */
 export const CODEC_TOKEN_ENV = 'DURABLE_TOOLS_CODEC_TOKEN';
@@ -47,15 +47,13 @@ exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 it could not start (no keys, port tak
       );
       return EXIT_CODES.error;
     }
-    let server;
-    try {
-      server = await startCodecServer({ keyring, ...listen });
-    } catch (error) {
-      if (!(error instanceof CodecServerConfigError)) throw error;
-      context.err(`${error.message} (${CODEC_TOKEN_ENV})`);
-      return EXIT_CODES.error;
-    }
-    context.lifecycle.defer('the codec server', () => server.close());
+    const server = await startCommandServer(
+      context,
+      'the codec server',
+      { tokenEnv: CODEC_TOKEN_ENV, invalidConfig: CodecServerConfigError },
+      () => startCodecServer({ keyring, ...listen }),
+    );
+    if (!server) return EXIT_CODES.error;
     context.out(
       `Codec server at ${server.url} (keys ${[...keyring.keys.keys()].join(', ')}; CORS ${listen.corsOrigins.join(', ')}` +
         `${listen.token ? '; bearer token required' : ''}). Ctrl-C stops it.`,

@@ -3,7 +3,7 @@ import { STREAM_STORE_ENV } from '../../stores/streams/open-stream-store';
 import { parseCommandArgs } from '../args';
 import { EXIT_CODES, type CliCommand } from '../command';
 import { connectForCommand } from '../connect';
-import { httpServerArgs, httpServerOptionSpec } from '../http-server-args';
+import { httpServerArgs, httpServerOptionSpec, startCommandServer } from '../http-server-args';
 import { openCommandStreamStore } from '../stream-store';
 
 /** Environment variable holding the stream server's bearer token (not an argument: `ps` would show it). */
@@ -47,15 +47,13 @@ exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 it could not start (port taken, no st
       return EXIT_CODES.error;
     }
     const { client } = await connectForCommand(context);
-    let server;
-    try {
-      server = await startAgentRunStreamServer({ client, store, ...listen });
-    } catch (error) {
-      if (!(error instanceof AgentRunStreamServerConfigError)) throw error;
-      context.err(`${error.message} (${STREAM_SERVER_TOKEN_ENV})`);
-      return EXIT_CODES.error;
-    }
-    context.lifecycle.defer('the stream server', () => server.close());
+    const server = await startCommandServer(
+      context,
+      'the stream server',
+      { tokenEnv: STREAM_SERVER_TOKEN_ENV, invalidConfig: AgentRunStreamServerConfigError },
+      () => startAgentRunStreamServer({ client, store, ...listen }),
+    );
+    if (!server) return EXIT_CODES.error;
     context.out(
       `Stream server at ${server.url}: GET ${server.url}/runs/<run id>/stream (server-sent events)` +
         `${listen.corsOrigins.length > 0 ? `; CORS ${listen.corsOrigins.join(', ')}` : ''}` +
