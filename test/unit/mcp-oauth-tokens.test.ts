@@ -15,11 +15,12 @@ const MCP_URL = 'https://tools.example.test/mcp';
 const SECRET = 'client-secret-value-7f3a';
 const ENV = { MCP_SECRET: SECRET, MCP_REFRESH: 'refresh-0' };
 
-/** A holder for `as`, its clock at `clock.now` (ms). */
+/** A holder for `as`, its clock at `clock.now` (ms), reaching `as` through `fetch` (default `as.fetch`). */
 function holderOf(
   as: FakeAuthorizationServer,
   settings: Partial<McpOAuthSettings> = {},
   clock = { now: 0 },
+  fetch: typeof as.fetch = as.fetch,
 ): McpOAuthTokens {
   return new McpOAuthTokens({
     server: 'tools',
@@ -31,7 +32,7 @@ function holderOf(
       ...settings,
     },
     now: () => clock.now,
-    fetch: as.fetch,
+    fetch,
     env: ENV,
   });
 }
@@ -104,21 +105,11 @@ describe('the token request', () => {
 
   test('a token that is not a Bearer token is TOKEN_REFUSED', async () => {
     const as = fakeAuthorizationServer({ expiresIn: 600 });
-    const tokens = new McpOAuthTokens({
-      server: 'tools',
-      url: MCP_URL,
-      settings: {
-        issuer: as.issuer,
-        clientId: 'agent',
-        clientSecret: 'env:MCP_SECRET',
-      },
-      fetch: async (url, init) => {
-        const response = await as.fetch(url, init);
-        if (!String(url).endsWith('/token')) return response;
-        const body = (await response.json()) as Record<string, unknown>;
-        return new Response(JSON.stringify({ ...body, token_type: 'DPoP' }), { status: 200 });
-      },
-      env: ENV,
+    const tokens = holderOf(as, {}, { now: 0 }, async (url, init) => {
+      const response = await as.fetch(url, init);
+      if (!String(url).endsWith('/token')) return response;
+      const body = (await response.json()) as Record<string, unknown>;
+      return new Response(JSON.stringify({ ...body, token_type: 'DPoP' }), { status: 200 });
     });
     const error = await failureOf(tokens.accessToken());
     expect(error.code).toBe('TOKEN_REFUSED');
