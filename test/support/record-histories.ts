@@ -177,22 +177,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
   // Two reservations, then a critical charge declined for good: the run compensates newest first.
-  compensation: {
-    expected: 'compensated',
-    generations: 1,
-    input: {
-      failurePolicy: { criticalTools: ['charge_card'] },
-      model: {
-        provider: 'scripted',
-        script: [
-          reserve('BOOK-1'),
-          reserve('LAMP-2'),
-          { text: 'Charging.', toolCalls: [{ name: 'charge_card', arguments: { amountEur: 900 } }] },
-          { text: 'Done.', final: true },
-        ],
-      },
-    },
-  },
+  compensation: compensatedAfterCharge([reserve('BOOK-1'), reserve('LAMP-2')]),
   // Continue-as-new every 2 steps, compensations carried over, then a critical failure in the last
   // generation compensates the reservations of the earlier ones.
   'continue-as-new': {
@@ -215,6 +200,28 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
 };
+
+/**
+ * A run that plays `turns`, then a critical `charge_card`, declined for good: it compensates what `turns` did, newest
+ * first.
+ */
+function compensatedAfterCharge(turns: ScriptedModelSettings['script']): Scenario {
+  return {
+    expected: 'compensated',
+    generations: 1,
+    input: {
+      failurePolicy: { criticalTools: ['charge_card'] },
+      model: {
+        provider: 'scripted',
+        script: [
+          ...turns,
+          { text: 'Charging.', toolCalls: [{ name: 'charge_card', arguments: { amountEur: 900 } }] },
+          { text: 'Done.', final: true },
+        ],
+      },
+    },
+  };
+}
 
 /** The scripted model's turn reading order A-17. */
 const READ_ORDER = {
@@ -269,21 +276,9 @@ SCENARIOS['run-scoped-continue-as-new'] = SCENARIOS['continue-as-new']!;
 // A sub-agent (a child workflow) that completes and hands its compensation to the parent, then a critical failure:
 // the parent undoes the child's reservation under the child's key. Only the parent's history is recorded (the
 // child's result is in it).
-SCENARIOS['run-scoped-sub-agents'] = {
-  expected: 'compensated',
-  generations: 1,
-  input: {
-    failurePolicy: { criticalTools: ['charge_card'] },
-    model: {
-      provider: 'scripted',
-      script: [
-        { text: 'Asking the stock agent.', toolCalls: [{ name: 'stock_agent', arguments: { sku: 'BOOK-1' } }] },
-        { text: 'Charging.', toolCalls: [{ name: 'charge_card', arguments: { amountEur: 900 } }] },
-        { text: 'Done.', final: true },
-      ],
-    },
-  },
-};
+SCENARIOS['run-scoped-sub-agents'] = compensatedAfterCharge([
+  { text: 'Asking the stock agent.', toolCalls: [{ name: 'stock_agent', arguments: { sku: 'BOOK-1' } }] },
+]);
 
 /** Starts a scenario's run (a fork scenario: after running its source). */
 async function startScenario(
