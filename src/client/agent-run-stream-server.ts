@@ -1,8 +1,8 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@temporalio/client';
 import { DurableToolsError } from '../contract/durable-tools-error';
-import { bearerTokenOf, isAllowedHostHeader, isLoopbackHost, sameSecret } from '../net/http-guard';
+import { bearerTokenOf, isLoopbackHost, sameSecret } from '../net/http-guard';
+import { sendJson as send, startLocalHttpServer } from '../net/local-http-server';
 import type { StreamStore } from '../stores/streams/stream-store';
 import { serveAgentRunStream } from './agent-run-sse';
 
@@ -63,34 +63,19 @@ export async function startAgentRunStreamServer(options: AgentRunStreamServerOpt
       `Refusing to serve run streams on ${host} without a token: whoever reaches it reads what the models say. Set a token or listen on 127.0.0.1.`,
     );
   }
-  let port = options.port ?? AGENT_RUN_STREAM_SERVER_DEFAULTS.port;
-  const server = createServer((request, response) => {
-    handle(request, response, options, { host, port }).catch((error: unknown) => {
-      if (!response.headersSent) send(response, 500, { code: 'INTERNAL', message: (error as Error)?.message });
-      else response.end();
-    });
+  return startLocalHttpServer({
+    host,
+    port: options.port ?? AGENT_RUN_STREAM_SERVER_DEFAULTS.port,
+    allowedHosts: options.allowedHosts,
+    handle: (request, response) => handle(request, response, options),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  port = (server.address() as AddressInfo).port;
-  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, port, close: () => closeServer(server) };
 }
 
 async function handle(
   request: IncomingMessage,
   response: ServerResponse,
   options: AgentRunStreamServerOptions,
-  bound: { host: string; port: number },
 ): Promise<void> {
-  const server = { ...bound, ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}) };
-  if (!isAllowedHostHeader(request.headers.host, server)) {
-    return send(response, 403, {
-      code: 'FORBIDDEN',
-      message: `Host "${request.headers.host ?? ''}" is not this server.`,
-    });
-  }
   const origin = request.headers.origin;
   if (origin !== undefined && (options.corsOrigins ?? []).includes(origin)) {
     response.setHeader('Access-Control-Allow-Origin', origin);
@@ -113,16 +98,5 @@ async function handle(
     client: options.client,
     store: options.store,
     workflowId: decodeURIComponent(match[1]!),
-  });
-}
-
-function send(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
   });
 }

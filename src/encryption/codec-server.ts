@@ -1,7 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Payload } from '@temporalio/common';
-import { bearerTokenOf, isAllowedHostHeader, isLoopbackHost, sameSecret } from '../net/http-guard';
+import { bearerTokenOf, isLoopbackHost, sameSecret } from '../net/http-guard';
+import { sendJson as send, startLocalHttpServer } from '../net/local-http-server';
 import { EncryptionCodec } from './encryption-codec';
 import { EncryptionError } from './encryption-error';
 import type { EncryptionKeyring } from './encryption-keys';
@@ -85,18 +85,12 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     );
   }
   const codec = new EncryptionCodec(options.keyring);
-  let port = options.port ?? CODEC_SERVER_DEFAULTS.port;
-  const server = createServer((request, response) => {
-    handle(request, response, codec, options, { host, port }).catch((error: unknown) => {
-      send(response, 500, { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) });
-    });
+  return startLocalHttpServer({
+    host,
+    port: options.port ?? CODEC_SERVER_DEFAULTS.port,
+    allowedHosts: options.allowedHosts,
+    handle: (request, response) => handle(request, response, codec, options),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  port = (server.address() as AddressInfo).port;
-  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, port, close: () => closeServer(server) };
 }
 
 async function handle(
@@ -104,15 +98,7 @@ async function handle(
   response: ServerResponse,
   codec: EncryptionCodec,
   options: CodecServerOptions,
-  bound: { host: string; port: number },
 ): Promise<void> {
-  const server = { ...bound, ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}) };
-  if (!isAllowedHostHeader(request.headers.host, server)) {
-    return send(response, 403, {
-      code: 'FORBIDDEN',
-      message: `Host "${request.headers.host ?? ''}" is not this server (DNS rebinding protection).`,
-    });
-  }
   allowOrigin(request, response, options.corsOrigins ?? []);
   if (request.method === 'OPTIONS') return void response.writeHead(204).end();
   const path = (request.url ?? '').split('?')[0]!.replace(/\/+$/, '');
@@ -192,16 +178,4 @@ function toJson(payload: Payload): JsonPayload {
     ),
     data: Buffer.from(payload.data ?? []).toString('base64'),
   };
-}
-
-function send(response: ServerResponse, status: number, body: unknown): void {
-  if (response.headersSent) return void response.end();
-  response.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }

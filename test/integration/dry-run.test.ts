@@ -15,33 +15,13 @@ import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import { defineTool } from '../../src/tools/define-tool';
 import { callTurn, scriptedRun } from '../support/agent-runs';
-import { runCliInProcess } from '../support/cli-in-process';
+import { runCliInProcess, testServerCliEnv, useProcessEnv } from '../support/cli-in-process';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
-import { tripLedgerTools } from '../support/trip-ledger-tools';
+import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { chargeCardTool, tripLedgerTools } from '../support/trip-ledger-tools';
 
 let ledger: LedgerServer;
 const taskQueue = uniqueTaskQueue('dry-run');
-
-/** `charge_card` (compensable, undone by `cancel_flight`): records `charge` with its amount under the call's key. */
-function chargeTool(ledger: LedgerServer) {
-  return defineTool({
-    name: 'charge_card',
-    description: 'Charges the card on file.',
-    input: z.object({ amount: z.number() }),
-    output: z.object({ chargeId: z.string() }),
-    effect: 'compensable',
-    undo: 'cancel_flight',
-    idempotent: false,
-  }).implement(async ({ amount }, ctx) => {
-    const response = await fetch(`${ledger.url}/effects`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ key: ctx.idempotencyKey, kind: 'charge', amount }),
-    });
-    return { chargeId: ((await response.json()) as { effectId: string }).effectId };
-  });
-}
 
 /**
  * A tool written without our helpers: it ignores its context (no key, no signal) and writes to the ledger
@@ -93,7 +73,7 @@ const temporal = useTestTemporal({
   worker: async (temporal) => {
     ledger = await startLedgerServer();
     return createTestWorker(temporal, {
-      tools: [...tripLedgerTools(ledger), chargeTool(ledger), careless(ledger), lookupTool, gatedReadTool],
+      tools: [...tripLedgerTools(ledger), chargeCardTool(ledger), careless(ledger), lookupTool, gatedReadTool],
       taskQueue,
       idempotencyStore: new MemoryIdempotencyStore(),
     });
@@ -275,17 +255,7 @@ test('a dry run that aborts compensates nothing, for real or otherwise', async (
 
 describe('the fork command with --dry-run', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dry-run-command-'));
-  const env: NodeJS.ProcessEnv = {
-    TEMPORAL_ADDRESS: testServer().address,
-    TEMPORAL_NAMESPACE: testServer().namespace,
-    TEMPORAL_CONFIG_FILE: join(dir, 'no-temporal.toml'),
-  };
-  const saved = { ...process.env };
-  beforeAll(() => Object.assign(process.env, env));
-  afterAll(() => {
-    for (const name of Object.keys(env)) delete process.env[name];
-    Object.assign(process.env, saved);
-  });
+  useProcessEnv(testServerCliEnv(dir));
 
   test('starts a dry re-run of the whole run and prints its id', async () => {
     const script = join(dir, 'turns.json');

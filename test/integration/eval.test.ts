@@ -15,34 +15,14 @@ import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import { defineTool } from '../../src/tools/define-tool';
 import { callTurn, scriptedRun } from '../support/agent-runs';
-import { runCliInProcess } from '../support/cli-in-process';
+import { runCliInProcess, testServerCliEnv, withProcessEnv } from '../support/cli-in-process';
 import { readJUnitReport } from '../support/junit-report';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
-import { tripLedgerTools } from '../support/trip-ledger-tools';
+import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { chargeCardTool, tripLedgerTools } from '../support/trip-ledger-tools';
 
 let ledger: LedgerServer;
 const taskQueue = uniqueTaskQueue('eval');
-
-/** `charge_card` (compensable): records `charge` with its amount under the call's key. */
-function chargeTool(ledger: LedgerServer) {
-  return defineTool({
-    name: 'charge_card',
-    description: 'Charges the card on file.',
-    input: z.object({ amount: z.number() }),
-    output: z.object({ chargeId: z.string() }),
-    effect: 'compensable',
-    undo: 'cancel_flight',
-    idempotent: false,
-  }).implement(async ({ amount }, ctx) => {
-    const response = await fetch(`${ledger.url}/effects`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ key: ctx.idempotencyKey, kind: 'charge', amount }),
-    });
-    return { chargeId: ((await response.json()) as { effectId: string }).effectId };
-  });
-}
 
 /** The read-only `slow_lookup`: counts the calls in flight, and holds each until two are, or all three came. */
 const lookups = { started: 0, inFlight: 0, maxInFlight: 0, waiters: [] as Array<() => void> };
@@ -67,7 +47,7 @@ const temporal = useTestTemporal({
   worker: async (temporal) => {
     ledger = await startLedgerServer();
     return createTestWorker(temporal, {
-      tools: [...tripLedgerTools(ledger), chargeTool(ledger), slowLookup],
+      tools: [...tripLedgerTools(ledger), chargeCardTool(ledger), slowLookup],
       taskQueue,
       idempotencyStore: new MemoryIdempotencyStore(),
     });
@@ -293,18 +273,6 @@ test('re-runs at most `concurrency` runs at once', async () => {
 });
 
 /** The command line against the test server. */
-async function cli(argv: string[]) {
-  const env: NodeJS.ProcessEnv = {
-    TEMPORAL_ADDRESS: testServer().address,
-    TEMPORAL_NAMESPACE: testServer().namespace,
-    TEMPORAL_CONFIG_FILE: join(dir, 'no-temporal.toml'),
-  };
-  const saved = { ...process.env };
-  Object.assign(process.env, env);
-  try {
-    return await runCliInProcess(argv);
-  } finally {
-    for (const name of Object.keys(env)) delete process.env[name];
-    Object.assign(process.env, saved);
-  }
+function cli(argv: string[]) {
+  return withProcessEnv(testServerCliEnv(dir), () => runCliInProcess(argv));
 }

@@ -16,10 +16,10 @@ import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import { defineTool } from '../../src/tools/define-tool';
 import { callTurn, scriptedRun } from '../support/agent-runs';
-import { runCliInProcess } from '../support/cli-in-process';
+import { runCliInProcess, testServerCliEnv, useProcessEnv } from '../support/cli-in-process';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
-import { tripLedgerTools } from '../support/trip-ledger-tools';
+import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { chargeCardTool, tripLedgerTools } from '../support/trip-ledger-tools';
 
 let ledger: LedgerServer;
 const taskQueue = uniqueTaskQueue('fork');
@@ -30,26 +30,6 @@ const recordingModel: ModelProvider = async ({ transcript }) => {
   recordedTranscripts.push([...transcript]);
   return { text: 'Nothing more to do.', toolCalls: [], done: true };
 };
-
-/** `charge_card` (compensable, undone by `cancel_flight`): records `charge` under the call's key on the ledger. */
-function chargeTool(ledger: LedgerServer) {
-  return defineTool({
-    name: 'charge_card',
-    description: 'Charges the card on file.',
-    input: z.object({ amount: z.number() }),
-    output: z.object({ chargeId: z.string() }),
-    effect: 'compensable',
-    undo: 'cancel_flight',
-    idempotent: false,
-  }).implement(async ({ amount }, ctx) => {
-    const response = await fetch(`${ledger.url}/effects`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ key: ctx.idempotencyKey, kind: 'charge', amount }),
-    });
-    return { chargeId: ((await response.json()) as { effectId: string }).effectId };
-  });
-}
 
 /** Releases the `hold` tool's calls: until then a run that calls it stays running. */
 let releaseHold: () => void = () => undefined;
@@ -67,7 +47,7 @@ const temporal = useTestTemporal({
   worker: async (temporal) => {
     ledger = await startLedgerServer();
     return createTestWorker(temporal, {
-      tools: [...tripLedgerTools(ledger), chargeTool(ledger), holdTool],
+      tools: [...tripLedgerTools(ledger), chargeCardTool(ledger), holdTool],
       taskQueue,
       idempotencyStore: new MemoryIdempotencyStore(),
       modelProviders: { recording: recordingModel },
@@ -237,17 +217,7 @@ test('a fork of an unknown run is refused and names the run', async () => {
 
 describe('the fork command', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fork-command-'));
-  const env: NodeJS.ProcessEnv = {
-    TEMPORAL_ADDRESS: testServer().address,
-    TEMPORAL_NAMESPACE: testServer().namespace,
-    TEMPORAL_CONFIG_FILE: join(dir, 'no-temporal.toml'),
-  };
-  const saved = { ...process.env };
-  beforeAll(() => Object.assign(process.env, env));
-  afterAll(() => {
-    for (const name of Object.keys(env)) delete process.env[name];
-    Object.assign(process.env, saved);
-  });
+  useProcessEnv(testServerCliEnv(dir));
 
   test('prints the id of the new run it started from the source', async () => {
     const script = join(dir, 'turns.json');

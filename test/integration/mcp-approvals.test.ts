@@ -10,16 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { z } from 'zod';
 import { argumentsDigest } from '../../src/activities/arguments-digest';
 import { getRunStateQuery } from '../../src/contract/agent-run-messages';
 import { mcpApproversByName } from '../../src/mcp/server/mcp-approver-rules';
 import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { SqliteAuditStore } from '../../src/stores/audit/sqlite-audit-store';
-import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 import { runCliToEnd } from '../support/cli-process';
 import { useMcpTestListener } from '../support/mcp-test-listener';
+import { createWireTool } from '../support/approval-tools';
 import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
@@ -34,18 +33,7 @@ const TOKENS = [
 const auditStore = new SqliteAuditStore({
   path: join(mkdtempSync(join(tmpdir(), 'mcp-approvals-audit-')), 'audit.sqlite'),
 });
-const wired: number[] = [];
-const wire = defineTool({
-  name: 'wire',
-  description: 'Wires money. Irreversible, so a human approves each call.',
-  input: z.object({ amount: z.number().positive() }),
-  output: z.object({ wired: z.number() }),
-  effect: 'irreversible',
-  idempotent: true,
-}).implement(async ({ amount }) => {
-  wired.push(amount);
-  return { wired: amount };
-});
+const { tool: wire, wired } = createWireTool();
 const registry = createToolRegistry([wire]);
 const taskQueue = uniqueTaskQueue('mcp-approvals');
 const temporal = useTestTemporal({

@@ -8,16 +8,15 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { z } from 'zod';
 import { argumentsDigest } from '../../src/activities/arguments-digest';
 import { getRunStateQuery } from '../../src/contract/agent-run-messages';
 import { mcpReadOnlyToolNames } from '../../src/mcp/server/mcp-oauth-scopes';
 import { mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { SqliteAuditStore } from '../../src/stores/audit/sqlite-audit-store';
-import { defineTool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 import { useMcpTestListener } from '../support/mcp-test-listener';
 import { useOidcTestProvider } from '../support/oidc-provider';
+import { createWireTool } from '../support/approval-tools';
 import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
@@ -33,18 +32,7 @@ const provider = useOidcTestProvider({
 const auditStore = new SqliteAuditStore({
   path: join(mkdtempSync(join(tmpdir(), 'mcp-oauth-approvals-audit-')), 'audit.sqlite'),
 });
-const wired: number[] = [];
-const wire = defineTool({
-  name: 'wire',
-  description: 'Wires money. Irreversible, so a human approves each call.',
-  input: z.object({ amount: z.number().positive() }),
-  output: z.object({ wired: z.number() }),
-  effect: 'irreversible',
-  idempotent: true,
-}).implement(async ({ amount }) => {
-  wired.push(amount);
-  return { wired: amount };
-});
+const { tool: wire, wired } = createWireTool();
 const registry = createToolRegistry([wire]);
 const taskQueue = uniqueTaskQueue('mcp-oauth-approvals');
 const temporal = useTestTemporal({

@@ -8,9 +8,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LogLevel, LogMetadata } from '@temporalio/common';
-import { Client, Connection } from '@temporalio/client';
-import { makeTelemetryFilterString, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import type { Logger } from '@temporalio/common';
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
 import { createMcpHost, type McpHost, type McpHostOptions } from '../../src/mcp/client/mcp-host';
@@ -23,7 +21,7 @@ import type { AgentRunResult } from '../../src/contract/agent-run-types';
 import { callTurn, runToEnd, scriptedRun } from '../support/agent-runs';
 import { useMcpTestListener } from '../support/mcp-test-listener';
 import { useOidcTestProvider } from '../support/oidc-provider';
-import { createTestWorker, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { createTestWorker, loggerWriting, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { createRecordingTools } from '../support/test-tools';
 
 /** Seconds an access token of the `brief` client lives. */
@@ -71,9 +69,11 @@ const serverQueue = uniqueTaskQueue('mcp-oauth-server');
 const recording = createRecordingTools();
 const registry = createToolRegistry([...recording.tools, sleepTool, reportTool]);
 const logLines: string[] = [];
-const temporal = useRecordingTemporal(logLines, (temporal) =>
-  createTestWorker(temporal, { tools: registry.list(), taskQueue: serverQueue }),
-);
+// This file owns the process's runtime (as test/integration/secrets-in-logs.test.ts does): every line reaches logLines.
+const temporal = useTestTemporal({
+  logger: lineLogger(logLines),
+  worker: (temporal) => createTestWorker(temporal, { tools: registry.list(), taskQueue: serverQueue }),
+});
 const mcp = useMcpTestListener(temporal, {
   taskQueue: serverQueue,
   catalog: () => registry.catalog(),
@@ -84,62 +84,9 @@ const mcp = useMcpTestListener(temporal, {
   }),
 });
 
-/**
- * The connections of this file, made after this file installs the process's Temporal runtime with a logger that
- * keeps every line (core's at DEBUG too) in `into`, as test/integration/secrets-in-logs.test.ts does; and the
- * protected server's worker.
- */
-function useRecordingTemporal(into: string[], worker: (temporal: TestTemporal) => Promise<Worker>): TestTemporal {
-  let connected: TestTemporal | undefined;
-  let running: { worker: Worker; done: Promise<void> } | undefined;
-  const current = () => {
-    if (!connected) throw new Error('Connected only once the beforeAll hooks run.');
-    return connected;
-  };
-  const temporal: TestTemporal = {
-    get client() {
-      return current().client;
-    },
-    get nativeConnection() {
-      return current().nativeConnection;
-    },
-    close: () => current().close(),
-  };
-  beforeAll(async () => {
-    const at = (level: LogLevel) => (message: string, meta?: LogMetadata) => {
-      into.push(`${level} ${message} ${safeJson(meta)}`);
-    };
-    Runtime.install({
-      logger: {
-        log: (level, message, meta) => at(level)(message, meta),
-        trace: at('TRACE'),
-        debug: at('DEBUG'),
-        info: at('INFO'),
-        warn: at('WARN'),
-        error: at('ERROR'),
-      },
-      telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'DEBUG' }) } },
-    });
-    const { address, namespace } = testServer();
-    const connection = await Connection.connect({ address });
-    const nativeConnection = await NativeConnection.connect({ address });
-    connected = {
-      client: new Client({ connection, namespace }),
-      nativeConnection,
-      close: async () => {
-        await connection.close();
-        await nativeConnection.close();
-      },
-    };
-    const created = await worker(temporal);
-    running = { worker: created, done: created.run() };
-  });
-  afterAll(async () => {
-    running?.worker.shutdown();
-    await running?.done;
-    await connected?.close();
-  });
-  return temporal;
+/** A logger keeping every line of the process's Temporal runtime in `into`, as `level message meta`. */
+function lineLogger(into: string[]): Logger {
+  return loggerWriting((level, message, meta) => into.push(`${level} ${message} ${safeJson(meta)}`));
 }
 
 /** One HTTP exchange of the client worker, as its fetch saw it. */

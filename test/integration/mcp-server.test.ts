@@ -3,17 +3,15 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import { approveStep, listPendingApprovals } from '../../src/client/approval-client';
 import { argumentsDigest } from '../../src/activities/arguments-digest';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/client/mcp-client-pool';
-import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server/mcp-http-listener';
-import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
-import { defineTool } from '../../src/tools/define-tool';
+import { mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { createToolRegistry } from '../../src/tools/tool-registry';
+import { createWireTool } from '../support/approval-tools';
+import { useMcpTestListener } from '../support/mcp-test-listener';
 import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { createRecordingTools, createWaitForCancelTool } from '../support/test-tools';
 import { waitFor } from '../support/wait-for';
@@ -29,46 +27,19 @@ const INSPECTOR_CWD = dirname(INSPECTOR);
 const temporal = useTestTemporal({
   worker: (temporal) => createTestWorker(temporal, { tools: registry.list(), taskQueue }),
 });
-let listener: McpHttpListener;
 const taskQueue = uniqueTaskQueue('mcp-server');
 const recording = createRecordingTools();
 const cancelled: string[] = [];
 const waitForCancel = createWaitForCancelTool((label) => cancelled.push(label));
-const wired: number[] = [];
-const wire = defineTool({
-  name: 'wire',
-  description: 'Wires money. Irreversible, so a human approves each call (the default of the tier).',
-  input: z.object({ amount: z.number().positive() }),
-  output: z.object({ wired: z.number() }),
-  effect: 'irreversible',
-  idempotent: true,
-}).implement(async ({ amount }) => {
-  wired.push(amount);
-  return { wired: amount };
-});
+const { tool: wire, wired } = createWireTool();
 const registry = createToolRegistry([...recording.tools, waitForCancel, wire]);
 
-beforeAll(async () => {
-  listener = await startMcpHttpListener({
-    port: 0,
-    token: 'test-token',
-    createServer: (caller) =>
-      createDurableMcpServer({ client: temporal.client, taskQueue, catalog: registry.catalog(), caller }),
-  });
+const mcp = useMcpTestListener(temporal, {
+  taskQueue,
+  catalog: () => registry.catalog(),
+  tokens: [{ name: 'default', token: 'test-token' }],
 });
-afterAll(async () => {
-  await listener?.close();
-});
-
-async function connect(): Promise<McpClient> {
-  const client = new McpClient({ name: 'test', version: '1' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(listener.url), {
-      requestInit: { headers: { Authorization: 'Bearer test-token' } },
-    }),
-  );
-  return client;
-}
+const connect = (): Promise<McpClient> => mcp.connect('test-token');
 
 describe('our MCP server over Streamable HTTP, driven by an SDK client', () => {
   test('lists the tools with their schemas and annotations, not the undo tools, plus the agent-run tools', async () => {
@@ -200,7 +171,7 @@ describe('our MCP server over Streamable HTTP, driven by an SDK client', () => {
   test('refuses a foreign Host or Origin (DNS rebinding) and a missing bearer token', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
     const post = (headers: Record<string, string>) =>
-      fetch(listener.url, { method: 'POST', body, headers: { 'Content-Type': 'application/json', ...headers } });
+      fetch(mcp.listener().url, { method: 'POST', body, headers: { 'Content-Type': 'application/json', ...headers } });
     expect((await post({ Authorization: 'Bearer wrong' })).status).toBe(401);
     expect((await post({ Authorization: 'Bearer test-token', Origin: 'http://evil.example' })).status).toBe(403);
     const hostRefused = await run('curl', [
@@ -213,7 +184,7 @@ describe('our MCP server over Streamable HTTP, driven by an SDK client', () => {
       'Host: evil.example',
       '-X',
       'POST',
-      listener.url,
+      mcp.listener().url,
     ]).catch((e: { stdout: string }) => e);
     expect(hostRefused.stdout).toBe('403');
   });
@@ -227,7 +198,7 @@ describe('our MCP server driven by the real inspector CLI', () => {
       [
         INSPECTOR,
         '--cli',
-        listener.url,
+        mcp.listener().url,
         '--transport',
         'http',
         '--header',

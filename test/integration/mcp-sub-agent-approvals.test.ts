@@ -7,35 +7,16 @@
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { mcpApproversByName } from '../../src/mcp/server/mcp-approver-rules';
 import { mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
-import { createToolRegistry, type ToolRegistry } from '../../src/tools/tool-registry';
-import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import { useMcpTestListener } from '../support/mcp-test-listener';
-import { subAgentTools } from '../support/sub-agent-tools';
-import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { useSubAgentMcpServer } from '../support/sub-agent-mcp-server';
 import { waitFor } from '../support/wait-for';
 
-let ledger: LedgerServer;
-let registry: ToolRegistry;
-const taskQueue = uniqueTaskQueue('mcp-sub-agent-approvals');
-const temporal = useTestTemporal({
-  worker: async (connected) => {
-    ledger = await startLedgerServer();
-    registry = createToolRegistry(subAgentTools(ledger.url));
-    return createTestWorker(connected, { tools: registry.list(), taskQueue });
-  },
-});
-const mcp = useMcpTestListener(temporal, {
-  taskQueue,
-  catalog: () => registry.catalog(),
+const { mcp, ledger } = useSubAgentMcpServer('mcp-sub-agent-approvals', {
   tokens: [
     { name: 'alice', token: 'alice-secret' },
     { name: 'bob', token: 'bob-secret' },
     { name: 'carol', token: 'carol-secret' },
   ],
   approvals: { approvers: mcpApproversByName(['carol']) },
-});
-afterAll(async () => {
-  await ledger?.close();
 });
 
 interface Listed {
@@ -82,5 +63,5 @@ test("a sub-agent's waiting call is listed to the caller and to an approver, not
     return again.isError ? undefined : again;
   });
   expect(answer.structuredContent).toMatchObject({ answer: 'Hotel in Quito booked.' });
-  expect(ledger.effects.filter((e) => e.key.startsWith(`${root}/`) && e.kind === 'book')).toHaveLength(1);
+  expect(ledger().effects.filter((e) => e.key.startsWith(`${root}/`) && e.kind === 'book')).toHaveLength(1);
 });

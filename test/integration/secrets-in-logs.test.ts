@@ -1,6 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
-import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +10,7 @@ import { privateRuntimeLogger } from '../../src/telemetry/private-logs';
 import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
 import { createAsyncJobTools, type AsyncJobUrls } from '../support/async-job-tools';
 import { startJobDownstream } from '../support/job-downstream';
-import { createTestWorker, testServer, uniqueTaskQueue, type TestTemporal } from '../support/temporal-test-env';
+import { createTestWorker, loggerWriting, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -29,19 +27,7 @@ interface Entry {
 
 /** Records every line the runtime is given, at every level, unfiltered. */
 function recorder(into: Entry[]): Logger {
-  const at =
-    (level: LogLevel) =>
-    (message: string, meta?: LogMetadata): void => {
-      into.push({ level, message, ...(meta ? { meta } : {}) });
-    };
-  return {
-    log: (level, message, meta) => at(level)(message, meta),
-    trace: at('TRACE'),
-    debug: at('DEBUG'),
-    info: at('INFO'),
-    warn: at('WARN'),
-    error: at('ERROR'),
-  };
+  return loggerWriting((level, message, meta) => into.push({ level, message, ...(meta ? { meta } : {}) }));
 }
 
 function textOf(entry: Entry): string {
@@ -61,28 +47,8 @@ function textOf(entry: Entry): string {
 }
 
 const entries: Entry[] = [];
-let temporal: TestTemporal;
-beforeAll(async () => {
-  // This file owns the process's runtime: every line, core's too, reaches the recorder unfiltered.
-  Runtime.install({
-    logger: recorder(entries),
-    telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'DEBUG' }) } },
-  });
-  const { address, namespace } = testServer();
-  const connection = await Connection.connect({ address });
-  const nativeConnection = await NativeConnection.connect({ address });
-  temporal = {
-    client: new Client({ connection, namespace }),
-    nativeConnection,
-    close: async () => {
-      await connection.close();
-      await nativeConnection.close();
-    },
-  };
-});
-afterAll(async () => {
-  await temporal?.close();
-});
+// This file owns the process's runtime: every line, core's too, reaches the recorder unfiltered.
+const temporal = useTestTemporal({ logger: recorder(entries) });
 
 test('an async-job call completed by its callback leaves its task token and callback secret in no log line', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'secrets-in-logs-'));

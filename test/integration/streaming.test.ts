@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import { startAgentRun, waitForAgentRun, type AgentRunHandle } from '../../src/client/agent-run-client';
 import { streamAgentRun } from '../../src/client/stream-agent-run';
 import { streamTurnTexts } from '../../src/client/stream-turn-texts';
 import { startAgentRunStreamServer } from '../../src/client/agent-run-stream-server';
@@ -51,6 +51,19 @@ function twoTurns(answer = ANSWER): void {
     { kind: 'turn', text: FIRST_TURN, toolCalls: [{ name: 'add', arguments: '{"a":2,"b":3}' }], chunkChars: 3 },
     { kind: 'turn', text: answer, chunkChars: 3 },
   );
+}
+
+/** One turn answering ANSWER that pauses after 5 chunks until the returned function is called. */
+function pausedAnswer(): () => void {
+  let resume: () => void = () => {};
+  const resumed = new Promise<void>((resolve) => (resume = resolve));
+  server.enqueue({ kind: 'turn', text: ANSWER, chunkChars: 2, pauseAfterChunks: 5, resume: resumed });
+  return resume;
+}
+
+/** Starts a run of the OpenAI provider (the fake server's next turns) on `taskQueue`. */
+function startAnswerRun(taskQueue: string): Promise<AgentRunHandle> {
+  return startAgentRun(temporal.client, { goal: 'Answer.', model: { provider: 'openai' } }, { taskQueue });
 }
 
 /** Runs `body` with a worker whose model is the OpenAI provider against the fake server, streaming to `streams`. */
@@ -199,18 +212,12 @@ describe('streaming a run', () => {
   });
 
   test('a reader that disconnects mid-turn resumes from its next offset without gaps or duplicates', async () => {
-    let resume: () => void = () => {};
-    const resumed = new Promise<void>((resolve) => (resume = resolve));
-    server.enqueue({ kind: 'turn', text: ANSWER, chunkChars: 2, pauseAfterChunks: 5, resume: resumed });
+    const resume = pausedAnswer();
     const workerStore = openStore();
     const readerStore = openStore();
     try {
       const { first, second, result } = await withWorker('stream-resume', workerStore, async (taskQueue) => {
-        const handle = await startAgentRun(
-          temporal.client,
-          { goal: 'Answer.', model: { provider: 'openai' } },
-          { taskQueue },
-        );
+        const handle = await startAnswerRun(taskQueue);
         const first: AgentStreamEvent[] = [];
         for await (const event of streamAgentRun(temporal.client, handle.workflowId, { store: readerStore })) {
           first.push(event);
@@ -233,19 +240,13 @@ describe('streaming a run', () => {
   });
 
   test('over SSE, a client that reconnects with Last-Event-ID gets the rest of the stream and an end event', async () => {
-    let resume: () => void = () => {};
-    const resumed = new Promise<void>((resolve) => (resume = resolve));
-    server.enqueue({ kind: 'turn', text: ANSWER, chunkChars: 2, pauseAfterChunks: 5, resume: resumed });
+    const resume = pausedAnswer();
     const workerStore = openStore();
     const readerStore = openStore();
     const sse = await startAgentRunStreamServer({ client: temporal.client, store: readerStore, port: 0 });
     try {
       const { first, second, result } = await withWorker('stream-sse', workerStore, async (taskQueue) => {
-        const handle = await startAgentRun(
-          temporal.client,
-          { goal: 'Answer.', model: { provider: 'openai' } },
-          { taskQueue },
-        );
+        const handle = await startAnswerRun(taskQueue);
         const url = `${sse.url}/runs/${encodeURIComponent(handle.workflowId)}/stream`;
         const first = await readSse(url, {}, (event) => event.event === 'text-delta');
         resume();
@@ -347,11 +348,7 @@ describe('streaming a run', () => {
     const reader = new SqliteStreamStore({ path: streamsPath });
     let worker: ChildProcess | undefined = await spawnTestWorkerProcess(STREAM_WORKER, taskQueue, settings);
     try {
-      const handle = await startAgentRun(
-        temporal.client,
-        { goal: 'Answer.', model: { provider: 'openai' } },
-        { taskQueue },
-      );
+      const handle = await startAnswerRun(taskQueue);
       const stream = `${handle.workflowId}/${handle.firstExecutionRunId}`;
       await waitFor('the first attempt to stream some text', async () =>
         (await reader.read(stream, 1)).some((e) => e.type === 'text-delta'),
@@ -392,9 +389,7 @@ describeWithBrowser('streaming a run to a browser', (chromiumPath) => {
   });
 
   test("a page's EventSource reads the run's text, reconnects by itself with Last-Event-ID, and stops at the end", async () => {
-    let resume: () => void = () => {};
-    const resumed = new Promise<void>((resolve) => (resume = resolve));
-    server.enqueue({ kind: 'turn', text: ANSWER, chunkChars: 2, pauseAfterChunks: 5, resume: resumed });
+    const resume = pausedAnswer();
     const page = createServer((_request, response) =>
       response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>chat</title>'),
     );
@@ -412,11 +407,7 @@ describeWithBrowser('streaming a run to a browser', (chromiumPath) => {
     const tab = await browser.newPage();
     try {
       const result = await withWorker('stream-browser', workerStore, async (taskQueue) => {
-        const handle = await startAgentRun(
-          temporal.client,
-          { goal: 'Answer.', model: { provider: 'openai' } },
-          { taskQueue },
-        );
+        const handle = await startAnswerRun(taskQueue);
         await tab.goto(origin);
         await tab.evaluate(
           (url) => {

@@ -1,13 +1,7 @@
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/client/mcp-client-pool';
-import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server/mcp-http-listener';
-import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
-import { createToolRegistry, type ToolRegistry } from '../../src/tools/tool-registry';
-import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import { subAgentTools } from '../support/sub-agent-tools';
-import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
+import { useSubAgentMcpServer } from '../support/sub-agent-mcp-server';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -15,42 +9,12 @@ import { waitFor } from '../support/wait-for';
  * answer says so at once (naming the child to decide), and once decided the same key returns the child's answer.
  */
 
-let ledger: LedgerServer;
-let registry: ToolRegistry;
-let listener: McpHttpListener;
-const taskQueue = uniqueTaskQueue('sub-agents-mcp');
-const temporal = useTestTemporal({
-  worker: async (connected) => {
-    ledger = await startLedgerServer();
-    registry = createToolRegistry(subAgentTools(ledger.url));
-    return createTestWorker(connected, { tools: registry.list(), taskQueue });
-  },
+const { temporal, mcp, ledger } = useSubAgentMcpServer('sub-agents-mcp', {
+  tokens: [{ name: 'default', token: 'test-token' }],
 });
-beforeAll(async () => {
-  listener = await startMcpHttpListener({
-    port: 0,
-    token: 'test-token',
-    createServer: (caller) =>
-      createDurableMcpServer({ client: temporal.client, taskQueue, catalog: registry.catalog(), caller }),
-  });
-});
-afterAll(async () => {
-  await listener?.close();
-  await ledger?.close();
-});
-
-async function connect(): Promise<McpClient> {
-  const client = new McpClient({ name: 'test', version: '1' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(listener.url), {
-      requestInit: { headers: { Authorization: 'Bearer test-token' } },
-    }),
-  );
-  return client;
-}
 
 test("an agent tool over MCP answers APPROVAL_REQUIRED for its child's call; decided, the same key returns the answer", async () => {
-  const client = await connect();
+  const client = await mcp.connect('test-token');
   const key = `hotel-${Date.now()}`;
   const call = () =>
     client.callTool({ name: 'hotel_agent', arguments: { city: 'Lima' }, _meta: { [MCP_IDEMPOTENCY_KEY_META]: key } });
@@ -71,6 +35,6 @@ test("an agent tool over MCP answers APPROVAL_REQUIRED for its child's call; dec
     return again.isError ? undefined : again;
   });
   expect(second.structuredContent).toMatchObject({ answer: 'Hotel in Lima booked.' });
-  expect(ledger.effects.filter((e) => e.key.startsWith(`${workflowId}/`) && e.kind === 'book')).toHaveLength(1);
+  expect(ledger().effects.filter((e) => e.key.startsWith(`${workflowId}/`) && e.kind === 'book')).toHaveLength(1);
   await client.close();
 });

@@ -1,9 +1,15 @@
-import { approveStep, getPendingApprovals, listPendingApprovals } from '../../src/client/approval-client';
+import {
+  approveStep,
+  getPendingApprovals,
+  listPendingApprovals,
+  type PendingApproval,
+} from '../../src/client/approval-client';
 import { startAgentRun, waitForAgentRun, type AgentRunHandle } from '../../src/client/agent-run-client';
 import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
 import type { SubAgentOutput } from '../../src/contract/sub-agent-spec';
 import { callTurn, scriptedRun } from '../support/agent-runs';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
+import { runKeyOf } from '../support/run-key';
 import { subAgentTools } from '../support/sub-agent-tools';
 import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
@@ -30,9 +36,12 @@ function start(input: AgentRunInput): Promise<AgentRunHandle> {
   return startAgentRun(temporal.client, input, { taskQueue });
 }
 
-async function runKey(handle: AgentRunHandle): Promise<string> {
-  const description = await handle.describe();
-  return `${handle.workflowId}/${description.raw.workflowExecutionInfo?.firstRunId || description.runId}`;
+/** The approvals waiting in `handle`'s run and its sub-agents, once there is one (`what` names it if none comes). */
+function waitForPendingUnder(handle: AgentRunHandle, what: string): Promise<PendingApproval[]> {
+  return waitFor(what, async () => {
+    const found = await getPendingApprovals(temporal.client, handle.workflowId);
+    return found.length > 0 ? found : undefined;
+  });
 }
 
 function outputOf(result: AgentRunResult, stepId: number): SubAgentOutput {
@@ -45,6 +54,11 @@ function effectsUnder(prefix: string, kind: string) {
   return ledger.effects.filter((effect) => effect.key.startsWith(prefix) && effect.kind === kind);
 }
 
+/** The ledger's effects of `kind` recorded under exactly `key` (undefined: a key that never came). */
+function effectsAt(key: string | undefined, kind: string) {
+  return ledger.effects.filter((effect) => effect.key === key && effect.kind === kind);
+}
+
 test('a parent with two children completes: each answer is its call output, and each child is a child workflow of the parent', async () => {
   const handle = await start(
     scriptedRun('Book flights to BER and LIS', [
@@ -54,7 +68,7 @@ test('a parent with two children completes: each answer is its call output, and 
     ]),
   );
   const result = await waitForAgentRun(handle);
-  const key = await runKey(handle);
+  const key = await runKeyOf(handle);
 
   expect(result.status).toBe('completed');
   expect([outputOf(result, 1).answer, outputOf(result, 2).answer]).toEqual([
@@ -77,11 +91,8 @@ test("a child's waiting call is listed through its parent, with the child's step
   const handle = await start(
     scriptedRun('Book a hotel in Paris', [callTurn('hotel_agent', { city: 'Paris' }), { text: 'Done.', final: true }]),
   );
-  const [pending] = await waitFor('the child call to wait for approval', async () => {
-    const found = await getPendingApprovals(temporal.client, handle.workflowId);
-    return found.length > 0 ? found : undefined;
-  });
-  const key = await runKey(handle);
+  const [pending] = await waitForPendingUnder(handle, 'the child call to wait for approval');
+  const key = await runKeyOf(handle);
 
   expect(pending).toMatchObject({
     workflowId: `${key}/1/hotel_agent`,
@@ -105,10 +116,7 @@ test("`durable-tools approve <parent>` without a step decides the child's waitin
   const handle = await start(
     scriptedRun('Book a hotel in Kyiv', [callTurn('hotel_agent', { city: 'Kyiv' }), { text: 'Done.', final: true }]),
   );
-  const [pending] = await waitFor('the child call to wait for approval', async () => {
-    const found = await getPendingApprovals(temporal.client, handle.workflowId);
-    return found.length > 0 ? found : undefined;
-  });
+  const [pending] = await waitForPendingUnder(handle, 'the child call to wait for approval');
   const env: NodeJS.ProcessEnv = {
     TEMPORAL_ADDRESS: testServer().address,
     TEMPORAL_NAMESPACE: testServer().namespace,
@@ -149,18 +157,15 @@ test("a cancelled parent cancels its waiting child and undoes a completed child'
       { text: 'Done.', final: true },
     ]),
   );
-  const [pending] = await waitFor('the hotel child to wait for approval', async () => {
-    const found = await getPendingApprovals(temporal.client, handle.workflowId);
-    return found.length > 0 ? found : undefined;
-  });
+  const [pending] = await waitForPendingUnder(handle, 'the hotel child to wait for approval');
   await handle.cancel();
   const result = await waitForAgentRun(handle);
-  const key = await runKey(handle);
+  const key = await runKeyOf(handle);
 
   expect(result.status).toBe('cancelled');
   const [booking] = effectsUnder(`${key}/1/agent/`, 'book');
   expect(booking).toBeDefined();
-  expect(ledger.effects.filter((e) => e.key === booking!.key && e.kind === 'cancel')).toHaveLength(1);
+  expect(effectsAt(booking!.key, 'cancel')).toHaveLength(1);
   expect(result.steps[0]).toMatchObject({ tool: 'flight_agent', status: 'compensated' });
   expect(effectsUnder(`${key}/2/agent/`, 'book')).toHaveLength(0);
   const child = await temporal.client.workflow.getHandle(pending!.workflowId).describe();
@@ -171,18 +176,15 @@ test('a cancelled parent cancels its running child, which undoes its own effect 
   const handle = await start(
     scriptedRun('Plan a trip to Rome', [callTurn('trip_agent', { city: 'Rome' }), { text: 'Done.', final: true }]),
   );
-  const [pending] = await waitFor('the child to wait for approval of its hotel', async () => {
-    const found = await getPendingApprovals(temporal.client, handle.workflowId);
-    return found.length > 0 ? found : undefined;
-  });
+  const [pending] = await waitForPendingUnder(handle, 'the child to wait for approval of its hotel');
   await handle.cancel();
   const result = await waitForAgentRun(handle);
-  const key = await runKey(handle);
+  const key = await runKeyOf(handle);
 
   expect(result.status).toBe('cancelled');
   const [flight] = effectsUnder(`${key}/1/agent/`, 'book');
   expect(flight?.key).toBe(`${key}/1/agent/1`);
-  expect(ledger.effects.filter((e) => e.key === flight!.key && e.kind === 'cancel')).toHaveLength(1);
+  expect(effectsAt(flight!.key, 'cancel')).toHaveLength(1);
   const child = await temporal.client.workflow.getHandle(pending!.workflowId).describe();
   expect(child.status.name).toBe('CANCELLED');
 });
@@ -191,27 +193,21 @@ test('a terminated parent has its running child cancelled by the server (parent 
   const handle = await start(
     scriptedRun('Plan a trip to Oslo', [callTurn('trip_agent', { city: 'Oslo' }), { text: 'Done.', final: true }]),
   );
-  const [pending] = await waitFor('the child to wait for approval of its hotel', async () => {
-    const found = await getPendingApprovals(temporal.client, handle.workflowId);
-    return found.length > 0 ? found : undefined;
-  });
+  const [pending] = await waitForPendingUnder(handle, 'the child to wait for approval of its hotel');
   await handle.terminate('test: the parent is terminated');
-  const key = await runKey(handle);
+  const key = await runKeyOf(handle);
 
   const child = temporal.client.workflow.getHandle(pending!.workflowId);
   await waitFor('the child to end cancelled', async () => (await child.describe()).status.name === 'CANCELLED');
-  expect(ledger.effects.filter((e) => e.key === `${key}/1/agent/1` && e.kind === 'cancel')).toHaveLength(1);
+  expect(effectsAt(`${key}/1/agent/1`, 'cancel')).toHaveLength(1);
 });
 
 test('agents nest: a grandchild waiting for approval is listed from the root, with its own parent', async () => {
   const handle = await start(
     scriptedRun('Plan a stay in Lyon', [callTurn('planner_agent', { city: 'Lyon' }), { text: 'Done.', final: true }]),
   );
-  const [pending] = await waitFor('the grandchild call to wait for approval', async () => {
-    const found = await getPendingApprovals(temporal.client, handle.workflowId);
-    return found.length > 0 ? found : undefined;
-  });
-  const key = await runKey(handle);
+  const [pending] = await waitForPendingUnder(handle, 'the grandchild call to wait for approval');
+  const key = await runKeyOf(handle);
   const childId = `${key}/1/planner_agent`;
 
   expect(pending).toMatchObject({ tool: 'book_hotel', parent: { workflowId: childId, stepId: 1 } });
@@ -241,7 +237,7 @@ test("a parent that aborts undoes its children's effects newest first", async ()
     ),
   );
   const result = await waitForAgentRun(handle);
-  const key = await runKey(handle);
+  const key = await runKeyOf(handle);
 
   expect(result.status).toBe('compensated');
   const cancels = ledger.effects.filter((e) => e.key.startsWith(`${key}/`) && e.kind === 'cancel');
@@ -257,10 +253,10 @@ test("a child's compensation handed to its parent is carried across the parent's
     ),
   );
   const result = await waitForAgentRun(handle);
-  const key = await runKey(handle);
+  const key = await runKeyOf(handle);
 
   expect(result).toMatchObject({ status: 'compensated', generation: 1, subAgentSteps: 1 });
-  expect(ledger.effects.filter((e) => e.key === `${key}/1/agent/1` && e.kind === 'cancel')).toHaveLength(1);
+  expect(effectsAt(`${key}/1/agent/1`, 'cancel')).toHaveLength(1);
 });
 
 test('a child that does not complete is a SUB_AGENT_FAILED observation, and it undid its own effect', async () => {
@@ -268,13 +264,13 @@ test('a child that does not complete is a SUB_AGENT_FAILED observation, and it u
     scriptedRun('Try the broken agent', [callTurn('broken_agent', { to: 'NYC' }), { text: 'It failed.', final: true }]),
   );
   const result = await waitForAgentRun(handle);
-  const key = await runKey(handle);
+  const key = await runKeyOf(handle);
 
   expect(result.status).toBe('completed');
   expect(result.steps[0]?.observation).toMatchObject({ status: 'error', code: 'SUB_AGENT_FAILED' });
   expect(result.steps[0]?.observation).toMatchObject({ message: expect.stringContaining('compensated') });
   const [booking] = effectsUnder(`${key}/1/agent/`, 'book');
-  expect(ledger.effects.filter((e) => e.key === booking?.key && e.kind === 'cancel')).toHaveLength(1);
+  expect(effectsAt(booking?.key, 'cancel')).toHaveLength(1);
   expect(result.subAgentSteps).toBe(2);
 });
 

@@ -131,3 +131,23 @@ export function createLedgerPayTool(ledgerUrl: string): Tool {
     },
   );
 }
+
+/**
+ * `wire` of the MCP approval tests: `{ amount }` → `{ wired: amount }`, irreversible, so a human approves each call
+ * (the default of the tier); `wired` lists the amounts of the calls that really ran.
+ */
+export function createWireTool(): { tool: Tool; wired: number[] } {
+  const wired: number[] = [];
+  const tool = defineTool({
+    name: 'wire',
+    description: 'Wires money. Irreversible, so a human approves each call.',
+    input: z.object({ amount: z.number().positive() }),
+    output: z.object({ wired: z.number() }),
+    effect: 'irreversible',
+    idempotent: true,
+  }).implement(async ({ amount }) => {
+    wired.push(amount);
+    return { wired: amount };
+  });
+  return { tool, wired };
+}

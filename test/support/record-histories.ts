@@ -177,22 +177,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
   // Two reservations, then a critical charge declined for good: the run compensates newest first.
-  compensation: {
-    expected: 'compensated',
-    generations: 1,
-    input: {
-      failurePolicy: { criticalTools: ['charge_card'] },
-      model: {
-        provider: 'scripted',
-        script: [
-          reserve('BOOK-1'),
-          reserve('LAMP-2'),
-          { text: 'Charging.', toolCalls: [{ name: 'charge_card', arguments: { amountEur: 900 } }] },
-          { text: 'Done.', final: true },
-        ],
-      },
-    },
-  },
+  compensation: compensatedAfterCharge([reserve('BOOK-1'), reserve('LAMP-2')]),
   // Continue-as-new every 2 steps, compensations carried over, then a critical failure in the last
   // generation compensates the reservations of the earlier ones.
   'continue-as-new': {
@@ -216,57 +201,72 @@ export const SCENARIOS: Record<string, Scenario> = {
   },
 };
 
+/**
+ * A run that plays `turns`, then a critical `charge_card`, declined for good: it compensates what `turns` did, newest
+ * first.
+ */
+function compensatedAfterCharge(turns: ScriptedModelSettings['script']): Scenario {
+  return {
+    expected: 'compensated',
+    generations: 1,
+    input: {
+      failurePolicy: { criticalTools: ['charge_card'] },
+      model: {
+        provider: 'scripted',
+        script: [
+          ...turns,
+          { text: 'Charging.', toolCalls: [{ name: 'charge_card', arguments: { amountEur: 900 } }] },
+          { text: 'Done.', final: true },
+        ],
+      },
+    },
+  };
+}
+
+/** The scripted model's turn reading order A-17. */
+const READ_ORDER = {
+  text: 'Reading the order.',
+  toolCalls: [{ name: 'lookup_order', arguments: { orderId: 'A-17' } }],
+};
+
+/** A run that completes in one generation, the scripted model playing `script`; a fork of `fork.source` if given. */
+function completedScripted(script: ScriptedModelSettings['script'], fork?: Scenario['fork']): Scenario {
+  return {
+    expected: 'completed',
+    generations: 1,
+    ...(fork ? { fork } : {}),
+    input: { model: { provider: 'scripted', script } },
+  };
+}
+
 /** The source of the fork scenarios: a lookup and two reservations. */
-const FORK_SOURCE: Scenario = {
-  expected: 'completed',
-  generations: 1,
-  input: {
-    model: {
-      provider: 'scripted',
-      script: [
-        { text: 'Reading the order.', toolCalls: [{ name: 'lookup_order', arguments: { orderId: 'A-17' } }] },
-        reserve('BOOK-1'),
-        reserve('LAMP-2'),
-        { text: 'Reserved.', final: true },
-      ],
-    },
-  },
-};
+const FORK_SOURCE = completedScripted([
+  READ_ORDER,
+  reserve('BOOK-1'),
+  reserve('LAMP-2'),
+  { text: 'Reserved.', final: true },
+]);
 // A fork from step 3 of FORK_SOURCE: steps 1-2 taken as recorded (no activity), its own reservation from step 3.
-SCENARIOS['forked'] = {
-  expected: 'completed',
-  generations: 1,
-  fork: { source: FORK_SOURCE, fromStep: 3 },
-  input: {
-    model: {
-      provider: 'scripted',
-      script: [
-        { text: 'not played', final: true },
-        { text: 'not played', final: true },
-        reserve('DESK-3'),
-        { text: 'Reserved the desk instead.', final: true },
-      ],
-    },
-  },
-};
+SCENARIOS['forked'] = completedScripted(
+  [
+    { text: 'not played', final: true },
+    { text: 'not played', final: true },
+    reserve('DESK-3'),
+    { text: 'Reserved the desk instead.', final: true },
+  ],
+  { source: FORK_SOURCE, fromStep: 3 },
+);
 // A dry re-run of FORK_SOURCE: the lookup runs, BOOK-1 is answered from the record (activity dry:reserve_stock),
 // CHAIR-9 is refused with DRY_RUN_NO_RECORD.
-SCENARIOS['dry-run'] = {
-  expected: 'completed',
-  generations: 1,
-  fork: { source: FORK_SOURCE, fromStep: 1, dryRun: true },
-  input: {
-    model: {
-      provider: 'scripted',
-      script: [
-        { text: 'Reading the order.', toolCalls: [{ name: 'lookup_order', arguments: { orderId: 'A-17' } }] },
-        reserve('BOOK-1'),
-        reserve('CHAIR-9'),
-        { text: 'Reserved the book; the chair has no record.', final: true },
-      ],
-    },
-  },
-};
+SCENARIOS['dry-run'] = completedScripted(
+  [
+    READ_ORDER,
+    reserve('BOOK-1'),
+    reserve('CHAIR-9'),
+    { text: 'Reserved the book; the chair has no record.', final: true },
+  ],
+  { source: FORK_SOURCE, fromStep: 1, dryRun: true },
+);
 
 // The four scenarios above were recorded before keys carried the run's first execution id
 // (`patched('durable-tools/run-scoped-keys')`): they keep guarding runs started by older code. These two record the
@@ -276,21 +276,9 @@ SCENARIOS['run-scoped-continue-as-new'] = SCENARIOS['continue-as-new']!;
 // A sub-agent (a child workflow) that completes and hands its compensation to the parent, then a critical failure:
 // the parent undoes the child's reservation under the child's key. Only the parent's history is recorded (the
 // child's result is in it).
-SCENARIOS['run-scoped-sub-agents'] = {
-  expected: 'compensated',
-  generations: 1,
-  input: {
-    failurePolicy: { criticalTools: ['charge_card'] },
-    model: {
-      provider: 'scripted',
-      script: [
-        { text: 'Asking the stock agent.', toolCalls: [{ name: 'stock_agent', arguments: { sku: 'BOOK-1' } }] },
-        { text: 'Charging.', toolCalls: [{ name: 'charge_card', arguments: { amountEur: 900 } }] },
-        { text: 'Done.', final: true },
-      ],
-    },
-  },
-};
+SCENARIOS['run-scoped-sub-agents'] = compensatedAfterCharge([
+  { text: 'Asking the stock agent.', toolCalls: [{ name: 'stock_agent', arguments: { sku: 'BOOK-1' } }] },
+]);
 
 /** Starts a scenario's run (a fork scenario: after running its source). */
 async function startScenario(

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
+import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,9 +33,31 @@ export interface TestTemporal {
   close(): Promise<void>;
 }
 
-/** Connects a client and a worker connection to the test dev server. */
-export async function connectTestTemporal(): Promise<TestTemporal> {
-  if (!runtimeInstalled) {
+/** A Temporal logger handing every line, at every level, to `write` (for a file that reads the runtime's logs). */
+export function loggerWriting(write: (level: LogLevel, message: string, meta?: LogMetadata) => void): Logger {
+  const at = (level: LogLevel) => (message: string, meta?: LogMetadata) => write(level, message, meta);
+  return {
+    log: (level, message, meta) => write(level, message, meta),
+    trace: at('TRACE'),
+    debug: at('DEBUG'),
+    info: at('INFO'),
+    warn: at('WARN'),
+    error: at('ERROR'),
+  };
+}
+
+/**
+ * Connects a client and a worker connection to the test dev server. The first call installs the process's Temporal
+ * runtime: with `logger`, every line reaches it (core's at DEBUG too), for the files that read the worker's logs.
+ */
+export async function connectTestTemporal(logger?: Logger): Promise<TestTemporal> {
+  if (logger) {
+    Runtime.install({
+      logger,
+      telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'DEBUG' }) } },
+    });
+    runtimeInstalled = true;
+  } else if (!runtimeInstalled) {
     // Worker logs go to a file next to the dev server's log, not into the test output.
     const logFile = join(process.env.DT_TEST_DIR ?? tmpdir(), 'worker.log');
     Runtime.install({
@@ -64,6 +87,8 @@ export interface TestTemporalOptions {
    * and its run awaited, before the connections close).
    */
   worker?: (temporal: TestTemporal) => Promise<Worker>;
+  /** The logger of the process's Temporal runtime, installed before connecting (see {@link connectTestTemporal}). */
+  logger?: Logger;
 }
 
 /**
@@ -89,7 +114,7 @@ export function useTestTemporal(options: TestTemporalOptions = {}): TestTemporal
     close: () => current().close(),
   };
   beforeAll(async () => {
-    connected = await connectTestTemporal();
+    connected = await connectTestTemporal(options.logger);
     if (options.worker) {
       worker = await options.worker(temporal);
       running = worker.run();

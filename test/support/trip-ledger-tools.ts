@@ -51,3 +51,26 @@ export function tripLedgerTools(ledger: LedgerServer): Tool[] {
     }).implement(async () => ({ card: CARD_NUMBER, statement: 'x'.repeat(4_000) })),
   ];
 }
+
+/**
+ * `charge_card` (compensable, undone by `cancel_flight`): records `charge` with its amount under the call's key on
+ * the ledger. Not in {@link tripLedgerTools}: only the runs that charge list it.
+ */
+export function chargeCardTool(ledger: LedgerServer): Tool {
+  return defineTool({
+    name: 'charge_card',
+    description: 'Charges the card on file.',
+    input: z.object({ amount: z.number() }),
+    output: z.object({ chargeId: z.string() }),
+    effect: 'compensable',
+    undo: 'cancel_flight',
+    idempotent: false,
+  }).implement(async ({ amount }, ctx) => {
+    const response = await fetch(`${ledger.url}/effects`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ key: ctx.idempotencyKey, kind: 'charge', amount }),
+    });
+    return { chargeId: ((await response.json()) as { effectId: string }).effectId };
+  });
+}

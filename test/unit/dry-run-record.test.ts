@@ -5,23 +5,14 @@
  */
 import { buildDryRunRecord, fitDryRunRecord } from '../../src/client/dry-run-record';
 import type { AgentRunState, StepRecord } from '../../src/contract/agent-run-types';
+import { succeededStep } from '../support/step-records';
 import { jsonByteLength } from '../../src/contract/payload-limits';
 import { dryRunCall, takeRecordedAnswer, type DryRunRecord } from '../../src/workflows/dry-run-step';
 import { initialRunUsage } from '../../src/workflows/run-usage';
 
+/** A succeeded step (test/support/step-records.ts) with the digest of its arguments. */
 function step(stepId: number, tool: string, fields: Partial<StepRecord> = {}): StepRecord {
-  return {
-    stepId,
-    turn: stepId,
-    toolCallId: `call-${stepId}`,
-    tool,
-    arguments: { n: stepId },
-    idempotencyKey: `src/first/${stepId}`,
-    status: 'succeeded',
-    observation: { status: 'ok', output: { done: stepId } },
-    argumentsDigest: `digest-${stepId}`,
-    ...fields,
-  };
+  return succeededStep(stepId, tool, { argumentsDigest: `digest-${stepId}`, ...fields });
 }
 
 function source(steps: StepRecord[]): { workflowId: string; state: AgentRunState } {

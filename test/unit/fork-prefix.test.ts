@@ -7,23 +7,14 @@ import { AgentRunForkError } from '../../src/client/agent-run-fork-error';
 import { buildForkPrefix } from '../../src/client/fork-prefix';
 import { forkInput } from '../../src/client/fork-agent-run';
 import type { AgentRunInput, AgentRunState, StepRecord } from '../../src/contract/agent-run-types';
+import { succeededStep } from '../support/step-records';
 import type { StoredOutputReference } from '../../src/contract/claim-check-reference';
 import { forkedStepRecords, forkedTranscriptMessages } from '../../src/workflows/forked-prefix';
 import { initialRunUsage } from '../../src/workflows/run-usage';
 
 /** A succeeded call of `tool` at `stepId`, proposed by model turn `turn`. */
 function step(stepId: number, turn: number, tool = 'book_flight', fields: Partial<StepRecord> = {}): StepRecord {
-  return {
-    stepId,
-    turn,
-    toolCallId: `call-${stepId}`,
-    tool,
-    arguments: { n: stepId },
-    idempotencyKey: `src/first/${stepId}`,
-    status: 'succeeded',
-    observation: { status: 'ok', output: { done: stepId } },
-    ...fields,
-  };
+  return succeededStep(stepId, tool, { turn, ...fields });
 }
 
 function state(steps: StepRecord[], fields: Partial<AgentRunState> = {}): AgentRunState {

@@ -15,11 +15,12 @@ const MCP_URL = 'https://tools.example.test/mcp';
 const SECRET = 'client-secret-value-7f3a';
 const ENV = { MCP_SECRET: SECRET, MCP_REFRESH: 'refresh-0' };
 
-/** A holder for `as`, its clock at `clock.now` (ms). */
+/** A holder for `as`, its clock at `clock.now` (ms), reaching `as` through `fetch` (default `as.fetch`). */
 function holderOf(
   as: FakeAuthorizationServer,
   settings: Partial<McpOAuthSettings> = {},
   clock = { now: 0 },
+  fetch: typeof as.fetch = as.fetch,
 ): McpOAuthTokens {
   return new McpOAuthTokens({
     server: 'tools',
@@ -31,7 +32,7 @@ function holderOf(
       ...settings,
     },
     now: () => clock.now,
-    fetch: as.fetch,
+    fetch,
     env: ENV,
   });
 }
@@ -104,21 +105,11 @@ describe('the token request', () => {
 
   test('a token that is not a Bearer token is TOKEN_REFUSED', async () => {
     const as = fakeAuthorizationServer({ expiresIn: 600 });
-    const tokens = new McpOAuthTokens({
-      server: 'tools',
-      url: MCP_URL,
-      settings: {
-        issuer: as.issuer,
-        clientId: 'agent',
-        clientSecret: 'env:MCP_SECRET',
-      },
-      fetch: async (url, init) => {
-        const response = await as.fetch(url, init);
-        if (!String(url).endsWith('/token')) return response;
-        const body = (await response.json()) as Record<string, unknown>;
-        return new Response(JSON.stringify({ ...body, token_type: 'DPoP' }), { status: 200 });
-      },
-      env: ENV,
+    const tokens = holderOf(as, {}, { now: 0 }, async (url, init) => {
+      const response = await as.fetch(url, init);
+      if (!String(url).endsWith('/token')) return response;
+      const body = (await response.json()) as Record<string, unknown>;
+      return new Response(JSON.stringify({ ...body, token_type: 'DPoP' }), { status: 200 });
     });
     const error = await failureOf(tokens.accessToken());
     expect(error.code).toBe('TOKEN_REFUSED');
@@ -169,6 +160,24 @@ describe('the issuer', () => {
   });
 });
 
+/**
+ * The tokens a holder gives 1 ms before and at `renewAt` ms after its first one, from an authorization server whose
+ * tokens last `expiresIn` s.
+ */
+async function tokensAroundRenewal(
+  expiresIn: number,
+  renewAt: number,
+  settings: Partial<McpOAuthSettings> = {},
+): Promise<[string, string]> {
+  const clock = { now: 0 };
+  const tokens = holderOf(fakeAuthorizationServer({ expiresIn }), settings, clock);
+  await tokens.accessToken();
+  clock.now = renewAt - 1;
+  const before = await tokens.accessToken();
+  clock.now = renewAt;
+  return [before, await tokens.accessToken()];
+}
+
 describe('renewal before expiry', () => {
   test('a token is reused while it is fresh', async () => {
     const as = fakeAuthorizationServer({ expiresIn: 600 });
@@ -179,36 +188,15 @@ describe('renewal before expiry', () => {
   });
 
   test('a token is renewed 60 s before it expires by default, not sooner', async () => {
-    const as = fakeAuthorizationServer({ expiresIn: 600 });
-    const clock = { now: 0 };
-    const tokens = holderOf(as, {}, clock);
-    await tokens.accessToken();
-    clock.now = 539_999;
-    expect(await tokens.accessToken()).toBe('token-1');
-    clock.now = 540_000;
-    expect(await tokens.accessToken()).toBe('token-2');
+    expect(await tokensAroundRenewal(600, 540_000)).toEqual(['token-1', 'token-2']);
   });
 
   test('the margin is at most half the lifetime of a short-lived token', async () => {
-    const as = fakeAuthorizationServer({ expiresIn: 10 });
-    const clock = { now: 0 };
-    const tokens = holderOf(as, {}, clock);
-    await tokens.accessToken();
-    clock.now = 4_999;
-    expect(await tokens.accessToken()).toBe('token-1');
-    clock.now = 5_000;
-    expect(await tokens.accessToken()).toBe('token-2');
+    expect(await tokensAroundRenewal(10, 5_000)).toEqual(['token-1', 'token-2']);
   });
 
   test('refreshBeforeExpiryMs sets the margin', async () => {
-    const as = fakeAuthorizationServer({ expiresIn: 600 });
-    const clock = { now: 0 };
-    const tokens = holderOf(as, { refreshBeforeExpiryMs: 1_000 }, clock);
-    await tokens.accessToken();
-    clock.now = 598_999;
-    expect(await tokens.accessToken()).toBe('token-1');
-    clock.now = 599_000;
-    expect(await tokens.accessToken()).toBe('token-2');
+    expect(await tokensAroundRenewal(600, 599_000, { refreshBeforeExpiryMs: 1_000 })).toEqual(['token-1', 'token-2']);
   });
 
   test('a token without expires_in is kept until a 401', async () => {

@@ -1,7 +1,8 @@
 import { CodecServerConfigError, startCodecServer } from '../../encryption/codec-server';
 import { encryptionKeysFromEnv, ENCRYPTION_ENV } from '../../encryption/encryption-keys';
-import { parseCommandArgs, portOption, stringOption } from '../args';
-import { CliUsageError, EXIT_CODES, type CliCommand } from '../command';
+import { parseCommandArgs } from '../args';
+import { EXIT_CODES, type CliCommand } from '../command';
+import { httpServerArgs, httpServerOptionSpec, startCommandServer } from '../http-server-args';
 
 /** Environment variable holding the codec server's bearer token (not an argument: `ps` would show it). */
 export const CODEC_TOKEN_ENV = 'DURABLE_TOOLS_CODEC_TOKEN';
@@ -31,18 +32,14 @@ environment: ${ENCRYPTION_ENV.keys} or ${ENCRYPTION_ENV.keysFile} (required), ${
 
 exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 it could not start (no keys, port taken), 2 bad arguments`,
   async run(argv, context) {
-    const { values, help } = parseCommandArgs(argv, {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'ui-origin': { type: 'string', multiple: true },
-      'allow-host': { type: 'string', multiple: true },
-    });
+    const { values, help } = parseCommandArgs(argv, httpServerOptionSpec('ui-origin'));
     if (help) return (context.out(codecServerCommand.help), EXIT_CODES.ok);
-    const origins = (values['ui-origin'] as string[] | undefined) ?? ['http://127.0.0.1:8233', 'http://localhost:8233'];
-    for (const origin of origins) {
-      if (!/^https?:\/\/[^/]+$/.test(origin))
-        throw new CliUsageError(`--ui-origin must be scheme://host[:port], not "${origin}".`);
-    }
+    const listen = httpServerArgs(values, context.env, {
+      defaultPort: 8888,
+      originOption: 'ui-origin',
+      defaultOrigins: ['http://127.0.0.1:8233', 'http://localhost:8233'],
+      tokenEnv: CODEC_TOKEN_ENV,
+    });
     const keyring = encryptionKeysFromEnv(context.env);
     if (!keyring) {
       context.err(
@@ -50,27 +47,16 @@ exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 it could not start (no keys, port tak
       );
       return EXIT_CODES.error;
     }
-    const token = context.env[CODEC_TOKEN_ENV] || undefined;
-    const allowedHosts = values['allow-host'] as string[] | undefined;
-    let server;
-    try {
-      server = await startCodecServer({
-        keyring,
-        port: portOption(values, 'port', 8888),
-        host: stringOption(values, 'host', '127.0.0.1')!,
-        corsOrigins: origins,
-        ...(token ? { token } : {}),
-        ...(allowedHosts ? { allowedHosts } : {}),
-      });
-    } catch (error) {
-      if (!(error instanceof CodecServerConfigError)) throw error;
-      context.err(`${error.message} (${CODEC_TOKEN_ENV})`);
-      return EXIT_CODES.error;
-    }
-    context.lifecycle.defer('the codec server', () => server.close());
+    const server = await startCommandServer(
+      context,
+      'the codec server',
+      { tokenEnv: CODEC_TOKEN_ENV, invalidConfig: CodecServerConfigError },
+      () => startCodecServer({ keyring, ...listen }),
+    );
+    if (!server) return EXIT_CODES.error;
     context.out(
-      `Codec server at ${server.url} (keys ${[...keyring.keys.keys()].join(', ')}; CORS ${origins.join(', ')}` +
-        `${token ? '; bearer token required' : ''}). Ctrl-C stops it.`,
+      `Codec server at ${server.url} (keys ${[...keyring.keys.keys()].join(', ')}; CORS ${listen.corsOrigins.join(', ')}` +
+        `${listen.token ? '; bearer token required' : ''}). Ctrl-C stops it.`,
     );
     context.out(
       `Web UI: ${context.self} server --ui-codec-endpoint ${server.url}; CLI: temporal workflow show --codec-endpoint ${server.url} ...`,

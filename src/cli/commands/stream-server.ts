@@ -1,8 +1,9 @@
 import { AgentRunStreamServerConfigError, startAgentRunStreamServer } from '../../client/agent-run-stream-server';
 import { STREAM_STORE_ENV } from '../../stores/streams/open-stream-store';
-import { parseCommandArgs, portOption, stringOption } from '../args';
-import { CliUsageError, EXIT_CODES, type CliCommand } from '../command';
+import { parseCommandArgs } from '../args';
+import { EXIT_CODES, type CliCommand } from '../command';
 import { connectForCommand } from '../connect';
+import { httpServerArgs, httpServerOptionSpec, startCommandServer } from '../http-server-args';
 import { openCommandStreamStore } from '../stream-store';
 
 /** Environment variable holding the stream server's bearer token (not an argument: `ps` would show it). */
@@ -32,47 +33,31 @@ environment: ${STREAM_SERVER_TOKEN_ENV} (optional on loopback, required beyond: 
 
 exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 it could not start (port taken, no stream store), 2 bad arguments`,
   async run(argv, context) {
-    const { values, help } = parseCommandArgs(argv, {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'cors-origin': { type: 'string', multiple: true },
-      'allow-host': { type: 'string', multiple: true },
-    });
+    const { values, help } = parseCommandArgs(argv, httpServerOptionSpec('cors-origin'));
     if (help) return (context.out(streamServerCommand.help), EXIT_CODES.ok);
-    const origins = (values['cors-origin'] as string[] | undefined) ?? [];
-    for (const origin of origins) {
-      if (!/^https?:\/\/[^/]+$/.test(origin)) {
-        throw new CliUsageError(`--cors-origin must be scheme://host[:port], not "${origin}".`);
-      }
-    }
+    const listen = httpServerArgs(values, context.env, {
+      defaultPort: 8235,
+      originOption: 'cors-origin',
+      defaultOrigins: [],
+      tokenEnv: STREAM_SERVER_TOKEN_ENV,
+    });
     const store = await openCommandStreamStore(context);
     if (!store) {
       context.err(`${STREAM_STORE_ENV.store} is off: there is no stream to serve.`);
       return EXIT_CODES.error;
     }
     const { client } = await connectForCommand(context);
-    const token = context.env[STREAM_SERVER_TOKEN_ENV] || undefined;
-    const allowedHosts = values['allow-host'] as string[] | undefined;
-    let server;
-    try {
-      server = await startAgentRunStreamServer({
-        client,
-        store,
-        port: portOption(values, 'port', 8235),
-        host: stringOption(values, 'host', '127.0.0.1')!,
-        corsOrigins: origins,
-        ...(token ? { token } : {}),
-        ...(allowedHosts ? { allowedHosts } : {}),
-      });
-    } catch (error) {
-      if (!(error instanceof AgentRunStreamServerConfigError)) throw error;
-      context.err(`${error.message} (${STREAM_SERVER_TOKEN_ENV})`);
-      return EXIT_CODES.error;
-    }
-    context.lifecycle.defer('the stream server', () => server.close());
+    const server = await startCommandServer(
+      context,
+      'the stream server',
+      { tokenEnv: STREAM_SERVER_TOKEN_ENV, invalidConfig: AgentRunStreamServerConfigError },
+      () => startAgentRunStreamServer({ client, store, ...listen }),
+    );
+    if (!server) return EXIT_CODES.error;
     context.out(
       `Stream server at ${server.url}: GET ${server.url}/runs/<run id>/stream (server-sent events)` +
-        `${origins.length > 0 ? `; CORS ${origins.join(', ')}` : ''}${token ? '; bearer token required' : ''}. Ctrl-C stops it.`,
+        `${listen.corsOrigins.length > 0 ? `; CORS ${listen.corsOrigins.join(', ')}` : ''}` +
+        `${listen.token ? '; bearer token required' : ''}. Ctrl-C stops it.`,
     );
     await context.lifecycle.stopRequested;
     await context.lifecycle.stopAll();

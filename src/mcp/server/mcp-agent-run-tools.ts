@@ -5,7 +5,8 @@ import { getAgentRunState, startAgentRun } from '../../client/agent-run-client';
 import { parseToolArguments } from '../../guard/parse-tool-arguments';
 import type { AgentRunInput } from '../../contract/agent-run-types';
 import { isMcpAgentRunOf, mcpAgentRunIdIn } from './mcp-caller';
-import { callToolErrorOf } from './mcp-tool-call-result';
+import { builtInToolListing } from './mcp-built-in-tool-listing';
+import { callToolErrorOf, structuredResultOf } from './mcp-tool-call-result';
 
 /** A tool of the MCP server that works on agent runs rather than running a registry tool. */
 export interface AgentRunTool {
@@ -37,11 +38,11 @@ const getInput = z.strictObject({ runId: z.string().min(1).describe('The run id 
  */
 export function agentRunTools(client: Client, taskQueue: string, scope: string): Map<string, AgentRunTool> {
   const start: AgentRunTool = {
-    listing: listing(
+    listing: builtInToolListing(
       'start_agent_run',
       'Starts a durable agent run on Temporal and returns its run id at once. Use get_agent_run to follow it.',
       startInput,
-      false,
+      { readOnly: false, openWorld: true },
     ),
     call: async (args, key) => {
       const parsed = parseToolArguments(startInput, args);
@@ -49,17 +50,17 @@ export function agentRunTools(client: Client, taskQueue: string, scope: string):
       const runId = mcpAgentRunIdIn(scope, key);
       // A repeated start (same caller and key, so same id) starts nothing: it answers the existing run, running or closed.
       const handle = await startAgentRun(client, parsed.value as AgentRunInput, { taskQueue, runId });
-      if (handle.started) return json({ runId: handle.workflowId, started: true });
+      if (handle.started) return structuredResultOf({ runId: handle.workflowId, started: true });
       const { status } = await handle.describe();
-      return json({ runId: handle.workflowId, started: false, status: status.name.toLowerCase() });
+      return structuredResultOf({ runId: handle.workflowId, started: false, status: status.name.toLowerCase() });
     },
   };
   const get: AgentRunTool = {
-    listing: listing(
+    listing: builtInToolListing(
       'get_agent_run',
       "Reads an agent run's state: its status, and each step with tool, arguments, status and observation.",
       getInput,
-      true,
+      { readOnly: true, openWorld: true },
     ),
     call: async (args) => {
       const parsed = parseToolArguments(getInput, args);
@@ -67,7 +68,7 @@ export function agentRunTools(client: Client, taskQueue: string, scope: string):
       const notFound = () => callToolErrorOf(`NOT_FOUND: There is no agent run "${parsed.value.runId}".`);
       if (!isMcpAgentRunOf(scope, parsed.value.runId)) return notFound();
       try {
-        return json(await getAgentRunState(client, parsed.value.runId));
+        return structuredResultOf(await getAgentRunState(client, parsed.value.runId));
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return notFound();
         throw error;
@@ -78,24 +79,6 @@ export function agentRunTools(client: Client, taskQueue: string, scope: string):
     ['start_agent_run', start],
     ['get_agent_run', get],
   ]);
-}
-
-function listing(name: string, description: string, schema: z.ZodType, readOnly: boolean): McpToolListing {
-  const { $schema: _drop, ...inputSchema } = z.toJSONSchema(schema) as Record<string, unknown>;
-  return {
-    name,
-    description,
-    inputSchema: { type: 'object', ...inputSchema },
-    annotations: { readOnlyHint: readOnly, destructiveHint: false, idempotentHint: readOnly, openWorldHint: true },
-    execution: { taskSupport: 'forbidden' },
-  };
-}
-
-function json(value: unknown): CallToolResult {
-  return {
-    content: [{ type: 'text', text: JSON.stringify(value) }],
-    structuredContent: value as Record<string, unknown>,
-  };
 }
 
 function invalid(message: string, hint: string): CallToolResult {

@@ -14,7 +14,9 @@ import {
   type McpApprovalOptions,
   type McpApproverRequest,
 } from './mcp-approver-rules';
+import { builtInToolListing } from './mcp-built-in-tool-listing';
 import type { McpCaller } from './mcp-caller';
+import { structuredResultOf } from './mcp-tool-call-result';
 
 /** A tool of the MCP server that lists or decides calls waiting for approval. */
 export interface ApprovalTool {
@@ -63,11 +65,11 @@ export function approvalTools(
   };
 
   const list: ApprovalTool = {
-    listing: listing(
+    listing: builtInToolListing(
       MCP_APPROVAL_TOOL_NAMES.list,
       'Lists the tool calls waiting for a human approval that you may see: your own, and, if you are an approver, those of the other callers of this server. Each has the exact arguments and their digest; decide one with decide_approval.',
       listInput,
-      true,
+      { readOnly: true, openWorld: false },
     ),
     call: async (args, scopes) => {
       const parsed = parseToolArguments(listInput, args);
@@ -87,16 +89,16 @@ export function approvalTools(
         own: access === 'own',
         mayApprove: caller.approver && (access !== 'own' || allowSelfApproval),
       }));
-      return structured({ pending: items });
+      return structuredResultOf({ pending: items });
     },
   };
 
   const decide: ApprovalTool = {
-    listing: listing(
+    listing: builtInToolListing(
       MCP_APPROVAL_TOOL_NAMES.decide,
       'Approves or rejects one call waiting for approval (from list_pending_approvals), bound to the digest of the arguments you reviewed. Approved, the call runs once; rejected, the model is told why. You are recorded as the approver.',
       decideInput,
-      false,
+      { readOnly: false, openWorld: false },
     ),
     call: async (args, scopes) => {
       const parsed = parseToolArguments(decideInput, args);
@@ -122,7 +124,7 @@ export function approvalTools(
           decision === 'approve'
             ? await approveStep(client, workflowId, { stepId, digest, approver, ...(reason ? { reason } : {}) })
             : await rejectStep(client, workflowId, { stepId, digest, approver, reason: reason ?? '' });
-        return structured({ ...result, decidedAt: new Date(result.decidedAt).toISOString() });
+        return structuredResultOf({ ...result, decidedAt: new Date(result.decidedAt).toISOString() });
       } catch (error) {
         if (!(error instanceof ApprovalError)) throw error;
         return toolError(error.code, error.message, hintOf(error.code));
@@ -196,21 +198,6 @@ function hintOf(code: ApprovalError['code']): string {
     default:
       return 'Try again; if it keeps failing, use `durable-tools approve`.';
   }
-}
-
-function listing(name: string, description: string, schema: z.ZodType, readOnly: boolean): McpToolListing {
-  const { $schema: _drop, ...inputSchema } = z.toJSONSchema(schema) as Record<string, unknown>;
-  return {
-    name,
-    description,
-    inputSchema: { type: 'object', ...inputSchema },
-    annotations: { readOnlyHint: readOnly, destructiveHint: false, idempotentHint: readOnly, openWorldHint: false },
-    execution: { taskSupport: 'forbidden' },
-  };
-}
-
-function structured(value: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
 }
 
 function toolError(code: string, message: string, hint: string): CallToolResult {

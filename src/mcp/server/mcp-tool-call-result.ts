@@ -32,3 +32,11 @@ export function callToolErrorOf(message: string): CallToolResult {
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** A successful result carrying `value` both as JSON text and as structured content (the server's own tools). */
+export function structuredResultOf(value: object): CallToolResult {
+  return {
+    content: [{ type: 'text', text: JSON.stringify(value) }],
+    structuredContent: value as Record<string, unknown>,
+  };
+}

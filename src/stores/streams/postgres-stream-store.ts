@@ -1,5 +1,6 @@
 import { Client, Pool, type PoolClient } from 'pg';
 import { createTablesSerialized, POSTGRES_IDENTIFIER } from '../create-tables';
+import { withPooledClient } from '../pooled-client';
 import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from '../idempotency/idempotency-defaults';
 import type { AgentStreamEvent, AgentStreamEventData } from './stream-events';
 import type { StreamStore } from './stream-store';
@@ -188,16 +189,7 @@ export class PostgresStreamStore implements StreamStore {
         this.ready = undefined;
         throw error;
       }));
-      const client = await this.pool.connect();
-      let failed = false;
-      try {
-        return await work(client);
-      } catch (error) {
-        failed = true;
-        throw error;
-      } finally {
-        client.release(failed);
-      }
+      return await withPooledClient(this.pool, work);
     } catch (error) {
       throw new StreamStoreError(`The Postgres stream store failed: ${(error as Error).message}`, 'STORE_UNAVAILABLE', {
         cause: error,

@@ -1,5 +1,6 @@
 import { Pool, type PoolClient } from 'pg';
 import { createTablesSerialized, POSTGRES_IDENTIFIER } from '../create-tables';
+import { withPooledClient } from '../pooled-client';
 import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from '../idempotency/idempotency-defaults';
 import type { TranscriptMessage } from '../../contract/model-types';
 import type { StoredPayload, TranscriptStore } from './transcript-store';
@@ -183,16 +184,7 @@ export class PostgresTranscriptStore implements TranscriptStore {
     if (this.closed) throw new TranscriptStoreError('The transcript store is closed.', 'STORE_CLOSED');
     try {
       await (this.ready ??= this.createTable());
-      const client = await this.pool.connect();
-      let failed = false;
-      try {
-        return await work(client);
-      } catch (error) {
-        failed = true;
-        throw error;
-      } finally {
-        client.release(failed); // a connection whose work failed may be mid-transaction: discard it
-      }
+      return await withPooledClient(this.pool, work);
     } catch (error) {
       throw new TranscriptStoreError(
         `The Postgres transcript store failed: ${(error as Error).message}`,
