@@ -177,7 +177,8 @@ describe('deciding through MCP', () => {
       approver: 'mcp:token:carol',
       digest: waiting.digest,
     });
-    expect((await waiting.call()).structuredContent).toEqual({ wired: waiting.amount });
+    // The whole answer, so that a failure shows what came back instead.
+    expect(await waiting.call()).toMatchObject({ structuredContent: { wired: waiting.amount } });
     expect(await waiting.call()).toMatchObject({ structuredContent: { wired: waiting.amount } });
     expect(wired.filter((amount) => amount === waiting.amount)).toHaveLength(1);
 
@@ -264,7 +265,8 @@ describe('deciding through MCP', () => {
       digest: waiting.digest,
     });
     expect(approved.structuredContent).toMatchObject({ decision: 'approved', approver: 'mcp:token:carol' });
-    expect((await waiting.call()).structuredContent).toEqual({ wired: waiting.amount });
+    // The whole answer, so that a failure shows what came back instead.
+    expect(await waiting.call()).toMatchObject({ structuredContent: { wired: waiting.amount } });
   });
 
   test('a caller who is not an approver cannot decide its own call', async () => {
