@@ -274,8 +274,10 @@ async function main(): Promise<void> {
       () => dbosSystem(ctx, false),
       () => dbosSystem(ctx, true),
     ];
+    const only = process.env.PEERS_ONLY?.split(',').map((name) => name.trim());
     for (const make of makers) {
       const system = await make();
+      if (only && !only.includes(system.name)) continue;
       systems.push(system);
       const t0 = performance.now();
       const service = await startFor(system);

@@ -44,7 +44,7 @@ export interface ServiceProcess {
 
 /** Starts `spec.script` and resolves once it sent `ready`. */
 export async function startService(spec: ServiceSpec): Promise<ServiceProcess> {
-  const child = spawn(spec.nodePath ?? serviceNode(), ['--import', 'tsx', spec.script], {
+  const child = spawn(spec.nodePath ?? serviceNode(), [...(process.env.PEERS_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', spec.script], {
     stdio: ['ignore', spec.output ?? 'inherit', spec.output ?? 'inherit', 'ipc'],
     env: {
       ...process.env,
