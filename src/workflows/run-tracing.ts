@@ -4,7 +4,15 @@
  * run's trace; without them the tracer is OpenTelemetry's no-op and nothing is recorded. Spans are never
  * commands: adding or removing them does not change a run's history.
  */
-import { isSpanContextValid, SpanStatusCode, trace, type Link, type Span } from '@opentelemetry/api';
+import {
+  INVALID_SPAN_CONTEXT,
+  isSpanContextValid,
+  ProxyTracerProvider,
+  SpanStatusCode,
+  trace,
+  type Link,
+  type Span,
+} from '@opentelemetry/api';
 import type { ModelTurn } from '../contract/model-types';
 import type { PendingCompensation, RunStatus, StepRecord } from '../contract/agent-run-types';
 import { compensationKey } from './run-ownership';
@@ -38,6 +46,24 @@ const A = RUN_SPANS.attributes;
 const SPAN_NAME_TOOL_CHARS = 64;
 
 const tracer = () => trace.getTracer('durable-tools');
+
+/** OpenTelemetry's no-op provider: what the global provider delegates to while nobody registered one. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/** The span a step gets when nothing traces the workflow: records nothing, as the no-op tracer's would. */
+const UNTRACED_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/**
+ * Whether a tracer provider is registered in the workflow sandbox (the OpenTelemetry workflow interceptors of a
+ * traced worker register one). Without one, spans would be the no-op tracer's: the steps skip them, which saves
+ * the promises and context switches of `startActiveSpan` on every step (each promise in the sandbox costs a
+ * stack trace in the SDK's promise hook).
+ */
+function tracing(): boolean {
+  const provider = trace.getTracerProvider();
+  const delegate = provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider;
+  return delegate !== NOOP_TRACER_PROVIDER;
+}
 
 /** Marks the run's span (Temporal's `RunWorkflow:agentRun`) with the status the run ends with. */
 export function markRunStatus(status: RunStatus): void {
@@ -97,6 +123,7 @@ export function traceCompensation<T>(item: PendingCompensation, compensate: () =
 
 /** `fn` inside an active span that ends with it, marked as an error when it throws. */
 function inSpan<T>(name: string, links: Link[], fn: (span: Span) => Promise<T>): Promise<T> {
+  if (!tracing()) return fn(UNTRACED_SPAN);
   return tracer().startActiveSpan(name, { links }, async (span) => {
     try {
       return await fn(span);
