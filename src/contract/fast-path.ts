@@ -42,3 +42,10 @@ export const FAST_PATH_LIMITS = {
 
 /** The `patched()` id under which a run takes the fast path: histories from before it replay unchanged. */
 export const FAST_PATH_PATCH = 'fast-path';
+
+/**
+ * The `patched()` id under which a fast-path run reads the worker's tool catalog with a local activity (a marker)
+ * instead of a regular activity: one server round trip less per generation. Fast-path histories from before it
+ * replay their `describeTools` activity.
+ */
+export const FAST_PATH_CATALOG_PATCH = 'fast-path-local-catalog';

@@ -1,6 +1,11 @@
 import { patched, type LocalActivityOptions } from '@temporalio/workflow';
 import type { AgentRunInput } from '../contract/agent-run-types';
-import { FAST_PATH_LIMITS, FAST_PATH_PATCH, type FastPathOptions } from '../contract/fast-path';
+import {
+  FAST_PATH_CATALOG_PATCH,
+  FAST_PATH_LIMITS,
+  FAST_PATH_PATCH,
+  type FastPathOptions,
+} from '../contract/fast-path';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { localToolOptions, type SummaryMarks } from './tool-call-options';
 
@@ -24,10 +29,9 @@ export interface FastPath {
 export function fastPathOf(input: AgentRunInput): FastPath {
   const setting = input.fastPath;
   const options: FastPathOptions = typeof setting === 'object' && setting !== null ? setting : {};
-  const asked = setting === true || (typeof setting === 'object' && setting !== null);
   const max = options.maxLocalCallsPerTask;
   return {
-    on: asked && patched(FAST_PATH_PATCH),
+    on: fastPathAsked(input) && patched(FAST_PATH_PATCH),
     modelTurns: options.modelTurns !== false,
     maxLocalCallsPerTask:
       typeof max === 'number' && Number.isFinite(max) && max >= 1
@@ -35,6 +39,20 @@ export function fastPathOf(input: AgentRunInput): FastPath {
         : FAST_PATH_LIMITS.maxLocalCallsPerTask,
     localCalls: 0,
   };
+}
+
+/** Whether the run's input asks for the fast path (`fastPath: true` or its options). */
+export function fastPathAsked(input: AgentRunInput): boolean {
+  const setting = input.fastPath;
+  return setting === true || (typeof setting === 'object' && setting !== null);
+}
+
+/**
+ * Whether this generation reads the tool catalog with a local activity: on the fast path, recorded with
+ * `patched('fast-path-local-catalog')` (fast-path histories from before it replay their regular activity).
+ */
+export function catalogReadLocally(input: AgentRunInput): boolean {
+  return fastPathAsked(input) && patched(FAST_PATH_CATALOG_PATCH);
 }
 
 /**

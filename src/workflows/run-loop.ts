@@ -1,4 +1,4 @@
-import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import { getRunStateQuery } from '../contract/agent-run-messages';
 import type { AgentRunInput, AgentRunState } from '../contract/agent-run-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
@@ -18,11 +18,25 @@ import { runScope, subAgentScope } from './run-ownership';
 import { RunTranscript } from './run-transcript';
 import { initialRunUsage } from './run-usage';
 import type { StepContext } from './tool-step';
-import { fastPathOf, type FastPath } from './fast-path';
+import { catalogReadLocally, fastPathOf, type FastPath } from './fast-path';
 
-const { describeTools } = proxyActivities<{ describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]> }>(
-  ENGINE_ACTIVITY_OPTIONS.describeTools,
-);
+interface CatalogActivities {
+  describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]>;
+}
+
+const { describeTools } = proxyActivities<CatalogActivities>(ENGINE_ACTIVITY_OPTIONS.describeTools);
+const { describeTools: describeToolsLocally } = proxyLocalActivities<CatalogActivities>({
+  ...ENGINE_ACTIVITY_OPTIONS.describeTools,
+  summary: 'tool catalog',
+});
+
+/**
+ * The worker's tool catalog, recorded in history: a regular activity, or on the fast path a local one (a
+ * marker; no server round trip). Either way every worker of the task queue has the same tools.
+ */
+function readCatalog(input: AgentRunInput): Promise<ToolCatalogEntry[]> {
+  return catalogReadLocally(input) ? describeToolsLocally() : describeTools();
+}
 
 /**
  * Everything one generation of a run works with, passed explicitly to each step of the loop: the input, the
@@ -84,7 +98,7 @@ export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
   const approvals = createApprovalGate(workflowId, state, input.approval, input.trackApprovalSearchAttribute === true);
   if (!carried) setRunStatus(state, 'running', input);
 
-  const catalog = await describeTools();
+  const catalog = await readCatalog(input);
   // Undo tools are never the model's: they run only as compensations, whatever allowedTools says.
   const visible = new Set(modelVisibleTools(catalog, input.allowedTools).map((entry) => entry.name));
   state.policyWarnings = checkEffectTiers(catalog, visible, input.approval);

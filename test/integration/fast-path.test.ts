@@ -179,12 +179,18 @@ describe('a fast-path run', () => {
     // slow_report; the last turn is local again.
     expect(scheduledActivities(events).filter((name) => name === 'callModel')).toHaveLength(1);
     expect(localActivities(events).map((a) => a.type)).toEqual([
+      'describeTools',
       'callModelOnce',
       'pay_fast',
       'callModelOnce',
       'pay_fast',
       'callModelOnce',
     ]);
+  });
+
+  test("reads the worker's tool catalog with a local activity, not a scheduled one", () => {
+    expect(scheduledActivities(events)).not.toContain('describeTools');
+    expect(localActivities(events).find((a) => a.type === 'describeTools')?.summary).toBe('tool catalog');
   });
 
   test('replays its history deterministically', async () => {

@@ -280,6 +280,15 @@ SCENARIOS['run-scoped-sub-agents'] = compensatedAfterCharge([
   { text: 'Asking the stock agent.', toolCalls: [{ name: 'stock_agent', arguments: { sku: 'BOOK-1' } }] },
 ]);
 
+// The compensation scenario on the fast path (docs/fast-path.md). fast-path.json was recorded by the code of
+// 2026-12-01 before the local tool catalog (ae72cb1): describeTools a regular activity, model turns and tool calls
+// local activities (markers), the compensations regular; it guards fast-path runs started by that code. Re-record
+// it only on purpose.
+SCENARIOS['fast-path'] = {
+  ...SCENARIOS.compensation!,
+  input: { ...SCENARIOS.compensation!.input, fastPath: true },
+};
+
 /** Starts a scenario's run (a fork scenario: after running its source). */
 async function startScenario(
   client: Client,

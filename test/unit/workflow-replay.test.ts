@@ -33,6 +33,7 @@ const REPLAY = {
     'run-scoped-sub-agents',
     'forked',
     'dry-run',
+    'fast-path',
   ],
   /** Scenarios recorded by code older than run-scoped keys (`${workflowId}/${stepId}`). */
   keyedByWorkflowId: ['success', 'retries', 'compensation', 'continue-as-new'] as readonly string[],
