@@ -72,6 +72,7 @@ export function markRunStatus(status: RunStatus): void {
 
 /** Runs one model turn inside its span. */
 export function traceModelTurn(turnNumber: number, ask: () => Promise<ModelTurn>): Promise<ModelTurn> {
+  if (!tracing()) return ask();
   return inSpan(RUN_SPANS.modelTurn, [], async (span) => {
     span.setAttribute(A.turn, turnNumber);
     const turn = await ask();
@@ -89,6 +90,7 @@ export function traceToolStep(
   pending: readonly PendingCompensation[],
   run: () => Promise<StepRecord>,
 ): Promise<StepRecord> {
+  if (!tracing()) return run();
   return inSpan(`${RUN_SPANS.toolCall} ${tool.slice(0, SPAN_NAME_TOOL_CHARS)}`, [], async (span) => {
     const step = await run();
     span.setAttributes({
