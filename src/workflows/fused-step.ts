@@ -126,22 +126,21 @@ export async function callModelFused(
     turnKey: modelTurnKey(request.turn + 1),
     clearance,
   });
-  run.step.preExecuted = new Map(executed.map((call) => [call.stepId, call]));
+  const last = clearance.firstStepId + clearance.keys.length - 1;
+  const mine = executed.filter((call) => call.stepId >= clearance.firstStepId && call.stepId <= last);
+  run.step.preExecuted = new Map(mine.map((call) => [call.stepId, call]));
   return turn;
 }
 
 /**
- * The result of the step's call if the fused step already ran it: the same step id, tool and idempotency key.
- * Taken once.
+ * The result of the step's call if the fused step already ran it: the same step id and tool. Taken once. The
+ * key is not compared: the activity ran the call under the key the workflow computed for that step id
+ * (`clearance.keys`), and a replay under another workflow id (`Worker.runReplayHistory` without one) computes
+ * other keys, yet must issue the same commands.
  */
-export function takePreExecuted(
-  ctx: StepContext,
-  stepId: number,
-  tool: string,
-  idempotencyKey: string,
-): ToolActivityResult | undefined {
+export function takePreExecuted(ctx: StepContext, stepId: number, tool: string): ToolActivityResult | undefined {
   const done: FusedToolCall | undefined = ctx.preExecuted?.get(stepId);
-  if (!done || done.tool !== tool || done.idempotencyKey !== idempotencyKey) return undefined;
+  if (!done || done.tool !== tool) return undefined;
   ctx.preExecuted!.delete(stepId);
   return done.result;
 }

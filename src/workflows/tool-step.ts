@@ -199,7 +199,7 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
         ? await callAgentTool(step, entry, input, prepared.redacted, ctx)
         : toolRunsLocally(ctx.fastPath, entry, gate.kind === 'approved')
           ? // A call the turn's fused step already ran, with this very input (fused-step.ts), is not scheduled.
-            (takePreExecuted(ctx, step.stepId, entry.name, step.idempotencyKey) ??
+            (takePreExecuted(ctx, step.stepId, entry.name) ??
             (await scheduleLocalActivity<ToolActivityResult>(
               activityType,
               [input],
