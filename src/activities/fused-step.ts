@@ -3,7 +3,7 @@ import { TOOL_ACTIVITY_NON_RETRYABLE_TYPES } from '../contract/activity-protocol
 import type { ModelTurn } from '../contract/model-types';
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
-import { planFusedCalls, type FusedCall, type FusedClearance } from '../workflows/fused-step-plan';
+import type { FusedCall, FusedCallPlanner, FusedClearance } from '../contract/fused-step';
 import type { RecordedModelActivities, RecordedModelTurnInput } from './recorded-model-turn';
 
 /** Input of `callModelAndTools`: a recorded model turn and the pre-clearance of its calls. */
@@ -30,7 +30,7 @@ export interface FusedStepResult {
 export interface FusedStepActivities {
   /**
    * One model turn, asked at most once per turn key (as `callModelOnce`), then the turn's leading calls that
-   * the workflow would run as local activities at once ({@link planFusedCalls}), each through its tool's own
+   * the workflow would run as local activities at once (`planFusedCalls`), each through its tool's own
    * activity, until the first that does not succeed.
    */
   callModelAndTools(input: FusedStepInput): Promise<FusedStepResult>;
@@ -42,6 +42,11 @@ export interface FusedStepActivityDeps {
   callModelOnce: RecordedModelActivities['callModelOnce'];
   /** The worker's tool activities by name (`createToolActivities(...)`): a call runs through its tool's. */
   tools: Readonly<Record<string, unknown>>;
+  /**
+   * Which of the turn's calls run here: the workflow's own `planFusedCalls` (src/workflows/fused-step-plan.ts),
+   * which judges the turn and prepares each call with the functions the workflow runs them with.
+   */
+  plan: FusedCallPlanner;
 }
 
 /**
@@ -57,7 +62,7 @@ export function createFusedStepActivities(deps: FusedStepActivityDeps): FusedSte
     callModelAndTools: async ({ clearance, ...request }) => {
       const turn = await deps.callModelOnce(request);
       const executed: FusedToolCall[] = [];
-      for (const call of planFusedCalls(turn, request.settings, clearance)) {
+      for (const call of deps.plan(turn, request.settings, clearance)) {
         const activity = deps.tools[call.tool];
         const entry = clearance.tools.find((tool) => tool.entry.name === call.tool)?.entry;
         if (typeof activity !== 'function' || !entry) break;

@@ -5,6 +5,7 @@ import { createApprovalActivities, type WorkerApprovalConfig } from '../activiti
 import { createModelActivities } from '../activities/model-activities';
 import { createRecordedModelActivities } from '../activities/recorded-model-turn';
 import { createFusedStepActivities } from '../activities/fused-step';
+import { planFusedCalls } from '../workflows/fused-step-plan';
 import type { AuditStore } from '../stores/audit/audit-store';
 import { createAuditStore } from '../stores/audit/create-audit-store';
 import { createToolActivities } from '../activities/tool-activities';
@@ -211,7 +212,11 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
       // The fast path's model turn: recorded under its key in the idempotency store (docs/fast-path.md).
       ...recordedTurns,
       // The fused step: the recorded turn, then the calls it pre-cleared, through the tool activities above.
-      ...createFusedStepActivities({ callModelOnce: recordedTurns.callModelOnce, tools: toolActivities }),
+      ...createFusedStepActivities({
+        callModelOnce: recordedTurns.callModelOnce,
+        tools: toolActivities,
+        plan: planFusedCalls,
+      }),
     },
   }).catch(async (error: unknown) => {
     await ownHost?.close();

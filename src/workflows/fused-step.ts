@@ -12,7 +12,7 @@ import { opensAtOnce } from './approval-gate';
 import { isIrreversibleForward } from './effect-tiers';
 import { qualifiesLocally } from './fast-path';
 import { localModelCallOptions, modelTurnKey } from './fast-path-model-turn';
-import type { ClearedTool, FusedClearance } from './fused-step-plan';
+import type { ClearedTool, FusedClearance } from '../contract/fused-step';
 import type { RunLoop } from './run-loop';
 import { stepKey } from './run-ownership';
 import type { StepContext } from './tool-step';
@@ -63,7 +63,8 @@ export function fusedClearance(run: RunLoop): FusedClearance | undefined {
   const tools: ClearedTool[] = [];
   for (const name of step.visible) {
     const entry = step.catalog.get(name);
-    if (entry && clearsTool(entry, ctx)) tools.push({ entry, irreversible: isIrreversibleForward(entry, step.undoTools) });
+    if (entry && clearsTool(entry, ctx))
+      tools.push({ entry, irreversible: isIrreversibleForward(entry, step.undoTools) });
   }
   if (tools.length === 0) return undefined;
   const firstStepId = state.stepCount + 1;
