@@ -62,7 +62,14 @@ export function createFusedStepActivities(deps: FusedStepActivityDeps): FusedSte
     callModelAndTools: async ({ clearance, ...request }) => {
       const turn = await deps.callModelOnce(request);
       const executed: FusedToolCall[] = [];
-      for (const call of deps.plan(turn, request.settings, clearance)) {
+      // A plan that cannot be made runs nothing here: the workflow then runs every call itself.
+      let planned: FusedCall[] = [];
+      try {
+        planned = deps.plan(turn, request.settings, clearance);
+      } catch {
+        planned = [];
+      }
+      for (const call of planned) {
         const activity = deps.tools[call.tool];
         const entry = clearance.tools.find((tool) => tool.entry.name === call.tool)?.entry;
         if (typeof activity !== 'function' || !entry) break;
