@@ -70,6 +70,8 @@ export function createFusedStepActivities(deps: FusedStepActivityDeps): FusedSte
         planned = [];
       }
       for (const call of planned) {
+        // Cancelled (the run is being cancelled): no call starts; the workflow records those that ran.
+        if (Context.current().cancellationSignal.aborted) break;
         const activity = deps.tools[call.tool];
         const entry = clearance.tools.find((tool) => tool.entry.name === call.tool)?.entry;
         if (typeof activity !== 'function' || !entry) break;

@@ -1,4 +1,4 @@
-import { proxyLocalActivities, type LocalActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyLocalActivities, type LocalActivityOptions } from '@temporalio/workflow';
 import type { CallModelInput } from '../activities/model-activities';
 import type { FusedStepActivities, FusedToolCall } from '../activities/fused-step';
 import { FAST_PATH_LIMITS } from '../contract/fast-path';
@@ -106,6 +106,9 @@ export function fusedStepOptions(
   return {
     ...options,
     startToCloseTimeout: (options.startToCloseTimeout as number) + clearance.keys.length * longest,
+    // As a tool call's: a cancelled run waits for the calls that ran (a turn being asked stops at once), so
+    // their steps are recorded.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   };
 }
 

@@ -12,6 +12,7 @@ import { createToolRegistry } from '../../src/tools/tool-registry';
 import type { FusedClearance } from '../../src/contract/fused-step';
 import { planFusedCalls } from '../../src/workflows/fused-step-plan';
 import { initialRunUsage } from '../../src/workflows/run-usage';
+import { waitFor } from '../support/wait-for';
 
 /**
  * The fused step's activity (src/activities/fused-step.ts): the recorded turn, then the planned calls through
@@ -113,15 +114,13 @@ function fixture(options: { failFirst?: boolean; hang?: boolean } = {}) {
     turnKey: 'wf/run1/turn/1',
     clearance,
   };
-  const run = (): Promise<FusedStepResult> =>
-    new MockActivityEnvironment({ attempt: 1, isLocal: true, activityType: 'callModelAndTools' }).run(
-      callModelAndTools,
-      input,
-    );
+  const env = new MockActivityEnvironment({ attempt: 1, isLocal: true, activityType: 'callModelAndTools' });
+  const run = (): Promise<FusedStepResult> => env.run(callModelAndTools, input);
   return {
     seen,
     effects,
     run,
+    env,
     asked: () => asked,
     answer: (turn: ModelTurn | Error) => {
       answer = turn;
@@ -179,6 +178,16 @@ describe('the fused step activity', () => {
     t.answer(callsTo('stuck', 'pay'));
     expect((await t.run()).executed).toEqual([]);
     expect(t.effects).toEqual([]);
+  });
+
+  test('starts no call once it is cancelled', async () => {
+    const t = fixture({ hang: true });
+    t.answer(callsTo('stuck', 'pay', 'pay'));
+    const running = t.run();
+    await waitFor('the first call to start', async () => (t.seen.length > 0 ? true : undefined));
+    t.env.cancel();
+    expect((await running).executed).toEqual([]);
+    expect(t.seen.map((call) => call.tool)).toEqual(['stuck']);
   });
 
   test('fails as the turn fails, and runs no call', async () => {
