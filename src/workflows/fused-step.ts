@@ -75,7 +75,8 @@ export function fusedClearance(run: RunLoop): FusedClearance | undefined {
         ...(input.failurePolicy ? { failurePolicy: input.failurePolicy } : {}),
       },
       limits: run.limits,
-      usage: state.usage,
+      // The verdict reads the totals only: the per-turn list (up to RUN_USAGE_MAX_TURNS_KEPT) stays here.
+      usage: { ...state.usage, turns: [] },
       ...(input.costTable ? { costTable: input.costTable } : {}),
       turnNumber: state.turns + 1,
       stepCount: state.stepCount + (state.subAgentSteps ?? 0),

@@ -143,6 +143,7 @@ describe('the pre-clearance of a turn', () => {
       turnIssues: 1,
     });
     expect(clearance.tools).toEqual([{ entry: pay, irreversible: true }]);
+    expect(clearance.verdict.usage.turns).toEqual([]);
   });
 
   test('is none without fused steps, with parallel tool calls, in a dry run or when no tool is cleared', () => {
