@@ -280,6 +280,34 @@ SCENARIOS['run-scoped-sub-agents'] = compensatedAfterCharge([
   { text: 'Asking the stock agent.', toolCalls: [{ name: 'stock_agent', arguments: { sku: 'BOOK-1' } }] },
 ]);
 
+// The fast path (docs/fast-path.md): local model turns and tool calls, a compensable step among them. Recorded
+// twice: `fast-path` by the code from before fused steps (separate local activities: callModelOnce, then each
+// call), `fast-path-fused` by the code with them (`patched('fast-path-fused')`: one callModelAndTools per turn).
+const FAST_PATH_RUN: Scenario = {
+  expected: 'completed',
+  generations: 1,
+  input: {
+    fastPath: true,
+    model: {
+      provider: 'scripted',
+      script: [
+        READ_ORDER,
+        reserve('BOOK-1'),
+        {
+          text: 'Charging, then checking the order.',
+          toolCalls: [
+            { name: 'charge_card', arguments: { amountEur: 90 } },
+            { name: 'lookup_order', arguments: { orderId: 'A-17' } },
+          ],
+        },
+        { text: 'Charged and checked.', final: true },
+      ],
+    },
+  },
+};
+SCENARIOS['fast-path'] = FAST_PATH_RUN;
+SCENARIOS['fast-path-fused'] = FAST_PATH_RUN;
+
 /** Starts a scenario's run (a fork scenario: after running its source). */
 async function startScenario(
   client: Client,
