@@ -265,19 +265,28 @@ async function main(): Promise<void> {
   const load = new LoadSampler();
   try {
     log(`sizes ${JSON.stringify(sizes)}; scratch ${dir}`);
-    // The engine's variants: regular activities, and the fast path (docs/fast-path.md).
-    const makers: Array<() => Promise<PeerSystem>> = [
-      () => durableToolsSystem(ctx),
-      () => durableToolsSystem(ctx, { name: 'durable-tools fast path', runInput: { fastPath: true } }),
-      () => restateSystem(ctx, false),
-      () => restateSystem(ctx, true),
-      () => dbosSystem(ctx, false),
-      () => dbosSystem(ctx, true),
+    // The engine's variants: regular activities, and the fast path (docs/fast-path.md) with fused steps (its
+    // default) and without.
+    const unfused = 'durable-tools fast path unfused';
+    const named: Array<[string, () => Promise<PeerSystem>]> = [
+      ['durable-tools', () => durableToolsSystem(ctx)],
+      [
+        'durable-tools fast path',
+        () => durableToolsSystem(ctx, { name: 'durable-tools fast path', runInput: { fastPath: true } }),
+      ],
+      [unfused, () => durableToolsSystem(ctx, { name: unfused, runInput: { fastPath: { fusedSteps: false } } })],
+      ['restate', () => restateSystem(ctx, false)],
+      ['restate (wal fsync off)', () => restateSystem(ctx, true)],
+      ['dbos', () => dbosSystem(ctx, false)],
+      ['dbos (synchronous_commit off)', () => dbosSystem(ctx, true)],
     ];
-    const only = process.env.PEERS_ONLY?.split(',').map((name) => name.trim());
+    // PEERS_ONLY="durable-tools fast path,restate": only the systems named (comma-separated); default all.
+    const only = process.env.PEERS_ONLY?.split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
+    const makers = named.filter(([name]) => !only || only.includes(name)).map(([, make]) => make);
     for (const make of makers) {
       const system = await make();
-      if (only && !only.includes(system.name)) continue;
       systems.push(system);
       const t0 = performance.now();
       const service = await startFor(system);

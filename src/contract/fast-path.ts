@@ -17,6 +17,12 @@ export interface FastPathOptions {
   maxLocalCallsPerTask?: number;
   /** Run the model turns as local activities too (default true); false keeps them regular activities. */
   modelTurns?: boolean;
+  /**
+   * Fused steps (default true): a local model turn runs the turn's short tool calls that the run would
+   * certainly run as local activities right away in the same local activity (`callModelAndTools`), one local
+   * activity per step instead of two. False: every local call is its own local activity.
+   */
+  fusedSteps?: boolean;
 }
 
 /** The run input's switch: `true` for the defaults, or the settings. Absent or `false`: no fast path. */
@@ -38,6 +44,8 @@ export const FAST_PATH_LIMITS = {
    * server timer (Temporal's `localRetryThreshold`, whose default is one minute).
    */
   localRetryThresholdMs: 10_000,
+  /** The most tool calls a fused step runs after its model turn; the workflow runs the others itself. */
+  maxFusedCallsPerStep: 8,
 } as const;
 
 /** The `patched()` id under which a run takes the fast path: histories from before it replay unchanged. */
@@ -49,3 +57,9 @@ export const FAST_PATH_PATCH = 'fast-path';
  * replay their `describeTools` activity.
  */
 export const FAST_PATH_CATALOG_PATCH = 'fast-path-local-catalog';
+
+/**
+ * The `patched()` id under which a fast-path run fuses a model turn and its pre-cleared tool calls into one
+ * local activity (`callModelAndTools`): fast-path histories from before it replay their separate local calls.
+ */
+export const FAST_PATH_FUSED_PATCH = 'fast-path-fused';

@@ -4,6 +4,8 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createApprovalActivities, type WorkerApprovalConfig } from '../activities/approval-activities';
 import { createModelActivities } from '../activities/model-activities';
 import { createRecordedModelActivities } from '../activities/recorded-model-turn';
+import { createFusedStepActivities } from '../activities/fused-step';
+import { planFusedCalls } from '../workflows/fused-step-plan';
 import type { AuditStore } from '../stores/audit/audit-store';
 import { createAuditStore } from '../stores/audit/create-audit-store';
 import { createToolActivities } from '../activities/tool-activities';
@@ -165,6 +167,20 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
     transcripts,
     ...(options.streams ? { streams: options.streams } : {}),
   });
+  const toolActivities = createToolActivities({
+    registry,
+    ...(options.random ? { random: options.random } : {}),
+    ...(idempotencyStore ? { idempotencyStore } : {}),
+    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    payloadStore: transcripts,
+    argumentGuard,
+    ...(options.streams ? { streams: options.streams } : {}),
+    ...telemetryActivityDeps(options.telemetry),
+  });
+  const recordedTurns = createRecordedModelActivities({
+    callModel: modelActivities.callModel,
+    ...(idempotencyStore ? { store: idempotencyStore } : {}),
+  });
   const dataConverter = encryptedDataConverter(encryption, options.workerOptions?.dataConverter);
   const workflowCode = await workflowCodeOption(options, interceptors?.workflowModules, dataConverter);
   const worker = await Worker.create({
@@ -184,16 +200,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
     dataConverter,
     ...workflowCode,
     activities: {
-      ...createToolActivities({
-        registry,
-        ...(options.random ? { random: options.random } : {}),
-        ...(idempotencyStore ? { idempotencyStore } : {}),
-        ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
-        payloadStore: transcripts,
-        argumentGuard,
-        ...(options.streams ? { streams: options.streams } : {}),
-        ...telemetryActivityDeps(options.telemetry),
-      }),
+      ...toolActivities,
       ...createApprovalActivities({
         registry,
         ...options.approvals,
@@ -203,9 +210,12 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
       }),
       ...modelActivities,
       // The fast path's model turn: recorded under its key in the idempotency store (docs/fast-path.md).
-      ...createRecordedModelActivities({
-        callModel: modelActivities.callModel,
-        ...(idempotencyStore ? { store: idempotencyStore } : {}),
+      ...recordedTurns,
+      // The fused step: the recorded turn, then the calls it pre-cleared, through the tool activities above.
+      ...createFusedStepActivities({
+        callModelOnce: recordedTurns.callModelOnce,
+        tools: toolActivities,
+        plan: planFusedCalls,
       }),
     },
   }).catch(async (error: unknown) => {

@@ -2,11 +2,7 @@ import { ActivityCancellationType, type ActivityOptions } from '@temporalio/work
 import { MODEL_CALL_HEARTBEAT, MODEL_CALL_LIMITS } from '../contract/model-call-limits';
 import { MODEL_ACTIVITY_NON_RETRYABLE_TYPES, TOOL_ACTIVITY_NON_RETRYABLE_TYPES } from '../contract/activity-protocol';
 
-/** Limits of an agent run. */
-export const AGENT_RUN_DEFAULTS = {
-  maxSteps: 50,
-  maxTurns: 25,
-} as const;
+export { AGENT_RUN_DEFAULTS } from './run-limits';
 
 /** Activity options for the engine's own activities. */
 export const ENGINE_ACTIVITY_OPTIONS: Readonly<Record<'describeTools' | 'callModel', ActivityOptions>> = {

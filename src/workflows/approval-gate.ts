@@ -91,7 +91,7 @@ export async function passApprovalGate(
   gate: ApprovalGate,
 ): Promise<GateResult> {
   const override = runOverride(entry, gate.policy);
-  if (entry.approval === 'never' && override !== 'always') return { kind: 'open' };
+  if (opensAtOnce(entry, gate.policy)) return { kind: 'open' };
   const requestedAt = Date.now();
   const timeoutMs = gate.policy.timeoutMs ?? entry.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
   let evaluation;
@@ -177,6 +177,14 @@ export function approvalRejectionVerdict(
   return approval.decision === 'timed_out'
     ? `Step ${record.stepId} (${record.tool}) got no approval in time.`
     : `Step ${record.stepId} (${record.tool}) was rejected by ${approval.decidedBy}: ${approval.reason ?? ''}`.trim();
+}
+
+/**
+ * Whether the gate opens for every call of the tool without asking anyone (no activity, no wait): the tool
+ * never needs approval and the run does not demand it. The fused step pre-clears only such tools.
+ */
+export function opensAtOnce(entry: ToolCatalogEntry, policy: RunApprovalPolicy): boolean {
+  return entry.approval === 'never' && runOverride(entry, policy) !== 'always';
 }
 
 /** The run's own word on a tool: its per-tool override, or `'always'` for effects under `requireForEffects`. */

@@ -2,6 +2,7 @@ import { patched, type LocalActivityOptions } from '@temporalio/workflow';
 import type { AgentRunInput } from '../contract/agent-run-types';
 import {
   FAST_PATH_CATALOG_PATCH,
+  FAST_PATH_FUSED_PATCH,
   FAST_PATH_LIMITS,
   FAST_PATH_PATCH,
   type FastPathOptions,
@@ -17,6 +18,8 @@ import { localToolOptions, type SummaryMarks } from './tool-call-options';
 export interface FastPath {
   on: boolean;
   modelTurns: boolean;
+  /** Whether a local model turn also runs its pre-cleared tool calls (fused-step.ts). */
+  fused: boolean;
   maxLocalCallsPerTask: number;
   /** Local calls since the last regular activity of this generation (one that ended the workflow task). */
   localCalls: number;
@@ -30,9 +33,13 @@ export function fastPathOf(input: AgentRunInput): FastPath {
   const setting = input.fastPath;
   const options: FastPathOptions = typeof setting === 'object' && setting !== null ? setting : {};
   const max = options.maxLocalCallsPerTask;
+  const on = fastPathAsked(input) && patched(FAST_PATH_PATCH);
+  const modelTurns = options.modelTurns !== false;
   return {
-    on: fastPathAsked(input) && patched(FAST_PATH_PATCH),
-    modelTurns: options.modelTurns !== false,
+    on,
+    modelTurns,
+    // Recorded only by runs that could fuse: a run without local turns issues the same commands as before.
+    fused: on && modelTurns && options.fusedSteps !== false && patched(FAST_PATH_FUSED_PATCH),
     maxLocalCallsPerTask:
       typeof max === 'number' && Number.isFinite(max) && max >= 1
         ? Math.floor(max)
@@ -64,15 +71,20 @@ export function catalogReadLocally(input: AgentRunInput): boolean {
  * the run says. Counts the local call.
  */
 export function toolRunsLocally(fast: FastPath | undefined, entry: ToolCatalogEntry, approved: boolean): boolean {
-  if (entry.execution === 'local') return countLocal(fast);
-  const qualifies =
+  return qualifiesLocally(fast, entry, approved) ? countLocal(fast) : endsTask(fast);
+}
+
+/** The rule of {@link toolRunsLocally}, without counting the call: the fused step pre-clears with it. */
+export function qualifiesLocally(fast: FastPath | undefined, entry: ToolCatalogEntry, approved: boolean): boolean {
+  if (entry.execution === 'local') return true;
+  return (
     fast?.on === true &&
     entry.execution !== 'activity' &&
     !approved &&
     entry.longCall === undefined &&
     entry.asyncJob === undefined &&
-    entry.timeoutMs <= FAST_PATH_LIMITS.maxToolTimeoutMs;
-  return qualifies ? countLocal(fast) : endsTask(fast);
+    entry.timeoutMs <= FAST_PATH_LIMITS.maxToolTimeoutMs
+  );
 }
 
 /**

@@ -6,6 +6,7 @@ import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { modelCallOptions } from './model-call-options';
 import { callModelLocally } from './fast-path-model-turn';
 import { modelTurnRunsLocally } from './fast-path';
+import { callModelFused, fusedClearance } from './fused-step';
 import type { RunLoop } from './run-loop';
 import { traceModelTurn } from './run-tracing';
 import { addTurnUsage, modelTurnSummary } from './run-usage';
@@ -34,10 +35,16 @@ function modelRequest(run: RunLoop, delta: TranscriptDelta): CallModelInput {
 async function askModel(run: RunLoop): Promise<ModelTurn> {
   const { input, state, transcript } = run;
   const summary = modelTurnSummary(state.turns + 1, input.model, state.usage, SUMMARY_MAX_LENGTH);
-  // On the fast path the turn is a local activity recorded under its key (fast-path-model-turn.ts).
-  const callModel = modelTurnRunsLocally(run.fastPath)
-    ? (request: CallModelInput) => callModelLocally(request, input.model, summary)
-    : proxyActivities<ModelActivities>(modelCallOptions(input.model, summary)).callModel;
+  // On the fast path the turn is a local activity recorded under its key (fast-path-model-turn.ts); a fused
+  // step runs the calls it pre-cleared in the same local activity (fused-step.ts).
+  const local = modelTurnRunsLocally(run.fastPath);
+  const clearance = local ? fusedClearance(run) : undefined;
+  delete run.step.preExecuted;
+  const callModel = clearance
+    ? (request: CallModelInput) => callModelFused(run, request, summary, clearance)
+    : local
+      ? (request: CallModelInput) => callModelLocally(request, input.model, summary)
+      : proxyActivities<ModelActivities>(modelCallOptions(input.model, summary)).callModel;
   try {
     const turn = await callModel(modelRequest(run, transcript.delta()));
     transcript.markStored();

@@ -29,6 +29,8 @@ import { fastPathToolOptions, toolRunsLocally, type FastPath } from './fast-path
 import { callAgentTool, type SubAgentCalls } from './sub-agent-call';
 import { dryRunActivityType } from '../contract/dry-run-types';
 import { dryRunCall, recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';
+import type { FusedToolCall } from '../activities/fused-step';
+import { takePreExecuted } from './fused-step';
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -51,6 +53,8 @@ export interface StepContext {
   subAgents?: SubAgentCalls;
   /** Set in a dry run: the source's record that answers calls with effects (dry-run-step.ts). */
   dryRun?: DryRunRecord;
+  /** Calls of the current turn that its fused step already ran, by step id (fused-step.ts). */
+  preExecuted?: Map<number, FusedToolCall>;
 }
 
 /**
@@ -194,13 +198,15 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
       entry.agent && !ctx.dryRun
         ? await callAgentTool(step, entry, input, prepared.redacted, ctx)
         : toolRunsLocally(ctx.fastPath, entry, gate.kind === 'approved')
-          ? await scheduleLocalActivity<ToolActivityResult>(
+          ? // A call the turn's fused step already ran, with this very input (fused-step.ts), is not scheduled.
+            (takePreExecuted(ctx, step.stepId, entry.name) ??
+            (await scheduleLocalActivity<ToolActivityResult>(
               activityType,
               [input],
               entry.execution === 'local'
                 ? localToolOptions(entry, prepared.redacted, summarized)
                 : fastPathToolOptions(entry, prepared.redacted, summarized),
-            )
+            )))
           : await scheduleActivity<ToolActivityResult>(
               activityType,
               [input],

@@ -1,7 +1,7 @@
-import type { AgentRunInput, RunUsage } from '../contract/agent-run-types';
+import type { RunUsage } from '../contract/agent-run-types';
 import type { ModelTurn } from '../contract/model-types';
 import { MAX_CONSECUTIVE_TURN_ISSUES, turnIssueNote, turnIssueReason } from './model-turn-issue';
-import { stepLimitAbort, usageBudgetAbort, type RunLimits } from './run-limits';
+import { stepLimitAbort, usageBudgetAbort, type LimitedInput, type RunLimits } from './run-limits';
 import { failedRun, type RunAbort } from './run-loop-state';
 import type { TurnReading } from './turn-reading';
 
@@ -18,7 +18,8 @@ export type TurnVerdict =
 
 /** What {@link judgeTurn} looks at besides the turn. */
 export interface TurnContext {
-  input: AgentRunInput;
+  /** The run input's limits and failure policy (the fused step's activity gets only these). */
+  input: LimitedInput;
   limits: RunLimits;
   usage: RunUsage;
   /** Tool calls made so far in the run. */

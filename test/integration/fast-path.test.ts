@@ -8,10 +8,12 @@ import { Worker } from '@temporalio/worker';
 import { startAgentRun, waitForAgentRun, type AgentRunHandle } from '../../src/client/agent-run-client';
 import type { AgentRunResult } from '../../src/contract/agent-run-types';
 import { callTurn, runToEnd, scriptedRun } from '../support/agent-runs';
+import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
 import {
   countedModelCalls,
   countedScriptedModel,
   createFastPathTools,
+  createFusedStepTools,
   startGateServer,
   type GateServer,
 } from '../support/fast-path-tools';
@@ -19,6 +21,7 @@ import { FAST_PATH_WORKER } from '../support/fast-path-worker';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
 import { createSqliteTestWorker } from '../support/sqlite-test-worker';
 import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { waitFor } from '../support/wait-for';
 import { spawnTestWorkerProcess } from '../support/worker-process';
 
 /**
@@ -118,6 +121,14 @@ describe('a worker SIGKILLed in the middle of a workflow task of local activitie
     expect(result.status).toBe('completed');
   });
 
+  test('ran its steps fused: the payment and the gate inside their turns, one local activity per step', () => {
+    // (A turn of the worker that took over may be asked twice: once with the transcript delta, which that
+    // worker does not have, then whole.)
+    const local = localActivities(events).map((a) => a.type);
+    expect(local.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(local)).toEqual(new Set(['describeTools', 'callModelAndTools']));
+  });
+
   test('the payment happened once: the retried task replayed it from the key store', () => {
     const key = `${handle.workflowId}/${handle.firstExecutionRunId}/1`;
     expect(ledger.effects.filter((e) => e.key === key)).toHaveLength(1);
@@ -129,7 +140,7 @@ describe('a worker SIGKILLed in the middle of a workflow task of local activitie
   });
 });
 
-describe('a fast-path run', () => {
+describe('a fast-path run without fused steps', () => {
   const taskQueue = uniqueTaskQueue('fast-path-history');
   let handle: AgentRunHandle;
   let result: AgentRunResult;
@@ -150,7 +161,7 @@ describe('a fast-path run', () => {
       scriptedRun(
         'Pay twice, then report.',
         [callTurn('pay_fast', { amount: 1 }), callTurn('pay_fast', { amount: 2 }), callTurn('slow_report')],
-        { fastPath: { maxLocalCallsPerTask: 3 } },
+        { fastPath: { maxLocalCallsPerTask: 3, fusedSteps: false } },
       ),
     );
     await close();
@@ -191,6 +202,116 @@ describe('a fast-path run', () => {
   test("reads the worker's tool catalog with a local activity, not a scheduled one", () => {
     expect(scheduledActivities(events)).not.toContain('describeTools');
     expect(localActivities(events).find((a) => a.type === 'describeTools')?.summary).toBe('tool catalog');
+  });
+
+  test('replays its history deterministically', async () => {
+    const history = await handle.fetchHistory();
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: testServer().bundlePath } }, history),
+    ).resolves.toBeUndefined();
+  });
+});
+
+describe('a fast-path run with fused steps', () => {
+  const taskQueue = uniqueTaskQueue('fast-path-fused');
+  const modelLog = () => join(workDir, 'fused-model.log');
+  let handle: AgentRunHandle;
+  let result: AgentRunResult;
+  let events: HistoryEvent[];
+  const keyOf = (stepId: number) => `${handle.workflowId}/${handle.firstExecutionRunId}/${stepId}`;
+  const effectsOf = (stepId: number) => ledger.effects.filter((e) => e.key === keyOf(stepId));
+
+  beforeAll(async () => {
+    gate.open();
+    const { worker, close } = await createSqliteTestWorker(
+      temporal,
+      taskQueue,
+      { keysPath: join(workDir, 'fused-keys.sqlite') },
+      {
+        tools: [
+          ...createFastPathTools({ ledgerUrl: ledger.url, gateUrl: gate.url }),
+          ...createFusedStepTools({ ledgerUrl: ledger.url }),
+        ],
+        modelProviders: { counted: countedScriptedModel(modelLog()) },
+      },
+    );
+    const script = [
+      callTurn('book_fast', { amount: 5 }),
+      {
+        toolCalls: [
+          { name: 'pay_fast', arguments: { amount: 1 } },
+          { name: 'pay_fast', arguments: { amount: 2 } },
+        ],
+      },
+      callTurn('pay_flaky', { amount: 3 }),
+      callTurn('pay_checked', { amount: 4 }),
+      callTurn('slow_report'),
+      { text: 'Done.', final: true },
+    ];
+    result = await worker.runUntil(async () => {
+      handle = await startAgentRun(
+        temporal.client,
+        { goal: 'Book, pay, report.', model: { provider: 'counted', script }, fastPath: true },
+        { taskQueue },
+      );
+      const [pending] = await waitFor('pay_checked to wait for approval', async () => {
+        const found = await getPendingApprovals(temporal.client, handle.workflowId);
+        return found.length > 0 ? found : undefined;
+      });
+      await approveStep(temporal.client, handle.workflowId, {
+        stepId: pending!.stepId,
+        digest: pending!.digest,
+        approver: 'test',
+      });
+      return waitForAgentRun(handle);
+    });
+    await close();
+    events = await historyOf(handle);
+  }, 120_000);
+
+  test('records one local activity per fused step: the turn, with the calls it ran inside it', () => {
+    expect(result.status).toBe('completed');
+    const local = localActivities(events).map((a) => a.type);
+    expect(local.filter((type) => type === 'callModelAndTools')).toHaveLength(6);
+    expect(local).not.toContain('pay_fast');
+    expect(local).not.toContain('callModelOnce');
+    expect(result.steps.slice(1, 3)).toMatchObject([
+      { stepId: 2, tool: 'pay_fast', status: 'succeeded', observation: { status: 'ok' } },
+      { stepId: 3, tool: 'pay_fast', status: 'succeeded', observation: { status: 'ok' } },
+    ]);
+    expect(effectsOf(2)).toHaveLength(1);
+    expect(effectsOf(3)).toHaveLength(1);
+  });
+
+  test('names the turn and the tools it may run in the summary of a fused step', () => {
+    const summaries = localActivities(events)
+      .filter((a) => a.type === 'callModelAndTools')
+      .map((a) => a.summary);
+    expect(summaries[1]).toMatch(/^model turn 2 .* · then .*pay_fast/);
+  });
+
+  test('asks the model once per turn', () => {
+    expect(countedModelCalls(modelLog())).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  test('leaves a call of a tool with an undo tool to the workflow: its own local activity, its compensation registered', () => {
+    expect(localActivities(events).map((a) => a.type)).toContain('book_fast');
+    expect(result.steps[0]).toMatchObject({ tool: 'book_fast', status: 'succeeded', undo: 'cancel_fast' });
+    expect(effectsOf(1)).toHaveLength(1);
+  });
+
+  test('retries a call that failed inside the fused step as its own local activity, with one effect', () => {
+    expect(localActivities(events).filter((a) => a.type === 'pay_flaky')).toHaveLength(1);
+    expect(result.steps[3]).toMatchObject({ tool: 'pay_flaky', status: 'succeeded' });
+    expect(effectsOf(4)).toHaveLength(1);
+  });
+
+  test('runs a call that needed an approval and a long-timeout call as regular activities', () => {
+    expect(scheduledActivities(events)).toEqual(expect.arrayContaining(['pay_checked', 'slow_report']));
+    const local = localActivities(events).map((a) => a.type);
+    expect(local).not.toContain('pay_checked');
+    expect(local).not.toContain('slow_report');
+    expect(effectsOf(5)).toHaveLength(1);
   });
 
   test('replays its history deterministically', async () => {

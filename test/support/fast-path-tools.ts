@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { z } from 'zod';
 import type { ModelProvider } from '../../src/contract/model-types';
 import { scriptedModel } from '../../src/model/scripted-model';
+import { TransientToolError } from '../../src/failures/tool-errors';
 import { defineTool, type Tool } from '../../src/tools/define-tool';
 import { closeHttpServer, listenOnFreePort } from './local-server';
 
@@ -63,6 +64,80 @@ export function createFastPathTools(options: FastPathToolOptions): Tool[] {
     timeout: '60 seconds',
   }).implement(async () => ({ report: 'ready' }));
   return [pay, gate, slow];
+}
+
+/** POSTs an effect of `kind` under `key` to the test ledger; returns its id. */
+async function recordEffect(ledgerUrl: string, key: string, kind: string, amount: number): Promise<string> {
+  const response = await fetch(`${ledgerUrl}/effects`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ key, kind, amount }),
+  });
+  return ((await response.json()) as { effectId: string }).effectId;
+}
+
+/**
+ * The tools the fused-step tests add to {@link createFastPathTools}, each of a kind a fused step must leave to
+ * the workflow, or must stop at:
+ * - `book_fast` (compensable, undone by `cancel_fast`): registers a compensation before it runs;
+ * - `pay_checked` (irreversible, `approval: 'always'`): waits for a human;
+ * - `pay_flaky` (irreversible): the first attempt of each key fails (transient, before any effect), the next pays.
+ */
+export function createFusedStepTools(options: Pick<FastPathToolOptions, 'ledgerUrl'>): Tool[] {
+  const failedOnce = new Set<string>();
+  const amount = z.object({ amount: z.number().int().positive() });
+  const effect = z.object({ effectId: z.string() });
+  return [
+    defineTool({
+      name: 'book_fast',
+      description: 'Books an amount on the test ledger; cancel_fast undoes it.',
+      input: amount,
+      output: effect,
+      effect: 'compensable',
+      undo: 'cancel_fast',
+      approval: 'never',
+      idempotent: false,
+    }).implement(async (input, ctx) => ({
+      effectId: await recordEffect(options.ledgerUrl, ctx.idempotencyKey, 'booking', input.amount),
+    })),
+    defineTool({
+      name: 'cancel_fast',
+      description: 'Cancels a booking.',
+      input: z.object({ originalInput: z.unknown(), originalOutput: z.unknown().optional(), originalKey: z.string() }),
+      output: z.object({ cancelled: z.string() }),
+      effect: 'irreversible',
+      approval: 'never',
+      idempotent: false,
+    }).implement(async (input) => ({
+      cancelled: await recordEffect(options.ledgerUrl, input.originalKey, 'cancel', 1),
+    })),
+    defineTool({
+      name: 'pay_checked',
+      description: 'Pays an amount on the test ledger once a human approved it.',
+      input: amount,
+      output: effect,
+      effect: 'irreversible',
+      approval: 'always',
+      idempotent: false,
+    }).implement(async (input, ctx) => ({
+      effectId: await recordEffect(options.ledgerUrl, ctx.idempotencyKey, 'payment', input.amount),
+    })),
+    defineTool({
+      name: 'pay_flaky',
+      description: 'Pays an amount on the test ledger; its first attempt fails before paying.',
+      input: amount,
+      output: effect,
+      effect: 'irreversible',
+      approval: 'never',
+      idempotent: false,
+    }).implement(async (input, ctx) => {
+      if (!failedOnce.has(ctx.idempotencyKey)) {
+        failedOnce.add(ctx.idempotencyKey);
+        throw new TransientToolError('The ledger is busy; nothing was paid.', { mayHaveHadEffect: false });
+      }
+      return { effectId: await recordEffect(options.ledgerUrl, ctx.idempotencyKey, 'payment', input.amount) };
+    }),
+  ];
 }
 
 /**

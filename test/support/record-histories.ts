@@ -280,11 +280,38 @@ SCENARIOS['run-scoped-sub-agents'] = compensatedAfterCharge([
   { text: 'Asking the stock agent.', toolCalls: [{ name: 'stock_agent', arguments: { sku: 'BOOK-1' } }] },
 ]);
 
-// The compensation scenario on the fast path (docs/fast-path.md). fast-path.json was recorded by the code of
-// 2026-12-01 before the local tool catalog (ae72cb1): describeTools a regular activity, model turns and tool calls
-// local activities (markers), the compensations regular; it guards fast-path runs started by that code. Re-record
-// it only on purpose.
-SCENARIOS['fast-path'] = {
+// The fast path (docs/fast-path.md): local model turns and tool calls, a compensable step among them. Recorded
+// twice: `fast-path` by the code from before fused steps (ae72cb1: separate local activities, callModelOnce then
+// each call), `fast-path-fused` by the code with them (`patched('fast-path-fused')`: one callModelAndTools per turn)
+// but before the local tool catalog (describeTools still a regular activity). Re-record them only on purpose.
+const FAST_PATH_RUN: Scenario = {
+  expected: 'completed',
+  generations: 1,
+  input: {
+    fastPath: true,
+    model: {
+      provider: 'scripted',
+      script: [
+        READ_ORDER,
+        reserve('BOOK-1'),
+        {
+          text: 'Charging, then checking the order.',
+          toolCalls: [
+            { name: 'charge_card', arguments: { amountEur: 90 } },
+            { name: 'lookup_order', arguments: { orderId: 'A-17' } },
+          ],
+        },
+        { text: 'Charged and checked.', final: true },
+      ],
+    },
+  },
+};
+SCENARIOS['fast-path'] = FAST_PATH_RUN;
+SCENARIOS['fast-path-fused'] = FAST_PATH_RUN;
+
+// The compensation scenario on the fast path, recorded by the code of ae72cb1: describeTools a regular activity,
+// model turns and tool calls local activities (markers), the compensations regular activities.
+SCENARIOS['fast-path-compensation'] = {
   ...SCENARIOS.compensation!,
   input: { ...SCENARIOS.compensation!.input, fastPath: true },
 };

@@ -17,6 +17,7 @@ const pay: ToolCatalogEntry = defineTool({
 const fastPath = (fields: Partial<FastPath> = {}): FastPath => ({
   on: true,
   modelTurns: true,
+  fused: true,
   maxLocalCallsPerTask: 3,
   localCalls: 0,
   ...fields,

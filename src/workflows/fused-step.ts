@@ -1,0 +1,151 @@
+import { ActivityCancellationType, proxyLocalActivities, type LocalActivityOptions } from '@temporalio/workflow';
+import type { CallModelInput } from '../activities/model-activities';
+import type { FusedStepActivities, FusedToolCall } from '../activities/fused-step';
+import { FAST_PATH_LIMITS } from '../contract/fast-path';
+import { FETCH_TOOL_RESULT_TOOL } from '../contract/fetch-tool-result';
+import type { ModelSettings, ModelTurn } from '../contract/model-types';
+import type { ToolActivityResult } from '../contract/tool-activity-types';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import { DESCRIBE_TOOLS_TOOL } from '../contract/tool-disclosure';
+import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
+import { opensAtOnce } from './approval-gate';
+import { isIrreversibleForward } from './effect-tiers';
+import { qualifiesLocally } from './fast-path';
+import { localModelCallOptions, modelTurnKey } from './fast-path-model-turn';
+import type { ClearedTool, FusedClearance } from '../contract/fused-step';
+import type { RunLoop } from './run-loop';
+import { stepKey } from './run-ownership';
+import type { StepContext } from './tool-step';
+
+/*
+ * The fused step of the fast path (docs/fast-path.md, "The fused step"): a local model turn carries a
+ * conservative pre-clearance of the calls it may contain, and its activity (`callModelAndTools`) runs those the
+ * workflow would certainly run as local activities right away. The workflow then goes its usual way; a step
+ * whose call already ran takes its result (tool-step.ts) instead of scheduling the local activity.
+ */
+
+/** What the pre-clearance of a tool looks at besides the tool. */
+export interface ClearanceContext {
+  step: Pick<StepContext, 'fastPath' | 'undoTools' | 'approvals'>;
+  disclosedOnDemand: boolean;
+  /** Whether a call goes to the background machinery (`BackgroundCalls.handles`). */
+  background: { handles(call: { name: string }): boolean };
+}
+
+/**
+ * Whether every call of the tool that passes the size and effect-tier checks would run as a local activity at
+ * once, with no other command before it: the fast path runs it locally (`qualifiesLocally`, unapproved), the
+ * approval gate opens without asking (`opensAtOnce`), it registers no compensation (no undo tool), and it is
+ * neither an agent tool (a handoff is one), a background (fetch-later) call, `fetch_tool_result` nor `describe_tools`.
+ */
+export function clearsTool(entry: ToolCatalogEntry, ctx: ClearanceContext): boolean {
+  const { step } = ctx;
+  return (
+    entry.undo === undefined &&
+    !step.undoTools.has(entry.name) &&
+    entry.agent === undefined &&
+    entry.name !== FETCH_TOOL_RESULT_TOOL &&
+    !(ctx.disclosedOnDemand && entry.name === DESCRIBE_TOOLS_TOOL) &&
+    !ctx.background.handles({ name: entry.name }) &&
+    opensAtOnce(entry, step.approvals.policy) &&
+    qualifiesLocally(step.fastPath, entry, false)
+  );
+}
+
+/**
+ * The pre-clearance of the next turn's calls, or undefined when none of them could run in the fused step (no
+ * fused steps, parallel calls, a dry run, no tool cleared): then the turn is a plain `callModelOnce`.
+ */
+export function fusedClearance(run: RunLoop): FusedClearance | undefined {
+  const { step, state, input } = run;
+  if (!run.fastPath.fused || input.parallelToolCalls === true || step.dryRun) return undefined;
+  const ctx: ClearanceContext = { step, disclosedOnDemand: run.disclosedOnDemand, background: run.background };
+  const tools: ClearedTool[] = [];
+  for (const name of step.visible) {
+    const entry = step.catalog.get(name);
+    if (entry && clearsTool(entry, ctx))
+      tools.push({ entry, irreversible: isIrreversibleForward(entry, step.undoTools) });
+  }
+  if (tools.length === 0) return undefined;
+  const firstStepId = state.stepCount + 1;
+  return {
+    verdict: {
+      input: {
+        ...(input.limits ? { limits: input.limits } : {}),
+        ...(input.failurePolicy ? { failurePolicy: input.failurePolicy } : {}),
+      },
+      limits: run.limits,
+      // The verdict reads the totals only: the per-turn list (up to RUN_USAGE_MAX_TURNS_KEPT) stays here.
+      usage: { ...state.usage, turns: [] },
+      ...(input.costTable ? { costTable: input.costTable } : {}),
+      turnNumber: state.turns + 1,
+      stepCount: state.stepCount + (state.subAgentSteps ?? 0),
+      turnIssues: run.counters.consecutiveTurnIssues,
+    },
+    tools,
+    firstStepId,
+    keys: Array.from({ length: FAST_PATH_LIMITS.maxFusedCallsPerStep }, (_, i) => stepKey(step.scope, firstStepId + i)),
+    ...(step.scope.runKey !== undefined ? { runKey: step.scope.runKey } : {}),
+    irreversibleDone: step.irreversibleDone,
+  };
+}
+
+/**
+ * Local activity options of a fused step: the local turn's, with room for the fused calls' attempts in its
+ * timeout, and a summary naming the turn and the tools it may run.
+ */
+export function fusedStepOptions(
+  settings: ModelSettings,
+  summary: string,
+  clearance: FusedClearance,
+): LocalActivityOptions {
+  const names = clearance.tools.map((tool) => tool.entry.name).join(', ');
+  const longest = Math.max(...clearance.tools.map((tool) => tool.entry.timeoutMs));
+  const text = `${summary} · then ${names}`;
+  const fused = text.length > SUMMARY_MAX_LENGTH ? `${text.slice(0, SUMMARY_MAX_LENGTH - 1)}…` : text;
+  const options = localModelCallOptions(settings, fused);
+  return {
+    ...options,
+    startToCloseTimeout: (options.startToCloseTimeout as number) + clearance.keys.length * longest,
+    // As a tool call's: a cancelled run waits for the calls that ran (a turn being asked stops at once), so
+    // their steps are recorded.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  };
+}
+
+/**
+ * Asks for turn `turn` and runs its pre-cleared calls in one local activity (`callModelAndTools`), recorded
+ * under {@link modelTurnKey} like `callModelOnce`. The calls that ran wait in `step.preExecuted` for their steps.
+ */
+export async function callModelFused(
+  run: RunLoop,
+  request: CallModelInput,
+  summary: string,
+  clearance: FusedClearance,
+): Promise<ModelTurn> {
+  const { callModelAndTools } = proxyLocalActivities<FusedStepActivities>(
+    fusedStepOptions(run.input.model, summary, clearance),
+  );
+  const { turn, executed } = await callModelAndTools({
+    ...request,
+    turnKey: modelTurnKey(request.turn + 1),
+    clearance,
+  });
+  const last = clearance.firstStepId + clearance.keys.length - 1;
+  const mine = executed.filter((call) => call.stepId >= clearance.firstStepId && call.stepId <= last);
+  run.step.preExecuted = new Map(mine.map((call) => [call.stepId, call]));
+  return turn;
+}
+
+/**
+ * The result of the step's call if the fused step already ran it: the same step id and tool. Taken once. The
+ * key is not compared: the activity ran the call under the key the workflow computed for that step id
+ * (`clearance.keys`), and a replay under another workflow id (`Worker.runReplayHistory` without one) computes
+ * other keys, yet must issue the same commands.
+ */
+export function takePreExecuted(ctx: StepContext, stepId: number, tool: string): ToolActivityResult | undefined {
+  const done: FusedToolCall | undefined = ctx.preExecuted?.get(stepId);
+  if (!done || done.tool !== tool) return undefined;
+  ctx.preExecuted!.delete(stepId);
+  return done.result;
+}

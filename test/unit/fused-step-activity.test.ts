@@ -1,0 +1,205 @@
+import { Context } from '@temporalio/activity';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { z } from 'zod';
+import { createFusedStepActivities, type FusedStepInput, type FusedStepResult } from '../../src/activities/fused-step';
+import { createRecordedModelActivities } from '../../src/activities/recorded-model-turn';
+import { createToolActivities } from '../../src/activities/tool-activities';
+import type { ModelTurn } from '../../src/contract/model-types';
+import { TransientToolError } from '../../src/failures/tool-errors';
+import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
+import { defineTool, type Tool } from '../../src/tools/define-tool';
+import { createToolRegistry } from '../../src/tools/tool-registry';
+import type { FusedClearance } from '../../src/contract/fused-step';
+import { planFusedCalls } from '../../src/workflows/fused-step-plan';
+import { initialRunUsage } from '../../src/workflows/run-usage';
+import { waitFor } from '../support/wait-for';
+
+/**
+ * The fused step's activity (src/activities/fused-step.ts): the recorded turn, then the planned calls through
+ * the tools' own activity functions, stopping at the first that does not succeed.
+ */
+
+interface Seen {
+  tool: string;
+  key: string;
+  activityType: string;
+  attempt: number;
+  maximumAttempts: number | undefined;
+}
+
+function fixture(options: { failFirst?: boolean; hang?: boolean } = {}) {
+  const seen: Seen[] = [];
+  const effects: string[] = [];
+  let failed = false;
+  const tool = (name: string, effect: 'read-only' | 'irreversible', body?: () => Promise<void>): Tool =>
+    defineTool({
+      name,
+      description: `The ${name} tool.`,
+      input: z.object({ n: z.number() }),
+      output: z.object({ ok: z.boolean() }),
+      effect,
+      approval: 'never',
+      idempotent: false,
+      retry: { maximumAttempts: 3 },
+      timeout: options.hang ? '1 second' : '30 seconds',
+    }).implement(async (_input, ctx) => {
+      const { info } = Context.current();
+      seen.push({
+        tool: name,
+        key: ctx.idempotencyKey,
+        activityType: info.activityType,
+        attempt: info.attempt,
+        maximumAttempts: info.retryPolicy?.maximumAttempts,
+      });
+      await body?.();
+      effects.push(ctx.idempotencyKey);
+      return { ok: true };
+    });
+  const tools = [
+    tool('pay', 'irreversible'),
+    tool('flaky', 'irreversible', async () => {
+      if (options.failFirst && !failed) {
+        failed = true;
+        throw new TransientToolError('busy', { mayHaveHadEffect: false });
+      }
+    }),
+    tool('stuck', 'read-only', async () => {
+      if (options.hang)
+        await new Promise((resolve) => Context.current().cancellationSignal.addEventListener('abort', resolve));
+      if (options.hang) throw new Error('aborted');
+    }),
+  ];
+  const store = new MemoryIdempotencyStore();
+  const toolActivities = createToolActivities({ registry: createToolRegistry(tools), idempotencyStore: store });
+  let asked = 0;
+  let answer: ModelTurn | Error = { toolCalls: [], done: true };
+  const recorded = createRecordedModelActivities({
+    callModel: async () => {
+      asked += 1;
+      if (answer instanceof Error) throw answer;
+      return answer;
+    },
+    store,
+  });
+  const { callModelAndTools } = createFusedStepActivities({
+    callModelOnce: recorded.callModelOnce,
+    tools: toolActivities,
+    plan: planFusedCalls,
+  });
+  const clearance: FusedClearance = {
+    verdict: {
+      input: {},
+      limits: { maxSteps: 50, maxTurns: 25 },
+      usage: initialRunUsage(),
+      turnNumber: 1,
+      stepCount: 0,
+      turnIssues: 0,
+    },
+    tools: tools.map((t) => ({
+      entry: t.contract.catalogEntry,
+      irreversible: t.contract.catalogEntry.effect !== 'read-only',
+    })),
+    firstStepId: 1,
+    keys: ['wf/run/1', 'wf/run/2', 'wf/run/3'],
+    runKey: 'wf/run',
+    irreversibleDone: false,
+  };
+  const input: FusedStepInput = {
+    runKey: 'wf/run',
+    goal: 'g',
+    settings: { provider: 'scripted' },
+    turn: 0,
+    fromIndex: 0,
+    messages: [],
+    turnKey: 'wf/run1/turn/1',
+    clearance,
+  };
+  const env = new MockActivityEnvironment({ attempt: 1, isLocal: true, activityType: 'callModelAndTools' });
+  const run = (): Promise<FusedStepResult> => env.run(callModelAndTools, input);
+  return {
+    seen,
+    effects,
+    run,
+    env,
+    asked: () => asked,
+    answer: (turn: ModelTurn | Error) => {
+      answer = turn;
+    },
+  };
+}
+
+const callsTo = (...names: string[]): ModelTurn => ({
+  toolCalls: names.map((name, i) => ({ id: `c${i}`, name, arguments: { n: i } })),
+  done: false,
+});
+
+describe('the fused step activity', () => {
+  test('runs the planned calls in order, each as its own tool activity: its type, attempt 1, its retry policy', async () => {
+    const t = fixture();
+    t.answer(callsTo('pay', 'pay'));
+    const { turn, executed } = await t.run();
+    expect(turn.toolCalls).toHaveLength(2);
+    expect(executed.map((call) => [call.stepId, call.tool, call.idempotencyKey])).toEqual([
+      [1, 'pay', 'wf/run/1'],
+      [2, 'pay', 'wf/run/2'],
+    ]);
+    expect(t.seen).toEqual([
+      { tool: 'pay', key: 'wf/run/1', activityType: 'pay', attempt: 1, maximumAttempts: 3 },
+      { tool: 'pay', key: 'wf/run/2', activityType: 'pay', attempt: 1, maximumAttempts: 3 },
+    ]);
+  });
+
+  test('run again (a retried workflow task) takes the turn from its record and each call from the key store', async () => {
+    const t = fixture();
+    t.answer(callsTo('pay', 'pay'));
+    await t.run();
+    const again = await t.run();
+    expect(t.asked()).toBe(1);
+    expect(t.effects).toEqual(['wf/run/1', 'wf/run/2']);
+    expect(again.executed.map((call) => call.result.replayed)).toEqual([true, true]);
+  });
+
+  test('stops at a call that fails, without failing: the workflow runs that call and the rest itself', async () => {
+    const t = fixture({ failFirst: true });
+    t.answer(callsTo('pay', 'flaky', 'pay'));
+    const { executed } = await t.run();
+    expect(executed.map((call) => call.tool)).toEqual(['pay']);
+    expect(t.effects).toEqual(['wf/run/1']);
+  });
+
+  test('stops at a call of a tool the worker does not have', async () => {
+    const t = fixture();
+    t.answer(callsTo('pay', 'missing', 'pay'));
+    expect((await t.run()).executed).toHaveLength(1);
+  });
+
+  test('stops at a call that outlives its attempt timeout', async () => {
+    const t = fixture({ hang: true });
+    t.answer(callsTo('stuck', 'pay'));
+    expect((await t.run()).executed).toEqual([]);
+    expect(t.effects).toEqual([]);
+  });
+
+  test('starts no call once it is cancelled', async () => {
+    const t = fixture({ hang: true });
+    t.answer(callsTo('stuck', 'pay', 'pay'));
+    const running = t.run();
+    await waitFor('the first call to start', async () => (t.seen.length > 0 ? true : undefined));
+    t.env.cancel();
+    expect((await running).executed).toEqual([]);
+    expect(t.seen.map((call) => call.tool)).toEqual(['stuck']);
+  });
+
+  test('fails as the turn fails, and runs no call', async () => {
+    const t = fixture();
+    t.answer(new Error('provider down'));
+    await expect(t.run()).rejects.toThrow('provider down');
+    expect(t.seen).toEqual([]);
+  });
+
+  test('runs no call when the turn answers', async () => {
+    const t = fixture();
+    t.answer({ text: 'done', toolCalls: [], done: true });
+    expect(await t.run()).toMatchObject({ turn: { done: true }, executed: [] });
+  });
+});
