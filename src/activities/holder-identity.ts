@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
 
 /**
  * Who holds an idempotency key, precisely enough to tell on the same Linux kernel whether that process is
@@ -168,4 +169,20 @@ export function holderLiveness(
   } catch {
     return 'unknown';
   }
+}
+
+let thisProcess: { identity: HolderIdentity | undefined; owner: string } | undefined;
+
+/** This process's identity and owner label (`host:pid/holder=…`), read from `/proc` once. */
+export function thisProcessHolder(): { identity: HolderIdentity | undefined; owner: string } {
+  if (thisProcess === undefined) {
+    const identity = currentHolderIdentity();
+    thisProcess = { identity, owner: processOwner(hostname(), identity) };
+  }
+  return thisProcess;
+}
+
+/** Whether the process that wrote `owner` (an owner label, or anything else) is provably dead, seen from here. */
+export function isDeadHolder(owner: unknown): boolean {
+  return typeof owner === 'string' && holderLiveness(owner, thisProcessHolder().identity) === 'dead';
 }

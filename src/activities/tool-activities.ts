@@ -4,7 +4,6 @@ import { publishProgress } from './progress-stream';
 import { parsedArguments, sensitiveValues } from '../contract/sensitive-arguments';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { hostname } from 'node:os';
 import {
   boundToolOutput,
   ClaimCheckMissingError,
@@ -36,7 +35,8 @@ import {
   storedFailureOf,
   type DeadHolderTakeover,
 } from './tool-call-idempotency';
-import { currentHolderIdentity, holderLiveness, processOwner } from './holder-identity';
+import { isDeadHolder, thisProcessHolder } from './holder-identity';
+import { forgetDeadStickyWorker } from './dead-worker-sticky';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
 import { AttemptRequestGuard, installRequestLeaseGuard } from './request-lease-guard';
 import { CallHeartbeat, lastCheckpoint, saveCheckpoint, type CallHeartbeatDetails } from './call-heartbeat';
@@ -193,14 +193,15 @@ function holderSettings(drainMs: number | false | undefined): Pick<ResolvedDeps,
   if (drainMs !== undefined && drainMs !== false && !(Number.isFinite(drainMs) && drainMs >= 0)) {
     throw new TypeError('deadHolderDrainMs must be a non-negative number of milliseconds or false.');
   }
-  const identity = currentHolderIdentity();
-  const owner = processOwner(hostname(), identity);
+  const { identity, owner } = thisProcessHolder();
   if (identity === undefined || drainMs === false) return { owner, deadHolder: undefined };
   return {
     owner,
     deadHolder: {
-      isDead: (holder) => holderLiveness(holder, identity) === 'dead',
+      isDead: isDeadHolder,
       drainMs: drainMs ?? DEAD_HOLDER_DRAIN_MS,
+      // The dead process was most likely the run's sticky worker too: the next workflow task need not wait for it.
+      onTakeover: forgetDeadStickyWorker,
     },
   };
 }

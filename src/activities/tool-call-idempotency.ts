@@ -31,6 +31,8 @@ export interface DeadHolderTakeover {
   isDead(owner: string): boolean;
   /** Wait after the takeover before `reconcile` or a re-run. */
   drainMs: number;
+  /** Runs during the drain, after a takeover (best effort: it must not throw). */
+  onTakeover?: () => Promise<void>;
 }
 
 /**
@@ -170,7 +172,7 @@ export async function claimKey(
           previousOwner: outcome.previousOwner,
           drainMs: deadHolder?.drainMs ?? 0,
         });
-        await delay(deadHolder?.drainMs ?? 0);
+        await Promise.all([delay(deadHolder?.drainMs ?? 0), deadHolder?.onTakeover?.()]);
       }
       return resolveUnknownOutcome(store, tool, ctx, outcome.token, outcome.previousOwner, options.onReconcile);
   }

@@ -11,8 +11,9 @@ import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
 /**
  * Recovery after a crash (issue 23 part 3), with the default settings of `createWorker`: a worker process
  * SIGKILLed in the middle of a tool call (the effect is recorded downstream, the answer never reaches the tool)
- * and a worker started again on the same key store finish the step and the run, with one effect. How fast is
- * measured by `npm run bench:recovery`, never here.
+ * and a worker started again on the same key store finish the step and the run, with one effect. The new
+ * worker takes the key over through the dead-holder path (its process is gone), which it says in its log. How
+ * fast is measured by `npm run bench:recovery`, never here.
  */
 
 const temporal = useTestTemporal();
@@ -45,6 +46,10 @@ test('a worker started after a SIGKILL in the middle of a tool call finishes the
     await killed;
     stop();
     const second = await spawnTestWorkerProcess(RESTART_WORKER, taskQueue, settings);
+    let secondOutput = '';
+    for (const stream of [second.stdout, second.stderr]) {
+      stream?.on('data', (chunk: Buffer) => (secondOutput += chunk.toString()));
+    }
     try {
       const result = await waitForAgentRun(handle);
 
@@ -58,13 +63,19 @@ test('a worker started after a SIGKILL in the middle of a tool call finishes the
         (e) => e.kind === RECORD_STEP_KIND && e.key.startsWith(`${handle.workflowId}/`),
       );
       expect(keys.map((e) => e.amount)).toEqual([1, 2, 3]);
+      // The key of step 2 was taken over from the killed process, as a dead holder (Linux only).
+      if (process.platform === 'linux') {
+        expect(secondOutput).toContain('Took the idempotency key over from a dead holder');
+        expect(secondOutput).toContain(`holder=linux:`);
+        expect(secondOutput).toContain(`:${first.pid}:`);
+      }
     } finally {
       await killProcess(second);
     }
   } finally {
     stop();
   }
-}, 600_000); // two worker starts, and the key's lease and takeover grace (40 s) on a possibly loaded machine
+}, 600_000); // two worker starts on a possibly loaded machine (and the lease and grace where no holder is provably dead)
 
 async function waitUntil(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,0 +1,33 @@
+import { Context } from '@temporalio/activity';
+
+/** Longest wait for the server to forget a run's sticky worker before the attempt goes on regardless. */
+export const STICKY_RESET_TIMEOUT_MS = 1_000;
+
+/**
+ * Called by an attempt that found its previous attempt's worker process dead (a dead-holder takeover, or the
+ * model call's heartbeat naming a dead process): asks the server to forget the run's sticky worker
+ * (`ResetStickyTaskQueue`), so the workflow task that follows this activity goes to the task queue at once
+ * instead of waiting `stickyQueueScheduleToStartTimeout` on the dead worker's sticky queue. If the sticky
+ * worker was another, live process, it only loses the run from its cache (the next task replays the history).
+ * Best effort: any failure (no client in this context, the server refusing) changes nothing but the wait.
+ */
+export async function forgetDeadStickyWorker(): Promise<void> {
+  let reset: Promise<unknown>;
+  try {
+    const activity = Context.current();
+    const { workflowNamespace, workflowExecution } = activity.info;
+    if (workflowExecution === undefined) return;
+    reset = activity.client.workflowService.resetStickyTaskQueue({
+      namespace: workflowNamespace,
+      execution: { workflowId: workflowExecution.workflowId, runId: workflowExecution.runId },
+    });
+  } catch {
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, STICKY_RESET_TIMEOUT_MS);
+  });
+  await Promise.race([reset.catch(() => undefined), timeout]);
+  clearTimeout(timer);
+}
