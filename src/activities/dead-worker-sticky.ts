@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { isDeadHolder, thisProcessHolder } from './holder-identity';
 
 /** Longest wait for the server to forget a run's sticky worker before the attempt goes on regardless. */
 export const STICKY_RESET_TIMEOUT_MS = 1_000;
@@ -30,4 +31,33 @@ export async function forgetDeadStickyWorker(): Promise<void> {
   });
   await Promise.race([reset.catch(() => undefined), timeout]);
   clearTimeout(timer);
+}
+
+/** The heartbeat details of a model call: the owner label of the worker process that runs the attempt. */
+export interface WorkerHeartbeatDetails {
+  worker: string;
+}
+
+/** {@link WorkerHeartbeatDetails} of this process. */
+export function workerHeartbeatDetails(): WorkerHeartbeatDetails {
+  return { worker: thisProcessHolder().owner };
+}
+
+/**
+ * At the start of a (non-local) activity attempt: heartbeats this worker's owner label at once, so that a retry
+ * after this process dies can tell, and — on a retry — starts {@link forgetDeadStickyWorker} when the previous
+ * attempt's heartbeat names a process that is provably dead. Returns that reset (await it before the activity
+ * returns, so the workflow task that follows skips the dead worker's sticky queue), or undefined.
+ */
+export function announceWorker(): Promise<void> | undefined {
+  let activity: Context;
+  try {
+    activity = Context.current();
+  } catch {
+    return undefined;
+  }
+  if (activity.info.isLocal) return undefined;
+  activity.heartbeat(workerHeartbeatDetails());
+  const previous = activity.info.heartbeatDetails as Partial<WorkerHeartbeatDetails> | undefined;
+  return activity.info.attempt > 1 && isDeadHolder(previous?.worker) ? forgetDeadStickyWorker() : undefined;
 }

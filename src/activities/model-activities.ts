@@ -19,6 +19,7 @@ import { modelVisibleTools } from '../contract/tool-visibility';
 import { withFetchToolResult } from '../contract/fetch-tool-result';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { callWithDeadline, modelFailure } from './model-call';
+import { announceWorker } from './dead-worker-sticky';
 import { boundModelTurn } from '../contract/bound-model-turn';
 import { PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
 
@@ -118,6 +119,8 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
   const transcripts = deps.transcripts ?? new MemoryTranscriptStore();
   return {
     async callModel(input: CallModelInput): Promise<ModelTurn> {
+      // Names this worker in a heartbeat at once; a retry whose previous worker died resets the sticky queue.
+      const forgetting = announceWorker();
       const provider = Object.hasOwn(providers, input.settings.provider)
         ? providers[input.settings.provider]
         : undefined;
@@ -148,6 +151,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
       try {
         const turn = await answer(input, provider, request, deps, live);
         await live?.complete(turn);
+        await forgetting;
         return turn;
       } catch (error) {
         await live?.fail(failureCodeOf(error));

@@ -15,8 +15,7 @@ import {
 } from '../model/model-failure';
 import type { ModelCallContext } from '../contract/model-types';
 import { engineFailure } from '../contract/activity-protocol';
-import { forgetDeadStickyWorker } from './dead-worker-sticky';
-import { isDeadHolder, thisProcessHolder } from './holder-identity';
+import { workerHeartbeatDetails } from './dead-worker-sticky';
 import { DurableToolsError } from '../contract/durable-tools-error';
 
 /** The turn's deadline passed; the provider's request was aborted. */
@@ -58,29 +57,19 @@ export async function callWithDeadline<T>(
     }
   });
   // A local activity (the fast path's turn) has no heartbeat: its worker's liveness is the workflow task's.
-  let forgetting: Promise<void> | undefined;
   if (activity && !activity.info.isLocal) {
-    // The details name this worker process: a retry after a heartbeat timeout finds out whether it died.
-    const details: ModelCallHeartbeatDetails = { worker: thisProcessHolder().owner };
-    const previous = activity.info.heartbeatDetails as ModelCallHeartbeatDetails | undefined;
-    if (activity.info.attempt > 1 && isDeadHolder(previous?.worker)) forgetting = forgetDeadStickyWorker();
+    // The details name this worker process (see announceWorker).
+    const details = workerHeartbeatDetails();
     activity.heartbeat(details);
     heartbeat = setInterval(() => activity.heartbeat(details), MODEL_CALL_HEARTBEAT.everyMs);
   }
   try {
-    const turn = await Promise.race([call({ signal, deadline }), stopped]);
-    await forgetting;
-    return turn;
+    return await Promise.race([call({ signal, deadline }), stopped]);
   } finally {
     clearTimeout(timer);
     clearInterval(heartbeat);
     if (activity && onCancel) activity.cancellationSignal.removeEventListener('abort', onCancel);
   }
-}
-
-/** The heartbeat details of a model call: the owner label of the worker process that runs the attempt. */
-export interface ModelCallHeartbeatDetails {
-  worker: string;
 }
 
 function currentActivity(): Context | undefined {
