@@ -46,8 +46,10 @@ export function workerHeartbeatDetails(): WorkerHeartbeatDetails {
 /**
  * At the start of a (non-local) activity attempt: heartbeats this worker's owner label at once, so that a retry
  * after this process dies can tell, and — on a retry — starts {@link forgetDeadStickyWorker} when the previous
- * attempt's heartbeat names a process that is provably dead. Returns that reset (await it before the activity
- * returns, so the workflow task that follows skips the dead worker's sticky queue), or undefined.
+ * attempt's heartbeat names a process that is provably dead, or when no heartbeat of it reached the server and
+ * the server recorded it as timed out (it died, or stalled, within moments of its start: the bench's kill at the
+ * start of a turn). Returns that reset (await it before the activity returns, so the workflow task that follows
+ * skips the dead worker's sticky queue), or undefined.
  */
 export function announceWorker(): Promise<void> | undefined {
   let activity: Context;
@@ -58,6 +60,29 @@ export function announceWorker(): Promise<void> | undefined {
   }
   if (activity.info.isLocal) return undefined;
   activity.heartbeat(workerHeartbeatDetails());
+  if (activity.info.attempt <= 1) return undefined;
   const previous = activity.info.heartbeatDetails as Partial<WorkerHeartbeatDetails> | undefined;
-  return activity.info.attempt > 1 && isDeadHolder(previous?.worker) ? forgetDeadStickyWorker() : undefined;
+  if (isDeadHolder(previous?.worker)) return forgetDeadStickyWorker();
+  // No heartbeat of the previous attempt reached the server: it died (or stalled) within moments of its start,
+  // or failed as fast. The server's record of its failure tells: a timeout means no worker answered for it.
+  if (previous?.worker === undefined)
+    return previousAttemptTimedOut().then((lost) => (lost ? forgetDeadStickyWorker() : undefined));
+  return undefined;
+}
+
+/** Whether the server recorded this activity's previous attempt as timed out (heartbeat or attempt timeout). */
+async function previousAttemptTimedOut(): Promise<boolean> {
+  try {
+    const activity = Context.current();
+    const { workflowNamespace, workflowExecution, activityId } = activity.info;
+    if (workflowExecution === undefined) return false;
+    const described = await activity.client.workflowService.describeWorkflowExecution({
+      namespace: workflowNamespace,
+      execution: { workflowId: workflowExecution.workflowId, runId: workflowExecution.runId },
+    });
+    const pending = described.pendingActivities?.find((candidate) => candidate.activityId === activityId);
+    return Boolean(pending?.lastFailure?.timeoutFailureInfo);
+  } catch {
+    return false;
+  }
 }

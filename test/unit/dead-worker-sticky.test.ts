@@ -8,7 +8,7 @@ import { processOwner, thisProcessHolder } from '../../src/activities/holder-ide
  * worker (docs/operations.md, "Recovery after a crash"); one whose previous worker may be alive does not.
  */
 
-function environment(attempt: number, previousWorker: string | undefined) {
+function environment(attempt: number, previousWorker: string | undefined, lastFailure?: unknown) {
   const resets: unknown[] = [];
   const client = {
     withAbortSignal: (_signal: AbortSignal, call: () => Promise<unknown>) => call(),
@@ -17,11 +17,15 @@ function environment(attempt: number, previousWorker: string | undefined) {
         resets.push(request);
         return {};
       },
+      describeWorkflowExecution: async () => ({
+        pendingActivities: [{ activityId: 'other' }, { activityId: 'act-1', lastFailure }],
+      }),
     },
   } as unknown as Client;
   const env = new MockActivityEnvironment(
     {
       attempt,
+      activityId: 'act-1',
       workflowNamespace: 'ns',
       workflowExecution: { workflowId: 'wf', runId: 'run' },
       ...(previousWorker ? { heartbeatDetails: { worker: previousWorker } } : {}),
@@ -46,7 +50,7 @@ onLinux('resets the sticky queue on a retry whose previous worker process is gon
   expect(beats).toEqual([{ worker: owner }]);
 });
 
-test('leaves the sticky queue alone when the previous worker is alive, unknown or absent, and on a first attempt', async () => {
+test('leaves the sticky queue alone when the previous worker is alive or unknown, or absent without a timeout, and on a first attempt', async () => {
   for (const [attempt, previous] of [
     [2, owner],
     [2, 'host:1'],
@@ -58,4 +62,14 @@ test('leaves the sticky queue alone when the previous worker is alive, unknown o
     expect(resets).toEqual([]);
     expect(beats).toEqual([{ worker: owner }]);
   }
+});
+
+test('resets the sticky queue on a retry whose previous attempt sent no heartbeat and timed out', async () => {
+  const timedOut = environment(2, undefined, { message: 'heartbeat', timeoutFailureInfo: { timeoutType: 4 } });
+  await timedOut.env.run(async () => announceWorker());
+  expect(timedOut.resets).toHaveLength(1);
+
+  const failed = environment(2, undefined, { message: 'rate limited', applicationFailureInfo: { type: 'X' } });
+  await failed.env.run(async () => announceWorker());
+  expect(failed.resets).toEqual([]);
 });
