@@ -98,6 +98,7 @@ export {
   type BeginOutcome,
   type StoredFailure,
   type FinishOptions,
+  type TakeOverOptions,
   type InsertOutcome,
   type LookupOutcome,
 } from './stores/idempotency';

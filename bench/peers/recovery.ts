@@ -7,6 +7,9 @@
  * - `tool call`: the moment the ledger records the effect of step 3 (the tool has not heard the answer, its
  *   idempotency key is held by the dead attempt);
  * - `model turn`: the moment the model turn after step 3 begins (no key is held).
+ * Also printed: the time until the run's next step BEGINS after the interrupted one (`next step began`): for the
+ * tool call, the model turn after it (which excludes that turn's own `MODEL_TURN_MS`); for the model turn, the
+ * tool call it chose (the same as `went on`).
  * With `--standby` a second worker polls from the start and the one that ran the step is killed (a new one is
  * started all the same): the step then waits for no start-up, only for the timeouts.
  * Printed, never asserted; the last line: `recovery: tool call p95 X s, model turn p95 Y s`.
@@ -28,6 +31,8 @@ type Moment = 'tool call' | 'model turn';
 
 interface Trial {
   recoverMs: number;
+  /** Until the step after the interrupted one began (see the file's comment). */
+  nextStepMs: number;
   restartMs: number;
 }
 
@@ -53,6 +58,8 @@ async function trial(
   const other = standby ? await startService(system.spec) : undefined;
   let killedAt = 0;
   let restartMs = 0;
+  let nextStepMs = 0;
+  const nextTurnKey = modelTurnKey(runId, KILL_AFTER_STEP);
   const recovered = new Promise<number>((resolve) => {
     const stop = ledger.onEffect((key, _total, senderPid) => {
       if (!key.startsWith(`${runId}/`)) return;
@@ -71,10 +78,16 @@ async function trial(
         });
         return;
       }
+      // The tool call's step done: the model turn after it begins.
+      if (killedAt > 0 && moment === 'tool call' && key === nextTurnKey && nextStepMs === 0) {
+        nextStepMs = performance.now() - killedAt;
+      }
       // The next step of the run: a tool effect after the kill (not the model's own mark).
       if (killedAt > 0 && !modelMark && !key.endsWith(`/${KILL_AFTER_STEP}`)) {
         stop();
-        resolve(performance.now() - killedAt);
+        const ms = performance.now() - killedAt;
+        if (moment === 'model turn') nextStepMs = ms;
+        resolve(ms);
       }
     });
   });
@@ -84,7 +97,7 @@ async function trial(
   await service.attach(runId);
   await service.stop();
   await other?.stop();
-  return { recoverMs, restartMs };
+  return { recoverMs, nextStepMs, restartMs };
 }
 
 async function waitFor(check: () => boolean): Promise<void> {
@@ -116,7 +129,7 @@ async function main(): Promise<void> {
         results[moment].push(result);
         process.stderr.write(
           `bench:recovery: trial ${n + 1}/${trials} kill during a ${moment}: the step went on after ` +
-            `${(result.recoverMs / 1000).toFixed(1)} s (worker start ${(result.restartMs / 1000).toFixed(1)} s, load ${load.sample().toFixed(1)})\n`,
+            `${(result.recoverMs / 1000).toFixed(1)} s, the next step began after ${(result.nextStepMs / 1000).toFixed(1)} s (worker start ${(result.restartMs / 1000).toFixed(1)} s, load ${load.sample().toFixed(1)})\n`,
         );
       }
     }
@@ -133,6 +146,12 @@ async function main(): Promise<void> {
         `(median ${s(median(list.map((t) => t.recoverMs)))}, p95 ${s(
           percentile(
             list.map((t) => t.recoverMs),
+            95,
+          ),
+        )}); ` +
+        `next step began after ${list.map((t) => s(t.nextStepMs)).join(', ')} s (p95 ${s(
+          percentile(
+            list.map((t) => t.nextStepMs),
             95,
           ),
         )}); ` +

@@ -16,8 +16,12 @@ export function storeKeepingResults(
 ): IdempotencyStore | undefined {
   const retentionMs = longCall?.resultRetentionMs;
   if (store === undefined || retentionMs === undefined) return store;
+  const { takeOverDeadHolder } = store;
   return {
     begin: (key, fingerprint, options) => store.begin(key, fingerprint, options),
+    ...(takeOverDeadHolder
+      ? { takeOverDeadHolder: (key, fingerprint, options) => takeOverDeadHolder.call(store, key, fingerprint, options) }
+      : {}),
     heartbeat: (key, token, leaseMs) => store.heartbeat(key, token, leaseMs),
     complete: (key, token, result, options) => store.complete(key, token, result, { retentionMs, ...options }),
     fail: (key, token, error, options) => store.fail(key, token, error, { retentionMs, ...options }),

@@ -7,6 +7,7 @@ import { openTurnStream, type TurnStream } from './turn-stream';
 import { MODEL_CALL_LIMITS } from '../contract/model-call-limits';
 import type { ModelProvider, ModelRequest, ModelSettings, ModelTurn, TranscriptMessage } from '../contract/model-types';
 import { scriptedModel } from '../model/scripted-model';
+import { MODEL_RETRY } from '../model/model-failure';
 import { modelFacingCatalog } from '../contract/tool-disclosure';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
@@ -18,6 +19,7 @@ import { modelVisibleTools } from '../contract/tool-visibility';
 import { withFetchToolResult } from '../contract/fetch-tool-result';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { callWithDeadline, modelFailure } from './model-call';
+import { announceWorker } from './dead-worker-sticky';
 import { boundModelTurn } from '../contract/bound-model-turn';
 import { PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
 
@@ -117,6 +119,8 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
   const transcripts = deps.transcripts ?? new MemoryTranscriptStore();
   return {
     async callModel(input: CallModelInput): Promise<ModelTurn> {
+      // Names this worker in a heartbeat at once; a retry whose previous worker died resets the sticky queue.
+      const forgetting = announceWorker();
       const provider = Object.hasOwn(providers, input.settings.provider)
         ? providers[input.settings.provider]
         : undefined;
@@ -147,6 +151,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
       try {
         const turn = await answer(input, provider, request, deps, live);
         await live?.complete(turn);
+        await forgetting;
         return turn;
       } catch (error) {
         await live?.fail(failureCodeOf(error));
@@ -196,7 +201,8 @@ async function answer(
         `The model provider "${input.settings.provider}" returned a malformed turn (${z.prettifyError(parsed.error).slice(0, 500)}): ${turnExcerpt(raw)}`,
         PAYLOAD_LIMITS.errorTextChars,
       ),
-      { retryable: true },
+      // Its own backoff (1 s, 2 s, 4 s…): the retry policy's interval is short, for attempts lost with a worker.
+      { retryable: true, nextRetryDelayMs: malformedTurnRetryDelayMs(currentActivityInfo()?.attempt ?? 1) },
     );
   }
   // A turn with neither text nor tool calls (`{}`) is an empty response, never a completed answer.
@@ -225,6 +231,11 @@ function segmentOf(input: CallModelInput): StreamSegment {
   const info = currentActivityInfo();
   const workflowId = info?.workflowExecution?.workflowId ?? input.runKey.split('/')[0] ?? input.runKey;
   return { workflowId, runId: info?.workflowExecution?.runId ?? '', turn: input.turn, attempt: info?.attempt ?? 1 };
+}
+
+/** The wait before asking again after a malformed turn: 1 s doubled per attempt, at most 30 s. */
+function malformedTurnRetryDelayMs(attempt: number): number {
+  return Math.min(MODEL_RETRY.maxDelayMs, MODEL_RETRY.initialDelayMs * 2 ** Math.max(0, attempt - 1));
 }
 
 function currentActivityInfo(): Context['info'] | undefined {

@@ -15,6 +15,7 @@ import {
 } from '../model/model-failure';
 import type { ModelCallContext } from '../contract/model-types';
 import { engineFailure } from '../contract/activity-protocol';
+import { workerHeartbeatDetails } from './dead-worker-sticky';
 import { DurableToolsError } from '../contract/durable-tools-error';
 
 /** The turn's deadline passed; the provider's request was aborted. */
@@ -57,8 +58,10 @@ export async function callWithDeadline<T>(
   });
   // A local activity (the fast path's turn) has no heartbeat: its worker's liveness is the workflow task's.
   if (activity && !activity.info.isLocal) {
-    activity.heartbeat();
-    heartbeat = setInterval(() => activity.heartbeat(), MODEL_CALL_HEARTBEAT.everyMs);
+    // The details name this worker process (see announceWorker).
+    const details = workerHeartbeatDetails();
+    activity.heartbeat(details);
+    heartbeat = setInterval(() => activity.heartbeat(details), MODEL_CALL_HEARTBEAT.everyMs);
   }
   try {
     return await Promise.race([call({ signal, deadline }), stopped]);

@@ -1,5 +1,5 @@
-import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
+import { thisProcessHolder } from './holder-identity';
 import { ENGINE_FAILURE_TYPES, engineFailure } from '../contract/activity-protocol';
 import type { ModelTurn } from '../contract/model-types';
 import type { IdempotencyStore, InsertOutcome, LookupOutcome } from '../stores/idempotency/idempotency-store';
@@ -60,7 +60,7 @@ const TURN_CLAIM = {
  */
 export function createRecordedModelActivities(deps: RecordedModelActivityDeps): RecordedModelActivities {
   const store = deps.store ?? new MemoryIdempotencyStore();
-  const owner = `${hostname()}:${process.pid}`;
+  const { owner } = thisProcessHolder();
   const ask = (request: CallModelInput) => () => deps.callModel(request);
   const { lookup, insertIfAbsent } = store;
   if (lookup !== undefined && insertIfAbsent !== undefined) {

@@ -4,7 +4,6 @@ import { publishProgress } from './progress-stream';
 import { parsedArguments, sensitiveValues } from '../contract/sensitive-arguments';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { hostname } from 'node:os';
 import {
   boundToolOutput,
   ClaimCheckMissingError,
@@ -29,7 +28,15 @@ import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-act
 import { assertApprovedArguments } from './approved-arguments';
 import { dryRunDecision, forcedDry, validatedDigest, withArgumentsDigest } from './dry-run-call';
 import { DRY_RUN_ACTIVITY_PREFIX, dryRunActivityType } from '../contract/dry-run-types';
-import { claimKey, IN_FLIGHT_RETRY, storedFailureOf } from './tool-call-idempotency';
+import {
+  claimKey,
+  DEAD_HOLDER_DRAIN_MS,
+  IN_FLIGHT_RETRY,
+  storedFailureOf,
+  type DeadHolderTakeover,
+} from './tool-call-idempotency';
+import { isDeadHolder, thisProcessHolder } from './holder-identity';
+import { forgetDeadStickyWorker } from './dead-worker-sticky';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
 import { AttemptRequestGuard, installRequestLeaseGuard } from './request-lease-guard';
 import { CallHeartbeat, lastCheckpoint, saveCheckpoint, type CallHeartbeatDetails } from './call-heartbeat';
@@ -72,6 +79,14 @@ export interface ToolActivityDeps {
    * attempt reconciles. See docs/exactly-once.md.
    */
   takeoverGraceMs?: number;
+  /**
+   * Dead-holder takeover (default 1 s, `DEAD_HOLDER_DRAIN_MS`): a key held by a process of this machine and pid
+   * namespace that no longer exists (killed, crashed; a paused one still exists) is taken over at once instead of
+   * after its lease and takeover grace, and the new owner waits this drain before it reconciles or re-runs.
+   * `false`: always wait for the lease and the grace (a tool that hands its effect to another process that may
+   * outlive the worker, e.g. a child process, and settles it by `reconcile`). See docs/exactly-once.md.
+   */
+  deadHolderDrainMs?: number | false;
   /** Monotonic clock of the lease deadline, in ms (default `performance.now`). Tests inject one. */
   leaseClock?: () => number;
   /** Retry budget of this worker process (default: one per set of activities, 10% of calls once empty). */
@@ -116,6 +131,7 @@ type ResolvedDeps = ToolActivityDeps & {
   retryBudget: RetryBudget;
   leaseMs: number;
   owner: string;
+  deadHolder: DeadHolderTakeover | undefined;
   payloadStore: PayloadStore;
   guard: ArgumentGuardLimits;
   metrics: EngineMetrics;
@@ -152,7 +168,7 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
     ...deps,
     retryBudget: deps.retryBudget ?? new RetryBudget(),
     leaseMs: deps.leaseMs ?? TOOL_CALL_LEASE.leaseMs,
-    owner: `${hostname()}:${process.pid}`,
+    ...holderSettings(deps.deadHolderDrainMs),
     payloadStore: deps.payloadStore ?? new MemoryTranscriptStore(),
     guard: resolveArgumentGuard(deps.argumentGuard),
     metrics: createEngineMetrics(deps.meterProvider),
@@ -170,6 +186,24 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
     activities.default = (input: ToolActivityInput) => runLateTool(input, resolved);
   }
   return activities;
+}
+
+/** This process's owner label (with its holder identity on Linux) and the dead-holder takeover. */
+function holderSettings(drainMs: number | false | undefined): Pick<ResolvedDeps, 'owner' | 'deadHolder'> {
+  if (drainMs !== undefined && drainMs !== false && !(Number.isFinite(drainMs) && drainMs >= 0)) {
+    throw new TypeError('deadHolderDrainMs must be a non-negative number of milliseconds or false.');
+  }
+  const { identity, owner } = thisProcessHolder();
+  if (identity === undefined || drainMs === false) return { owner, deadHolder: undefined };
+  return {
+    owner,
+    deadHolder: {
+      isDead: isDeadHolder,
+      drainMs: drainMs ?? DEAD_HOLDER_DRAIN_MS,
+      // The dead process was most likely the run's sticky worker too: the next workflow task need not wait for it.
+      onTakeover: forgetDeadStickyWorker,
+    },
+  };
 }
 
 async function runLateTool(input: ToolActivityInput, deps: ResolvedDeps): Promise<ToolActivityResult> {
@@ -419,6 +453,7 @@ async function claimAndRun(
         : activity.info.retryPolicy?.maximumAttempts || retry.maximumAttempts,
       lease,
       onReconcile: (result) => call.record.reconciled(result),
+      ...(deps.deadHolder ? { deadHolder: deps.deadHolder } : {}),
     }).catch((error: unknown) => {
       if (error instanceof ApplicationFailure) throw error;
       throw storeUnavailable(entry, retry, attempt, error, 'claim');

@@ -1,5 +1,6 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { fingerprint } from '../stores/idempotency/canonical-json';
-import type { IdempotencyStore, StoredFailure } from '../stores/idempotency/idempotency-store';
+import type { BeginOutcome, IdempotencyStore, StoredFailure } from '../stores/idempotency/idempotency-store';
 import type { Tool } from '../tools/define-tool';
 import type { ToolContext } from '../tools/tool-context';
 import { OUTCOME_UNKNOWN_EXPLANATION } from '../failures/retry-decision';
@@ -19,6 +20,28 @@ export const IN_FLIGHT_RETRY = { minDelayMs: 100, slackMs: 50 } as const;
 /** Wait before the next attempt when `reconcile` itself failed (the key stays held until its lease ends). */
 export const RECONCILE_RETRY_DELAY_MS = 1_000;
 
+/**
+ * The dead-holder takeover of {@link claimKey}: a key held by a process proved dead (same kernel and pid
+ * namespace, the process gone) is taken over at once instead of after its lease and takeover grace, and the
+ * new owner waits `drainMs` before it asks the downstream (what the dead process handed to the kernel before it
+ * died arrives at network latency). See docs/exactly-once.md, assumption 2'.
+ */
+export interface DeadHolderTakeover {
+  /** True only when the process that wrote this owner label provably no longer exists. */
+  isDead(owner: string): boolean;
+  /** Wait after the takeover before `reconcile` or a re-run. */
+  drainMs: number;
+  /** Runs during the drain, after a takeover (best effort: it must not throw). */
+  onTakeover?: () => Promise<void>;
+}
+
+/**
+ * Default drain of a dead-holder takeover: 1 s, the time a request the dead process had handed to the kernel
+ * (complete in its socket's send buffer) may take to reach the downstream: network latency, a few TCP
+ * retransmissions on a local network. A request it had not finished writing reaches no one whole.
+ */
+export const DEAD_HOLDER_DRAIN_MS = 1_000;
+
 /** What the wrapper should do after consulting the key store. */
 export type KeyDecision = { kind: 'execute'; token: string } | { kind: 'replay'; output: unknown };
 
@@ -34,6 +57,8 @@ export interface ClaimOptions {
   lease: ToolCallLease;
   /** Told what a `reconcile` check found (for telemetry). */
   onReconcile?: (result: 'done' | 'not_done' | 'failed') => void;
+  /** Take a dead holder's key over at once (when the store has `takeOverDeadHolder`). Default: never. */
+  deadHolder?: DeadHolderTakeover;
 }
 
 /** A stored permanent failure: the observation the model saw and the saga's facts. */
@@ -68,12 +93,24 @@ export async function claimKey(
 ): Promise<KeyDecision> {
   const entry = tool.contract.catalogEntry;
   const key = ctx.idempotencyKey;
-  const sentAt = options.lease.mark();
-  const outcome = await store.begin(key, fingerprint({ tool: entry.name, input }), {
+  const print = fingerprint({ tool: entry.name, input });
+  let sentAt = options.lease.mark();
+  let outcome: BeginOutcome = await store.begin(key, print, {
     owner: options.owner,
     leaseMs: options.leaseMs,
     takeoverGraceMs: options.takeoverGraceMs,
   });
+  const { deadHolder } = options;
+  if (outcome.state === 'in_flight' && deadHolder && store.takeOverDeadHolder && deadHolder.isDead(outcome.owner)) {
+    // The holder's process no longer exists (a paused one still does): nothing more can leave it.
+    sentAt = options.lease.mark();
+    outcome = await store.takeOverDeadHolder(key, print, {
+      owner: options.owner,
+      leaseMs: options.leaseMs,
+      takeoverGraceMs: options.takeoverGraceMs,
+      deadOwner: outcome.owner,
+    });
+  }
   switch (outcome.state) {
     case 'started':
       options.lease.owned(store, outcome.token, sentAt, outcome.fencingToken);
@@ -123,8 +160,20 @@ export async function claimKey(
     }
     case 'outcome_unknown':
       // The previous holder's lease ran out more than the takeover grace ago: it can no longer send (its
-      // local deadline passed before that), and what it sent has had the grace to land downstream.
+      // local deadline passed before that), and what it sent has had the grace to land downstream. Or its
+      // process is gone (a dead-holder takeover): it can no longer send, and what it sent gets the drain.
       options.lease.owned(store, outcome.token, sentAt, outcome.fencingToken);
+      if (outcome.previousHolderDead) {
+        // Taken over from a dead process before its lease ran out: give what it sent just before it died the
+        // drain to land downstream before asking what happened (the lease is renewed meanwhile).
+        ctx.log.warn('Took the idempotency key over from a dead holder; draining its requests.', {
+          tool: entry.name,
+          key,
+          previousOwner: outcome.previousOwner,
+          drainMs: deadHolder?.drainMs ?? 0,
+        });
+        await Promise.all([delay(deadHolder?.drainMs ?? 0), deadHolder?.onTakeover?.()]);
+      }
       return resolveUnknownOutcome(store, tool, ctx, outcome.token, outcome.previousOwner, options.onReconcile);
   }
 }

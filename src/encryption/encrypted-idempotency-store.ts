@@ -7,6 +7,7 @@ import type {
   InsertOutcome,
   LookupOutcome,
   StoredFailure,
+  TakeOverOptions,
 } from '../stores/idempotency/idempotency-store';
 import type { EncryptionKeyring } from './encryption-keys';
 import { isSealedText, openText, sealText } from './sealed-text';
@@ -38,6 +39,8 @@ export class EncryptedIdempotencyStore implements IdempotencyStore {
     result: unknown,
     options?: FinishOptions,
   ) => Promise<InsertOutcome>;
+  /** {@inheritDoc IdempotencyStore.takeOverDeadHolder} Present when the inner store has it. */
+  readonly takeOverDeadHolder?: (key: string, fingerprint: string, options: TakeOverOptions) => Promise<BeginOutcome>;
 
   constructor(
     private readonly inner: IdempotencyStore,
@@ -48,6 +51,11 @@ export class EncryptedIdempotencyStore implements IdempotencyStore {
       this.lookup = async (key, fingerprint) => this.opened(await lookup.call(inner, key, fingerprint));
       this.insertIfAbsent = async (key, fingerprint, result, options) =>
         this.opened(await insertIfAbsent.call(inner, key, fingerprint, this.sealValue(result), options));
+    }
+    const { takeOverDeadHolder } = inner;
+    if (takeOverDeadHolder !== undefined) {
+      this.takeOverDeadHolder = async (key, fingerprint, options) =>
+        this.opened(await takeOverDeadHolder.call(inner, key, fingerprint, options));
     }
   }
 

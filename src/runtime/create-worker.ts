@@ -70,8 +70,13 @@ export interface CreateWorkerOptions {
    * retried attempt may run a tool again; the worker process (`npm run worker`, `npm run dev`) uses SQLite.
    */
   idempotencyStore?: IdempotencyStore;
-  /** Lease of an idempotency key while a call runs (default 30 s). */
+  /** Lease of an idempotency key while a call runs (default 10 s, `TOOL_CALL_LEASE`). */
   leaseMs?: number;
+  /**
+   * Drain after taking over a key from a holder process proved dead (default 1 s); `false` always waits for the
+   * key's lease and takeover grace instead. See `ToolActivityDeps.deadHolderDrainMs` and docs/exactly-once.md.
+   */
+  deadHolderDrainMs?: number | false;
   /**
    * Where run transcripts and claim checks (tool outputs above their budget) live (default: this process's
    * memory, which serves one worker only: with several workers use SQLite on one machine, Postgres beyond).
@@ -172,6 +177,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
     ...(options.random ? { random: options.random } : {}),
     ...(idempotencyStore ? { idempotencyStore } : {}),
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    ...(options.deadHolderDrainMs !== undefined ? { deadHolderDrainMs: options.deadHolderDrainMs } : {}),
     payloadStore: transcripts,
     argumentGuard,
     ...(options.streams ? { streams: options.streams } : {}),

@@ -4,6 +4,14 @@ import { MODEL_ACTIVITY_NON_RETRYABLE_TYPES, TOOL_ACTIVITY_NON_RETRYABLE_TYPES }
 
 export { AGENT_RUN_DEFAULTS } from './run-limits';
 
+/**
+ * Temporal's own retry interval of the model and tool activities: 100 ms (1 s, and a tool's `initialDelay`,
+ * until issue 23). Every failure these activities report carries its own delay (`nextRetryDelay`: Retry-After,
+ * jittered backoff), so this interval only applies to an attempt that ended without an answer — a heartbeat or
+ * attempt timeout, the worker died or hung — whose retry should start at once (`npm run bench:recovery`).
+ */
+export const LOST_ATTEMPT_RETRY_INTERVAL_MS = 100;
+
 /** Activity options for the engine's own activities. */
 export const ENGINE_ACTIVITY_OPTIONS: Readonly<Record<'describeTools' | 'callModel', ActivityOptions>> = {
   describeTools: { startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 5 } },
@@ -17,7 +25,7 @@ export const ENGINE_ACTIVITY_OPTIONS: Readonly<Record<'describeTools' | 'callMod
     // permanent failures (context length, authentication, rejected requests) non-retryable itself.
     retry: {
       maximumAttempts: MODEL_CALL_LIMITS.maxAttempts,
-      initialInterval: '1 second',
+      initialInterval: LOST_ATTEMPT_RETRY_INTERVAL_MS,
       nonRetryableErrorTypes: [...MODEL_ACTIVITY_NON_RETRYABLE_TYPES],
     },
   },

@@ -1,7 +1,12 @@
 import { ActivityCancellationType, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import { TOOL_ACTIVITY_NON_RETRYABLE_TYPES } from '../contract/activity-protocol';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
-import { SUMMARY_MAX_LENGTH, TOOL_ATTEMPT_HEADROOM, TOOL_HEARTBEAT_TIMEOUT_MS } from './agent-run-defaults';
+import {
+  LOST_ATTEMPT_RETRY_INTERVAL_MS,
+  SUMMARY_MAX_LENGTH,
+  TOOL_ATTEMPT_HEADROOM,
+  TOOL_HEARTBEAT_TIMEOUT_MS,
+} from './agent-run-defaults';
 
 /**
  * Options of a tool call scheduled as a regular activity. `redactedArguments` are the call's arguments with
@@ -26,7 +31,8 @@ export function toolActivityOptions(
     retry: {
       // The wrapper enforces the tool's own maximum over the attempts that really ran it.
       maximumAttempts: entry.retry.maximumAttempts + TOOL_ATTEMPT_HEADROOM,
-      initialInterval: entry.retry.initialDelayMs,
+      // The wrapper's own failures carry the tool's backoff (nextRetryDelay); this is for a lost attempt.
+      initialInterval: Math.min(entry.retry.initialDelayMs, LOST_ATTEMPT_RETRY_INTERVAL_MS),
       maximumInterval: entry.retry.maxDelayMs,
       backoffCoefficient: 2,
       // A tool missing on the worker fails at once instead of retrying.

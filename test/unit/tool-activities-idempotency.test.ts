@@ -13,6 +13,7 @@ import type { ToolContext } from '../../src/tools/tool-context';
 import { startRequestCounter } from '../support/request-counter';
 import { PermanentToolError, TransientToolError } from '../../src/failures/tool-errors';
 import { createToolRegistry } from '../../src/tools/tool-registry';
+import { currentHolderIdentity, parseHolder, processOwner } from '../../src/activities/holder-identity';
 
 const KEY = 'run-1/1';
 
@@ -32,6 +33,7 @@ function setup(options: {
   behaviour?: (input: { amount: number }, attempt: number) => Promise<{ chargeId: string }>;
   reconcile?: (key: string) => Promise<ReconcileResult<{ chargeId: string }>>;
   execute?: (input: { amount: number }, ctx: ToolContext) => Promise<{ chargeId: string }>;
+  deadHolderDrainMs?: number | false;
 }): Setup {
   const clock = { now: 1_000_000, mono: 0 };
   const store = new MemoryIdempotencyStore({ clock: () => clock.now });
@@ -58,6 +60,7 @@ function setup(options: {
     leaseMs: LEASE_MS,
     takeoverGraceMs: GRACE_MS,
     leaseClock: () => clock.mono,
+    deadHolderDrainMs: options.deadHolderDrainMs ?? 0,
   });
   return { activity: activities.charge as ToolActivity, calls, store, clock };
 }
@@ -205,6 +208,78 @@ describe('a tool call with an idempotency store', () => {
     const failure = await failureOf(attempt(7, s, { amount: 5 }, { compensationOf: 'book' }));
     expect(failure.nonRetryable).toBe(false);
     expect(failure.nextRetryDelay).toBeDefined();
+  });
+});
+
+describe('a tool call whose key is held by a dead process', () => {
+  const self = currentHolderIdentity();
+  // Linux only: elsewhere no holder is ever provably dead, and the lease + grace path is the only one.
+  const onLinux = self ? test : test.skip;
+  /** A claim by a process that had this pid before (another start time): it no longer exists. */
+  const deadOwner = () => `${processOwner('host', { ...self!, startTime: '1' })}/attempt-1`;
+
+  async function heldBy(s: Setup, owner: string) {
+    const print = fingerprint({ tool: 'charge', input: { amount: 5 } });
+    await s.store.begin(KEY, print, { owner, leaseMs: LEASE_MS, takeoverGraceMs: GRACE_MS });
+  }
+
+  onLinux('takes the key over at once and reconciles, without waiting for the lease and the grace', async () => {
+    const reconciled: string[] = [];
+    const s = setup({
+      reconcile: async (key) => {
+        reconciled.push(key);
+        return { done: true, output: { chargeId: 'ch-found' } };
+      },
+    });
+    await heldBy(s, deadOwner());
+
+    await expect(attempt(2, s)).resolves.toMatchObject({ output: { chargeId: 'ch-found' }, replayed: true });
+    expect(reconciled).toEqual([KEY]);
+    expect(s.calls).toHaveLength(0);
+  });
+
+  onLinux('runs the tool once when reconcile finds that the dead holder had no effect', async () => {
+    const s = setup({ reconcile: async () => ({ done: false }) });
+    await heldBy(s, deadOwner());
+
+    await expect(attempt(2, s)).resolves.toMatchObject({ output: { chargeId: 'ch-1' } });
+    expect(s.calls).toHaveLength(1);
+  });
+
+  test('waits for a holder that is alive (this process), as for any other holder', async () => {
+    const s = setup({ reconcile: async () => ({ done: false }) });
+    await heldBy(s, `${processOwner('host', self)}/attempt-1`);
+
+    const failure = await failureOf(attempt(2, s));
+    expect(failure.type).toBe('CONFLICT');
+    expect(s.calls).toHaveLength(0);
+  });
+
+  onLinux('waits for the lease and the grace when the dead-holder takeover is turned off', async () => {
+    const s = setup({ reconcile: async () => ({ done: false }), deadHolderDrainMs: false });
+    await heldBy(s, deadOwner());
+
+    expect((await failureOf(attempt(2, s))).type).toBe('CONFLICT');
+    s.clock.now += LEASE_MS + GRACE_MS;
+    await expect(attempt(3, s)).resolves.toMatchObject({ output: { chargeId: 'ch-1' } });
+  });
+
+  test('waits for a holder with an old-format owner (no identity)', async () => {
+    const s = setup({ reconcile: async () => ({ done: false }) });
+    await heldBy(s, 'host:1/attempt-1');
+
+    expect((await failureOf(attempt(2, s))).type).toBe('CONFLICT');
+  });
+
+  onLinux('records its own holder identity with each claim', async () => {
+    const s = setup({ behaviour: () => new Promise(() => undefined) });
+    void attempt(1, s).catch(() => undefined);
+    await new Promise((resolve) => setImmediate(resolve));
+
+    const print = fingerprint({ tool: 'charge', input: { amount: 5 } });
+    const found = await s.store.begin(KEY, print, { owner: 'probe', leaseMs: LEASE_MS });
+    expect(found.state).toBe('in_flight');
+    expect(parseHolder((found as { owner: string }).owner)).toEqual(self);
   });
 });
 

@@ -8,6 +8,7 @@ import type {
   FinishOptions,
   LookupOutcome,
   StoredFailure,
+  TakeOverOptions,
 } from './idempotency-store';
 import { IdempotencyStoreError, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-store-error';
 
@@ -61,6 +62,8 @@ export interface BeginRequest {
   owner: string;
   leaseMs: number;
   takeoverGraceMs: number;
+  /** A holder proved dead: its in-progress record is taken over at once (`takeOverDeadHolder`). */
+  deadOwner?: string;
 }
 
 /**
@@ -86,7 +89,8 @@ export function decideBegin(
   }
   const leaseExpiresAt = now + request.leaseMs;
   const currentLease = existing.leaseExpiresAt ?? 0;
-  if (currentLease + request.takeoverGraceMs > now) {
+  const holderDead = request.deadOwner !== undefined && existing.owner === request.deadOwner;
+  if (!holderDead && currentLease + request.takeoverGraceMs > now) {
     const retryAfterMs = currentLease + request.takeoverGraceMs - now;
     return { outcome: { state: 'in_flight', leaseExpiresAt: currentLease, owner: existing.owner, retryAfterMs } };
   }
@@ -99,6 +103,7 @@ export function decideBegin(
       previousOwner: existing.owner,
       takeovers,
       fencingToken: String(now),
+      ...(holderDead ? { previousHolderDead: true } : {}),
     },
     write: {
       ...existing,
@@ -252,6 +257,11 @@ export function checkDuration(ms: unknown, what: string): number {
     throw new IdempotencyStoreError(`${what} must be a positive number of milliseconds.`, 'INVALID_ARGUMENT');
   }
   return Math.ceil(ms);
+}
+
+/** Checks and normalises the arguments of `takeOverDeadHolder`. */
+export function checkTakeOver(key: unknown, fingerprint: unknown, options: TakeOverOptions | undefined): BeginRequest {
+  return { ...checkBegin(key, fingerprint, options), deadOwner: checkLabel(options?.deadOwner, 'deadOwner') };
 }
 
 /** Checks and normalises the arguments of `begin`. */

@@ -26,6 +26,16 @@ export interface BeginOptions {
   takeoverGraceMs?: number;
 }
 
+/** Options of {@link IdempotencyStore.takeOverDeadHolder}. */
+export interface TakeOverOptions extends BeginOptions {
+  /**
+   * The owner label, exactly as `begin` answered it in `in_flight`, of a holder the caller has proved dead
+   * (its process no longer exists): an in-progress record still held by this owner is taken over at once,
+   * whatever is left of its lease and takeover grace.
+   */
+  deadOwner: string;
+}
+
 /** Options of {@link IdempotencyStore.complete} and {@link IdempotencyStore.fail}. */
 export interface FinishOptions {
   /**
@@ -97,6 +107,11 @@ export interface BeginOutcomeUnknown {
    * downstream that remembers the highest token per key and refuses lower ones rejects a stale holder.
    */
   fencingToken: string;
+  /**
+   * True when the key was taken over from a holder the caller proved dead
+   * ({@link IdempotencyStore.takeOverDeadHolder}), before its lease and takeover grace ran out.
+   */
+  previousHolderDead?: boolean;
 }
 
 /** What {@link IdempotencyStore.begin} found, discriminated by `state`. */
@@ -150,6 +165,18 @@ export interface IdempotencyStore {
    * @throws {@link IdempotencyStoreError} `INVALID_KEY`, `INVALID_ARGUMENT`, `STORE_UNAVAILABLE`, `STORE_CLOSED`.
    */
   begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome>;
+
+  /**
+   * `begin`, except that an in-progress record whose owner is still `options.deadOwner` is taken over at once
+   * (`outcome_unknown` with `previousHolderDead: true`), without waiting for its lease and takeover grace. The
+   * caller must have proved that holder's process dead (it can send nothing more). Fenced like every takeover:
+   * a compare-and-set on the record's current token and owner, so of any number of concurrent takers exactly
+   * one wins and the others get `in_flight` for the winner; a record held by anyone else (the winner, a new
+   * owner) is decided exactly as `begin` decides it. Optional: a store without it keeps the lease + grace path.
+   *
+   * @throws {@link IdempotencyStoreError} as `begin`.
+   */
+  takeOverDeadHolder?(key: string, fingerprint: string, options: TakeOverOptions): Promise<BeginOutcome>;
 
   /**
    * Extends the lease of `token` to now + `leaseMs` (default 30 s). Returns false, changing nothing, when the

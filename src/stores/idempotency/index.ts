@@ -26,6 +26,7 @@ export type {
   InsertOutcome,
   LookupOutcome,
   StoredFailure,
+  TakeOverOptions,
 } from './idempotency-store';
 export {
   IdempotencyStoreError,

@@ -5,6 +5,7 @@ import {
   checkDuration,
   checkKey,
   checkLookup,
+  checkTakeOver,
   checkToken,
   decideBegin,
   decideLookup,
@@ -13,6 +14,7 @@ import {
   retentionFrom,
   serializeFailure,
   serializeResult,
+  type BeginRequest,
   type IdempotencyRecord,
   type IdempotencyStoreBaseOptions,
 } from './idempotency-record';
@@ -24,6 +26,7 @@ import type {
   InsertOutcome,
   LookupOutcome,
   StoredFailure,
+  TakeOverOptions,
 } from './idempotency-store';
 import { IdempotencyStoreError } from './idempotency-store-error';
 
@@ -55,7 +58,16 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   /** {@inheritDoc IdempotencyStore.begin} */
   async begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome> {
     this.checkOpen();
-    const request = checkBegin(key, fingerprint, options);
+    return this.decide(checkBegin(key, fingerprint, options));
+  }
+
+  /** {@inheritDoc IdempotencyStore.takeOverDeadHolder} */
+  async takeOverDeadHolder(key: string, fingerprint: string, options: TakeOverOptions): Promise<BeginOutcome> {
+    this.checkOpen();
+    return this.decide(checkTakeOver(key, fingerprint, options));
+  }
+
+  private decide(request: BeginRequest): BeginOutcome {
     const decision = decideBegin(this.records.get(request.key), request, this.clock(), this.retentionMs);
     if (decision.write) this.records.set(request.key, decision.write);
     return decision.outcome;

@@ -8,6 +8,7 @@ import {
   checkDuration,
   checkKey,
   checkLookup,
+  checkTakeOver,
   checkToken,
   decideBegin,
   decideLookup,
@@ -17,6 +18,7 @@ import {
   startFresh,
   serializeFailure,
   serializeResult,
+  type BeginRequest,
   type IdempotencyRecord,
   type IdempotencyStoreBaseOptions,
   type RecordState,
@@ -29,6 +31,7 @@ import type {
   InsertOutcome,
   LookupOutcome,
   StoredFailure,
+  TakeOverOptions,
 } from './idempotency-store';
 import { IdempotencyStoreError } from './idempotency-store-error';
 
@@ -159,7 +162,21 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   /** {@inheritDoc IdempotencyStore.begin} */
   async begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome> {
-    const request = checkBegin(key, fingerprint, options);
+    return this.claimRounds(checkBegin(key, fingerprint, options));
+  }
+
+  /**
+   * {@inheritDoc IdempotencyStore.takeOverDeadHolder}
+   *
+   * The claim is `begin`'s compare-and-set `UPDATE`, on the token read and on the owner still being the dead
+   * one: a concurrent taker that won first changed both, so this one's row count is 0 and its next round reads
+   * the winner's record.
+   */
+  async takeOverDeadHolder(key: string, fingerprint: string, options: TakeOverOptions): Promise<BeginOutcome> {
+    return this.claimRounds(checkTakeOver(key, fingerprint, options));
+  }
+
+  private async claimRounds(request: BeginRequest): Promise<BeginOutcome> {
     for (let round = 0; round < POSTGRES_STORE_DEFAULTS.beginRounds; round++) {
       // A new key: one INSERT claims it, its lease computed by the database from its own clock.
       const token = randomUUID();
@@ -180,7 +197,13 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       const existing = fromRow(row);
       const { outcome, write } = decideBegin(existing, request, now, this.retentionMs);
       if (write === undefined) return outcome;
-      const claimed = await this.count(existing.expiresAt <= now ? 'claimFresh' : 'claimTakeover', () => [
+      const statement =
+        existing.expiresAt <= now
+          ? 'claimFresh'
+          : outcome.state === 'outcome_unknown' && outcome.previousHolderDead
+            ? 'claimDeadHolder'
+            : 'claimTakeover';
+      const claimed = await this.count(statement, () => [
         write.key,
         existing.token,
         now,
@@ -429,6 +452,11 @@ function statements(qualified: string, table: string, schema: string | undefined
     // $6 owner, $7 previous owner, $8 lease_expires_at, $9 takeovers, $10 created_at, $11 expires_at,
     // $12 takeover grace (ms)
     claimFresh: claim(qualified, 'expires_at <= $3 AND $12::bigint >= 0'),
+    // The holder was proved dead by the caller: its record is claimed while it still names that owner ($7).
+    claimDeadHolder: claim(
+      qualified,
+      `state = 'in_progress' AND fingerprint = $4 AND owner = $7 AND expires_at > $3 AND $12::bigint >= 0`,
+    ),
     claimTakeover: claim(
       qualified,
       `state = 'in_progress' AND fingerprint = $4 AND lease_expires_at + $12::bigint <= $3 AND expires_at > $3`,

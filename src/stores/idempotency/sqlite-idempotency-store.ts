@@ -10,6 +10,7 @@ import {
   checkDuration,
   checkKey,
   checkLookup,
+  checkTakeOver,
   checkToken,
   decideBegin,
   decideLookup,
@@ -33,6 +34,7 @@ import type {
   InsertOutcome,
   LookupOutcome,
   StoredFailure,
+  TakeOverOptions,
 } from './idempotency-store';
 import { IdempotencyStoreError } from './idempotency-store-error';
 
@@ -297,6 +299,13 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   async begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome> {
     const request = checkBegin(key, fingerprint, options);
     // The clock is read inside the retry, so a long lock wait does not shorten the new lease.
+    return this.withLock(() => this.beginAt(request, this.clock()));
+  }
+
+  /** {@inheritDoc IdempotencyStore.takeOverDeadHolder} */
+  async takeOverDeadHolder(key: string, fingerprint: string, options: TakeOverOptions): Promise<BeginOutcome> {
+    const request = checkTakeOver(key, fingerprint, options);
+    // The same immediate transaction as begin: the record is read and claimed under SQLite's write lock.
     return this.withLock(() => this.beginAt(request, this.clock()));
   }
 
