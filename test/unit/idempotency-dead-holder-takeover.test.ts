@@ -1,18 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Pool } from 'pg';
-import { EncryptedIdempotencyStore } from '../../src/encryption/encrypted-idempotency-store';
-import {
-  IdempotencyStoreError,
-  MemoryIdempotencyStore,
-  PostgresIdempotencyStore,
-  SqliteIdempotencyStore,
-  type BeginOutcome,
-  type IdempotencyStore,
-  type IdempotencyStoreBaseOptions,
-} from '../../src/stores/idempotency';
-import { keyEntry, keyringOf } from '../support/encryption-keys';
+import { IdempotencyStoreError, type BeginOutcome, type IdempotencyStore } from '../../src/stores/idempotency';
+import { idempotencyStoreBackends } from '../support/idempotency-store-backends';
 
 /**
  * `takeOverDeadHolder` (docs/exactly-once.md, "Dead-holder takeover"): a key still held by the owner the caller
@@ -20,64 +7,12 @@ import { keyEntry, keyringOf } from '../support/encryption-keys';
  * else is decided as `begin` decides it.
  */
 
-const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const SCHEMA = `idem_dead_${process.pid}_${Date.now().toString(36)}`;
-const tempDir = mkdtempSync(join(tmpdir(), 'idem-dead-'));
-const opened: IdempotencyStore[] = [];
-let counter = 0;
-
 type TakingStore = IdempotencyStore & Required<Pick<IdempotencyStore, 'takeOverDeadHolder'>>;
 
-interface Backend {
-  name: string;
-  /** Opens a store on place `place` (a file or a table): two stores on one place share their records. */
-  open(place: number, options?: IdempotencyStoreBaseOptions): TakingStore;
-}
+const stores = idempotencyStoreBackends<TakingStore>('dead', { encrypted: true });
+const backends = stores.backends;
 
-const memoryPlaces = new Map<number, MemoryIdempotencyStore>();
-const keyring = keyringOf(keyEntry('k1'));
-
-const backends: Backend[] = [
-  {
-    name: 'memory',
-    open: (place, options) => {
-      const store = memoryPlaces.get(place) ?? new MemoryIdempotencyStore(options);
-      memoryPlaces.set(place, store);
-      return store;
-    },
-  },
-  {
-    name: 'sqlite',
-    open: (place, options) => new SqliteIdempotencyStore({ ...options, path: join(tempDir, `s${place}.sqlite`) }),
-  },
-  {
-    name: 'postgres',
-    open: (place, options) =>
-      new PostgresIdempotencyStore({
-        ...options,
-        connectionString: POSTGRES_URL,
-        schema: SCHEMA,
-        table: `t${place}`,
-        poolSize: 4,
-      }),
-  },
-  {
-    name: 'encrypted sqlite',
-    open: (place, options) =>
-      new EncryptedIdempotencyStore(
-        new SqliteIdempotencyStore({ ...options, path: join(tempDir, `e${place}.sqlite`) }),
-        keyring,
-      ) as TakingStore,
-  },
-];
-
-afterAll(async () => {
-  await Promise.all(opened.map((store) => store.close()));
-  const admin = new Pool({ connectionString: POSTGRES_URL, max: 1 });
-  await admin.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
-  await admin.end();
-  rmSync(tempDir, { recursive: true, force: true });
-});
+afterAll(() => stores.close());
 
 function expectState<S extends BeginOutcome['state']>(
   outcome: BeginOutcome,
@@ -97,14 +32,12 @@ describe.each(backends)('takeOverDeadHolder on the $name idempotency store', (ba
   const taker = (owner: string) => ({ owner, leaseMs: 10_000, takeoverGraceMs: 30_000, deadOwner: dead });
 
   function open(): TakingStore {
-    const opening = backend.open(place, { clock: () => now, retentionMs: 600_000 });
-    opened.push(opening);
-    return opening;
+    return backend.open(place, { clock: () => now, retentionMs: 600_000 });
   }
 
   beforeEach(() => {
     now = start;
-    place = ++counter;
+    place = stores.nextPlace();
     store = open();
   });
 

@@ -1,69 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Pool } from 'pg';
 import {
   IdempotencyStoreError,
-  MemoryIdempotencyStore,
-  PostgresIdempotencyStore,
-  SqliteIdempotencyStore,
   type IdempotencyStore,
-  type IdempotencyStoreBaseOptions,
   type InsertOutcome,
   type LookupOutcome,
 } from '../../src/stores/idempotency';
-
-const POSTGRES_URL = process.env.DURABLE_TOOLS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const SCHEMA = `idem_insert_${process.pid}_${Date.now().toString(36)}`;
-const tempDir = mkdtempSync(join(tmpdir(), 'idem-insert-'));
-const opened: IdempotencyStore[] = [];
-let counter = 0;
+import { idempotencyStoreBackends } from '../support/idempotency-store-backends';
 
 /** A store with `lookup` and `insertIfAbsent` (all the built-in ones). */
 type InsertingStore = IdempotencyStore & Required<Pick<IdempotencyStore, 'lookup' | 'insertIfAbsent'>>;
 
-interface Backend {
-  name: string;
-  /** Opens a store on place `place` (a file or a table): two stores on one place share their records. */
-  open(place: number, options?: IdempotencyStoreBaseOptions): InsertingStore;
-}
+const stores = idempotencyStoreBackends<InsertingStore>('insert');
+const backends = stores.backends;
 
-const memoryPlaces = new Map<number, MemoryIdempotencyStore>();
-
-const backends: Backend[] = [
-  {
-    // One process's memory: "two stores on one place" is the same object.
-    name: 'memory',
-    open: (place, options) => {
-      const store = memoryPlaces.get(place) ?? new MemoryIdempotencyStore(options);
-      memoryPlaces.set(place, store);
-      return store;
-    },
-  },
-  {
-    name: 'sqlite',
-    open: (place, options) => new SqliteIdempotencyStore({ ...options, path: join(tempDir, `s${place}.sqlite`) }),
-  },
-  {
-    name: 'postgres',
-    open: (place, options) =>
-      new PostgresIdempotencyStore({
-        ...options,
-        connectionString: POSTGRES_URL,
-        schema: SCHEMA,
-        table: `t${place}`,
-        poolSize: 4,
-      }),
-  },
-];
-
-afterAll(async () => {
-  await Promise.all(opened.map((store) => store.close()));
-  const admin = new Pool({ connectionString: POSTGRES_URL, max: 1 });
-  await admin.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
-  await admin.end();
-  rmSync(tempDir, { recursive: true, force: true });
-});
+afterAll(() => stores.close());
 
 describe.each(backends)('insertIfAbsent on the $name idempotency store', (backend) => {
   const start = 1_800_000_000_000;
@@ -73,14 +22,12 @@ describe.each(backends)('insertIfAbsent on the $name idempotency store', (backen
   const lease = { owner: 'worker-a', leaseMs: 1_000 };
 
   function open(): InsertingStore {
-    const opening = backend.open(place, { clock: () => now, retentionMs: 60_000 });
-    opened.push(opening);
-    return opening;
+    return backend.open(place, { clock: () => now, retentionMs: 60_000 });
   }
 
   beforeEach(() => {
     now = start;
-    place = ++counter;
+    place = stores.nextPlace();
     store = open();
   });
 
