@@ -1,27 +1,10 @@
-import { z } from 'zod';
 import { FAST_PATH_LIMITS } from '../../src/contract/fast-path';
 import type { ToolCatalogEntry } from '../../src/contract/tool-catalog-entry';
-import { defineTool } from '../../src/tools/define-tool';
 import { modelTurnRunsLocally, toolRunsLocally, type FastPath } from '../../src/workflows/fast-path';
+import { fastPathState, PAY_ENTRY } from '../support/fast-path-fixtures';
 
-const pay: ToolCatalogEntry = defineTool({
-  name: 'pay',
-  description: 'Pays. Do not use to read balances.',
-  input: z.object({ amount: z.number() }),
-  output: z.object({ id: z.string() }),
-  effect: 'irreversible',
-  approval: 'never',
-  idempotent: false,
-}).implement(async () => ({ id: 'p1' })).contract.catalogEntry;
-
-const fastPath = (fields: Partial<FastPath> = {}): FastPath => ({
-  on: true,
-  modelTurns: true,
-  fused: true,
-  maxLocalCallsPerTask: 3,
-  localCalls: 0,
-  ...fields,
-});
+const pay = PAY_ENTRY;
+const fastPath = (fields: Partial<FastPath> = {}): FastPath => fastPathState({ maxLocalCallsPerTask: 3, ...fields });
 
 describe('which tool calls take the fast path', () => {
   test('a short call with effects runs locally on the fast path (the key store guards its effect)', () => {

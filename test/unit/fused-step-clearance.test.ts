@@ -1,38 +1,21 @@
-import { z } from 'zod';
 import type { AgentRunInput, AgentRunState } from '../../src/contract/agent-run-types';
 import type { RunApprovalPolicy } from '../../src/contract/approval-types';
 import { FAST_PATH_LIMITS } from '../../src/contract/fast-path';
 import type { ToolCatalogEntry } from '../../src/contract/tool-catalog-entry';
 import { DESCRIBE_TOOLS_TOOL } from '../../src/contract/tool-disclosure';
-import { defineTool } from '../../src/tools/define-tool';
 import type { FastPath } from '../../src/workflows/fast-path';
 import { clearsTool, fusedClearance, fusedStepOptions, type ClearanceContext } from '../../src/workflows/fused-step';
 import { initialRunUsage } from '../../src/workflows/run-usage';
 import type { RunLoop } from '../../src/workflows/run-loop';
+import { fastPathState, PAY_ENTRY } from '../support/fast-path-fixtures';
 
 /**
  * Which tools a fused step may run itself (fused-step.ts): only those every call of which the workflow would run
  * as a local activity at once, with no other command before it.
  */
 
-const pay: ToolCatalogEntry = defineTool({
-  name: 'pay',
-  description: 'Pays.',
-  input: z.object({ amount: z.number() }),
-  output: z.object({ id: z.string() }),
-  effect: 'irreversible',
-  approval: 'never',
-  idempotent: false,
-}).implement(async () => ({ id: 'p1' })).contract.catalogEntry;
-
-const fast = (fields: Partial<FastPath> = {}): FastPath => ({
-  on: true,
-  modelTurns: true,
-  fused: true,
-  maxLocalCallsPerTask: 40,
-  localCalls: 0,
-  ...fields,
-});
+const pay = PAY_ENTRY;
+const fast = fastPathState;
 
 function context(
   fields: { policy?: RunApprovalPolicy; fastPath?: FastPath; disclosed?: boolean; background?: string[] } = {},
