@@ -22,10 +22,28 @@ function nodeGyp() {
   throw new Error("node-gyp not found: neither npm_config_node_gyp nor npm's bundled copy");
 }
 
+/** Whether the addon at `path` loads under Node 22 (a build against other headers does not). */
+function loadsUnderNode22(source, path) {
+  try {
+    execFileSync(
+      NODE22,
+      [
+        '-e',
+        `new (require(${JSON.stringify(source)}))(':memory:', { nativeBinding: ${JSON.stringify(path)} }).close()`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function build() {
   const target = sqliteBindingPath();
-  if (existsSync(target)) return target;
   const source = join(REPO, 'node_modules', 'better-sqlite3');
+  // A cached addon that does not load (an earlier build against the wrong headers) is built again.
+  if (existsSync(target) && loadsUnderNode22(source, target)) return target;
   const work = mkdtempSync(join(tmpdir(), 'better-sqlite3-node22-'));
   try {
     for (const entry of ['binding.gyp', 'package.json', 'src', 'deps'])
@@ -34,18 +52,24 @@ function build() {
     execFileSync(
       process.execPath,
       [nodeGyp(), 'rebuild', '--release', `--nodedir=${NODE22_DIR}`, `--jobs=${process.env.DT_NODE_GYP_JOBS || '2'}`],
-      { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] },
+      {
+        cwd: work,
+        stdio: ['ignore', 'ignore', 'inherit'],
+        // Under `npm run`, npm passes its own `nodedir` config (Debian's npm: /usr, the system Node's headers) in
+        // the environment, which node-gyp prefers to --nodedir: name the Node 22 headers there too.
+        env: { ...process.env, npm_config_nodedir: NODE22_DIR },
+      },
     );
+    const built = join(work, 'build', 'Release', 'better_sqlite3.node');
+    // Prove it loads under Node 22 before anyone relies on it.
+    if (!loadsUnderNode22(source, built)) {
+      throw new Error(`the better-sqlite3 addon built with --nodedir=${NODE22_DIR} does not load under ${NODE22}`);
+    }
     mkdirSync(dirname(target), { recursive: true });
     // Rename within the cache so a concurrent reader never sees half a file.
     const partial = `${target}.${process.pid}.partial`;
-    cpSync(join(work, 'build', 'Release', 'better_sqlite3.node'), partial);
+    cpSync(built, partial);
     renameSync(partial, target);
-    // Prove it loads under Node 22 before anyone relies on it.
-    execFileSync(NODE22, [
-      '-e',
-      `new (require(${JSON.stringify(source)}))(':memory:', { nativeBinding: ${JSON.stringify(target)} }).close()`,
-    ]);
     process.stderr.write(`built better-sqlite3 for Node 22 in ${Math.round((Date.now() - started) / 1000)} s\n`);
     return target;
   } finally {
