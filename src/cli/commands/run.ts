@@ -86,7 +86,7 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
     if (values['reuse-failed-id'] === true && !id) throw new CliUsageError('--reuse-failed-id needs --id <run id>.');
     const handle = await startAgentRun(client, input, {
       taskQueue,
-      ...(id ? { runId: id } : {}),
+      ...(id ? { workflowId: id } : {}),
       ...(values['reuse-failed-id'] === true ? { workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const } : {}),
     });
     const uiBase = stringOption(values, 'ui', context.env.TEMPORAL_UI_URL || undefined);
