@@ -102,7 +102,7 @@ describe('help and usage', () => {
   test('a missing argument or unknown option exits 2 with a pointer to --help', async () => {
     const missing = await runCliInProcess(['show']);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/Missing argument: <run id>[\s\S]*durable-tools show --help/);
+    expect(missing.stderr).toMatch(/Missing argument: <workflow id>[\s\S]*durable-tools show --help/);
     const unknown = await runCliInProcess(['runs', '--colour']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/Unknown option '--colour'/);
