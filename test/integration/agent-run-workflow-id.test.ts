@@ -5,6 +5,7 @@ import { agentRunTools, type AgentRunTool } from '../../src/mcp/server/mcp-agent
 import { mcpCallerScope, SHARED_MCP_CALLER } from '../../src/mcp/server/mcp-caller';
 import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { addContract } from '../support/test-tools';
 
 /**
  * The workflow id is called `workflowId` (docs: "say what you mean"); `runId`, its old name, is still read and
@@ -13,7 +14,13 @@ import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/t
  */
 
 const taskQueue = uniqueTaskQueue('agent-run-workflow-id');
-const temporal = useTestTemporal({ worker: (temporal) => createTestWorker(temporal, { tools: [], taskQueue }) });
+/** The workflow ids `add` saw, under the new name and the old one. */
+const seen: Array<{ workflowId: string | undefined; runId: string }> = [];
+const add = addContract.implement(async ({ a, b }, ctx) => {
+  seen.push({ workflowId: ctx.workflowId, runId: ctx.runId });
+  return { sum: a + b };
+});
+const temporal = useTestTemporal({ worker: (temporal) => createTestWorker(temporal, { tools: [add], taskQueue }) });
 const input: AgentRunInput = {
   goal: 'Say done',
   model: { provider: 'scripted', script: [{ text: 'Done.', final: true }] },
@@ -58,6 +65,18 @@ describe('startAgentRun', () => {
     expect(await executionsOf(workflowId)).toBe(0);
     expect(await executionsOf(runId)).toBe(0);
   });
+});
+
+test("a tool's context names the run's workflow id as workflowId, and as runId, its deprecated name", async () => {
+  const workflowId = `wfid-ctx-${randomUUID()}`;
+  const script = [{ toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }] }, { text: 'Done.', final: true }];
+  const handle = await startAgentRun(
+    temporal.client,
+    { goal: 'Add', model: { provider: 'scripted', script } },
+    { taskQueue, workflowId },
+  );
+  expect((await waitForAgentRun(handle)).status).toBe('completed');
+  expect(seen).toContainEqual({ workflowId, runId: workflowId });
 });
 
 describe('the MCP tools start_agent_run and get_agent_run', () => {
