@@ -292,6 +292,18 @@ describe('against a server, with a worker started through npm', () => {
     expect(compensated.stdout).not.toContain(`${taskQueue}-ok`);
   });
 
+  test('runs --json names each run by workflowId, and by runId, its deprecated name', async () => {
+    const listed = await runCliToEnd(['runs', '--json', '--query', `TaskQueue = '${taskQueue}'`], env);
+    expect(listed.code).toBe(0);
+    const rows = listed.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { workflowId: string; runId: string; status: string });
+    expect(rows).toContainEqual(
+      expect.objectContaining({ workflowId: `${taskQueue}-ok`, runId: `${taskQueue}-ok`, status: 'completed' }),
+    );
+  });
+
   test('run --detach returns at once; cancel compensates the run and ends it cancelled', async () => {
     const runId = `${taskQueue}-held`;
     const script = scriptFile('held', [
