@@ -33,6 +33,7 @@ export async function naiveAgentRun(input: AgentRunInput): Promise<AgentRunState
   const maxSteps = input.limits?.maxSteps ?? AGENT_RUN_DEFAULTS.maxSteps;
   const maxTurns = input.limits?.maxTurns ?? AGENT_RUN_DEFAULTS.maxTurns;
   const state: AgentRunState = {
+    workflowId,
     runId: workflowId,
     goal: input.goal,
     status: 'running',

@@ -263,9 +263,9 @@ async function executeToolCall(
   const compensating = typeof input.compensationOf === 'string';
   const retry: ToolRetrySettings = compensating ? { ...entry.retry, ...COMPENSATION_RETRY_OVERRIDES } : entry.retry;
 
-  const runId = workflowExecution?.workflowId ?? input.idempotencyKey.split('/')[0] ?? '';
+  const workflowId = workflowExecution?.workflowId ?? input.idempotencyKey.split('/')[0] ?? '';
   // The owner of the call's stored data: the run (workflow id and first run id), never just the workflow id.
-  const runKey = typeof input.runKey === 'string' && input.runKey.length > 0 ? input.runKey : runId;
+  const runKey = typeof input.runKey === 'string' && input.runKey.length > 0 ? input.runKey : workflowId;
   const rawArguments = compensating
     ? await resolveCompensationArguments(input.arguments, deps.payloadStore, runKey).catch((error: unknown) => {
         throw payloadFailure(entry, retry, attempt, error);
@@ -319,7 +319,7 @@ async function executeToolCall(
     ...(deps.leaseClock ? { now: deps.leaseClock } : {}),
   });
   const ctx = toolContext(tool, input, {
-    runId,
+    workflowId,
     runKey,
     attempt,
     lease,
@@ -348,7 +348,7 @@ async function executeToolCall(
 
 /** What {@link toolContext} builds the context from. */
 interface ContextParts {
-  runId: string;
+  workflowId: string;
   runKey: string;
   attempt: number;
   lease: ToolCallLease;
@@ -379,7 +379,8 @@ function toolContext(tool: Tool, input: ToolActivityInput, parts: ContextParts):
   return {
     idempotencyKey: input.idempotencyKey,
     stepId: input.stepId,
-    runId: parts.runId,
+    workflowId: parts.workflowId,
+    runId: parts.workflowId,
     runKey: parts.runKey,
     attempt: parts.attempt,
     signal: finishUnit ? lease.signal : AbortSignal.any([cancellation, lease.signal]),

@@ -26,7 +26,7 @@ function seconds(ms: number): string {
 
 /**
  * The report as JUnit XML, as CI systems read it: one `<testsuite>` of the runs with one `<testcase>` per run ×
- * scorer (classname `<suite>.<run id>`, name the scorer; a failed case has a `<failure>`, a run that could not be
+ * scorer (classname `<suite>.<workflow id>`, name the scorer; a failed case has a `<failure>`, a run that could not be
  * re-run or a scorer that threw an `<error>`), and one `<testsuite>` of the thresholds, one `<testcase>` per
  * scorer.
  */

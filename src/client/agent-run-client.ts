@@ -21,6 +21,7 @@ import { encryptedDataConverter } from '../encryption/encryption-codec';
 import { resolveEncryptionKeys, type EncryptionKeyring } from '../encryption/encryption-keys';
 import { withLiveProgress } from '../long-calls/live-progress';
 import { AgentRunStartError } from './agent-run-start-error';
+import { agentRunStateOf } from './agent-run-state-of';
 
 /** The workflow type of an agent run. */
 export const AGENT_RUN_WORKFLOW = 'agentRun';
@@ -86,6 +87,12 @@ export interface StartAgentRunOptions {
    * Workflow id of the run (default: `agent-run-<uuid>`). A start with the id of an existing run, running
    * or closed, starts nothing and returns that run (`started: false`).
    */
+  workflowId?: string;
+  /**
+   * The workflow id under its old name (not Temporal's run id): read when `workflowId` is absent; both given
+   * and different throw `CONFLICTING_WORKFLOW_ID`.
+   * @deprecated Use workflowId.
+   */
   runId?: string;
   /** Whether the id of a closed run that did not complete may start a new run (default `REJECT_DUPLICATE`). */
   workflowIdReusePolicy?: AgentRunIdReusePolicy;
@@ -106,14 +113,15 @@ export type AgentRunHandle = WorkflowHandle & {
 };
 
 /**
- * Starts an agent run and returns its handle. The run id is the workflow id, and it names one run: a second
+ * Starts an agent run and returns its handle. Its workflow id (`workflowId`) names one run: a second
  * start with the id of an existing run (running or closed) starts nothing and returns that run's handle with
  * `started: false` (with `workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY'`, the id of a run that did not
  * complete starts a new run instead).
  *
  * @throws {@link PayloadBudgetError} `RUN_INPUT_TOO_LARGE` when the input is above 256 KB.
  * @throws {@link AgentRunStartError} `RUN_ID_TAKEN` when the id belongs to a workflow that is not an agent
- * run; `INVALID_ID_REUSE_POLICY` for a reuse policy other than the two above.
+ * run; `INVALID_ID_REUSE_POLICY` for a reuse policy other than the two above; `CONFLICTING_WORKFLOW_ID` when
+ * `workflowId` and the deprecated `runId` are both given and differ.
  *
  * @example
  * ```ts
@@ -145,14 +153,14 @@ export async function startAgentRun(
       'RUN_INPUT_TOO_LARGE',
     );
   }
-  const runId = options.runId ?? `agent-run-${randomUUID()}`;
+  const workflowId = workflowIdOf(options) ?? `agent-run-${randomUUID()}`;
   const track = await ensureStatusSearchAttribute(client, clientAddress(client));
   const trackApprovals = await ensureApprovalSearchAttribute(client, clientAddress(client));
   let handle: Awaited<ReturnType<typeof client.workflow.start>>;
   try {
     handle = await client.workflow.start(AGENT_RUN_WORKFLOW, {
       taskQueue: options.taskQueue ?? connectionSettingsFromEnv().taskQueue,
-      workflowId: runId,
+      workflowId,
       workflowIdReusePolicy: reusePolicy,
       workflowIdConflictPolicy: 'FAIL',
       args: [
@@ -170,10 +178,23 @@ export async function startAgentRun(
       ...(track ? { typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.runStatus, value: 'running' }] } : {}),
     });
   } catch (error) {
-    if (error instanceof WorkflowExecutionAlreadyStartedError) return existingAgentRun(client, runId);
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return existingAgentRun(client, workflowId);
     throw error;
   }
   return { ...handle, started: true };
+}
+
+/** `workflowId`, or the deprecated `runId` when it is absent; both given and different is an error. */
+function workflowIdOf(options: StartAgentRunOptions): string | undefined {
+  const { workflowId, runId } = options;
+  if (workflowId !== undefined && runId !== undefined && workflowId !== runId) {
+    throw new AgentRunStartError(
+      `workflowId ${JSON.stringify(workflowId)} and runId ${JSON.stringify(runId)} differ: runId is the old name ` +
+        'of workflowId, so give only workflowId.',
+      'CONFLICTING_WORKFLOW_ID',
+    );
+  }
+  return workflowId ?? runId;
 }
 
 /** The handle of the agent run that already has this workflow id (the chain of its latest run). */
@@ -204,12 +225,12 @@ async function existingAgentRun(client: Client, workflowId: string): Promise<Age
  */
 export async function waitForAgentRun(handle: WorkflowHandle): Promise<AgentRunResult> {
   try {
-    return (await handle.result()) as AgentRunResult;
+    return agentRunStateOf((await handle.result()) as AgentRunResult);
   } catch (error) {
     const outcome = runResultOfFailure(error);
     if (outcome) return outcome;
     if (error instanceof WorkflowFailedError && error.cause instanceof CancelledFailure) {
-      return handle.query(getRunStateQuery).catch(() => Promise.reject(error));
+      return handle.query(getRunStateQuery).then(agentRunStateOf, () => Promise.reject(error));
     }
     throw error;
   }
@@ -224,15 +245,16 @@ export function runResultOfFailure(error: unknown): AgentRunResult | undefined {
   if (!(error instanceof WorkflowFailedError) || !(error.cause instanceof ApplicationFailure)) return undefined;
   const { type, details } = error.cause;
   const result = details?.[0] as AgentRunResult | undefined;
-  return isFailedRunStatus(type ?? undefined) && result?.status === type ? result : undefined;
+  return result && isFailedRunStatus(type ?? undefined) && result.status === type ? agentRunStateOf(result) : undefined;
 }
 
 /**
  * Reads the state of a live (or finished, while its worker can answer queries) agent run, with the latest
  * progress of each running tool call (`step.progress`, from its activity's heartbeat details).
  */
-export async function getAgentRunState(client: Client, runId: string): Promise<AgentRunState> {
-  return withLiveProgress(client, await client.workflow.getHandle(runId).query(getRunStateQuery));
+export async function getAgentRunState(client: Client, workflowId: string): Promise<AgentRunState> {
+  const state = agentRunStateOf(await client.workflow.getHandle(workflowId).query(getRunStateQuery));
+  return withLiveProgress(client, state);
 }
 
 /**

@@ -5,7 +5,9 @@ export type AgentRunStartErrorCode =
   /** The workflow id belongs to a workflow that is not an agent run (an MCP call, another application's). */
   | 'RUN_ID_TAKEN'
   /** `workflowIdReusePolicy` is not one an agent run accepts (`REJECT_DUPLICATE`, `ALLOW_DUPLICATE_FAILED_ONLY`). */
-  | 'INVALID_ID_REUSE_POLICY';
+  | 'INVALID_ID_REUSE_POLICY'
+  /** `workflowId` and its deprecated old name `runId` are both given, with different values. */
+  | 'CONFLICTING_WORKFLOW_ID';
 
 /** `startAgentRun` could neither start the run nor return an existing agent run with that id. */
 export class AgentRunStartError extends DurableToolsError<AgentRunStartErrorCode> {

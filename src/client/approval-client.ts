@@ -161,8 +161,8 @@ export async function listPendingApprovals(
  *
  * @example
  * ```ts
- * const [p] = await getPendingApprovals(client, runId);
- * await approveStep(client, runId, { stepId: p.stepId, digest: p.digest, approver: 'alice' });
+ * const [p] = await getPendingApprovals(client, workflowId);
+ * await approveStep(client, workflowId, { stepId: p.stepId, digest: p.digest, approver: 'alice' });
  * ```
  */
 export function approveStep(

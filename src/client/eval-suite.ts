@@ -87,7 +87,7 @@ export function evalSuiteProblems(value: unknown): string[] {
     typeof query['query'] === 'string' &&
     query['query'] !== '' &&
     (query['limit'] === undefined || (Number.isInteger(query['limit']) && (query['limit'] as number) > 0));
-  if (!isIds && !isQuery) problems.push('runs must be a non-empty array of run ids or { query, limit? }');
+  if (!isIds && !isQuery) problems.push('runs must be a non-empty array of workflow ids or { query, limit? }');
   const scorers = suite['scorers'];
   const names = scorers && typeof scorers === 'object' ? Object.keys(scorers) : [];
   if (names.length === 0) problems.push('scorers must be an object of at least one scoring function');

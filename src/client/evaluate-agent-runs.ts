@@ -117,7 +117,7 @@ export async function evaluateAgentRuns(
   };
 }
 
-/** The suite's run ids: as listed, or what its query finds (dry runs left out). */
+/** The suite's workflow ids: as listed, or what its query finds (dry runs left out). */
 async function suiteRuns(client: Client, suite: EvalSuite): Promise<{ ids: string[]; skipped: string[] }> {
   if (Array.isArray(suite.runs)) return { ids: [...new Set(suite.runs as string[])], skipped: [] };
   const { query, limit = EVAL_DEFAULT_QUERY_LIMIT } = suite.runs as { query: string; limit?: number };

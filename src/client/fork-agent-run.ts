@@ -23,7 +23,7 @@ export interface ForkAgentRunOptions {
   goal?: string;
   /** More input fields that replace the source's (limits, allowedTools, failurePolicy, ...). */
   input?: Partial<Omit<AgentRunInput, 'goal' | 'model' | 'fork' | 'dryRun' | 'carriedOver'>>;
-  /** Workflow id of the new run (default `agent-run-<uuid>`), as `startAgentRun`'s `runId`. */
+  /** Workflow id of the new run (default `agent-run-<uuid>`), as `startAgentRun`'s `workflowId`. */
   workflowId?: string;
   /** Task queue of the new run (default: the source's). */
   taskQueue?: string;
@@ -94,7 +94,7 @@ export async function forkAgentRun(
   }
   return startAgentRun(client, input, {
     taskQueue: options.taskQueue ?? source.taskQueue,
-    ...(options.workflowId !== undefined ? { runId: options.workflowId } : {}),
+    ...(options.workflowId !== undefined ? { workflowId: options.workflowId } : {}),
   });
 }
 

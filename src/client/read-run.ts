@@ -1,5 +1,6 @@
 import { WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { runResultOfFailure, type RunHistory } from './agent-run-client';
+import { agentRunStateOf } from './agent-run-state-of';
 import type { ToolActivityInput } from '../contract/tool-activity-types';
 import type { ToolErrorObservation } from '../contract/activity-protocol';
 import { getRunStateQuery } from '../contract/agent-run-messages';
@@ -26,7 +27,7 @@ export async function readRun(client: Client, workflowId: string): Promise<RunVi
   const handle = client.workflow.getHandle(workflowId);
   const description = await handle.describe();
   const status = description.status.name;
-  if (status === 'COMPLETED') return { description, state: (await handle.result()) as AgentRunState };
+  if (status === 'COMPLETED') return { description, state: agentRunStateOf((await handle.result()) as AgentRunState) };
   if (status === 'FAILED') {
     const state = await handle.result().then(
       () => undefined,
@@ -37,7 +38,7 @@ export async function readRun(client: Client, workflowId: string): Promise<RunVi
   const state = await client.connection
     .withDeadline(Date.now() + READ_RUN_TIMING.queryTimeoutMs, () => handle.query(getRunStateQuery))
     .catch(() => undefined);
-  if (state) return { description, state };
+  if (state) return { description, state: agentRunStateOf(state) };
   const history = await handle.fetchHistory();
   await decodeToolPayloads(client, history);
   return { description, historySteps: stepsFromHistory(history) };

@@ -314,6 +314,12 @@ export interface RunUsage extends RunUsageTotals {
 
 /** What the `getRunState` query returns. */
 export interface AgentRunState {
+  /** The run's workflow id (what `startAgentRun` was given as `workflowId`, or the generated `agent-run-<uuid>`). */
+  workflowId: string;
+  /**
+   * The run's workflow id, under its old name (not Temporal's run id of an execution).
+   * @deprecated Use workflowId.
+   */
   runId: string;
   /**
    * The run's owner: every key of the run starts with `${runKey}/` (`${workflowId}/${firstExecutionRunId}`;

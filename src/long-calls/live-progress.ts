@@ -67,7 +67,7 @@ function failureCodeOf(failure: temporal.api.failure.v1.IFailure | null | undefi
 export async function withLiveProgress(client: Client, state: AgentRunState): Promise<AgentRunState> {
   if (!Array.isArray(state?.steps) || !state.steps.some((step) => step.status === 'running')) return state;
   // Progress is an addition: a description that cannot be read leaves the state as the workflow answered it.
-  const calls = await runningCalls(client, state.runId).catch(() => []);
+  const calls = await runningCalls(client, state.workflowId).catch(() => []);
   const byStep = new Map(calls.map((call) => [call.stepId, call]));
   return {
     ...state,

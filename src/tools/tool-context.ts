@@ -10,7 +10,15 @@ export interface ToolContext {
   idempotencyKey: string;
   /** The step number the workflow gave this call. */
   stepId: number;
-  /** The workflow id of the agent run (a workflow id may be reused by a later run: see `runKey`). */
+  /**
+   * The workflow id of the agent run (a workflow id may be reused by a later run: see `runKey`). Always set by
+   * the engine; optional only so that a context built by hand in a test (with `runId`) still type-checks.
+   */
+  workflowId?: string;
+  /**
+   * The workflow id of the agent run, under its old name (not Temporal's run id): the same value as `workflowId`.
+   * @deprecated Use workflowId.
+   */
   runId: string;
   /**
    * The run that owns this call: `${workflowId}/${firstExecutionRunId}`, the same across continue-as-new and

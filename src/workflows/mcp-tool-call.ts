@@ -48,6 +48,7 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
   const scope = runScope();
   const catalog = await describeTools();
   const state: AgentRunState = {
+    workflowId,
     runId: workflowId,
     runKey: scope.keyPrefix,
     goal: `MCP call of ${input.tool}`,

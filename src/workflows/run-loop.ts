@@ -63,6 +63,7 @@ export interface RunLoop {
 function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
   const carried = input.carriedOver;
   return {
+    workflowId: workflowInfo().workflowId,
     runId: workflowInfo().workflowId,
     runKey: keyPrefix,
     goal: input.goal,

@@ -240,7 +240,7 @@ describe('usage', () => {
   });
 
   test.each([
-    [['approve'], /Missing argument: <run id>/],
+    [['approve'], /Missing argument: <workflow id>/],
     [['approve', 'agent-run-x', 'two'], /step must be a step number/],
     [['approve', 'agent-run-x', '--digest', 'abc'], /--digest must be the 64 hex digits/],
     [['approve', 'agent-run-x', '1', '2'], /Unexpected argument: 2/],

@@ -102,7 +102,7 @@ describe('help and usage', () => {
   test('a missing argument or unknown option exits 2 with a pointer to --help', async () => {
     const missing = await runCliInProcess(['show']);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/Missing argument: <run id>[\s\S]*durable-tools show --help/);
+    expect(missing.stderr).toMatch(/Missing argument: <workflow id>[\s\S]*durable-tools show --help/);
     const unknown = await runCliInProcess(['runs', '--colour']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/Unknown option '--colour'/);
@@ -290,6 +290,18 @@ describe('against a server, with a worker started through npm', () => {
     const compensated = await runCliToEnd(['runs', '--status', 'compensated', ...query], env);
     expect(compensated.stdout).toContain(`${taskQueue}-declined`);
     expect(compensated.stdout).not.toContain(`${taskQueue}-ok`);
+  });
+
+  test('runs --json names each run by workflowId, and by runId, its deprecated name', async () => {
+    const listed = await runCliToEnd(['runs', '--json', '--query', `TaskQueue = '${taskQueue}'`], env);
+    expect(listed.code).toBe(0);
+    const rows = listed.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { workflowId: string; runId: string; status: string });
+    expect(rows).toContainEqual(
+      expect.objectContaining({ workflowId: `${taskQueue}-ok`, runId: `${taskQueue}-ok`, status: 'completed' }),
+    );
   });
 
   test('run --detach returns at once; cancel compensates the run and ends it cancelled', async () => {

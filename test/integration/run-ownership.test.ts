@@ -60,7 +60,7 @@ function start(
 ): ReturnType<typeof startAgentRun> {
   return startAgentRun(temporal.client, input, {
     taskQueue: options.taskQueue ?? taskQueue,
-    runId: id,
+    workflowId: id,
     ...(options.reuse ? { workflowIdReusePolicy: options.reuse } : {}),
   });
 }
@@ -133,14 +133,20 @@ describe('a second start with the id of an existing run', () => {
     )!;
     const key = `own-mcp-${randomUUID()}`;
     const args = { goal: 'Book a flight', model: { provider: 'scripted', script: [BOOK, DONE] } };
-    const first = (await startTool.call(args, key)).structuredContent as { runId: string; started: boolean };
+    const first = (await startTool.call(args, key)).structuredContent as { workflowId: string; started: boolean };
     expect(first.started).toBe(true);
-    await waitForAgentRun(temporal.client.workflow.getHandle(first.runId));
+    await waitForAgentRun(temporal.client.workflow.getHandle(first.workflowId));
 
     const second = (await startTool.call(args, key)).structuredContent;
-    expect(second).toEqual({ runId: first.runId, started: false, status: 'completed' });
-    expect(await executionsOf(first.runId)).toHaveLength(1);
-    expect(effectsOf('book', first.runId)).toHaveLength(1);
+    // runId: the workflow id under its deprecated old name.
+    expect(second).toEqual({
+      workflowId: first.workflowId,
+      runId: first.workflowId,
+      started: false,
+      status: 'completed',
+    });
+    expect(await executionsOf(first.workflowId)).toHaveLength(1);
+    expect(effectsOf('book', first.workflowId)).toHaveLength(1);
   });
 
   test('of another workflow type is refused with RUN_ID_TAKEN and changes nothing', async () => {
@@ -166,7 +172,7 @@ describe('a second start with the id of an existing run', () => {
     const id = `own-policy-${randomUUID()}`;
     const attempt = startAgentRun(temporal.client, tripInput([DONE]), {
       taskQueue,
-      runId: id,
+      workflowId: id,
       workflowIdReusePolicy: 'ALLOW_DUPLICATE' as AgentRunIdReusePolicy,
     });
     await expect(attempt).rejects.toBeInstanceOf(AgentRunStartError);

@@ -19,6 +19,7 @@ function source(steps: StepRecord[]): { workflowId: string; state: AgentRunState
   return {
     workflowId: 'src',
     state: {
+      workflowId: 'src',
       runId: 'src',
       runKey: 'src/first',
       goal: 'Book a trip',

@@ -76,7 +76,7 @@ describe('the shape of a suite', () => {
     expect(
       evalSuiteProblems({ runs: [], scorers: { ok: 1 }, thresholds: { other: 'x' }, readOnlyTools: 'maybe' }),
     ).toEqual([
-      'runs must be a non-empty array of run ids or { query, limit? }',
+      'runs must be a non-empty array of workflow ids or { query, limit? }',
       'scorer ok is not a function',
       'threshold other names no scorer',
       'threshold other is not a number',

@@ -19,6 +19,7 @@ function step(stepId: number, turn: number, tool = 'book_flight', fields: Partia
 
 function state(steps: StepRecord[], fields: Partial<AgentRunState> = {}): AgentRunState {
   return {
+    workflowId: 'src',
     runId: 'src',
     runKey: 'src/first',
     goal: 'Book a trip',

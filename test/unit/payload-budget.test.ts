@@ -217,6 +217,7 @@ describe('the run view (query answer and result)', () => {
       observation: { status: 'ok', output: { data: 'y'.repeat(16 * 1024) } },
     });
     const state: AgentRunState = {
+      workflowId: 'run-1',
       runId: 'run-1',
       goal: 'g',
       status: 'completed',

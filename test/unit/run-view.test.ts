@@ -50,6 +50,7 @@ function step(stepId: number, fields: Partial<StepRecord>): StepRecord {
 
 function state(steps: StepRecord[], fields: Partial<AgentRunState> = {}): AgentRunState {
   return {
+    workflowId: 'run',
     runId: 'run',
     goal: 'Book a trip',
     status: 'running',

@@ -4,6 +4,7 @@ import { carveSubAgentLimits, chargeSubAgent } from '../../src/workflows/sub-age
 
 function parentState(more: Partial<AgentRunState> = {}): AgentRunState {
   return {
+    workflowId: 'parent',
     runId: 'parent',
     goal: 'g',
     status: 'running',

@@ -13,7 +13,7 @@ import { auditRecordLines } from '../approval-view';
 /** `durable-tools audit [run]`: the audit trail of gated calls, from the store the worker writes. */
 export const auditCommand: CliCommand = {
   name: 'audit',
-  help: `usage: durable-tools audit [run id] [--tool <name>] [--limit <n>] [--json]
+  help: `usage: durable-tools audit [workflow id] [--tool <name>] [--limit <n>] [--json]
 
 Prints the audit trail of the tool calls that needed approval, newest request first: one record per call
 (idempotency key, tool, arguments), its digest, when it was requested, the decision (approved, rejected or
@@ -34,7 +34,7 @@ exit codes: 0 printed (also when there are none), 1 no audit store to read or th
     const { values, positionals, help } = parseCommandArgs(
       argv,
       { tool: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
-      { min: 0, max: 1, names: '[run id]' },
+      { min: 0, max: 1, names: '[workflow id]' },
     );
     if (help) return (context.out(auditCommand.help), EXIT_CODES.ok);
     const limit = positiveIntOption(values, 'limit', 100);

@@ -7,7 +7,7 @@ import { connectForCommand } from '../connect';
 /** `durable-tools cancel <run>`: cancels a run; its compensations run before it ends. */
 export const cancelCommand: CliCommand = {
   name: 'cancel',
-  help: `usage: durable-tools cancel <run id> [--no-wait]
+  help: `usage: durable-tools cancel <workflow id> [--no-wait]
 
 Asks a run to cancel. Running tool calls are cancelled, then the steps it did are compensated (newest first)
 and the run ends cancelled (or compensation_failed). Waits for that end and prints the outcome, unless
@@ -23,7 +23,7 @@ server is unreachable, 2 bad arguments`,
     const { values, positionals, help } = parseCommandArgs(
       argv,
       { 'no-wait': { type: 'boolean' } },
-      { min: 1, max: 1, names: '<run id>' },
+      { min: 1, max: 1, names: '<workflow id>' },
     );
     if (help) return (context.out(cancelCommand.help), EXIT_CODES.ok);
     const workflowId = positionals[0]!;

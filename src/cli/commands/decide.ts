@@ -34,7 +34,7 @@ changed, already decided, answered no, or the server is unreachable, 2 bad argum
 /** `durable-tools approve`. */
 export const approveCommand: CliCommand = {
   name: 'approve',
-  help: `usage: durable-tools approve <run id> [step] [--digest <sha256>] [--approver <name>] [--reason <text>] [--yes]
+  help: `usage: durable-tools approve <workflow id> [step] [--digest <sha256>] [--approver <name>] [--reason <text>] [--yes]
 
 Prints the waiting call (tool, arguments, digest), asks on a terminal, then approves it through the run's
 decideApproval update, bound to the printed digest. The tool then runs once, under the step's idempotency key.
@@ -48,7 +48,7 @@ ${COMMON_HELP}`,
 /** `durable-tools reject`. */
 export const rejectCommand: CliCommand = {
   name: 'reject',
-  help: `usage: durable-tools reject <run id> [step] --reason <text> [--digest <sha256>] [--approver <name>] [--yes]
+  help: `usage: durable-tools reject <workflow id> [step] --reason <text> [--digest <sha256>] [--approver <name>] [--yes]
 
 Prints the waiting call (tool, arguments, digest), asks on a terminal, then rejects it through the run's
 decideApproval update. Nothing is run: the model gets the reason as an error observation
@@ -73,7 +73,7 @@ interface DecisionRequest {
 
 async function decide(kind: DecisionKind, argv: string[], context: CliContext): Promise<number> {
   const command = kind === 'approve' ? approveCommand : rejectCommand;
-  const { values, positionals, help } = parseCommandArgs(argv, OPTIONS, { min: 1, max: 2, names: '<run id>' });
+  const { values, positionals, help } = parseCommandArgs(argv, OPTIONS, { min: 1, max: 2, names: '<workflow id>' });
   if (help) return (context.out(command.help), EXIT_CODES.ok);
   const request = decisionRequest(kind, values, positionals, context);
   const { client } = await connectForCommand(context);

@@ -16,7 +16,7 @@ export const evalCommand: CliCommand = {
 
 Evaluates the current model, prompt and tools on recorded runs. The suite module (a .js, or a .ts loaded with
 the tsx of your project, like --tools modules) exports \`suite\` (or a default export):
-  runs        run ids, or { query: '<visibility query>', limit? } (dry runs it finds are skipped)
+  runs        workflow ids, or { query: '<visibility query>', limit? } (dry runs it finds are skipped)
   model       the model to evaluate (default: each run's own), or (source) => model settings
   goal        the prompt (default: each run's own), or (source) => text
   input       run input fields that replace the recorded runs' (limits, allowedTools, ...)

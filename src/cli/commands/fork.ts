@@ -9,8 +9,8 @@ import { modelSettings, readJson, scriptedTurnsFile } from './run';
 /** `durable-tools fork <run> --from-step N`: a new run from another run's recorded steps. */
 export const forkCommand: CliCommand = {
   name: 'fork',
-  help: `usage: durable-tools fork <run id> --from-step <n> [--script <turns.json> | --model <m>] [options]
-       durable-tools fork <run id> --dry-run [--from-step <n>] [--script <turns.json> | --model <m>] [options]
+  help: `usage: durable-tools fork <workflow id> --from-step <n> [--script <turns.json> | --model <m>] [options]
+       durable-tools fork <workflow id> --dry-run [--from-step <n>] [--script <turns.json> | --model <m>] [options]
 
 Starts a NEW run that takes steps 1 to n-1 from a finished run as it recorded them (no tool runs and no
 model is asked for them again) and goes on from step n with the given model, goal and input, against the
@@ -31,7 +31,7 @@ options:
                       (default: the source's model)
   --goal <text>       the new run's goal (default: the source's)
   --input <file>      JSON file with run input fields that replace the source's (limits, allowedTools, ...)
-  --id <run id>       workflow id of the new run (default agent-run-<uuid>)
+  --id <id>           workflow id of the new run (default agent-run-<uuid>)
   --task-queue <q>    task queue of the new run (default: the source's)
   --dry-run           answer calls with effects from the source's record, never run them (see above)
   --read-only-tools <run|record>
@@ -55,7 +55,7 @@ run with --id exists already (nothing is started), or the server is unreachable,
         'dry-run': { type: 'boolean' },
         'read-only-tools': { type: 'string' },
       },
-      { min: 1, max: 1, names: '<run id>' },
+      { min: 1, max: 1, names: '<workflow id>' },
     );
     if (help) return (context.out(forkCommand.help), EXIT_CODES.ok);
     const source = positionals[0]!;

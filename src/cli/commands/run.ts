@@ -48,7 +48,7 @@ options:
                       examples/trip-turns.json in the repository runs against \`npm run dev\`
   --model <m>         model settings: a JSON file or inline JSON ({"provider": ...}), or a provider name
   --input <file>      JSON file with more run input (limits, failurePolicy, allowedTools, parallelToolCalls, ...)
-  --id <run id>       workflow id of the run (default agent-run-<uuid>). An id names one run: when a run
+  --id <id>           workflow id of the run (default agent-run-<uuid>). An id names one run: when a run
                       with it exists (running or closed), nothing starts and that run is shown
   --reuse-failed-id   with --id: the id of a run that did not complete (failed, compensated, cancelled,
                       terminated) may start a new run, which never sees the earlier run's effects
@@ -83,10 +83,11 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
     const { client, settings } = await connectForCommand(context);
     const taskQueue = stringOption(values, 'task-queue', settings.taskQueue)!;
     const id = stringOption(values, 'id');
-    if (values['reuse-failed-id'] === true && !id) throw new CliUsageError('--reuse-failed-id needs --id <run id>.');
+    if (values['reuse-failed-id'] === true && !id)
+      throw new CliUsageError('--reuse-failed-id needs --id <id> (a workflow id).');
     const handle = await startAgentRun(client, input, {
       taskQueue,
-      ...(id ? { runId: id } : {}),
+      ...(id ? { workflowId: id } : {}),
       ...(values['reuse-failed-id'] === true ? { workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const } : {}),
     });
     const uiBase = stringOption(values, 'ui', context.env.TEMPORAL_UI_URL || undefined);

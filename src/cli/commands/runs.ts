@@ -20,14 +20,15 @@ export const runsCommand: CliCommand = {
   name: 'runs',
   help: `usage: durable-tools runs [--status <status>] [--query <visibility query>] [--limit <n>] [--json]
 
-Lists agent runs, newest first: run id, status (DurableRunStatus: ${RUN_STATUSES.join(', ')}),
+Lists agent runs, newest first: workflow id, status (DurableRunStatus: ${RUN_STATUSES.join(', ')}),
 the workflow's own status, start time and goal.
 
 options:
   --status <s>    only runs with this status (needs the DurableRunStatus search attribute)
   --query <q>     an extra Temporal visibility query, e.g. "StartTime > '2026-01-01T00:00:00Z'"
   --limit <n>     at most n runs (default 20)
-  --json          one JSON object per run
+  --json          one JSON object per run: { workflowId, status, workflowStatus, startedAt, goal }, and runId
+                  (deprecated: the workflow id again, under its old name)
   -h, --help      this help
 
 exit codes: 0 listed (also when none match), 1 the server is unreachable or refused the query, 2 bad arguments`,
@@ -49,7 +50,8 @@ exit codes: 0 listed (also when none match), 1 the server is unreachable or refu
     const extra = stringOption(values, 'query');
     if (extra) clauses.push(`(${extra})`);
     const { client } = await connectForCommand(context);
-    const rows: Array<{ runId: string; status: string; workflowStatus: string; startedAt: string; goal: string }> = [];
+    const rows: Array<{ workflowId: string; status: string; workflowStatus: string; startedAt: string; goal: string }> =
+      [];
     for await (const info of client.workflow.list({ query: clauses.join(' AND '), pageSize: limit })) {
       const runStatus = info.typedSearchAttributes.get(SEARCH_ATTRIBUTES.runStatus);
       const summary = await client.workflow
@@ -58,7 +60,7 @@ exit codes: 0 listed (also when none match), 1 the server is unreachable or refu
         .then((d) => d.staticSummary())
         .catch(() => undefined);
       rows.push({
-        runId: info.workflowId,
+        workflowId: info.workflowId,
         status: runStatus ?? '-',
         workflowStatus: info.status.name,
         startedAt: info.startTime.toISOString(),
@@ -67,7 +69,8 @@ exit codes: 0 listed (also when none match), 1 the server is unreachable or refu
       if (rows.length >= limit) break;
     }
     if (values.json === true) {
-      for (const row of rows) context.out(JSON.stringify(row));
+      // `runId`: the workflow id under the name older readers of this output know it by.
+      for (const row of rows) context.out(JSON.stringify({ ...row, runId: row.workflowId }));
       return EXIT_CODES.ok;
     }
     if (rows.length === 0) {
@@ -76,8 +79,8 @@ exit codes: 0 listed (also when none match), 1 the server is unreachable or refu
     }
     context.out(
       table(
-        ['run', 'status', 'workflow', 'started', 'goal'],
-        rows.map((r) => [r.runId, r.status, r.workflowStatus, r.startedAt, preview(r.goal, 60)]),
+        ['workflow id', 'status', 'workflow', 'started', 'goal'],
+        rows.map((r) => [r.workflowId, r.status, r.workflowStatus, r.startedAt, preview(r.goal, 60)]),
       ),
     );
     return EXIT_CODES.ok;

@@ -9,7 +9,7 @@ import { outputWidth, runSummary, stepsTable } from '../run-view';
 /** `durable-tools show <run>`: a run's outcome and its steps table. */
 export const showCommand: CliCommand = {
   name: 'show',
-  help: `usage: durable-tools show <run id> [--json]
+  help: `usage: durable-tools show <workflow id> [--json]
 
 Shows a run (its workflow id): goal, status, why it stopped, and a table of its tool calls with arguments,
 status, attempts and observation. A finished run is read from its history; a running or cancelled run from
@@ -24,7 +24,7 @@ exit codes: 0 shown, 1 no such run or the server is unreachable, 2 bad arguments
     const { values, positionals, help } = parseCommandArgs(
       argv,
       { json: { type: 'boolean' } },
-      { min: 1, max: 1, names: '<run id>' },
+      { min: 1, max: 1, names: '<workflow id>' },
     );
     if (help) return (context.out(showCommand.help), EXIT_CODES.ok);
     const workflowId = positionals[0]!;

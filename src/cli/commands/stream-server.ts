@@ -15,7 +15,7 @@ export const streamServerCommand: CliCommand = {
   help: `usage: durable-tools stream-server [options]
 
 Serves the live events of runs (model text as it is generated, tool-call starts, tool progress) as server-sent
-events at GET /runs/<run id>/stream, for a browser's EventSource: each event has its offset as id, a reconnect
+events at GET /runs/<workflow id>/stream, for a browser's EventSource: each event has its offset as id, a reconnect
 resumes after Last-Event-ID, and an "end" event follows once the run has ended. It reads the stream store the
 workers write (${STREAM_STORE_ENV.store}, default sqlite at .data/streams.sqlite from this directory) and asks the
 Temporal server (TEMPORAL_ADDRESS) whether a run has ended. It listens on 127.0.0.1 unless told otherwise, answers
@@ -55,7 +55,7 @@ exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 it could not start (port taken, no st
     );
     if (!server) return EXIT_CODES.error;
     context.out(
-      `Stream server at ${server.url}: GET ${server.url}/runs/<run id>/stream (server-sent events)` +
+      `Stream server at ${server.url}: GET ${server.url}/runs/<workflow id>/stream (server-sent events)` +
         `${listen.corsOrigins.length > 0 ? `; CORS ${listen.corsOrigins.join(', ')}` : ''}` +
         `${listen.token ? '; bearer token required' : ''}. Ctrl-C stops it.`,
     );

@@ -27,48 +27,81 @@ const startInput = z.strictObject({
     })
     .optional(),
 });
-const getInput = z.strictObject({ runId: z.string().min(1).describe('The run id start_agent_run returned.') });
+const startOutput = z.strictObject({
+  workflowId: z.string().describe("The run's workflow id: pass it to get_agent_run."),
+  runId: z.string().describe('Deprecated: the workflow id again, under its old name. Use workflowId.'),
+  started: z.boolean().describe('False when a run with this id already existed: nothing was started.'),
+  status: z.string().optional().describe("The existing run's workflow status, when started is false."),
+});
+const getInput = z.strictObject({
+  workflowId: z.string().min(1).optional().describe('The workflowId start_agent_run returned.'),
+  runId: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Deprecated: the workflow id under its old name. Give workflowId instead (not both).'),
+});
 
 /**
- * `start_agent_run` (starts an agent run; with an idempotency key, the run id derives from it, so a repeated start
- * returns the same run, running or closed, with `started: false`, and never starts a second one) and
- * `get_agent_run` (the run's state: status, steps, observations). Run ids carry the caller's `scope`
- * (`agent-run-mcp-<scope>-...`): `get_agent_run` reads only runs its caller started through MCP and answers any
- * other id, existing or not, with the same `NOT_FOUND`.
+ * `start_agent_run` (starts an agent run; with an idempotency key, the workflow id derives from it, so a repeated
+ * start returns the same run, running or closed, with `started: false`, and never starts a second one; it answers
+ * `{ workflowId, runId, started, status? }`, `runId` being the deprecated old name of the workflow id) and
+ * `get_agent_run` (`{ workflowId }`, or the deprecated `{ runId }`, exactly one: the run's state: status, steps,
+ * observations). Workflow ids carry the caller's `scope` (`agent-run-mcp-<scope>-...`): `get_agent_run` reads only
+ * runs its caller started through MCP and answers any other id, existing or not, with the same `NOT_FOUND`.
  */
 export function agentRunTools(client: Client, taskQueue: string, scope: string): Map<string, AgentRunTool> {
   const start: AgentRunTool = {
     listing: builtInToolListing(
       'start_agent_run',
-      'Starts a durable agent run on Temporal and returns its run id at once. Use get_agent_run to follow it.',
+      'Starts a durable agent run on Temporal and returns its workflowId at once (also as runId, its deprecated ' +
+        'old name). Use get_agent_run with the workflowId to follow it.',
       startInput,
       { readOnly: false, openWorld: true },
+      startOutput,
     ),
     call: async (args, key) => {
       const parsed = parseToolArguments(startInput, args);
       if (!parsed.ok) return invalid(parsed.error.message, parsed.error.hint);
-      const runId = mcpAgentRunIdIn(scope, key);
+      const workflowId = mcpAgentRunIdIn(scope, key);
       // A repeated start (same caller and key, so same id) starts nothing: it answers the existing run, running or closed.
-      const handle = await startAgentRun(client, parsed.value as AgentRunInput, { taskQueue, runId });
-      if (handle.started) return structuredResultOf({ runId: handle.workflowId, started: true });
+      const handle = await startAgentRun(client, parsed.value as AgentRunInput, { taskQueue, workflowId });
+      // `runId`: the workflow id under its old name, for the clients that read it.
+      const ids = { workflowId: handle.workflowId, runId: handle.workflowId };
+      if (handle.started) return structuredResultOf({ ...ids, started: true });
       const { status } = await handle.describe();
-      return structuredResultOf({ runId: handle.workflowId, started: false, status: status.name.toLowerCase() });
+      return structuredResultOf({ ...ids, started: false, status: status.name.toLowerCase() });
     },
   };
   const get: AgentRunTool = {
     listing: builtInToolListing(
       'get_agent_run',
-      "Reads an agent run's state: its status, and each step with tool, arguments, status and observation.",
+      "Reads an agent run's state: its status, and each step with tool, arguments, status and observation. " +
+        'Give the workflowId start_agent_run returned (runId, its deprecated old name, is still read).',
       getInput,
       { readOnly: true, openWorld: true },
     ),
     call: async (args) => {
       const parsed = parseToolArguments(getInput, args);
       if (!parsed.ok) return invalid(parsed.error.message, parsed.error.hint);
-      const notFound = () => callToolErrorOf(`NOT_FOUND: There is no agent run "${parsed.value.runId}".`);
-      if (!isMcpAgentRunOf(scope, parsed.value.runId)) return notFound();
+      const { workflowId: given, runId: old } = parsed.value;
+      if (given !== undefined && old !== undefined) {
+        return invalid(
+          'Both workflowId and runId were given.',
+          'runId is the deprecated old name of workflowId: give only workflowId.',
+        );
+      }
+      const workflowId = given ?? old;
+      if (workflowId === undefined) {
+        return invalid(
+          'No workflowId was given.',
+          'Give the workflowId start_agent_run returned: { "workflowId": "..." }.',
+        );
+      }
+      const notFound = () => callToolErrorOf(`NOT_FOUND: There is no agent run "${workflowId}".`);
+      if (!isMcpAgentRunOf(scope, workflowId)) return notFound();
       try {
-        return structuredResultOf(await getAgentRunState(client, parsed.value.runId));
+        return structuredResultOf(await getAgentRunState(client, workflowId));
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return notFound();
         throw error;

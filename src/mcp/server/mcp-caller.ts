@@ -25,7 +25,7 @@ export const DEFAULT_MCP_SERVER_NAME = 'durable-tools';
 
 /** Workflow ids of MCP tool calls start with this; only those are tasks. */
 export const MCP_CALL_WORKFLOW_PREFIX = 'mcp-call-';
-/** Run ids of agent runs started through MCP (`start_agent_run`) start with this. */
+/** Workflow ids of agent runs started through MCP (`start_agent_run`) start with this. */
 export const MCP_AGENT_RUN_PREFIX = 'agent-run-mcp-';
 
 /**
@@ -48,7 +48,7 @@ export function mcpCallWorkflowIdIn(scope: string, idempotencyKey: string | unde
   return `${MCP_CALL_WORKFLOW_PREFIX}${scope}-${idempotencyKey === undefined ? randomUUID() : keyDigest(idempotencyKey, 40)}`;
 }
 
-/** The run id of an agent run started through MCP: `agent-run-mcp-<scope>-` then a key digest or a new UUID. */
+/** The workflow id of an agent run started through MCP: `agent-run-mcp-<scope>-` then a key digest or a new UUID. */
 export function mcpAgentRunIdIn(scope: string, idempotencyKey: string | undefined): string {
   return `${MCP_AGENT_RUN_PREFIX}${scope}-${idempotencyKey === undefined ? randomUUID() : keyDigest(idempotencyKey, 32)}`;
 }
@@ -58,9 +58,9 @@ export function isMcpCallOf(scope: string, workflowId: string): boolean {
   return workflowId.startsWith(`${MCP_CALL_WORKFLOW_PREFIX}${scope}-`);
 }
 
-/** Whether `runId` is an agent run started through MCP by the caller with this scope. */
-export function isMcpAgentRunOf(scope: string, runId: string): boolean {
-  return runId.startsWith(`${MCP_AGENT_RUN_PREFIX}${scope}-`);
+/** Whether `workflowId` is an agent run started through MCP by the caller with this scope. */
+export function isMcpAgentRunOf(scope: string, workflowId: string): boolean {
+  return workflowId.startsWith(`${MCP_AGENT_RUN_PREFIX}${scope}-`);
 }
 
 function keyDigest(key: string, length: number): string {
