@@ -5,6 +5,7 @@
  * and the client that starts the runs: a scripted model makes one `ledger_step` call per turn.
  */
 import { Client, Connection } from '@temporalio/client';
+import type { Duration } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { z } from 'zod';
 import { AGENT_RUN_WORKFLOW } from '../../src/client/agent-run-client';
@@ -134,7 +135,7 @@ async function main(): Promise<void> {
       const handle = await client.workflow.start(AGENT_RUN_WORKFLOW, {
         taskQueue: config.taskQueue,
         workflowId: runId,
-        ...(config.workflowTaskTimeout ? { workflowTaskTimeout: config.workflowTaskTimeout } : {}),
+        ...(config.workflowTaskTimeout ? { workflowTaskTimeout: config.workflowTaskTimeout as Duration } : {}),
         args: [ledgerRunInput(runId, steps, config.runInput, config.modelTurnMs ? 'slow' : 'scripted')],
       });
       started();
