@@ -5,6 +5,7 @@
  * and the client that starts the runs: a scripted model makes one `ledger_step` call per turn.
  */
 import { Client, Connection } from '@temporalio/client';
+import type { Duration } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { z } from 'zod';
 import { AGENT_RUN_WORKFLOW } from '../../src/client/agent-run-client';
@@ -35,6 +36,8 @@ export interface DurableToolsServiceConfig {
    * bench can kill the worker during the turn), then takes this long before the scripted answer.
    */
   modelTurnMs?: number;
+  /** The runs' workflow task timeout (`startAgentRun`'s `workflowTaskTimeout`; default Temporal's 10 s). */
+  workflowTaskTimeout?: string;
 }
 
 /** Ledger key the slow model of {@link DurableToolsServiceConfig.modelTurnMs} records at the start of a turn. */
@@ -102,7 +105,8 @@ export function ledgerRunInput(
 }
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  // PEERS_LOG_LEVEL=WARN (or INFO, DEBUG) shows the worker's log, e.g. its dead-holder takeovers.
+  Runtime.install({ logger: new DefaultLogger((process.env.PEERS_LOG_LEVEL as 'WARN' | undefined) ?? 'ERROR') });
   const { ledgerUrl, steps, config } = serviceEnv<DurableToolsServiceConfig>();
   const store = new SqliteIdempotencyStore({ path: config.storePath });
   const nativeConnection = await NativeConnection.connect({ address: config.address });
@@ -131,6 +135,7 @@ async function main(): Promise<void> {
       const handle = await client.workflow.start(AGENT_RUN_WORKFLOW, {
         taskQueue: config.taskQueue,
         workflowId: runId,
+        ...(config.workflowTaskTimeout ? { workflowTaskTimeout: config.workflowTaskTimeout as Duration } : {}),
         args: [ledgerRunInput(runId, steps, config.runInput, config.modelTurnMs ? 'slow' : 'scripted')],
       });
       started();

@@ -124,8 +124,8 @@ async function crashRound(m: Measured, sizes: Sizes, ledger: PeerLedger): Promis
   const restartMs: number[] = [];
   let nextKill = 0;
   let up = true;
-  /** Runs interrupted by a kill: run id → the key whose effect triggered it, and when. */
-  const interrupted = new Map<string, { key: string; at: number }>();
+  /** Runs interrupted by a kill: run id → the key whose effect triggered it, when, and which kill (0-based). */
+  const interrupted = new Map<string, { key: string; at: number; kill: number }>();
   let unsubscribe = (): void => undefined;
   const allDone = new Promise<void>((resolve) => {
     const finished = (runId: string): void => {
@@ -145,7 +145,8 @@ async function crashRound(m: Measured, sizes: Sizes, ledger: PeerLedger): Promis
       const hit = interrupted.get(runId);
       if (!hit) return;
       interrupted.delete(runId);
-      recoverMs.push(performance.now() - hit.at);
+      // In kill order (a run interrupted by the first kill may go on after the run of the second).
+      recoverMs[hit.kill] = performance.now() - hit.at;
     };
     const restart = async (): Promise<void> => {
       const t0 = performance.now();
@@ -176,7 +177,7 @@ async function crashRound(m: Measured, sizes: Sizes, ledger: PeerLedger): Promis
       m.service.kill();
       up = false;
       nextKill += 1;
-      interrupted.set(runId, { key, at: performance.now() });
+      interrupted.set(runId, { key, at: performance.now(), kill: nextKill - 1 });
       log(`${m.system.name}: SIGKILL at effect ${total - base}, restarting`);
       restart().catch((error: unknown) => log(`${m.system.name}: restart failed: ${String(error)}`));
     }) as () => void;
@@ -195,7 +196,7 @@ async function crashRound(m: Measured, sizes: Sizes, ledger: PeerLedger): Promis
     ...tallyLedger(ledger.counts, runIds, PEERS_BENCH.steps),
     kills: nextKill,
     seconds: (performance.now() - t0) / 1000,
-    recoverMs,
+    recoverMs: recoverMs.filter(() => true), // no holes (a kill whose run never went on)
     restartMs,
   };
 }

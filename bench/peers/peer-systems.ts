@@ -94,6 +94,10 @@ export async function durableToolsSystem(
     bundlePath,
     storePath: join(ctx.dir, `${slug}-keys.sqlite`),
     ...(variant.runInput ? { runInput: variant.runInput } : {}),
+    // PEERS_WORKFLOW_TASK_TIMEOUT=4s: the runs' workflow task timeout (docs/benchmarks.md, crash round).
+    ...(process.env.PEERS_WORKFLOW_TASK_TIMEOUT
+      ? { workflowTaskTimeout: process.env.PEERS_WORKFLOW_TASK_TIMEOUT }
+      : {}),
     ...variant.service,
   };
   return {

@@ -5,7 +5,7 @@ import {
   WorkflowFailedError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure, type Duration } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
 import { tracingClientInterceptors } from '../telemetry/client-tracing';
@@ -96,6 +96,17 @@ export interface StartAgentRunOptions {
   runId?: string;
   /** Whether the id of a closed run that did not complete may start a new run (default `REJECT_DUPLICATE`). */
   workflowIdReusePolicy?: AgentRunIdReusePolicy;
+  /**
+   * Start-to-close timeout of the run's workflow tasks (default: Temporal's 10 s; at most 120 s). It is also how
+   * long a step of a fast-path run (`fastPath`: local activities inside one workflow task) waits after its
+   * worker died before another worker runs it again: the server only notices the death when this timeout
+   * passes. A shorter one (e.g. `'4s'`) makes that wait shorter; the price: a workflow task that cannot finish
+   * within it (a replay of a long history on a starved worker) times out and is retried, each retry starting
+   * again, so keep it well above the replay time of a whole run's history on a loaded worker
+   * (docs/operations.md, "Recovery after a crash"). Continue-as-new keeps it. Local activities are not bounded
+   * by it: the SDK completes the task at 80% of it and goes on in a new one.
+   */
+  workflowTaskTimeout?: Duration;
 }
 
 /**
@@ -163,6 +174,7 @@ export async function startAgentRun(
       workflowId,
       workflowIdReusePolicy: reusePolicy,
       workflowIdConflictPolicy: 'FAIL',
+      ...(options.workflowTaskTimeout !== undefined ? { workflowTaskTimeout: options.workflowTaskTimeout } : {}),
       args: [
         {
           ...input,

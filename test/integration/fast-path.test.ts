@@ -140,6 +140,72 @@ describe('a worker SIGKILLed in the middle of a workflow task of local activitie
   });
 });
 
+describe('a fast-path run started with a 4 s workflowTaskTimeout whose worker dies after it continued as new', () => {
+  const taskQueue = uniqueTaskQueue('fast-path-task-timeout');
+  const keysPath = () => join(workDir, 'task-timeout-keys.sqlite');
+  let handle: AgentRunHandle;
+  let result: AgentRunResult;
+  let firstGeneration: HistoryEvent[];
+  let lastGeneration: HistoryEvent[];
+
+  beforeAll(async () => {
+    const first: ChildProcess = await spawnTestWorkerProcess(FAST_PATH_WORKER, taskQueue, {
+      keysPath: keysPath(),
+      ledgerUrl: ledger.url,
+      gateUrl: gate.url,
+      modelLog: join(workDir, 'task-timeout-model.log'),
+      dieAtGate: '1',
+    });
+    const killed = new Promise<NodeJS.Signals | null>((resolveExit) =>
+      first.once('exit', (_code, signal) => resolveExit(signal)),
+    );
+    const script = [callTurn('pay_fast', { amount: 3 }), callTurn('wait_at_gate')];
+    handle = await startAgentRun(
+      temporal.client,
+      {
+        goal: 'Pay, continue as new, then wait at the gate.',
+        model: { provider: 'scripted', script },
+        fastPath: true,
+        continueAsNewAfterSteps: 1,
+      },
+      { taskQueue, workflowTaskTimeout: '4s' },
+    );
+    expect(await killed).toBe('SIGKILL');
+    gate.open();
+    const second = await createSqliteTestWorker(
+      temporal,
+      taskQueue,
+      { keysPath: keysPath() },
+      { tools: createFastPathTools({ ledgerUrl: ledger.url, gateUrl: gate.url }) },
+    );
+    result = await second.worker.runUntil(waitForAgentRun(handle));
+    await second.close();
+    firstGeneration = (
+      await temporal.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory()
+    ).events!;
+    lastGeneration = (await temporal.client.workflow.getHandle(handle.workflowId).fetchHistory()).events!;
+  }, 240_000);
+
+  const taskTimeoutsOf = (events: HistoryEvent[]) =>
+    events
+      .map((e) => e.workflowTaskScheduledEventAttributes?.startToCloseTimeout?.seconds)
+      .filter((seconds) => seconds !== undefined && seconds !== null)
+      .map(Number);
+
+  test('schedules its workflow tasks with that timeout, in the generation after the continue-as-new too', () => {
+    expect(firstGeneration.some((e) => e.workflowExecutionContinuedAsNewEventAttributes)).toBe(true);
+    expect(lastGeneration).not.toBe(firstGeneration);
+    expect(new Set(taskTimeoutsOf(firstGeneration))).toEqual(new Set([4]));
+    expect(new Set(taskTimeoutsOf(lastGeneration))).toEqual(new Set([4]));
+  });
+
+  test('the run its first worker died in completed on the new worker, the payment made once', () => {
+    expect(result.status).toBe('completed');
+    const key = `${handle.workflowId}/${handle.firstExecutionRunId}/1`;
+    expect(ledger.effects.filter((e) => e.key === key)).toHaveLength(1);
+  });
+});
+
 describe('a fast-path run without fused steps', () => {
   const taskQueue = uniqueTaskQueue('fast-path-history');
   let handle: AgentRunHandle;
