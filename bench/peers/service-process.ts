@@ -44,15 +44,19 @@ export interface ServiceProcess {
 
 /** Starts `spec.script` and resolves once it sent `ready`. */
 export async function startService(spec: ServiceSpec): Promise<ServiceProcess> {
-  const child = spawn(spec.nodePath ?? serviceNode(), [...(process.env.PEERS_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', spec.script], {
-    stdio: ['ignore', spec.output ?? 'inherit', spec.output ?? 'inherit', 'ipc'],
-    env: {
-      ...process.env,
-      [PEER_SERVICE_ENV.ledgerUrl]: spec.ledgerUrl,
-      [PEER_SERVICE_ENV.steps]: String(spec.steps),
-      [PEER_SERVICE_ENV.config]: JSON.stringify(spec.config),
+  const child = spawn(
+    spec.nodePath ?? serviceNode(),
+    [...(process.env.PEERS_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', spec.script],
+    {
+      stdio: ['ignore', spec.output ?? 'inherit', spec.output ?? 'inherit', 'ipc'],
+      env: {
+        ...process.env,
+        [PEER_SERVICE_ENV.ledgerUrl]: spec.ledgerUrl,
+        [PEER_SERVICE_ENV.steps]: String(spec.steps),
+        [PEER_SERVICE_ENV.config]: JSON.stringify(spec.config),
+      },
     },
-  });
+  );
   const waiters = new Map<string, Array<{ resolve(value: ServiceMessage): void; reject(error: Error): void }>>();
   const wait = (key: string): Promise<ServiceMessage> =>
     new Promise((resolve, reject) => {
