@@ -18,7 +18,7 @@ export const CHAOS_TOOL_SETTINGS = {
 } as const;
 
 /** Ledger effect kinds the chaos tools write. */
-export const CHAOS_EFFECT_KINDS = { charge: 'charge', refund: 'refund' } as const;
+export const CHAOS_EFFECT_KINDS = { charge: 'charge', refund: 'refund', notify: 'notify' } as const;
 
 /** Contract: charge an account (non-idempotent downstream: the ledger does not deduplicate). */
 export const chargeContract = defineTool({
@@ -43,6 +43,23 @@ export const refundContract = defineTool({
   ...CHAOS_TOOL_SETTINGS,
 });
 
+/**
+ * Contract: send the account holder a receipt (irreversible, no undo). With no undo tool and no approval it is
+ * pre-cleared on the fast path, so a turn that calls it alone runs it inside its fused step (`callModelAndTools`,
+ * docs/fast-path.md): the chaos runs that complete call it last, which puts the fused step's crash windows under
+ * the kills and pauses.
+ */
+export const notifyContract = defineTool({
+  name: 'notify',
+  description: 'Sends the account holder a receipt for the charges made. Cannot be undone. Call it last.',
+  input: z.object({ account: z.string().min(1), total: z.number().int().positive() }),
+  output: z.object({ effectId: z.string() }),
+  effect: 'irreversible',
+  idempotent: false,
+  approval: 'never',
+  ...CHAOS_TOOL_SETTINGS,
+});
+
 /** Moments at which the pause chaos stops a worker from inside a tool (synchronously, as a GC pause would). */
 export type ChaosPauseMoment = 'after-claim' | 'before-send' | 'in-activation';
 
@@ -64,8 +81,8 @@ export interface ChaosToolOptions {
 }
 
 /**
- * The chaos tools: `charge` (compensable, undone by `refund`) and `refund`, both writing to the test
- * ledger under the call's idempotency key and both able to reconcile an unknown outcome by asking the
+ * The chaos tools: `charge` (compensable, undone by `refund`), `refund` and `notify` (irreversible, no undo),
+ * each writing to the test ledger under the call's idempotency key and each able to reconcile an unknown outcome by asking the
  * ledger what happened under the key. A charge above the ledger's limit fails permanently (HTTP 422).
  */
 export function createChaosTools(options: ChaosToolOptions): Tool[] {
@@ -128,7 +145,20 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
       },
     },
   );
-  return [charge, refund] as Tool[];
+  const notify = notifyContract.implement(
+    async ({ total }, ctx) => {
+      options.pausePoint?.('after-claim');
+      await think(ctx);
+      return { effectId: await write(ctx, CHAOS_EFFECT_KINDS.notify, total) };
+    },
+    {
+      reconcile: async (key, ctx): Promise<ReconcileResult<{ effectId: string }>> => {
+        const [done] = await find(key, CHAOS_EFFECT_KINDS.notify, ctx, 'reconcile');
+        return done ? { done: true, output: { effectId: done.effectId } } : { done: false };
+      },
+    },
+  );
+  return [charge, refund, notify] as Tool[];
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
