@@ -399,8 +399,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       } finally {
         pausing.done = true;
       }
-      // A worker that dies after the last pause is replaced too: the takeover needs two.
-      while (!allEnded) {
+      // A worker that dies after the last pause is replaced too: the takeover needs two. (Pause mode only: kill
+      // and stress modes keep one worker, which each kill replaces.)
+      while (mode === 'pause' && !allEnded) {
         if (workers.live.length < 2) await replaceWorker('fewer than two workers are live (a takeover needs two)');
         await sleep(200);
       }
