@@ -136,7 +136,8 @@ async function main(): Promise<number> {
     const seconds = (result.durationMs / 1000).toFixed(1);
     console.log(
       `chaos: mode ${result.mode}; ${seconds} s; statuses ${JSON.stringify(result.statuses)}; ` +
-        `pauses at ${JSON.stringify(result.pausesAt)}; ${result.busyLoops} busy loops; ` +
+        `pauses at ${JSON.stringify(result.pausesAt)} (${result.pausesInNotify} in a notify call); ` +
+        `${result.busyLoops} busy loops; ` +
         `${result.killsDuringCompensation} kills while a refund was at the ledger, ` +
         `${result.killsDuringNotify} while a notify was; ` +
         `notify calls ${JSON.stringify(result.notifyCalls ?? 'unknown')}; ` +

@@ -63,6 +63,11 @@ export const CHAOS_RUN_SETTINGS = {
   pacedMinInFlight: 1,
   /** An armed moment moves on to the other worker when it has not come within this long. */
   armSwitchMs: 2_500,
+  /**
+   * Every second round through the pause moments stops a worker in a `notify` call (after its claim, just before
+   * its send, just after its request left): on the fast path, inside a fused step, while the other worker takes over.
+   */
+  notifyPauseRounds: 2,
   /** A pause moment that did not come this many times in a row gives way to a random one. */
   pauseMissesBeforeRandom: 2,
   /** On the way out, in-flight client calls are cancelled; their promises get this long to settle. */
@@ -129,6 +134,8 @@ export interface ChaosResult {
   pauses: number;
   /** Pauses by the moment they landed at. */
   pausesAt: Record<string, number>;
+  /** Pauses that landed in a `notify` call (after its claim, before its send, after its request left). */
+  pausesInNotify: number;
   /** Busy-loop processes that ran during the run (stress mode). */
   busyLoops: number;
   /** Kills whose trigger was a refund at the ledger (a run compensating). */
@@ -249,7 +256,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const calls = new ClientCalls(connection);
   const outcomes: RunOutcome[] = [];
   let startedRuns = 0;
-  const pausing = { pauses: 0, at: {} as Record<string, number>, done: pauseTarget === 0 };
+  const pausing = { pauses: 0, at: {} as Record<string, number>, inNotify: 0, done: pauseTarget === 0 };
   let kills = 0;
   let killsDone = killTarget === 0;
   let killsDuringCompensation = 0;
@@ -360,6 +367,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     };
     const pauseAll = async (): Promise<void> => {
       const moments = options.pauseMoments?.length ? options.pauseMoments : CHAOS_PAUSE_MOMENTS;
+      const notifyRounds = CHAOS_RUN_SETTINGS.notifyPauseRounds;
       let misses = 0;
       let missedOn: ChaosWorker | undefined;
       try {
@@ -374,7 +382,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           const candidates = others.length > 0 ? others : workers.live;
           const victim = candidates[Math.floor(random() * candidates.length)];
           if (!victim) continue;
-          const landed = await pauseAt(workers, victim, moment, ledger, random, () => allEnded);
+          const round = Math.floor(pausing.pauses / moments.length);
+          const inNotify =
+            moment !== 'random' && moment !== 'in-activation' && round % notifyRounds === notifyRounds - 1;
+          const tool = inNotify ? CHAOS_EFFECT_KINDS.notify : undefined;
+          const landed = await pauseAt(workers, victim, { moment, tool }, ledger, random, () => allEnded);
           if (!landed) {
             misses += 1;
             missedOn = victim;
@@ -385,6 +397,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           misses = 0;
           pausing.pauses += 1;
           pausing.at[moment] = (pausing.at[moment] ?? 0) + 1;
+          if (tool) pausing.inNotify += 1;
           const { min, max } = CHAOS_RUN_SETTINGS.pauseMs;
           const pauseMs = min + Math.floor(random() * (max - min));
           log(
@@ -454,6 +467,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     mode,
     pauses: pausing.pauses,
     pausesAt: pausing.at,
+    pausesInNotify: pausing.inNotify,
     busyLoops: busyLoops?.count ?? 0,
     kills,
     killsDuringCompensation,
@@ -694,13 +708,14 @@ function checkLedger(
  * Stops a worker at `moment`: armed inside one worker at a time, `worker` first (it stops itself in
  * synchronous work after a claim, just before the request is built, or while its workflow thread runs an
  * activation), `worker` when the ledger receives a write it sent (the request just left), or `worker` at a
- * random time. Resolves with where it landed and the workers it stopped, or undefined when the moment did
- * not come in time (or every run ended).
+ * random time; with a `tool`, only in a call of that tool (not for `in-activation` and `random`). Resolves with
+ * where it landed and the workers it stopped, or undefined when the moment did not come in time (or every run
+ * ended).
  */
 async function pauseAt(
   workers: ChaosWorkers,
   worker: ChaosWorker,
-  moment: ChaosPauseAt,
+  { moment, tool }: { moment: ChaosPauseAt; tool: string | undefined },
   ledger: LedgerServer,
   random: () => number,
   ended: () => boolean,
@@ -718,7 +733,8 @@ async function pauseAt(
       }, 50);
       const off = ledger.onEvent((e) => {
         // Synchronously, while the write is still at the ledger.
-        if (e.phase === 'received' && e.workerPid === worker.pid) done(workers.pause(worker) ? e : undefined);
+        if (e.phase !== 'received' || e.workerPid !== worker.pid || (tool !== undefined && e.kind !== tool)) return;
+        done(workers.pause(worker) ? e : undefined);
       });
       function done(e: LedgerEvent | undefined): void {
         clearInterval(timer);
@@ -737,7 +753,7 @@ async function pauseAt(
   let stopped: ChaosWorker[] = [];
   for (let turn = 0; stopped.length === 0 && !ended() && Date.now() <= deadline; turn++) {
     const armed = candidates[turn % candidates.length]!;
-    workers.arm(armed, moment);
+    workers.arm(armed, moment, tool);
     const switchAt = Date.now() + CHAOS_RUN_SETTINGS.armSwitchMs;
     while (stopped.length === 0 && !ended() && Date.now() <= Math.min(switchAt, deadline)) {
       await sleep(10);
@@ -753,7 +769,7 @@ async function pauseAt(
     'after-claim': 'in synchronous work after a claim',
     'in-activation': 'while its workflow thread ran an activation',
   }[moment];
-  return { where, victims: stopped };
+  return { where: tool ? `${where} (in a ${tool} call)` : where, victims: stopped };
 }
 
 /** Resolves with a description of the moment to kill, `stopped` when all runs ended, or `worker-died`. */

@@ -70,9 +70,10 @@ export const CHAOS_WORKER_PID_HEADER = 'x-chaos-worker-pid';
 export interface ChaosToolOptions {
   /**
    * Called at each {@link ChaosPauseMoment}: the chaos worker SIGSTOPs itself there when the harness armed
-   * that moment. `before-send` comes in the synchronous work just before the request is built and sent.
+   * that moment (for that tool, if it was named). `before-send` comes in the synchronous work just before the
+   * request is built and sent.
    */
-  pausePoint?: (moment: ChaosPauseMoment) => void;
+  pausePoint?: (moment: ChaosPauseMoment, tool: string) => void;
   /** Base URL of the ledger (`startLedgerServer().url`). */
   ledgerUrl: string;
   /** Each call first waits a random 0..thinkMs, widening the "key claimed, effect not yet done" window. */
@@ -93,7 +94,7 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
     if (ms > 0) await sleep(ms, ctx.signal);
   };
   const write = async (ctx: ToolContext, kind: string, amount: number): Promise<string> => {
-    options.pausePoint?.('before-send');
+    options.pausePoint?.('before-send', kind); // each tool writes effects of its own kind
     // withIdempotencyKey asserts the lease first: after a pause longer than the lease nothing is sent.
     // The ledger checks neither the key nor the fencing token: only the engine stands between a stale
     // holder and a second effect here.
@@ -118,7 +119,7 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
 
   const charge = chargeContract.implement(
     async ({ amount }, ctx) => {
-      options.pausePoint?.('after-claim');
+      options.pausePoint?.('after-claim', chargeContract.name);
       await think(ctx);
       return { effectId: await write(ctx, CHAOS_EFFECT_KINDS.charge, amount) };
     },
@@ -131,7 +132,7 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
   );
   const refund = refundContract.implement(
     async ({ originalInput, originalKey }, ctx) => {
-      options.pausePoint?.('after-claim');
+      options.pausePoint?.('after-claim', refundContract.name);
       await think(ctx);
       // Undo whatever was done under the forward key: nothing to refund if the charge never happened.
       const charges = await find(originalKey, CHAOS_EFFECT_KINDS.charge, ctx);
@@ -147,7 +148,7 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
   );
   const notify = notifyContract.implement(
     async ({ total }, ctx) => {
-      options.pausePoint?.('after-claim');
+      options.pausePoint?.('after-claim', notifyContract.name);
       await think(ctx);
       return { effectId: await write(ctx, CHAOS_EFFECT_KINDS.notify, total) };
     },
