@@ -1,8 +1,9 @@
 /**
  * `npm run chaos [-- --mode kill|pause|stress]`: the full-size crash test. Against TEMPORAL_ADDRESS when
  * set, else a headless dev server it starts itself. Starts agent runs of non-idempotent charges (a fraction
- * of them fail and compensate) whose tools rely on `reconcile` alone (the ledger deduplicates nothing), and
- * counts the effects at that ledger. Modes:
+ * of them fail and compensate; those that complete send a non-idempotent `notify` last, which has no undo and
+ * so runs inside a fused step on the fast path) whose tools rely on `reconcile` alone (the ledger deduplicates
+ * nothing), and counts the effects at that ledger. Modes:
  * - `kill` (default): SIGKILLs the worker process at random moments and starts a new one;
  * - `pause`: two workers; SIGSTOPs one for longer than the lease — just before the effect request is sent
  *   and in synchronous work after a claim, while its workflow thread runs an activation, just after a request
@@ -135,8 +136,11 @@ async function main(): Promise<number> {
     const seconds = (result.durationMs / 1000).toFixed(1);
     console.log(
       `chaos: mode ${result.mode}; ${seconds} s; statuses ${JSON.stringify(result.statuses)}; ` +
-        `pauses at ${JSON.stringify(result.pausesAt)}; ${result.busyLoops} busy loops; ` +
-        `${result.killsDuringCompensation} kills while a refund was at the ledger; ` +
+        `pauses at ${JSON.stringify(result.pausesAt)} (${result.pausesInNotify} in a notify call); ` +
+        `${result.busyLoops} busy loops; ` +
+        `${result.killsDuringCompensation} kills while a refund was at the ledger, ` +
+        `${result.killsDuringNotify} while a notify was; ` +
+        `notify calls ${JSON.stringify(result.notifyCalls ?? 'unknown')}; ` +
         `unknown outcomes reconciled: ${result.reconciles.found} effect found, ${result.reconciles.notFound} not found`,
     );
     for (const problem of result.problems.slice(0, 50)) console.log(`chaos: PROBLEM ${problem}`);

@@ -13,6 +13,11 @@ import { connectTestTemporal, testServer, uniqueTaskQueue } from '../support/tem
 
 const SMALL_CHAOS = { runs: 14, concurrency: 6, kills: 3, failFraction: 0.35, seed: 4 } as const;
 /**
+ * On the fast path (docs/fast-path.md): the completed runs' last call, `notify`, has no undo and so runs inside
+ * the fused step of its turn (`callModelAndTools`); the first kill waits for a notify at the ledger.
+ */
+const SMALL_FAST_PATH = { runs: 12, concurrency: 6, kills: 3, failFraction: 0.3, seed: 11, fastPath: true } as const;
+/**
  * Pauses cycle through the moments: before the send, after a claim (issue 8), then while the workflow thread
  * runs an activation (issue 20: the moment at which a pause killed the worker).
  */
@@ -41,6 +46,33 @@ test('SIGKILLs of the worker during agent runs: every run completes or compensat
   expect(result.missing).toBe(0);
   expect(Object.keys(result.statuses).sort()).toEqual(['compensated', 'completed']);
   expect(result.statuses.completed! + result.statuses.compensated!).toBe(SMALL_CHAOS.runs);
+  // Off the fast path every notify is a regular activity (scheduled once; a kill retries the same activity).
+  expect(result.notifyCalls).toMatchObject({ fused: 0, local: 0, fusedSteps: 0 });
+  expect(result.notifyCalls!.regular).toBe(result.statuses.completed);
+}, 600_000); // a worker may take a minute to start on a loaded machine, and each kill starts one
+
+test('SIGKILLs of the worker on the fast path, with the last call of each completed run inside a fused step: one effect per key', async () => {
+  const result = await runChaos({ ...SMALL_FAST_PATH, temporal: temporal(), log });
+  log(
+    `chaos (fast path): ${formatChaosSummary(result)}; statuses ${JSON.stringify(result.statuses)}; ` +
+      `kills at a notify ${result.killsDuringNotify}; notify calls ${JSON.stringify(result.notifyCalls)}; ` +
+      `reconciles ${JSON.stringify(result.reconciles)}`,
+  );
+
+  expect(result.problems).toEqual([]);
+  expect(result.workerDeaths).toBe(0);
+  expect(result.kills).toBe(SMALL_FAST_PATH.kills);
+  expect(result.duplicates).toBe(0);
+  expect(result.missing).toBe(0);
+  expect(result.statuses.completed! + (result.statuses.compensated ?? 0)).toBe(SMALL_FAST_PATH.runs);
+  // Fusion happened, as the histories show: every completed run's notify ran once, locally (none as a regular
+  // activity), and fused steps ran some of them (a call that fails inside a fused step, e.g. after a kill, runs
+  // again as its own local activity).
+  const calls = result.notifyCalls!;
+  expect(calls.histories).toBe(result.statuses.completed);
+  expect(calls.regular).toBe(0);
+  expect(calls.fused + calls.local).toBe(calls.histories);
+  expect(calls.fused).toBeGreaterThan(0);
 }, 600_000); // a worker may take a minute to start on a loaded machine, and each kill starts one
 
 test('SIGKILL of the worker during compensation still gives exactly one compensation effect per key', async () => {

@@ -159,9 +159,11 @@ export class ChaosWorkers {
     return true;
   }
 
-  /** Arms a pause moment inside the worker's tools: the next call reaching it stops the worker there. */
-  arm(worker: ChaosWorker, moment: ChaosPauseMoment | null): void {
-    if (worker.child.connected) worker.child.send({ arm: moment } satisfies ChaosPauseCommand);
+  /** Arms a pause moment inside the worker's tools: the next call (of `tool`, if given) reaching it stops the worker there. */
+  arm(worker: ChaosWorker, moment: ChaosPauseMoment | null, tool?: string): void {
+    if (worker.child.connected) {
+      worker.child.send({ arm: moment, ...(tool !== undefined ? { tool } : {}) } satisfies ChaosPauseCommand);
+    }
   }
 
   /** Whether the worker's process is stopped (state `T` in /proc). */

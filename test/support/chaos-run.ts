@@ -9,6 +9,7 @@ import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { createSeededRandom } from '../../src/failures/seeded-random';
 import type { AgentRunResult, AgentRunState } from '../../src/contract/agent-run-types';
 import { BusyLoops, ChaosWorkers, type ChaosWorker, type ChaosWorkerDeath } from './chaos-processes';
+import { countCallPlaces, type ChaosCallPlaces } from './chaos-fusion';
 import { CHAOS_EFFECT_KINDS } from './chaos-tools';
 import { LEDGER_SETTINGS, startLedgerServer, type LedgerEvent, type LedgerServer } from './ledger-server';
 
@@ -23,6 +24,12 @@ export const CHAOS_RUN_SETTINGS = {
   twoCallTurnChance: 0.25,
   /** Every this-many-th kill waits for a refund at the ledger, so it lands while a run compensates. */
   compensationKillEvery: 3,
+  /**
+   * The first kill and every this-many-th after it (unless it waits for a refund) waits for a `notify` at the
+   * ledger: on the fast path that call runs inside a fused step (`callModelAndTools`), so the kill lands after
+   * its effect and before the step completes.
+   */
+  notifyKillEvery: 4,
   /** A kill waiting for a ledger event fires anyway after this long (the worker is killed at a random time). */
   triggerFallbackMs: 10_000,
   /** The same under stress, where a new worker needs minutes to start and replay before it writes anything. */
@@ -32,7 +39,11 @@ export const CHAOS_RUN_SETTINGS = {
   /** Random extra wait between a kill's trigger and the SIGKILL. */
   killJitterMs: 250,
   /** Ledger delays (uniform 0..max) before recording and before answering, per effect kind. Refunds are slow. */
-  ledgerDelayMaxMs: { charge: { before: 60, after: 200 }, refund: { before: 300, after: 600 } },
+  ledgerDelayMaxMs: {
+    charge: { before: 60, after: 200 },
+    refund: { before: 300, after: 600 },
+    notify: { before: 60, after: 300 },
+  },
   /** All runs must end within this long after the last one started. */
   runsDeadlineMs: 10 * 60_000,
   /**
@@ -52,6 +63,11 @@ export const CHAOS_RUN_SETTINGS = {
   pacedMinInFlight: 1,
   /** An armed moment moves on to the other worker when it has not come within this long. */
   armSwitchMs: 2_500,
+  /**
+   * Every second round through the pause moments stops a worker in a `notify` call (after its claim, just before
+   * its send, just after its request left): on the fast path, inside a fused step, while the other worker takes over.
+   */
+  notifyPauseRounds: 2,
   /** A pause moment that did not come this many times in a row gives way to a random one. */
   pauseMissesBeforeRandom: 2,
   /** On the way out, in-flight client calls are cancelled; their promises get this long to settle. */
@@ -118,10 +134,19 @@ export interface ChaosResult {
   pauses: number;
   /** Pauses by the moment they landed at. */
   pausesAt: Record<string, number>;
+  /** Pauses that landed in a `notify` call (after its claim, before its send, after its request left). */
+  pausesInNotify: number;
   /** Busy-loop processes that ran during the run (stress mode). */
   busyLoops: number;
   /** Kills whose trigger was a refund at the ledger (a run compensating). */
   killsDuringCompensation: number;
+  /** Kills whose trigger was a `notify` at the ledger (on the fast path: inside a fused step). */
+  killsDuringNotify: number;
+  /**
+   * Where the `notify` calls of the completed runs ran, read from their histories: inside a fused step, as their
+   * own local activity, or as regular activities (undefined when the histories could not be read).
+   */
+  notifyCalls?: ChaosCallPlaces;
   /** Effects the ledger recorded. */
   effects: number;
   /** Unknown outcomes reconciled at the ledger after a kill: effect found (kill after it) or not (before). */
@@ -149,6 +174,8 @@ interface RunPlan {
   /** Amounts of the charges, in step order; the last one is rejected when `fails`. */
   amounts: number[];
   fails: boolean;
+  /** A run that completes sends one `notify` (the total of its charges) in a turn of its own, its last call. */
+  notifies: boolean;
   script: ScriptedTurn[];
 }
 
@@ -180,10 +207,13 @@ export const CHAOS_SUMMARY_PATTERN =
  * `runs` agent runs (each several non-idempotent charges; a fraction end with a charge the ledger rejects,
  * so they abort under `failurePolicy: { criticalTools: '*' }` and compensate), and SIGKILLs the worker at
  * seeded random moments — most when the ledger has seen a random number of writes since the last restart,
- * every {@link CHAOS_RUN_SETTINGS.compensationKillEvery}-th when a refund reaches the ledger — starting a
- * new worker after each kill. The key store and transcripts are files shared by all worker generations.
- * When every run has ended it checks the ledger: exactly one charge per successful step, exactly one
- * refund under `${key}/undo` per charge of a compensated run, nothing else.
+ * every {@link CHAOS_RUN_SETTINGS.compensationKillEvery}-th when a refund reaches the ledger, the first and every
+ * {@link CHAOS_RUN_SETTINGS.notifyKillEvery}-th when a `notify` does — starting a new worker after each kill.
+ * A run that completes sends one `notify` last (irreversible, no undo: on the fast path it runs inside a fused
+ * step). The key store and transcripts are files shared by all worker generations. When every run has ended it
+ * checks the ledger: exactly one charge per successful step, exactly one refund under `${key}/undo` per charge
+ * of a compensated run, exactly one notify per completed run and none per compensated one, nothing else; and it
+ * reads the completed runs' histories for where their `notify` calls ran (`notifyCalls`).
  *
  * @example
  * ```ts
@@ -202,7 +232,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const delays = CHAOS_RUN_SETTINGS.ledgerDelayMaxMs;
   const ledger = await startLedgerServer({
     delayMs: ({ kind, phase }) => {
-      const max = kind === CHAOS_EFFECT_KINDS.refund ? delays.refund : delays.charge;
+      const max =
+        kind === CHAOS_EFFECT_KINDS.refund
+          ? delays.refund
+          : kind === CHAOS_EFFECT_KINDS.notify
+            ? delays.notify
+            : delays.charge;
       return Math.floor(ledgerRandom() * max[phase]);
     },
   });
@@ -221,10 +256,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const calls = new ClientCalls(connection);
   const outcomes: RunOutcome[] = [];
   let startedRuns = 0;
-  const pausing = { pauses: 0, at: {} as Record<string, number>, done: pauseTarget === 0 };
+  const pausing = { pauses: 0, at: {} as Record<string, number>, inNotify: 0, done: pauseTarget === 0 };
   let kills = 0;
   let killsDone = killTarget === 0;
   let killsDuringCompensation = 0;
+  let killsDuringNotify = 0;
+  let notifyCalls: ChaosCallPlaces | undefined;
   let allEnded = false;
   const phaseProblems: string[] = [];
   const progress = setInterval(() => {
@@ -284,7 +321,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     // The writes the kills are spread over: those of the runs that start before the last kill.
     const expectedWrites = plans
       .slice(0, reserved)
-      .reduce((sum, p) => sum + p.amounts.length + (p.fails ? p.amounts.length - 1 : 0), 0);
+      .reduce((sum, p) => sum + p.amounts.length + (p.fails ? p.amounts.length - 1 : 0) + (p.notifies ? 1 : 0), 0);
     const killAll = async (): Promise<void> => {
       try {
         await killUntilTarget();
@@ -295,13 +332,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const killUntilTarget = async (): Promise<void> => {
       while (kills < killTarget && !allEnded) {
         const duringCompensation = (kills + 1) % CHAOS_RUN_SETTINGS.compensationKillEvery === 0;
+        const duringNotify = !duringCompensation && kills % CHAOS_RUN_SETTINGS.notifyKillEvery === 0;
         // Spread the kills over the writes still to come: the mean gap is a share of what is left.
         const remainingWrites = Math.max(0, expectedWrites - ledger.effects.length);
         const meanGap = remainingWrites / (killTarget - kills + 1);
         const trigger = await waitForKillMoment(ledger, {
           gap: 1 + Math.floor(random() * CHAOS_RUN_SETTINGS.killGapSpread * meanGap),
           phase: random() < 0.5 ? 'received' : 'recorded',
-          refundOnly: duringCompensation,
+          kindOnly: duringCompensation
+            ? CHAOS_EFFECT_KINDS.refund
+            : duringNotify
+              ? CHAOS_EFFECT_KINDS.notify
+              : undefined,
           stop: () => allEnded,
           workerDied: workers.died,
           fallbackMs:
@@ -318,12 +360,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         kills += 1;
         if (trigger.startsWith('recorded refund') || trigger.startsWith('received refund'))
           killsDuringCompensation += 1;
+        if (trigger.startsWith('recorded notify') || trigger.startsWith('received notify')) killsDuringNotify += 1;
         log(`chaos: kill ${kills}/${killTarget} at "${trigger}"; starting worker generation ${workers.generation + 1}`);
         await replaceWorker('a worker was killed');
       }
     };
     const pauseAll = async (): Promise<void> => {
       const moments = options.pauseMoments?.length ? options.pauseMoments : CHAOS_PAUSE_MOMENTS;
+      const notifyRounds = CHAOS_RUN_SETTINGS.notifyPauseRounds;
       let misses = 0;
       let missedOn: ChaosWorker | undefined;
       try {
@@ -338,7 +382,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           const candidates = others.length > 0 ? others : workers.live;
           const victim = candidates[Math.floor(random() * candidates.length)];
           if (!victim) continue;
-          const landed = await pauseAt(workers, victim, moment, ledger, random, () => allEnded);
+          const round = Math.floor(pausing.pauses / moments.length);
+          const inNotify =
+            moment !== 'random' && moment !== 'in-activation' && round % notifyRounds === notifyRounds - 1;
+          const tool = inNotify ? CHAOS_EFFECT_KINDS.notify : undefined;
+          const landed = await pauseAt(workers, victim, { moment, tool }, ledger, random, () => allEnded);
           if (!landed) {
             misses += 1;
             missedOn = victim;
@@ -349,6 +397,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           misses = 0;
           pausing.pauses += 1;
           pausing.at[moment] = (pausing.at[moment] ?? 0) + 1;
+          if (tool) pausing.inNotify += 1;
           const { min, max } = CHAOS_RUN_SETTINGS.pauseMs;
           const pauseMs = min + Math.floor(random() * (max - min));
           log(
@@ -363,8 +412,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       } finally {
         pausing.done = true;
       }
-      // A worker that dies after the last pause is replaced too: the takeover needs two.
-      while (!allEnded) {
+      // A worker that dies after the last pause is replaced too: the takeover needs two. (Pause mode only: kill
+      // and stress modes keep one worker, which each kill replaces.)
+      while (mode === 'pause' && !allEnded) {
         if (workers.live.length < 2) await replaceWorker('fewer than two workers are live (a takeover needs two)');
         await sleep(200);
       }
@@ -380,6 +430,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       allEnded = true;
     });
     await Promise.all([runPhase, killAll(), pauseAll()].map((phase) => phase.catch(failed)));
+    // Where the notify calls ran (fused or not), while the connection is open.
+    const completed = outcomes.filter((o) => o.result?.status === 'completed').map((o) => o.plan.runId);
+    notifyCalls = await countCallPlaces(client, completed, CHAOS_EFFECT_KINDS.notify).catch((error: unknown) => {
+      phaseProblems.push(`Could not read the histories: ${describeError(error)}`);
+      return undefined;
+    });
   } catch (error) {
     phaseProblems.push(`The harness failed: ${describeError(error)}`);
   } finally {
@@ -411,9 +467,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     mode,
     pauses: pausing.pauses,
     pausesAt: pausing.at,
+    pausesInNotify: pausing.inNotify,
     busyLoops: busyLoops?.count ?? 0,
     kills,
     killsDuringCompensation,
+    killsDuringNotify,
+    ...(notifyCalls ? { notifyCalls } : {}),
     effects: ledger.effects.length,
     reconciles: { ...ledger.reconciles },
     ...checked,
@@ -530,15 +589,26 @@ function planRuns(options: ChaosOptions, random: () => number, taskQueue: string
       turns.push(amounts.slice(i, i + size));
       i += size;
     }
-    return { index, runId: `${taskQueue}-run-${index}`, amounts, fails, script: scriptFor(turns) };
+    // A run that completes sends its receipt last, in a turn of its own (on the fast path a fused step runs it);
+    // a run that compensates sends none (an irreversible effect is not undone).
+    const notify = fails ? undefined : { account: 'acct-1', total: amounts.reduce((sum, a) => sum + a, 0) };
+    return {
+      index,
+      runId: `${taskQueue}-run-${index}`,
+      amounts,
+      fails,
+      notifies: !fails,
+      script: scriptFor(turns, notify),
+    };
   });
 }
 
-function scriptFor(turns: number[][]): ScriptedTurn[] {
+function scriptFor(turns: number[][], notify?: { account: string; total: number }): ScriptedTurn[] {
   return [
     ...turns.map((amounts) => ({
       toolCalls: amounts.map((amount, i) => ({ name: 'charge', arguments: { account: `acct-${i + 1}`, amount } })),
     })),
+    ...(notify ? [{ toolCalls: [{ name: CHAOS_EFFECT_KINDS.notify, arguments: notify }] }] : []),
     { text: 'All charges made.', final: true },
   ];
 }
@@ -568,7 +638,8 @@ async function runOne(client: Client, plan: RunPlan, taskQueue: string, fastPath
 
 /**
  * Checks the ledger against the plans: per charge step exactly one charge when it should succeed (none for
- * the rejected one), and per successful charge of a failing run exactly one refund under `${key}/undo`.
+ * the rejected one), per successful charge of a failing run exactly one refund under `${key}/undo`, and under
+ * the step after the charges exactly one notify for a run that completes, none for one that compensates.
  */
 function checkLedger(
   plans: readonly RunPlan[],
@@ -604,6 +675,9 @@ function checkLedger(
       expect(CHAOS_EFFECT_KINDS.charge, key, rejected ? 0 : 1);
       expect(CHAOS_EFFECT_KINDS.refund, `${key}/undo`, plan.fails && !rejected ? 1 : 0);
     });
+    // The receipt is the step after the charges: once for a run that completes, never for one that compensates.
+    const notifyKey = `${runKey}/${plan.amounts.length + 1}`;
+    expect(CHAOS_EFFECT_KINDS.notify, notifyKey, plan.notifies ? 1 : 0);
   }
   for (const [id, seen] of counts) {
     duplicates += seen;
@@ -618,9 +692,10 @@ function checkLedger(
       const badSteps = result.steps.filter((step, i) => {
         const rejected = plan.fails && i === plan.amounts.length - 1;
         const wantStep = rejected ? 'failed' : plan.fails ? 'compensated' : 'succeeded';
-        return step.status !== wantStep;
+        const wantTool = i < plan.amounts.length ? CHAOS_EFFECT_KINDS.charge : CHAOS_EFFECT_KINDS.notify;
+        return step.status !== wantStep || step.tool !== wantTool;
       });
-      if (result.steps.length !== plan.amounts.length || badSteps.length > 0) {
+      if (result.steps.length !== plan.amounts.length + (plan.notifies ? 1 : 0) || badSteps.length > 0) {
         problems.push(`${plan.runId}: steps ${result.steps.map((s) => `${s.stepId}:${s.status}`).join(', ')}`);
       }
     }
@@ -633,13 +708,14 @@ function checkLedger(
  * Stops a worker at `moment`: armed inside one worker at a time, `worker` first (it stops itself in
  * synchronous work after a claim, just before the request is built, or while its workflow thread runs an
  * activation), `worker` when the ledger receives a write it sent (the request just left), or `worker` at a
- * random time. Resolves with where it landed and the workers it stopped, or undefined when the moment did
- * not come in time (or every run ended).
+ * random time; with a `tool`, only in a call of that tool (not for `in-activation` and `random`). Resolves with
+ * where it landed and the workers it stopped, or undefined when the moment did not come in time (or every run
+ * ended).
  */
 async function pauseAt(
   workers: ChaosWorkers,
   worker: ChaosWorker,
-  moment: ChaosPauseAt,
+  { moment, tool }: { moment: ChaosPauseAt; tool: string | undefined },
   ledger: LedgerServer,
   random: () => number,
   ended: () => boolean,
@@ -657,7 +733,8 @@ async function pauseAt(
       }, 50);
       const off = ledger.onEvent((e) => {
         // Synchronously, while the write is still at the ledger.
-        if (e.phase === 'received' && e.workerPid === worker.pid) done(workers.pause(worker) ? e : undefined);
+        if (e.phase !== 'received' || e.workerPid !== worker.pid || (tool !== undefined && e.kind !== tool)) return;
+        done(workers.pause(worker) ? e : undefined);
       });
       function done(e: LedgerEvent | undefined): void {
         clearInterval(timer);
@@ -676,7 +753,7 @@ async function pauseAt(
   let stopped: ChaosWorker[] = [];
   for (let turn = 0; stopped.length === 0 && !ended() && Date.now() <= deadline; turn++) {
     const armed = candidates[turn % candidates.length]!;
-    workers.arm(armed, moment);
+    workers.arm(armed, moment, tool);
     const switchAt = Date.now() + CHAOS_RUN_SETTINGS.armSwitchMs;
     while (stopped.length === 0 && !ended() && Date.now() <= Math.min(switchAt, deadline)) {
       await sleep(10);
@@ -692,7 +769,7 @@ async function pauseAt(
     'after-claim': 'in synchronous work after a claim',
     'in-activation': 'while its workflow thread ran an activation',
   }[moment];
-  return { where, victims: stopped };
+  return { where: tool ? `${where} (in a ${tool} call)` : where, victims: stopped };
 }
 
 /** Resolves with a description of the moment to kill, `stopped` when all runs ended, or `worker-died`. */
@@ -701,7 +778,8 @@ function waitForKillMoment(
   options: {
     gap: number;
     phase: LedgerEvent['phase'];
-    refundOnly: boolean;
+    /** Only a write of this kind triggers (the gap is ignored). */
+    kindOnly: string | undefined;
     stop: () => boolean;
     workerDied: () => Promise<void>;
     fallbackMs: number;
@@ -720,7 +798,7 @@ function waitForKillMoment(
     };
     const off = ledger.onEvent((event) => {
       if (event.phase !== options.phase) return;
-      if (options.refundOnly ? event.kind === CHAOS_EFFECT_KINDS.refund : ++seen >= options.gap) {
+      if (options.kindOnly !== undefined ? event.kind === options.kindOnly : ++seen >= options.gap) {
         done(`${event.phase} ${event.kind} ${event.key}`);
       }
     });

@@ -18,7 +18,7 @@ export const CHAOS_TOOL_SETTINGS = {
 } as const;
 
 /** Ledger effect kinds the chaos tools write. */
-export const CHAOS_EFFECT_KINDS = { charge: 'charge', refund: 'refund' } as const;
+export const CHAOS_EFFECT_KINDS = { charge: 'charge', refund: 'refund', notify: 'notify' } as const;
 
 /** Contract: charge an account (non-idempotent downstream: the ledger does not deduplicate). */
 export const chargeContract = defineTool({
@@ -43,6 +43,23 @@ export const refundContract = defineTool({
   ...CHAOS_TOOL_SETTINGS,
 });
 
+/**
+ * Contract: send the account holder a receipt (irreversible, no undo). With no undo tool and no approval it is
+ * pre-cleared on the fast path, so a turn that calls it alone runs it inside its fused step (`callModelAndTools`,
+ * docs/fast-path.md): the chaos runs that complete call it last, which puts the fused step's crash windows under
+ * the kills and pauses.
+ */
+export const notifyContract = defineTool({
+  name: 'notify',
+  description: 'Sends the account holder a receipt for the charges made. Cannot be undone. Call it last.',
+  input: z.object({ account: z.string().min(1), total: z.number().int().positive() }),
+  output: z.object({ effectId: z.string() }),
+  effect: 'irreversible',
+  idempotent: false,
+  approval: 'never',
+  ...CHAOS_TOOL_SETTINGS,
+});
+
 /** Moments at which the pause chaos stops a worker from inside a tool (synchronously, as a GC pause would). */
 export type ChaosPauseMoment = 'after-claim' | 'before-send' | 'in-activation';
 
@@ -53,9 +70,10 @@ export const CHAOS_WORKER_PID_HEADER = 'x-chaos-worker-pid';
 export interface ChaosToolOptions {
   /**
    * Called at each {@link ChaosPauseMoment}: the chaos worker SIGSTOPs itself there when the harness armed
-   * that moment. `before-send` comes in the synchronous work just before the request is built and sent.
+   * that moment (for that tool, if it was named). `before-send` comes in the synchronous work just before the
+   * request is built and sent.
    */
-  pausePoint?: (moment: ChaosPauseMoment) => void;
+  pausePoint?: (moment: ChaosPauseMoment, tool: string) => void;
   /** Base URL of the ledger (`startLedgerServer().url`). */
   ledgerUrl: string;
   /** Each call first waits a random 0..thinkMs, widening the "key claimed, effect not yet done" window. */
@@ -64,8 +82,8 @@ export interface ChaosToolOptions {
 }
 
 /**
- * The chaos tools: `charge` (compensable, undone by `refund`) and `refund`, both writing to the test
- * ledger under the call's idempotency key and both able to reconcile an unknown outcome by asking the
+ * The chaos tools: `charge` (compensable, undone by `refund`), `refund` and `notify` (irreversible, no undo),
+ * each writing to the test ledger under the call's idempotency key and each able to reconcile an unknown outcome by asking the
  * ledger what happened under the key. A charge above the ledger's limit fails permanently (HTTP 422).
  */
 export function createChaosTools(options: ChaosToolOptions): Tool[] {
@@ -76,7 +94,7 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
     if (ms > 0) await sleep(ms, ctx.signal);
   };
   const write = async (ctx: ToolContext, kind: string, amount: number): Promise<string> => {
-    options.pausePoint?.('before-send');
+    options.pausePoint?.('before-send', kind); // each tool writes effects of its own kind
     // withIdempotencyKey asserts the lease first: after a pause longer than the lease nothing is sent.
     // The ledger checks neither the key nor the fencing token: only the engine stands between a stale
     // holder and a second effect here.
@@ -101,7 +119,7 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
 
   const charge = chargeContract.implement(
     async ({ amount }, ctx) => {
-      options.pausePoint?.('after-claim');
+      options.pausePoint?.('after-claim', chargeContract.name);
       await think(ctx);
       return { effectId: await write(ctx, CHAOS_EFFECT_KINDS.charge, amount) };
     },
@@ -114,7 +132,7 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
   );
   const refund = refundContract.implement(
     async ({ originalInput, originalKey }, ctx) => {
-      options.pausePoint?.('after-claim');
+      options.pausePoint?.('after-claim', refundContract.name);
       await think(ctx);
       // Undo whatever was done under the forward key: nothing to refund if the charge never happened.
       const charges = await find(originalKey, CHAOS_EFFECT_KINDS.charge, ctx);
@@ -128,7 +146,20 @@ export function createChaosTools(options: ChaosToolOptions): Tool[] {
       },
     },
   );
-  return [charge, refund] as Tool[];
+  const notify = notifyContract.implement(
+    async ({ total }, ctx) => {
+      options.pausePoint?.('after-claim', notifyContract.name);
+      await think(ctx);
+      return { effectId: await write(ctx, CHAOS_EFFECT_KINDS.notify, total) };
+    },
+    {
+      reconcile: async (key, ctx): Promise<ReconcileResult<{ effectId: string }>> => {
+        const [done] = await find(key, CHAOS_EFFECT_KINDS.notify, ctx, 'reconcile');
+        return done ? { done: true, output: { effectId: done.effectId } } : { done: false };
+      },
+    },
+  );
+  return [charge, refund, notify] as Tool[];
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -38,6 +38,8 @@ export const CHAOS_WORKER_ENV = {
 /** An IPC message from the harness: stop at the next call reaching `arm` (null disarms). */
 export interface ChaosPauseCommand {
   arm: ChaosPauseMoment | null;
+  /** Only a call of this tool stops there (any tool when absent; not for `in-activation`). */
+  tool?: string;
 }
 
 /** The line the worker prints when it starts polling. */
@@ -66,17 +68,19 @@ async function main(): Promise<void> {
   const idempotencyStore = new SqliteIdempotencyStore({ path: required(env.keysPath) });
   const transcripts = new SqliteTranscriptStore({ path: required(env.transcriptsPath) });
   let armed: ChaosPauseMoment | null = null;
+  let armedTool: string | undefined;
   const pausePoints = process.env[env.pausePoints] === '1' && typeof process.send === 'function';
   const isolateExecutionTimeout = process.env[env.isolateExecutionTimeout];
   if (pausePoints) {
     process.on('message', (message: ChaosPauseCommand) => {
       armed = message.arm;
+      armedTool = message.tool;
     });
     // The harness went away (crashed or killed): do not live on as an orphan.
     process.on('disconnect', () => process.exit(1));
   }
-  const pausePoint = (moment: ChaosPauseMoment): void => {
-    if (armed !== moment) return;
+  const pausePoint = (moment: ChaosPauseMoment, tool: string): void => {
+    if (armed !== moment || (armedTool !== undefined && armedTool !== tool)) return;
     armed = null;
     // Stops right here, in synchronous work, as a GC pause or CPU starvation would; the harness resumes it.
     process.kill(process.pid, 'SIGSTOP');

@@ -1,0 +1,67 @@
+import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal as proto } from '@temporalio/proto';
+
+type HistoryEvent = proto.api.history.v1.IHistoryEvent;
+
+/** Where a tool's calls ran, read from the runs' histories (docs/fast-path.md, "The fused step"). */
+export interface ChaosCallPlaces {
+  /** Calls a fused step ran: listed in the `executed` of a `callModelAndTools` marker's result. */
+  fused: number;
+  /** Calls that ran as their own local activity (a marker of that activity type). */
+  local: number;
+  /** Calls scheduled as regular activities. */
+  regular: number;
+  /** `callModelAndTools` markers in all (fused steps, whatever they ran). */
+  fusedSteps: number;
+  /** Histories read. */
+  histories: number;
+}
+
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
+const FUSED_STEP_ACTIVITY = 'callModelAndTools';
+
+/** Where the calls of `tool` ran in one history: see {@link ChaosCallPlaces}. */
+export function callPlacesIn(events: readonly HistoryEvent[], tool: string): Omit<ChaosCallPlaces, 'histories'> {
+  const places = { fused: 0, local: 0, regular: 0, fusedSteps: 0 };
+  for (const event of events) {
+    if (event.activityTaskScheduledEventAttributes?.activityType?.name === tool) places.regular += 1;
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName !== LOCAL_ACTIVITY_MARKER) continue;
+    const data = decode<{ activity_type?: string }>(marker.details?.data?.payloads?.[0]);
+    if (data?.activity_type === tool) places.local += 1;
+    if (data?.activity_type !== FUSED_STEP_ACTIVITY) continue;
+    places.fusedSteps += 1;
+    const result = decode<{ executed?: Array<{ tool?: string }> }>(marker.details?.result?.payloads?.[0]);
+    places.fused += (result?.executed ?? []).filter((call) => call.tool === tool).length;
+  }
+  return places;
+}
+
+/** Reads the histories of `workflowIds` and adds up where the calls of `tool` ran. */
+export async function countCallPlaces(
+  client: Client,
+  workflowIds: readonly string[],
+  tool: string,
+): Promise<ChaosCallPlaces> {
+  const total: ChaosCallPlaces = { fused: 0, local: 0, regular: 0, fusedSteps: 0, histories: 0 };
+  for (const workflowId of workflowIds) {
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    const places = callPlacesIn(history.events ?? [], tool);
+    total.fused += places.fused;
+    total.local += places.local;
+    total.regular += places.regular;
+    total.fusedSteps += places.fusedSteps;
+    total.histories += 1;
+  }
+  return total;
+}
+
+function decode<T>(payload: proto.api.common.v1.IPayload | null | undefined): T | undefined {
+  if (!payload) return undefined;
+  try {
+    return defaultPayloadConverter.fromPayload<T>(payload);
+  } catch {
+    return undefined;
+  }
+}
