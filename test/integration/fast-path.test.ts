@@ -7,6 +7,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { startAgentRun, waitForAgentRun, type AgentRunHandle } from '../../src/client/agent-run-client';
 import type { AgentRunResult } from '../../src/contract/agent-run-types';
+import type { ModelProvider } from '../../src/contract/model-types';
 import { callTurn, runToEnd, scriptedRun } from '../support/agent-runs';
 import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
 import {
@@ -64,6 +65,51 @@ async function historyOf(handle: AgentRunHandle): Promise<HistoryEvent[]> {
   return (await handle.fetchHistory()).events ?? [];
 }
 
+/**
+ * Starts a worker process that SIGKILLs itself when a local call reaches the gate (`dieAtGate`); resolves, once it
+ * polls, with its exit signal still to come (wrapped: an async function would wait for a returned promise).
+ */
+async function workerDyingAtTheGate(
+  taskQueue: string,
+  keysPath: string,
+  modelLog: string,
+): Promise<{ exit: Promise<NodeJS.Signals | null> }> {
+  const first: ChildProcess = await spawnTestWorkerProcess(FAST_PATH_WORKER, taskQueue, {
+    keysPath,
+    ledgerUrl: ledger.url,
+    gateUrl: gate.url,
+    modelLog,
+    dieAtGate: '1',
+  });
+  return {
+    exit: new Promise<NodeJS.Signals | null>((resolveExit) =>
+      first.once('exit', (_code, signal) => resolveExit(signal)),
+    ),
+  };
+}
+
+/** Opens the gate and lets a second worker on the same key store take the run over until it ends. */
+async function finishOnASecondWorker(
+  taskQueue: string,
+  keysPath: string,
+  handle: AgentRunHandle,
+  modelProviders?: Record<string, ModelProvider>,
+): Promise<AgentRunResult> {
+  gate.open();
+  const second = await createSqliteTestWorker(
+    temporal,
+    taskQueue,
+    { keysPath },
+    {
+      tools: createFastPathTools({ ledgerUrl: ledger.url, gateUrl: gate.url }),
+      ...(modelProviders ? { modelProviders } : {}),
+    },
+  );
+  const result = await second.worker.runUntil(waitForAgentRun(handle));
+  await second.close();
+  return result;
+}
+
 beforeAll(async () => {
   ledger = await startLedgerServer();
   gate = await startGateServer();
@@ -83,16 +129,7 @@ describe('a worker SIGKILLed in the middle of a workflow task of local activitie
   let events: HistoryEvent[];
 
   beforeAll(async () => {
-    const first: ChildProcess = await spawnTestWorkerProcess(FAST_PATH_WORKER, taskQueue, {
-      keysPath: keysPath(),
-      ledgerUrl: ledger.url,
-      gateUrl: gate.url,
-      modelLog: modelLog(),
-      dieAtGate: '1',
-    });
-    const killed = new Promise<NodeJS.Signals | null>((resolveExit) =>
-      first.once('exit', (_code, signal) => resolveExit(signal)),
-    );
+    const killed = await workerDyingAtTheGate(taskQueue, keysPath(), modelLog());
     const script = [callTurn('pay_fast', { amount: 7 }), callTurn('wait_at_gate')];
     handle = await startAgentRun(
       temporal.client,
@@ -100,19 +137,8 @@ describe('a worker SIGKILLed in the middle of a workflow task of local activitie
       { taskQueue },
     );
     // The payment and two model turns ran locally; the worker killed itself at the gate, its task still open.
-    expect(await killed).toBe('SIGKILL');
-    gate.open();
-    const second = await createSqliteTestWorker(
-      temporal,
-      taskQueue,
-      { keysPath: keysPath() },
-      {
-        tools: createFastPathTools({ ledgerUrl: ledger.url, gateUrl: gate.url }),
-        modelProviders: { counted: countedScriptedModel(modelLog()) },
-      },
-    );
-    result = await second.worker.runUntil(waitForAgentRun(handle));
-    await second.close();
+    expect(await killed.exit).toBe('SIGKILL');
+    result = await finishOnASecondWorker(taskQueue, keysPath(), handle, { counted: countedScriptedModel(modelLog()) });
     events = await historyOf(handle);
   }, 240_000);
 
@@ -149,16 +175,7 @@ describe('a fast-path run started with a 4 s workflowTaskTimeout whose worker di
   let lastGeneration: HistoryEvent[];
 
   beforeAll(async () => {
-    const first: ChildProcess = await spawnTestWorkerProcess(FAST_PATH_WORKER, taskQueue, {
-      keysPath: keysPath(),
-      ledgerUrl: ledger.url,
-      gateUrl: gate.url,
-      modelLog: join(workDir, 'task-timeout-model.log'),
-      dieAtGate: '1',
-    });
-    const killed = new Promise<NodeJS.Signals | null>((resolveExit) =>
-      first.once('exit', (_code, signal) => resolveExit(signal)),
-    );
+    const killed = await workerDyingAtTheGate(taskQueue, keysPath(), join(workDir, 'task-timeout-model.log'));
     const script = [callTurn('pay_fast', { amount: 3 }), callTurn('wait_at_gate')];
     handle = await startAgentRun(
       temporal.client,
@@ -170,16 +187,8 @@ describe('a fast-path run started with a 4 s workflowTaskTimeout whose worker di
       },
       { taskQueue, workflowTaskTimeout: '4s' },
     );
-    expect(await killed).toBe('SIGKILL');
-    gate.open();
-    const second = await createSqliteTestWorker(
-      temporal,
-      taskQueue,
-      { keysPath: keysPath() },
-      { tools: createFastPathTools({ ledgerUrl: ledger.url, gateUrl: gate.url }) },
-    );
-    result = await second.worker.runUntil(waitForAgentRun(handle));
-    await second.close();
+    expect(await killed.exit).toBe('SIGKILL');
+    result = await finishOnASecondWorker(taskQueue, keysPath(), handle);
     firstGeneration = (
       await temporal.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory()
     ).events!;
