@@ -1,9 +1,20 @@
 import { asyncLocalStorage, CancelledFailure, Context, type Info } from '@temporalio/activity';
 import { TOOL_ACTIVITY_NON_RETRYABLE_TYPES } from '../contract/activity-protocol';
-import type { ModelTurn } from '../contract/model-types';
+import { FAST_PATH_LIMITS } from '../contract/fast-path';
+import type {
+  ChainedTurnPlanner,
+  FusedCall,
+  FusedCallPlanner,
+  FusedClearance,
+  FusedToolCall,
+  NextChainedTurn,
+  TakenTurn,
+} from '../contract/fused-step';
+import type { ModelSettings, ModelTurn } from '../contract/model-types';
+import { jsonByteLength } from '../contract/payload-limits';
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
-import type { FusedCall, FusedCallPlanner, FusedClearance } from '../contract/fused-step';
+import { transcriptChecksum } from '../contract/transcript-checksum';
 import type { RecordedModelActivities, RecordedModelTurnInput } from './recorded-model-turn';
 
 /** Input of `callModelAndTools`: a recorded model turn and the pre-clearance of its calls. */
@@ -11,19 +22,25 @@ export interface FusedStepInput extends RecordedModelTurnInput {
   clearance: FusedClearance;
 }
 
-/** A call the fused step ran, matched by the workflow to its step (step id, tool, idempotency key). */
-export interface FusedToolCall {
-  stepId: number;
-  tool: string;
-  idempotencyKey: string;
-  /** What the tool's activity returned (its output, attempt, `replayed`, arguments digest). */
-  result: ToolActivityResult;
+/**
+ * A further turn a fused step asked and ran itself (chained turns): the checksum of the delta it sent
+ * (`transcriptChecksum`), the turn, and the calls it ran.
+ */
+export interface ChainedTurn {
+  /** The number of the turn (the request's `turn` + 1). */
+  turnNumber: number;
+  /** `transcriptChecksum(fromIndex, messages)` of the request. */
+  checksum: string;
+  turn: ModelTurn;
+  executed: FusedToolCall[];
 }
 
 /** What `callModelAndTools` returns: the turn and the leading calls it ran, all successful, in order. */
 export interface FusedStepResult {
   turn: ModelTurn;
   executed: FusedToolCall[];
+  /** The turns chained after it, in order (absent when none). */
+  chained?: ChainedTurn[];
 }
 
 /** The fused step of the fast path (docs/fast-path.md, "The fused step"). */
@@ -31,7 +48,8 @@ export interface FusedStepActivities {
   /**
    * One model turn, asked at most once per turn key (as `callModelOnce`), then the turn's leading calls that
    * the workflow would run as local activities at once (`planFusedCalls`), each through its tool's own
-   * activity, until the first that does not succeed.
+   * activity, until the first that does not succeed; then, when the clearance allows a chain, the next turns
+   * the workflow would certainly ask locally (`planChainedTurn`), each the same way.
    */
   callModelAndTools(input: FusedStepInput): Promise<FusedStepResult>;
 }
@@ -47,6 +65,13 @@ export interface FusedStepActivityDeps {
    * which judges the turn and prepares each call with the functions the workflow runs them with.
    */
   plan: FusedCallPlanner;
+  /**
+   * Whether and with what the next turn is chained: the workflow's own `planChainedTurn`
+   * (src/workflows/fused-chain-plan.ts). Without it no turn is chained.
+   */
+  chain?: ChainedTurnPlanner;
+  /** The clock of the chain's time budget (default `Date.now`). */
+  now?: () => number;
 }
 
 /**
@@ -56,37 +81,90 @@ export interface FusedStepActivityDeps {
  * retry policy), so the wrapper claims, guards, reconciles and completes its key as in a local activity of its
  * own. A call that fails is not the activity's failure: the calls stop there and the workflow schedules that
  * call itself (its key's state makes the attempt replay or reconcile).
+ *
+ * Chained turns: while the planner says the workflow would ask the next turn locally at once, the step asks it
+ * (recorded under its own turn key, with the messages the workflow would send) and runs its calls the same way,
+ * within the clearance's number of turns and time budget and {@link FAST_PATH_LIMITS.maxChainResultBytes}. A
+ * chained turn that fails ends the chain, not the activity: the workflow asks that turn itself.
  */
 export function createFusedStepActivities(deps: FusedStepActivityDeps): FusedStepActivities {
+  const now = deps.now ?? Date.now;
+  const runCalls = async (turn: ModelTurn, settings: ModelSettings, clearance: FusedClearance) => {
+    const executed: FusedToolCall[] = [];
+    // A plan that cannot be made runs nothing here: the workflow then runs every call itself.
+    let planned: FusedCall[] = [];
+    try {
+      planned = deps.plan(turn, settings, clearance);
+    } catch {
+      planned = [];
+    }
+    for (const call of planned) {
+      // Cancelled (the run is being cancelled): no call starts; the workflow records those that ran.
+      if (Context.current().cancellationSignal.aborted) break;
+      const activity = deps.tools[call.tool];
+      const entry = clearance.tools.find((tool) => tool.entry.name === call.tool)?.entry;
+      if (typeof activity !== 'function' || !entry) break;
+      const result = await runAsToolActivity(entry, call, () =>
+        (activity as (input: ToolActivityInput) => Promise<ToolActivityResult>)(call.input),
+      ).catch(() => undefined);
+      if (!result) break;
+      executed.push({ stepId: call.input.stepId, tool: call.tool, idempotencyKey: call.input.idempotencyKey, result });
+    }
+    return executed;
+  };
   return {
     callModelAndTools: async ({ clearance, ...request }) => {
+      const started = now();
       const turn = await deps.callModelOnce(request);
-      const executed: FusedToolCall[] = [];
-      // A plan that cannot be made runs nothing here: the workflow then runs every call itself.
-      let planned: FusedCall[] = [];
-      try {
-        planned = deps.plan(turn, request.settings, clearance);
-      } catch {
-        planned = [];
-      }
-      for (const call of planned) {
-        // Cancelled (the run is being cancelled): no call starts; the workflow records those that ran.
+      const executed = await runCalls(turn, request.settings, clearance);
+      const chain = clearance.chain;
+      if (!chain || !deps.chain) return { turn, executed };
+      const chained: ChainedTurn[] = [];
+      let bytes = jsonByteLength({ turn, executed });
+      let taken: TakenTurn = {
+        turn,
+        clearance,
+        position: { turn: request.turn, fromIndex: request.fromIndex, messageCount: request.messages.length },
+        executed,
+      };
+      while (chained.length < chain.maxTurns && now() - started < chain.budgetMs) {
         if (Context.current().cancellationSignal.aborted) break;
-        const activity = deps.tools[call.tool];
-        const entry = clearance.tools.find((tool) => tool.entry.name === call.tool)?.entry;
-        if (typeof activity !== 'function' || !entry) break;
-        const result = await runAsToolActivity(entry, call, () =>
-          (activity as (input: ToolActivityInput) => Promise<ToolActivityResult>)(call.input),
-        ).catch(() => undefined);
-        if (!result) break;
-        executed.push({
-          stepId: call.input.stepId,
-          tool: call.tool,
-          idempotencyKey: call.input.idempotencyKey,
-          result,
-        });
+        let next: NextChainedTurn | undefined;
+        try {
+          next = deps.chain(taken, request.settings);
+        } catch {
+          next = undefined;
+        }
+        if (!next) break;
+        const asked = await deps
+          .callModelOnce({
+            ...request,
+            turn: next.turn,
+            fromIndex: next.fromIndex,
+            messages: next.messages,
+            turnKey: `${chain.turnKeyPrefix}${next.turn + 1}`,
+          })
+          .catch(() => undefined);
+        if (!asked) break;
+        const ran = await runCalls(asked, request.settings, next.clearance);
+        const link: ChainedTurn = {
+          turnNumber: next.turn + 1,
+          checksum: transcriptChecksum(next.fromIndex, next.messages),
+          turn: asked,
+          executed: ran,
+        };
+        bytes += jsonByteLength(link);
+        // Left out, the turn is asked again by the workflow: its record and its calls' keys answer at once.
+        if (bytes > FAST_PATH_LIMITS.maxChainResultBytes) break;
+        chained.push(link);
+        taken = {
+          turn: asked,
+          clearance: next.clearance,
+          position: { turn: next.turn, fromIndex: next.fromIndex, messageCount: next.messages.length },
+          executed: ran,
+        };
       }
-      return { turn, executed };
+      return chained.length > 0 ? { turn, executed, chained } : { turn, executed };
     },
   };
 }

@@ -23,6 +23,20 @@ export interface FastPathOptions {
    * activity per step instead of two. False: every local call is its own local activity.
    */
   fusedSteps?: boolean;
+  /**
+   * Chained turns (default true, with fused steps): a fused step whose turn ran all its calls goes on with the
+   * next turn itself, and the next, while the run would certainly ask them locally, up to
+   * {@link FAST_PATH_LIMITS.maxChainedTurns} turns and {@link FAST_PATH_LIMITS.chainBudgetMs}: a run of short
+   * steps needs one local activity for many steps. False: one fused step per turn.
+   */
+  chainedTurns?: boolean;
+  /**
+   * How long a fused step goes on asking further turns (chained turns), in ms: default
+   * {@link FAST_PATH_LIMITS.chainBudgetMs}, at most {@link FAST_PATH_LIMITS.maxChainBudgetMs}. Once it has run
+   * this long it asks no further turn, so a signal, an update or a cancellation waits at most this long plus one
+   * turn and its calls. 0 chains no turn.
+   */
+  chainBudgetMs?: number;
 }
 
 /** The run input's switch: `true` for the defaults, or the settings. Absent or `false`: no fast path. */
@@ -46,6 +60,20 @@ export const FAST_PATH_LIMITS = {
   localRetryThresholdMs: 10_000,
   /** The most tool calls a fused step runs after its model turn; the workflow runs the others itself. */
   maxFusedCallsPerStep: 8,
+  /** The most further turns a fused step asks and runs itself after its own (chained turns). */
+  maxChainedTurns: 16,
+  /**
+   * A fused step asks no further turn once it has run this long: what a signal, an update or a cancellation
+   * may wait for the step besides one more turn and its calls.
+   */
+  chainBudgetMs: 1_000,
+  /** The largest {@link FastPathOptions.chainBudgetMs} a run may set. */
+  maxChainBudgetMs: 60_000,
+  /**
+   * A fused step returns no further chained turn once its result holds this many JSON bytes (the turns and the
+   * calls' results): the result is a marker in history, far below Temporal's payload limit.
+   */
+  maxChainResultBytes: 128 * 1024,
 } as const;
 
 /** The `patched()` id under which a run takes the fast path: histories from before it replay unchanged. */
@@ -63,3 +91,9 @@ export const FAST_PATH_CATALOG_PATCH = 'fast-path-local-catalog';
  * local activity (`callModelAndTools`): fast-path histories from before it replay their separate local calls.
  */
 export const FAST_PATH_FUSED_PATCH = 'fast-path-fused';
+
+/**
+ * The `patched()` id under which a fused step may chain the next turns (`callModelAndTools` asks and runs them
+ * itself while the run would certainly ask them locally): histories from before it replay one turn per step.
+ */
+export const FAST_PATH_CHAIN_PATCH = 'fast-path-chained';

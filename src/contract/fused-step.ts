@@ -6,8 +6,8 @@
  */
 
 import type { AgentRunInput, CostTable, RunUsage } from './agent-run-types';
-import type { ModelSettings, ModelTurn } from './model-types';
-import type { ToolActivityInput } from './tool-activity-types';
+import type { ModelSettings, ModelTurn, TranscriptMessage } from './model-types';
+import type { ToolActivityInput, ToolActivityResult } from './tool-activity-types';
 import type { ToolCatalogEntry } from './tool-catalog-entry';
 
 /** A tool the workflow pre-cleared: every call of it would run as a local activity at once (fused-step.ts). */
@@ -49,6 +49,43 @@ export interface FusedClearance {
   runKey?: string;
   /** Whether an unguarded irreversible call already ran in the run (the effect-tier rule). */
   irreversibleDone: boolean;
+  /** Set when the step may chain the next turns (docs/fast-path.md, "Chained turns"). */
+  chain?: FusedChain;
+}
+
+/**
+ * What a fused step needs to ask and run the next turns itself, and what the workflow checks before it asks a
+ * turn: the fast path's local-call bound, the turn limit and when the generation would continue as new.
+ */
+export interface FusedChain {
+  /** `${workflowId}/${runId}/turn/`: the key turn n is recorded under is this followed by n. */
+  turnKeyPrefix: string;
+  /** The run's key prefix: the key of step n is `${keyPrefix}/${n}` (`stepKey`). */
+  keyPrefix: string;
+  /** The most further turns the step may ask ({@link FAST_PATH_LIMITS.maxChainedTurns}). */
+  maxTurns: number;
+  /** No further turn is asked once the step has run this long, in ms. */
+  budgetMs: number;
+  /** The fast path's count of local calls in a row, this turn's local activity included. */
+  localCalls: number;
+  /** Its bound: a turn asked with this many local calls in a row is a regular activity. */
+  maxLocalCallsPerTask: number;
+  /** What `continueAsNewDue` reads before a turn; the suggestion as the workflow task started. */
+  generation: {
+    suggested: boolean;
+    everySteps?: number;
+    stepsThisGeneration: number;
+    transcriptBytes: number;
+  };
+}
+
+/** A call the fused step ran, matched by the workflow to its step (step id, tool, idempotency key). */
+export interface FusedToolCall {
+  stepId: number;
+  tool: string;
+  idempotencyKey: string;
+  /** What the tool's activity returned (its output, attempt, `replayed`, arguments digest). */
+  result: ToolActivityResult;
 }
 
 /** A call the fused step runs: the tool and the very input the workflow would give its local activity. */
@@ -59,3 +96,27 @@ export interface FusedCall {
 
 /** The calls of a turn the fused step runs, in order (the caller stops at the first that does not succeed). */
 export type FusedCallPlanner = (turn: ModelTurn, settings: ModelSettings, clearance: FusedClearance) => FusedCall[];
+
+/** A turn a fused step has taken: the turn, where its request's messages started, and the calls it ran. */
+export interface TakenTurn {
+  turn: ModelTurn;
+  clearance: FusedClearance;
+  /** The request's `turn` (turns taken before it) and the position and number of the messages it sent. */
+  position: { turn: number; fromIndex: number; messageCount: number };
+  executed: readonly FusedToolCall[];
+}
+
+/** The next turn of a chain: its request's place in the transcript, the messages it sends, its clearance. */
+export interface NextChainedTurn {
+  /** Turns taken before it (the request's `turn`). */
+  turn: number;
+  fromIndex: number;
+  messages: TranscriptMessage[];
+  clearance: FusedClearance;
+}
+
+/**
+ * Whether the run would certainly ask the next turn as a local fused step right after the turn taken, and with
+ * what: undefined when it would not (see `planChainedTurn`, src/workflows/fused-chain-plan.ts).
+ */
+export type ChainedTurnPlanner = (taken: TakenTurn, settings: ModelSettings) => NextChainedTurn | undefined;

@@ -5,6 +5,7 @@ import { createApprovalActivities, type WorkerApprovalConfig } from '../activiti
 import { createModelActivities } from '../activities/model-activities';
 import { createRecordedModelActivities } from '../activities/recorded-model-turn';
 import { createFusedStepActivities } from '../activities/fused-step';
+import { planChainedTurn } from '../workflows/fused-chain-plan';
 import { planFusedCalls } from '../workflows/fused-step-plan';
 import type { AuditStore } from '../stores/audit/audit-store';
 import { createAuditStore } from '../stores/audit/create-audit-store';
@@ -222,6 +223,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
         callModelOnce: recordedTurns.callModelOnce,
         tools: toolActivities,
         plan: planFusedCalls,
+        chain: planChainedTurn,
       }),
     },
   }).catch(async (error: unknown) => {

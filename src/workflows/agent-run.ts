@@ -10,6 +10,7 @@ import { turnLimitAbort } from './run-limits';
 import { showOutcome, endWithOutcome } from './run-outcome';
 import { takeTurn } from './run-turn';
 import { judgeTurn } from './turn-verdict';
+import { chainedTurnsAhead } from './fused-step';
 
 /**
  * One agent run: model → tool calls → observations, until the model finishes or the run is aborted.
@@ -90,6 +91,8 @@ async function playRound(run: RunLoop): Promise<AgentRunResult | undefined> {
 }
 
 function continueAsNewDueNow(run: RunLoop): boolean {
+  // Turns a fused step asked ahead are taken in this generation: their calls ran under this generation's keys.
+  if (chainedTurnsAhead(run)) return false;
   return continueAsNewDue({
     suggested: workflowInfo().continueAsNewSuggested,
     everySteps: run.input.continueAsNewAfterSteps,

@@ -11,8 +11,13 @@ import { modelCallOptions } from './model-call-options';
  * continue-as-new generation each have their own, so none of them reads another execution's turns.
  */
 export function modelTurnKey(turn: number): string {
+  return `${modelTurnKeyPrefix()}${turn}`;
+}
+
+/** {@link modelTurnKey} without the turn's number: `${workflowId}/${runId}/turn/`. */
+export function modelTurnKeyPrefix(): string {
   const { workflowId, runId } = workflowInfo();
-  return `${workflowId}/${runId}/turn/${turn}`;
+  return `${workflowId}/${runId}/turn/`;
 }
 
 /**

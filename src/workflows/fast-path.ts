@@ -2,6 +2,7 @@ import { patched, type LocalActivityOptions } from '@temporalio/workflow';
 import type { AgentRunInput } from '../contract/agent-run-types';
 import {
   FAST_PATH_CATALOG_PATCH,
+  FAST_PATH_CHAIN_PATCH,
   FAST_PATH_FUSED_PATCH,
   FAST_PATH_LIMITS,
   FAST_PATH_PATCH,
@@ -20,6 +21,10 @@ export interface FastPath {
   modelTurns: boolean;
   /** Whether a local model turn also runs its pre-cleared tool calls (fused-step.ts). */
   fused: boolean;
+  /** Whether a fused step may go on with the next turns itself (chained turns, fused-step.ts). */
+  chained: boolean;
+  /** How long a fused step goes on asking further turns, in ms. */
+  chainBudgetMs: number;
   maxLocalCallsPerTask: number;
   /** Local calls since the last regular activity of this generation (one that ended the workflow task). */
   localCalls: number;
@@ -35,17 +40,26 @@ export function fastPathOf(input: AgentRunInput): FastPath {
   const max = options.maxLocalCallsPerTask;
   const on = fastPathAsked(input) && patched(FAST_PATH_PATCH);
   const modelTurns = options.modelTurns !== false;
+  // Recorded only by runs that could fuse: a run without local turns issues the same commands as before.
+  const fused = on && modelTurns && options.fusedSteps !== false && patched(FAST_PATH_FUSED_PATCH);
   return {
     on,
     modelTurns,
-    // Recorded only by runs that could fuse: a run without local turns issues the same commands as before.
-    fused: on && modelTurns && options.fusedSteps !== false && patched(FAST_PATH_FUSED_PATCH),
+    fused,
+    chained: fused && options.chainedTurns !== false && patched(FAST_PATH_CHAIN_PATCH),
+    chainBudgetMs: chainBudgetOf(options.chainBudgetMs),
     maxLocalCallsPerTask:
       typeof max === 'number' && Number.isFinite(max) && max >= 1
         ? Math.floor(max)
         : FAST_PATH_LIMITS.maxLocalCallsPerTask,
     localCalls: 0,
   };
+}
+
+/** The run's chain budget: its own within 0 and {@link FAST_PATH_LIMITS.maxChainBudgetMs}, else the default. */
+function chainBudgetOf(ms: unknown): number {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return FAST_PATH_LIMITS.chainBudgetMs;
+  return Math.min(Math.floor(ms), FAST_PATH_LIMITS.maxChainBudgetMs);
 }
 
 /** Whether the run's input asks for the fast path (`fastPath: true` or its options). */

@@ -1,6 +1,12 @@
-import { ActivityCancellationType, proxyLocalActivities, type LocalActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  log,
+  proxyLocalActivities,
+  workflowInfo,
+  type LocalActivityOptions,
+} from '@temporalio/workflow';
 import type { CallModelInput } from '../activities/model-activities';
-import type { FusedStepActivities, FusedToolCall } from '../activities/fused-step';
+import type { ChainedTurn, FusedStepActivities } from '../activities/fused-step';
 import { FAST_PATH_LIMITS } from '../contract/fast-path';
 import { FETCH_TOOL_RESULT_TOOL } from '../contract/fetch-tool-result';
 import type { ModelSettings, ModelTurn } from '../contract/model-types';
@@ -11,8 +17,9 @@ import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { opensAtOnce } from './approval-gate';
 import { isIrreversibleForward } from './effect-tiers';
 import { qualifiesLocally } from './fast-path';
-import { localModelCallOptions, modelTurnKey } from './fast-path-model-turn';
-import type { ClearedTool, FusedClearance } from '../contract/fused-step';
+import { localModelCallOptions, modelTurnKey, modelTurnKeyPrefix } from './fast-path-model-turn';
+import type { ClearedTool, FusedChain, FusedClearance, FusedToolCall } from '../contract/fused-step';
+import { transcriptChecksum } from '../contract/transcript-checksum';
 import type { RunLoop } from './run-loop';
 import { stepKey } from './run-ownership';
 import type { StepContext } from './tool-step';
@@ -87,6 +94,30 @@ export function fusedClearance(run: RunLoop): FusedClearance | undefined {
     keys: Array.from({ length: FAST_PATH_LIMITS.maxFusedCallsPerStep }, (_, i) => stepKey(step.scope, firstStepId + i)),
     ...(step.scope.runKey !== undefined ? { runKey: step.scope.runKey } : {}),
     irreversibleDone: step.irreversibleDone,
+    ...(run.fastPath.chained && run.background.outstanding === 0 ? { chain: fusedChain(run) } : {}),
+  };
+}
+
+/**
+ * What a fused step needs to chain the next turns (docs/fast-path.md, "Chained turns"): the keys of the next
+ * turns and steps, its bounds, and what the workflow checks before a turn. Offered only when no background call
+ * is running, whose end could stop the run before its next turn.
+ */
+function fusedChain(run: RunLoop): FusedChain {
+  const { input, counters, transcript, fastPath } = run;
+  return {
+    turnKeyPrefix: modelTurnKeyPrefix(),
+    keyPrefix: run.step.scope.keyPrefix,
+    maxTurns: FAST_PATH_LIMITS.maxChainedTurns,
+    budgetMs: fastPath.chainBudgetMs,
+    localCalls: fastPath.localCalls,
+    maxLocalCallsPerTask: fastPath.maxLocalCallsPerTask,
+    generation: {
+      suggested: workflowInfo().continueAsNewSuggested,
+      ...(input.continueAsNewAfterSteps !== undefined ? { everySteps: input.continueAsNewAfterSteps } : {}),
+      stepsThisGeneration: counters.stepsThisGeneration,
+      transcriptBytes: transcript.generationBytes,
+    },
   };
 }
 
@@ -104,9 +135,11 @@ export function fusedStepOptions(
   const text = `${summary} · then ${names}`;
   const fused = text.length > SUMMARY_MAX_LENGTH ? `${text.slice(0, SUMMARY_MAX_LENGTH - 1)}…` : text;
   const options = localModelCallOptions(settings, fused);
+  // A chain asks no turn after its budget: at most one more turn and its calls follow.
+  const chainMs = clearance.chain ? clearance.chain.budgetMs : 0;
   return {
     ...options,
-    startToCloseTimeout: (options.startToCloseTimeout as number) + clearance.keys.length * longest,
+    startToCloseTimeout: chainMs + (options.startToCloseTimeout as number) + clearance.keys.length * longest,
     // As a tool call's: a cancelled run waits for the calls that ran (a turn being asked stops at once), so
     // their steps are recorded.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -126,15 +159,62 @@ export async function callModelFused(
   const { callModelAndTools } = proxyLocalActivities<FusedStepActivities>(
     fusedStepOptions(run.input.model, summary, clearance),
   );
-  const { turn, executed } = await callModelAndTools({
+  const { turn, executed, chained } = await callModelAndTools({
     ...request,
     turnKey: modelTurnKey(request.turn + 1),
     clearance,
   });
-  const last = clearance.firstStepId + clearance.keys.length - 1;
+  takeExecuted(run, clearance, executed);
+  if (clearance.chain && chained && chained.length > 0) {
+    run.chained = { turns: [...chained], through: request.turn + 1 + chained.length };
+  }
+  return turn;
+}
+
+/** The calls a fused step ran for the turn whose first step is `clearance.firstStepId` wait for their steps. */
+function takeExecuted(run: RunLoop, clearance: Pick<FusedClearance, 'firstStepId'>, executed: FusedToolCall[]): void {
+  const last = clearance.firstStepId + FAST_PATH_LIMITS.maxFusedCallsPerStep - 1;
   const mine = executed.filter((call) => call.stepId >= clearance.firstStepId && call.stepId <= last);
   run.step.preExecuted = new Map(mine.map((call) => [call.stepId, call]));
-  return turn;
+}
+
+/**
+ * The next turn, when the last fused step already asked it (chained turns) with the very messages the workflow
+ * would send now (`transcriptChecksum` of the delta): the turn, its calls waiting for their steps as a fused
+ * step's, and the delta marked stored (the step wrote it when it asked). Otherwise undefined, and the chain's
+ * turns are dropped: the workflow asks the turn itself, whose record (and its calls' keys) answer at once.
+ */
+export function takeChainedTurn(run: RunLoop): ModelTurn | undefined {
+  const pending = run.chained;
+  const next = pending?.turns.shift();
+  if (!pending || !next) return undefined;
+  const delta = run.transcript.delta();
+  const expected = run.state.turns + 1;
+  if (next.turnNumber !== expected || next.checksum !== transcriptChecksum(delta.fromIndex, delta.messages)) {
+    log.warn('A chained turn does not match the run; the turn is asked again.', {
+      turn: expected,
+      chainedTurn: next.turnNumber,
+    });
+    pending.turns = [];
+    return undefined;
+  }
+  takeExecuted(run, { firstStepId: run.state.stepCount + 1 }, next.executed);
+  run.transcript.markStored();
+  return next.turn;
+}
+
+/**
+ * Whether the run still has turns a fused step asked ahead (chained turns) that it has not taken: until it has,
+ * it does not continue as new, so the next generation never asks again a turn whose calls already ran.
+ */
+export function chainedTurnsAhead(run: RunLoop): boolean {
+  return run.chained !== undefined && run.state.turns < run.chained.through;
+}
+
+/** Turns a fused step asked ahead of the workflow, and the last turn number it asked. */
+export interface ChainedTurns {
+  turns: ChainedTurn[];
+  through: number;
 }
 
 /**

@@ -6,6 +6,7 @@ import { failurePolicyVerdict, nextToolErrorStreak } from './failure-policy';
 import type { RunLoop } from './run-loop';
 import { traceToolStep } from './run-tracing';
 import { runToolStep } from './tool-step';
+import { toolMessage } from './step-observation';
 import { boundTurnObservation } from './turn-observations';
 
 /** One call of the model as a step: `describe_tools`, a background call, or a tool step. */
@@ -32,13 +33,7 @@ function settleStep(run: RunLoop, turn: TurnObservations, record: StepRecord): s
   counters.stepsThisGeneration += 1;
   const bounded = boundTurnObservation(record.observation!, turn.usedBytes);
   turn.usedBytes = bounded.usedBytes;
-  run.transcript.push({
-    role: 'tool',
-    toolCallId: record.toolCallId,
-    name: record.tool,
-    stepId: record.stepId,
-    observation: bounded.observation,
-  });
+  run.transcript.push(toolMessage(record, bounded.observation));
   counters.consecutiveToolErrors = nextToolErrorStreak(counters.consecutiveToolErrors, record);
   return (
     approvalRejectionVerdict(record, input.approval) ??

@@ -19,6 +19,7 @@ import { RunTranscript } from './run-transcript';
 import { initialRunUsage } from './run-usage';
 import type { StepContext } from './tool-step';
 import { catalogReadLocally, fastPathOf, type FastPath } from './fast-path';
+import type { ChainedTurns } from './fused-step';
 
 interface CatalogActivities {
   describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]>;
@@ -58,6 +59,8 @@ export interface RunLoop {
   modelRunKey: string;
   /** The run's fast path (docs/fast-path.md): local model turns and short tool calls. */
   fastPath: FastPath;
+  /** Turns the last fused step asked ahead (chained turns, fused-step.ts), until the run has taken them. */
+  chained?: ChainedTurns;
 }
 
 function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {

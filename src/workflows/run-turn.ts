@@ -6,7 +6,7 @@ import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { modelCallOptions } from './model-call-options';
 import { callModelLocally } from './fast-path-model-turn';
 import { modelTurnRunsLocally } from './fast-path';
-import { callModelFused, fusedClearance } from './fused-step';
+import { callModelFused, fusedClearance, takeChainedTurn } from './fused-step';
 import type { RunLoop } from './run-loop';
 import { traceModelTurn } from './run-tracing';
 import { addTurnUsage, modelTurnSummary } from './run-usage';
@@ -38,8 +38,11 @@ async function askModel(run: RunLoop): Promise<ModelTurn> {
   // On the fast path the turn is a local activity recorded under its key (fast-path-model-turn.ts); a fused
   // step runs the calls it pre-cleared in the same local activity (fused-step.ts).
   const local = modelTurnRunsLocally(run.fastPath);
-  const clearance = local ? fusedClearance(run) : undefined;
   delete run.step.preExecuted;
+  // A turn the last fused step already asked and ran (chained turns) is taken as it is: nothing is scheduled.
+  const chained = local ? takeChainedTurn(run) : undefined;
+  if (chained) return chained;
+  const clearance = local ? fusedClearance(run) : undefined;
   const callModel = clearance
     ? (request: CallModelInput) => callModelFused(run, request, summary, clearance)
     : local

@@ -29,8 +29,9 @@ import { fastPathToolOptions, toolRunsLocally, type FastPath } from './fast-path
 import { callAgentTool, type SubAgentCalls } from './sub-agent-call';
 import { dryRunActivityType } from '../contract/dry-run-types';
 import { dryRunCall, recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';
-import type { FusedToolCall } from '../activities/fused-step';
+import type { FusedToolCall } from '../contract/fused-step';
 import { takePreExecuted } from './fused-step';
+import { successObservation } from './step-observation';
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -235,15 +236,7 @@ function settleSuccess(call: RunningCall, result: ToolActivityResult, ctx: StepC
   if (ctx.dryRun) step.dryRun = { answer: 'ran' };
   step.status = 'succeeded';
   step.attempts = result.attempt;
-  step.observation = boundObservation(
-    {
-      status: 'ok',
-      output: redactDeep(result.output, call.prepared.secrets),
-      ...(result.replayed ? { replayed: true } : {}),
-    },
-    PAYLOAD_LIMITS.maxToolOutputBytes,
-    'The output was larger than any tool may return inline.',
-  );
+  step.observation = successObservation(result, call.prepared.secrets);
   if (compensation) compensation.output = compensationOutput(result.output, step.idempotencyKey);
   // An irreversible call a human approved may come before compensable steps; one that ran unapproved may not.
   if (call.gate.kind !== 'approved' && isIrreversibleForward(entry, ctx.undoTools)) ctx.irreversibleDone = true;

@@ -6,8 +6,9 @@ import type { temporal as proto } from '@temporalio/proto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { startAgentRun, waitForAgentRun, type AgentRunHandle } from '../../src/client/agent-run-client';
-import type { AgentRunResult } from '../../src/contract/agent-run-types';
-import type { ModelProvider } from '../../src/contract/model-types';
+import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
+import type { ModelProvider, TranscriptMessage } from '../../src/contract/model-types';
+import { scriptedModel } from '../../src/model/scripted-model';
 import { callTurn, runToEnd, scriptedRun } from '../support/agent-runs';
 import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
 import {
@@ -287,7 +288,7 @@ describe('a fast-path run without fused steps', () => {
   });
 });
 
-describe('a fast-path run with fused steps', () => {
+describe('a fast-path run with fused steps, chained turns off', () => {
   const taskQueue = uniqueTaskQueue('fast-path-fused');
   const modelLog = () => join(workDir, 'fused-model.log');
   let handle: AgentRunHandle;
@@ -326,7 +327,11 @@ describe('a fast-path run with fused steps', () => {
     result = await worker.runUntil(async () => {
       handle = await startAgentRun(
         temporal.client,
-        { goal: 'Book, pay, report.', model: { provider: 'counted', script }, fastPath: true },
+        {
+          goal: 'Book, pay, report.',
+          model: { provider: 'counted', script },
+          fastPath: { chainedTurns: false },
+        },
         { taskQueue },
       );
       const [pending] = await waitFor('pay_checked to wait for approval', async () => {
@@ -391,6 +396,104 @@ describe('a fast-path run with fused steps', () => {
 
   test('replays its history deterministically', async () => {
     const history = await handle.fetchHistory();
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: testServer().bundlePath } }, history),
+    ).resolves.toBeUndefined();
+  });
+});
+
+describe('a fast-path run with chained turns', () => {
+  const taskQueue = uniqueTaskQueue('fast-path-chained');
+  const script = [
+    ...[1, 2, 3, 4, 5, 6].map((amount) => callTurn('pay_fast', { amount })),
+    {
+      toolCalls: [
+        { name: 'pay_fast', arguments: { amount: 7 } },
+        { name: 'pay_fast', arguments: { amount: 8 } },
+      ],
+    },
+    { text: 'Paid eight times.', final: true },
+  ];
+  /** What the model was shown at each turn, by the run's goal (each run has its own). */
+  const shown = new Map<string, TranscriptMessage[][]>();
+  const recordingModel: ModelProvider = async (request) => {
+    const turns = shown.get(request.goal) ?? [];
+    turns.push(structuredClone([...request.transcript]));
+    shown.set(request.goal, turns);
+    return scriptedModel(request);
+  };
+  const runs: Record<'chained' | 'unchained', { handle: AgentRunHandle; result: AgentRunResult }> = {} as never;
+  let events: HistoryEvent[];
+  const keyOf = (stepId: number) => {
+    const { handle } = runs.chained;
+    return `${handle.workflowId}/${handle.firstExecutionRunId}/${stepId}`;
+  };
+  /** A transcript without its goal and with the ledger's effect ids (they differ between runs) left out. */
+  const comparable = (transcripts: TranscriptMessage[][] | undefined) =>
+    JSON.parse(JSON.stringify((transcripts ?? []).map((messages) => messages.slice(1))).replace(/"eff_\d+"/g, '"eff"'));
+
+  beforeAll(async () => {
+    const { worker, close } = await createSqliteTestWorker(
+      temporal,
+      taskQueue,
+      { keysPath: join(workDir, 'chained-keys.sqlite') },
+      {
+        tools: createFastPathTools({ ledgerUrl: ledger.url, gateUrl: gate.url }),
+        modelProviders: { recording: recordingModel },
+      },
+    );
+    await worker.runUntil(async () => {
+      const run = async (goal: string, fastPath: AgentRunInput['fastPath']) => {
+        const handle = await startAgentRun(
+          temporal.client,
+          { goal, model: { provider: 'recording', script }, fastPath },
+          { taskQueue },
+        );
+        return { handle, result: await waitForAgentRun(handle) };
+      };
+      // A budget no loaded machine reaches: the chain ends where the run's rules end it, not by the clock.
+      runs.chained = await run('Pay eight times (chained).', { chainBudgetMs: 60_000 });
+      runs.unchained = await run('Pay eight times (one turn per step).', { chainedTurns: false });
+    });
+    await close();
+    events = await historyOf(runs.chained.handle);
+  }, 120_000);
+
+  test('takes all its turns and calls in one local activity: the first fused step chained the turns after it', () => {
+    expect(runs.chained.result).toMatchObject({ status: 'completed', answer: 'Paid eight times.', stepCount: 8 });
+    expect(localActivities(events).map((a) => a.type)).toEqual(['describeTools', 'callModelAndTools']);
+    expect(scheduledActivities(events)).toEqual([]);
+  });
+
+  test('records every step as the workflow would have, each call made once under its key', () => {
+    const steps = (result: AgentRunResult) =>
+      result.steps.map((step) => [step.stepId, step.tool, step.status, step.turn, step.arguments]);
+    expect(steps(runs.chained.result)).toEqual(steps(runs.unchained.result));
+    expect(steps(runs.chained.result).map(([stepId, , , turn]) => [stepId, turn])).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+      [4, 4],
+      [5, 5],
+      [6, 6],
+      [7, 7],
+      [8, 7],
+    ]);
+    for (let stepId = 1; stepId <= 8; stepId += 1) {
+      expect(ledger.effects.filter((e) => e.key === keyOf(stepId))).toHaveLength(1);
+    }
+  });
+
+  test('shows the model at each turn exactly what a run without chained turns shows it', () => {
+    const chained = comparable(shown.get('Pay eight times (chained).'));
+    expect(chained).toHaveLength(8);
+    expect(chained).toEqual(comparable(shown.get('Pay eight times (one turn per step).')));
+    // The last turn saw every call's observation.
+    expect(chained[7].filter((m: TranscriptMessage) => m.role === 'tool')).toHaveLength(8);
+  });
+
+  test('replays its history deterministically', async () => {
+    const history = await runs.chained.handle.fetchHistory();
     await expect(
       Worker.runReplayHistory({ workflowBundle: { codePath: testServer().bundlePath } }, history),
     ).resolves.toBeUndefined();

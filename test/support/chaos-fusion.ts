@@ -6,7 +6,7 @@ type HistoryEvent = proto.api.history.v1.IHistoryEvent;
 
 /** Where a tool's calls ran, read from the runs' histories (docs/fast-path.md, "The fused step"). */
 export interface ChaosCallPlaces {
-  /** Calls a fused step ran: listed in the `executed` of a `callModelAndTools` marker's result. */
+  /** Calls a fused step ran: in the `executed` of a `callModelAndTools` marker's result or of a turn it chained. */
   fused: number;
   /** Calls that ran as their own local activity (a marker of that activity type). */
   local: number;
@@ -32,8 +32,12 @@ export function callPlacesIn(events: readonly HistoryEvent[], tool: string): Omi
     if (data?.activity_type === tool) places.local += 1;
     if (data?.activity_type !== FUSED_STEP_ACTIVITY) continue;
     places.fusedSteps += 1;
-    const result = decode<{ executed?: Array<{ tool?: string }> }>(marker.details?.result?.payloads?.[0]);
-    places.fused += (result?.executed ?? []).filter((call) => call.tool === tool).length;
+    type Ran = { executed?: Array<{ tool?: string }> };
+    const result = decode<Ran & { chained?: Ran[] }>(marker.details?.result?.payloads?.[0]);
+    // The step's own turn, then the turns it chained (docs/fast-path.md, "Chained turns").
+    for (const turn of [result ?? {}, ...(result?.chained ?? [])]) {
+      places.fused += (turn.executed ?? []).filter((call) => call.tool === tool).length;
+    }
   }
   return places;
 }

@@ -14,7 +14,16 @@ export const PAY_ENTRY: ToolCatalogEntry = defineTool({
   idempotent: false,
 }).implement(async () => ({ id: 'p1' })).contract.catalogEntry;
 
-/** A run's fast path, on with fused steps and no local call yet, changed by `fields`. */
+/** A run's fast path, on with fused steps (chained) and no local call yet, changed by `fields`. */
 export function fastPathState(fields: Partial<FastPath> = {}): FastPath {
-  return { on: true, modelTurns: true, fused: true, maxLocalCallsPerTask: 40, localCalls: 0, ...fields };
+  return {
+    on: true,
+    modelTurns: true,
+    fused: true,
+    chained: true,
+    chainBudgetMs: 1_000,
+    maxLocalCallsPerTask: 40,
+    localCalls: 0,
+    ...fields,
+  };
 }
