@@ -266,15 +266,17 @@ async function main(): Promise<void> {
   const load = new LoadSampler();
   try {
     log(`sizes ${JSON.stringify(sizes)}; scratch ${dir}`);
-    // The engine's variants: regular activities, and the fast path (docs/fast-path.md) with fused steps (its
-    // default) and without.
+    // The engine's variants: regular activities, and the fast path (docs/fast-path.md) with chained turns and
+    // fused steps (its default), with fused steps but one turn per step, and without fused steps.
     const unfused = 'durable-tools fast path unfused';
+    const unchained = 'durable-tools fast path unchained';
     const named: Array<[string, () => Promise<PeerSystem>]> = [
       ['durable-tools', () => durableToolsSystem(ctx)],
       [
         'durable-tools fast path',
         () => durableToolsSystem(ctx, { name: 'durable-tools fast path', runInput: { fastPath: true } }),
       ],
+      [unchained, () => durableToolsSystem(ctx, { name: unchained, runInput: { fastPath: { chainedTurns: false } } })],
       [unfused, () => durableToolsSystem(ctx, { name: unfused, runInput: { fastPath: { fusedSteps: false } } })],
       ['restate', () => restateSystem(ctx, false)],
       ['restate (wal fsync off)', () => restateSystem(ctx, true)],

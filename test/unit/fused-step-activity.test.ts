@@ -9,7 +9,9 @@ import { TransientToolError } from '../../src/failures/tool-errors';
 import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import { defineTool, type Tool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
-import type { FusedClearance } from '../../src/contract/fused-step';
+import type { FusedChain, FusedClearance } from '../../src/contract/fused-step';
+import { planChainedTurn } from '../../src/workflows/fused-chain-plan';
+import { transcriptChecksum } from '../../src/contract/transcript-checksum';
 import { planFusedCalls } from '../../src/workflows/fused-step-plan';
 import { initialRunUsage } from '../../src/workflows/run-usage';
 import { waitFor } from '../support/wait-for';
@@ -27,7 +29,14 @@ interface Seen {
   maximumAttempts: number | undefined;
 }
 
-function fixture(options: { failFirst?: boolean; hang?: boolean } = {}) {
+interface FixtureOptions {
+  failFirst?: boolean;
+  hang?: boolean;
+  /** Offer a chain (chained turns) with these bounds; the clock is the fixture's own. */
+  chain?: Partial<FusedChain>;
+}
+
+function fixture(options: FixtureOptions = {}) {
   const seen: Seen[] = [];
   const effects: string[] = [];
   let failed = false;
@@ -72,19 +81,26 @@ function fixture(options: { failFirst?: boolean; hang?: boolean } = {}) {
   const store = new MemoryIdempotencyStore();
   const toolActivities = createToolActivities({ registry: createToolRegistry(tools), idempotencyStore: store });
   let asked = 0;
-  let answer: ModelTurn | Error = { toolCalls: [], done: true };
+  let answer: ModelTurn | Error | ((turn: number) => ModelTurn | Error) = { toolCalls: [], done: true };
+  /** The requests the model was asked with: turn, where its messages start, and how many. */
+  const requests: Array<{ turn: number; fromIndex: number; messages: number }> = [];
   const recorded = createRecordedModelActivities({
-    callModel: async () => {
+    callModel: async (request) => {
       asked += 1;
-      if (answer instanceof Error) throw answer;
-      return answer;
+      requests.push({ turn: request.turn, fromIndex: request.fromIndex, messages: request.messages.length });
+      const turn = typeof answer === 'function' ? answer(request.turn + 1) : answer;
+      if (turn instanceof Error) throw turn;
+      return turn;
     },
     store,
   });
+  let clock = 0;
   const { callModelAndTools } = createFusedStepActivities({
     callModelOnce: recorded.callModelOnce,
     tools: toolActivities,
     plan: planFusedCalls,
+    chain: planChainedTurn,
+    now: () => clock,
   });
   const clearance: FusedClearance = {
     verdict: {
@@ -103,6 +119,20 @@ function fixture(options: { failFirst?: boolean; hang?: boolean } = {}) {
     keys: ['wf/run/1', 'wf/run/2', 'wf/run/3'],
     runKey: 'wf/run',
     irreversibleDone: false,
+    ...(options.chain
+      ? {
+          chain: {
+            turnKeyPrefix: 'wf/run1/turn/',
+            keyPrefix: 'wf/run',
+            maxTurns: 16,
+            budgetMs: 1_000,
+            localCalls: 1,
+            maxLocalCallsPerTask: 40,
+            generation: { suggested: false, stepsThisGeneration: 0, transcriptBytes: 0 },
+            ...options.chain,
+          },
+        }
+      : {}),
   };
   const input: FusedStepInput = {
     runKey: 'wf/run',
@@ -122,8 +152,13 @@ function fixture(options: { failFirst?: boolean; hang?: boolean } = {}) {
     run,
     env,
     asked: () => asked,
-    answer: (turn: ModelTurn | Error) => {
+    requests,
+    answer: (turn: typeof answer) => {
       answer = turn;
+    },
+    /** Moves the fixture's clock on. */
+    advance: (ms: number) => {
+      clock += ms;
     },
   };
 }
@@ -201,5 +236,94 @@ describe('the fused step activity', () => {
     const t = fixture();
     t.answer({ text: 'done', toolCalls: [], done: true });
     expect(await t.run()).toMatchObject({ turn: { done: true }, executed: [] });
+  });
+});
+
+/** A script of single-call turns of `tool`, `turns` of them, then an answer. */
+const payTurns =
+  (turns: number, tool = 'pay') =>
+  (turn: number): ModelTurn =>
+    turn <= turns ? callsTo(tool) : { text: 'Paid.', toolCalls: [], done: true };
+
+describe('the fused step activity with chained turns', () => {
+  test('asks each next turn with the messages after the last and runs its calls, until the model answers', async () => {
+    const t = fixture({ chain: {} });
+    t.answer(payTurns(3));
+    const { executed, chained } = await t.run();
+    expect(executed.map((call) => call.stepId)).toEqual([1]);
+    expect(chained?.map((link) => [link.turnNumber, link.executed.map((call) => call.idempotencyKey)])).toEqual([
+      [2, ['wf/run/2']],
+      [3, ['wf/run/3']],
+      [4, []],
+    ]);
+    expect(chained?.[2]?.turn).toMatchObject({ done: true, text: 'Paid.' });
+    // Each turn sends the assistant message and the observation of the turn before it.
+    expect(t.requests).toEqual([
+      { turn: 0, fromIndex: 0, messages: 0 },
+      { turn: 1, fromIndex: 0, messages: 2 },
+      { turn: 2, fromIndex: 2, messages: 2 },
+      { turn: 3, fromIndex: 4, messages: 2 },
+    ]);
+    expect(t.effects).toEqual(['wf/run/1', 'wf/run/2', 'wf/run/3']);
+  });
+
+  test('returns the checksum of each chained turn’s delta, for the workflow to compare with its own', async () => {
+    const t = fixture({ chain: {} });
+    t.answer(payTurns(1));
+    const { chained } = await t.run();
+    expect(chained).toHaveLength(1);
+    expect(chained?.[0]?.checksum).toMatch(/^[0-9a-f]{16}$/);
+    expect(chained?.[0]?.checksum).not.toBe(transcriptChecksum(0, []));
+  });
+
+  test('records each chained turn under its own key: run again, it asks nothing and makes no effect', async () => {
+    const t = fixture({ chain: {} });
+    t.answer(payTurns(3));
+    const first = await t.run();
+    const again = await t.run();
+    expect(t.asked()).toBe(4);
+    expect(t.effects).toHaveLength(3);
+    expect(again.chained?.map((link) => link.turn)).toEqual(first.chained?.map((link) => link.turn));
+    expect(again.chained?.[0]?.executed[0]?.result.replayed).toBe(true);
+  });
+
+  test('asks at most the chain’s number of further turns', async () => {
+    const t = fixture({ chain: { maxTurns: 2 } });
+    t.answer(payTurns(10));
+    expect((await t.run()).chained).toHaveLength(2);
+    expect(t.asked()).toBe(3);
+  });
+
+  test('asks no further turn once its time budget has passed', async () => {
+    const t = fixture({ chain: { budgetMs: 1_000 } });
+    t.answer((turn) => {
+      if (turn === 2) t.advance(1_000);
+      return payTurns(10)(turn);
+    });
+    expect((await t.run()).chained?.map((link) => link.turnNumber)).toEqual([2]);
+    expect(t.asked()).toBe(2);
+  });
+
+  test('ends the chain, not the step, when a chained turn fails: the workflow asks that turn itself', async () => {
+    const t = fixture({ chain: {} });
+    t.answer((turn) => (turn === 3 ? new Error('provider down') : payTurns(10)(turn)));
+    const { executed, chained } = await t.run();
+    expect(executed).toHaveLength(1);
+    expect(chained?.map((link) => link.turnNumber)).toEqual([2]);
+  });
+
+  test('ends the chain after a turn whose calls did not all run', async () => {
+    const t = fixture({ chain: {}, failFirst: true });
+    t.answer((turn) => (turn === 2 ? callsTo('flaky') : payTurns(10)(turn)));
+    const { chained } = await t.run();
+    expect(chained?.map((link) => [link.turnNumber, link.executed.length])).toEqual([[2, 0]]);
+    expect(t.asked()).toBe(2);
+  });
+
+  test('chains nothing when the clearance offers no chain', async () => {
+    const t = fixture();
+    t.answer(payTurns(3));
+    expect((await t.run()).chained).toBeUndefined();
+    expect(t.asked()).toBe(1);
   });
 });
