@@ -66,7 +66,9 @@ export function createRecordedModelActivities(deps: RecordedModelActivityDeps): 
   if (lookup !== undefined && insertIfAbsent !== undefined) {
     const recorder: TurnRecorder = {
       lookup: (key) => lookup.call(store, key, TURN_CLAIM.fingerprint),
-      insert: (key, turn) => insertIfAbsent.call(store, key, TURN_CLAIM.fingerprint, turn),
+      // No effect depends on a turn before one of its calls claims a key in this store, which makes it durable.
+      insert: (key, turn) =>
+        insertIfAbsent.call(store, key, TURN_CLAIM.fingerprint, turn, { durableWithNextCommit: true }),
     };
     return {
       callModelOnce: async ({ turnKey, ...request }) => recordInOneCommit(recorder, turnKey, ask(request)),

@@ -44,6 +44,15 @@ export interface FinishOptions {
    * `IDEMPOTENCY_DEFAULTS.maxRecordRetentionMs` (10 years); else `INVALID_ARGUMENT` and nothing is written.
    */
   retentionMs?: number;
+  /**
+   * `insertIfAbsent` only: the record may become durable with the store's next synchronous commit instead of
+   * with its own. For a value no effect depends on until a later write that the store does make durable, such
+   * as a model turn, whose calls with effects each claim their key (`begin`) in the same store first: lost in
+   * an operating-system crash before that, the value is computed again as if never recorded. The SQLite store
+   * commits such an insert without an fsync (`synchronous=NORMAL` for that statement): in WAL mode the next
+   * commit with `FULL` makes every earlier one durable too. Other stores may ignore it.
+   */
+  durableWithNextCommit?: boolean;
 }
 
 /** `begin` found no live record (new key, released, or past retention): the caller owns the key and executes. */

@@ -120,6 +120,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   /** Absolute path of the database file (or `:memory:`). */
   readonly path: string;
   private readonly db: Database.Database;
+  /** The connection's `synchronous` mode, restored after an insert made durable with the next commit. */
+  private readonly synchronous: 'FULL' | 'NORMAL';
   private readonly retentionMs: number;
   private readonly busyTimeoutMs: number;
   private readonly clock: () => number;
@@ -143,6 +145,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       throw new IdempotencyStoreError(`Invalid SQLite table name "${table}".`, 'INVALID_CONFIG');
     }
     const synchronous = options.synchronous ?? SQLITE_STORE_DEFAULTS.synchronous;
+    this.synchronous = synchronous;
     if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
       throw new IdempotencyStoreError(`Invalid SQLite synchronous mode "${String(synchronous)}".`, 'INVALID_CONFIG');
     }
@@ -278,20 +281,27 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     const request = checkLookup(key, fingerprint);
     const retention = finishRetention(options, this.retentionMs);
     const json = serializeResult(result);
+    const deferSync = options?.durableWithNextCommit === true && this.synchronous === 'FULL';
     return this.withLock(() => {
       const insert: Insert = { ...request, json, retention, now: this.clock() };
       const { now } = insert;
-      const inserted = this.statements.insertCompleted.run(
-        insert.key,
-        insert.fingerprint,
-        randomUUID(),
-        INSERTED_OWNER,
-        json,
-        now,
-        now,
-        now + retention,
-      );
-      return inserted.changes === 1 ? { state: 'inserted' } : this.insertTransaction(insert);
+      // better-sqlite3 is synchronous: no other statement of this connection runs between the two pragmas.
+      if (deferSync) this.db.pragma('synchronous = NORMAL');
+      try {
+        const inserted = this.statements.insertCompleted.run(
+          insert.key,
+          insert.fingerprint,
+          randomUUID(),
+          INSERTED_OWNER,
+          json,
+          now,
+          now,
+          now + retention,
+        );
+        return inserted.changes === 1 ? { state: 'inserted' } : this.insertTransaction(insert);
+      } finally {
+        if (deferSync) this.db.pragma(`synchronous = ${this.synchronous}`);
+      }
     });
   }
 

@@ -1,0 +1,56 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
+
+/**
+ * `insertIfAbsent(…, { durableWithNextCommit: true })` on the SQLite store (a model turn's record): the insert
+ * commits without an fsync of its own, and the connection goes back to its own `synchronous` mode, so the next
+ * claim of a key (before any effect) commits with an fsync that makes the record durable too.
+ */
+
+const dir = mkdtempSync(join(tmpdir(), 'sqlite-deferred-sync-'));
+let n = 0;
+const pathOf = () => join(dir, `keys-${++n}.sqlite`);
+
+/** The store connection's `synchronous` mode: 1 NORMAL, 2 FULL. */
+function synchronousOf(store: SqliteIdempotencyStore): number {
+  const { db } = store as unknown as { db: Database.Database };
+  return db.pragma('synchronous', { simple: true }) as number;
+}
+
+test('an insert made durable with the next commit is committed at once: another connection reads it', async () => {
+  const path = pathOf();
+  const store = new SqliteIdempotencyStore({ path });
+  const outcome = await store.insertIfAbsent(
+    'wf/r1/turn/1',
+    'model-turn',
+    { text: 'hi' },
+    { durableWithNextCommit: true },
+  );
+  expect(outcome).toEqual({ state: 'inserted' });
+  const other = new Database(path, { readonly: true });
+  const row = other.prepare('SELECT state, result_json FROM idempotency_keys WHERE key = ?').get('wf/r1/turn/1');
+  other.close();
+  expect(row).toEqual({ state: 'completed', result_json: '{"text":"hi"}' });
+  await store.close();
+});
+
+test('the connection is back to synchronous=FULL after such an insert, for the claims that follow', async () => {
+  const store = new SqliteIdempotencyStore({ path: pathOf() });
+  expect(synchronousOf(store)).toBe(2);
+  await store.insertIfAbsent('k1', 'fp', 1, { durableWithNextCommit: true });
+  expect(synchronousOf(store)).toBe(2);
+  // Also when the key had a record and the insert went through the read-and-decide transaction.
+  await store.insertIfAbsent('k1', 'fp', 2, { durableWithNextCommit: true });
+  expect(synchronousOf(store)).toBe(2);
+  await store.close();
+});
+
+test('a store opened with synchronous=NORMAL stays NORMAL', async () => {
+  const store = new SqliteIdempotencyStore({ path: pathOf(), synchronous: 'NORMAL' });
+  await store.insertIfAbsent('k1', 'fp', 1, { durableWithNextCommit: true });
+  expect(synchronousOf(store)).toBe(1);
+  await store.close();
+});
