@@ -309,6 +309,31 @@ const FAST_PATH_RUN: Scenario = {
 SCENARIOS['fast-path'] = FAST_PATH_RUN;
 SCENARIOS['fast-path-fused'] = FAST_PATH_RUN;
 
+// Chained turns (`patched('fast-path-chained')`, docs/fast-path.md): the first turn's fused step asks and runs
+// the next turns itself (every call pre-cleared), up to the answer: one callModelAndTools for the whole run.
+SCENARIOS['fast-path-chained'] = {
+  expected: 'completed',
+  generations: 1,
+  input: {
+    fastPath: true,
+    model: {
+      provider: 'scripted',
+      script: [
+        READ_ORDER,
+        {
+          text: 'Charging, then checking the order.',
+          toolCalls: [
+            { name: 'charge_card', arguments: { amountEur: 90 } },
+            { name: 'lookup_order', arguments: { orderId: 'A-17' } },
+          ],
+        },
+        READ_ORDER,
+        { text: 'Charged and checked.', final: true },
+      ],
+    },
+  },
+};
+
 // The compensation scenario on the fast path, recorded by the code of ae72cb1: describeTools a regular activity,
 // model turns and tool calls local activities (markers), the compensations regular activities.
 SCENARIOS['fast-path-compensation'] = {

@@ -35,10 +35,11 @@ const REPLAY = {
     'dry-run',
     'fast-path',
     'fast-path-fused',
+    'fast-path-chained',
     'fast-path-compensation',
   ],
   /** Scenarios whose tool calls all ran as local activities: their keys are in markers, not scheduled activities. */
-  localCallsOnly: ['fast-path', 'fast-path-fused'] as readonly string[],
+  localCallsOnly: ['fast-path', 'fast-path-fused', 'fast-path-chained'] as readonly string[],
   /** Scenarios recorded by code older than run-scoped keys (`${workflowId}/${stepId}`). */
   keyedByWorkflowId: ['success', 'retries', 'compensation', 'continue-as-new'] as readonly string[],
 } as const;
