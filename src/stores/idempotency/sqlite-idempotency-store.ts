@@ -66,6 +66,13 @@ export interface SqliteIdempotencyStoreOptions extends IdempotencyStoreBaseOptio
   busyTimeoutMs?: number;
   /** `FULL` (default) or `NORMAL` (WAL: durable against process crashes, not against power loss). */
   synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * Group commit (default true): the writes that callers of this store make in the same turn of the event loop
+   * (the claims and completions of concurrent runs on a worker) are committed together in one transaction, one
+   * fsync for all of them, and each call resolves once that commit is done. Every write is still durable
+   * before its promise resolves; a write that fails fails alone. False: one transaction per write.
+   */
+  groupCommit?: boolean;
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -122,6 +129,11 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly db: Database.Database;
   /** The connection's `synchronous` mode, restored after an insert made durable with the next commit. */
   private readonly synchronous: 'FULL' | 'NORMAL';
+  private readonly groupCommit: boolean;
+  /** Writes waiting for the next group commit ({@link SqliteIdempotencyStoreOptions.groupCommit}). */
+  private queued: QueuedWrite[] = [];
+  private flushScheduled = false;
+  private readonly commitGroup: (writes: readonly QueuedWrite[]) => WriteOutcome[];
   private readonly retentionMs: number;
   private readonly busyTimeoutMs: number;
   private readonly clock: () => number;
@@ -146,6 +158,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     }
     const synchronous = options.synchronous ?? SQLITE_STORE_DEFAULTS.synchronous;
     this.synchronous = synchronous;
+    this.groupCommit = options.groupCommit ?? true;
     if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
       throw new IdempotencyStoreError(`Invalid SQLite synchronous mode "${String(synchronous)}".`, 'INVALID_CONFIG');
     }
@@ -254,6 +267,19 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       return { state: 'inserted' };
     });
     this.insertTransaction = (insert) => insertIntoExisting.immediate(insert);
+    // One BEGIN IMMEDIATE … COMMIT for a group of writes; the nested transactions of begin and insertIfAbsent
+    // become savepoints inside it. A write that throws fails alone: its statements wrote nothing (each write is
+    // one statement, or a nested transaction that rolls back).
+    const group = this.db.transaction((writes: readonly QueuedWrite[]): WriteOutcome[] =>
+      writes.map((write) => {
+        try {
+          return { ok: true, value: write.run() };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }),
+    );
+    this.commitGroup = (writes) => group.immediate(writes);
   }
 
   /** {@inheritDoc IdempotencyStore.lookup} */
@@ -281,42 +307,35 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     const request = checkLookup(key, fingerprint);
     const retention = finishRetention(options, this.retentionMs);
     const json = serializeResult(result);
-    const deferSync = options?.durableWithNextCommit === true && this.synchronous === 'FULL';
-    return this.withLock(() => {
+    return this.write(() => {
       const insert: Insert = { ...request, json, retention, now: this.clock() };
       const { now } = insert;
-      // better-sqlite3 is synchronous: no other statement of this connection runs between the two pragmas.
-      if (deferSync) this.db.pragma('synchronous = NORMAL');
-      try {
-        const inserted = this.statements.insertCompleted.run(
-          insert.key,
-          insert.fingerprint,
-          randomUUID(),
-          INSERTED_OWNER,
-          json,
-          now,
-          now,
-          now + retention,
-        );
-        return inserted.changes === 1 ? { state: 'inserted' } : this.insertTransaction(insert);
-      } finally {
-        if (deferSync) this.db.pragma(`synchronous = ${this.synchronous}`);
-      }
-    });
+      const inserted = this.statements.insertCompleted.run(
+        insert.key,
+        insert.fingerprint,
+        randomUUID(),
+        INSERTED_OWNER,
+        json,
+        now,
+        now,
+        now + retention,
+      );
+      return inserted.changes === 1 ? ({ state: 'inserted' } as const) : this.insertTransaction(insert);
+    }, options?.durableWithNextCommit === true);
   }
 
   /** {@inheritDoc IdempotencyStore.begin} */
   async begin(key: string, fingerprint: string, options: BeginOptions): Promise<BeginOutcome> {
     const request = checkBegin(key, fingerprint, options);
     // The clock is read inside the retry, so a long lock wait does not shorten the new lease.
-    return this.withLock(() => this.beginAt(request, this.clock()));
+    return this.write(() => this.beginAt(request, this.clock()));
   }
 
   /** {@inheritDoc IdempotencyStore.takeOverDeadHolder} */
   async takeOverDeadHolder(key: string, fingerprint: string, options: TakeOverOptions): Promise<BeginOutcome> {
     const request = checkTakeOver(key, fingerprint, options);
     // The same immediate transaction as begin: the record is read and claimed under SQLite's write lock.
-    return this.withLock(() => this.beginAt(request, this.clock()));
+    return this.write(() => this.beginAt(request, this.clock()));
   }
 
   /**
@@ -347,7 +366,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       lease: checkDuration(leaseMs, 'leaseMs'),
       retention: this.retentionMs,
     };
-    return this.withLock(() => this.statements.heartbeat.run({ ...params, now: this.clock() }).changes === 1);
+    return this.write(() => this.statements.heartbeat.run({ ...params, now: this.clock() }).changes === 1);
   }
 
   /** {@inheritDoc IdempotencyStore.complete} */
@@ -365,7 +384,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   /** {@inheritDoc IdempotencyStore.release} */
   async release(key: string, token: string): Promise<boolean> {
     const [k, t] = [checkKey(key), checkToken(token)];
-    return this.withLock(() => this.statements.release.run(k, t, this.clock()).changes === 1);
+    return this.write(() => this.statements.release.run(k, t, this.clock()).changes === 1);
   }
 
   /** {@inheritDoc IdempotencyStore.reap} */
@@ -383,6 +402,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
 
   /** {@inheritDoc IdempotencyStore.close} */
   async close(): Promise<void> {
+    // Writes already asked for are committed (or fail) first.
+    if (this.queued.length > 0) await this.flush();
     if (this.db.open) this.db.close();
   }
 
@@ -394,13 +415,75 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     error: string | null,
     retentionMs: number,
   ): Promise<void> {
-    const current = await this.withLock(() => {
+    const current = await this.write(() => {
       const now = this.clock();
       const expires = now + retentionMs;
       if (this.statements.finish.run(state, result, error, now, expires, key, token, now).changes === 1) return null;
       return this.statements.ownership.get(key, now);
     });
     if (current !== null) acceptRepeatedFinish(key, current, token, state);
+  }
+
+  /**
+   * Runs a write: with group commit, in the next group (committed at the end of this turn of the event loop,
+   * with the writes other callers make meanwhile); else in a transaction of its own. `deferSync`: the write
+   * may become durable with the next synced commit (`durableWithNextCommit`): a group of only such writes
+   * commits without an fsync.
+   */
+  private write<T>(operation: () => T, deferSync = false): Promise<T> {
+    if (!this.groupCommit) return this.withLock(() => this.withSync(deferSync, operation));
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ run: operation, deferSync, resolve: resolve as (value: unknown) => void, reject });
+      if (this.flushScheduled) return;
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flush().catch(() => undefined);
+      });
+    });
+  }
+
+  /** Commits the queued writes as one group and settles each caller's promise. */
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    const writes = this.queued;
+    this.queued = [];
+    if (writes.length === 0) return;
+    const deferSync = writes.every((write) => write.deferSync);
+    let outcomes: WriteOutcome[];
+    try {
+      outcomes = await this.withLock(() => this.withSync(deferSync, () => this.commitGroup(writes)));
+    } catch (error) {
+      for (const write of writes) write.reject(error);
+      return;
+    }
+    outcomes.forEach((outcome, i) => {
+      if (outcome.ok) writes[i]!.resolve(outcome.value);
+      else writes[i]!.reject(this.storeFailure(outcome.error));
+    });
+  }
+
+  /** Runs `operation` with `synchronous=NORMAL` when `deferSync` and the store is `FULL`; then `FULL` again. */
+  private withSync<T>(deferSync: boolean, operation: () => T): T {
+    // better-sqlite3 is synchronous: no other statement of this connection runs between the two pragmas.
+    const lower = deferSync && this.synchronous === 'FULL';
+    if (lower) this.db.pragma('synchronous = NORMAL');
+    try {
+      return operation();
+    } finally {
+      if (lower) this.db.pragma(`synchronous = ${this.synchronous}`);
+    }
+  }
+
+  /** An error of a store operation as the store reports it: its own errors as they are, others STORE_UNAVAILABLE. */
+  private storeFailure(error: unknown): IdempotencyStoreError {
+    if (error instanceof IdempotencyStoreError) return error;
+    return new IdempotencyStoreError(
+      `The SQLite idempotency store failed: ${(error as Error).message}`,
+      'STORE_UNAVAILABLE',
+      {
+        cause: error,
+      },
+    );
   }
 
   /** Runs `operation`, retrying while another connection holds the write lock, up to `busyTimeoutMs`. */
@@ -428,6 +511,17 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     }
   }
 }
+
+/** A write waiting for its group commit, and how to settle its caller. */
+interface QueuedWrite {
+  run: () => unknown;
+  deferSync: boolean;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/** What one write of a group did. */
+type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 function fromRow(row: Row): IdempotencyRecord {
   return {
