@@ -38,6 +38,8 @@ export interface DurableToolsServiceConfig {
   modelTurnMs?: number;
   /** The runs' workflow task timeout (`startAgentRun`'s `workflowTaskTimeout`; default Temporal's 10 s). */
   workflowTaskTimeout?: string;
+  /** The SQLite key store's group commit (default on; false: a commit per write). */
+  groupCommit?: boolean;
 }
 
 /** Ledger key the slow model of {@link DurableToolsServiceConfig.modelTurnMs} records at the start of a turn. */
@@ -108,7 +110,10 @@ async function main(): Promise<void> {
   // PEERS_LOG_LEVEL=WARN (or INFO, DEBUG) shows the worker's log, e.g. its dead-holder takeovers.
   Runtime.install({ logger: new DefaultLogger((process.env.PEERS_LOG_LEVEL as 'WARN' | undefined) ?? 'ERROR') });
   const { ledgerUrl, steps, config } = serviceEnv<DurableToolsServiceConfig>();
-  const store = new SqliteIdempotencyStore({ path: config.storePath });
+  const store = new SqliteIdempotencyStore({
+    path: config.storePath,
+    ...(config.groupCommit === false ? { groupCommit: false } : {}),
+  });
   const nativeConnection = await NativeConnection.connect({ address: config.address });
   const connection = await Connection.connect({ address: config.address });
   const client = new Client({ connection, namespace: config.namespace });

@@ -270,6 +270,7 @@ async function main(): Promise<void> {
     // fused steps (its default), with fused steps but one turn per step, and without fused steps.
     const unfused = 'durable-tools fast path unfused';
     const unchained = 'durable-tools fast path unchained';
+    const ungrouped = 'durable-tools fast path, a commit per write';
     const named: Array<[string, () => Promise<PeerSystem>]> = [
       ['durable-tools', () => durableToolsSystem(ctx)],
       [
@@ -278,16 +279,26 @@ async function main(): Promise<void> {
       ],
       [unchained, () => durableToolsSystem(ctx, { name: unchained, runInput: { fastPath: { chainedTurns: false } } })],
       [unfused, () => durableToolsSystem(ctx, { name: unfused, runInput: { fastPath: { fusedSteps: false } } })],
+      [
+        ungrouped,
+        () =>
+          durableToolsSystem(ctx, { name: ungrouped, runInput: { fastPath: true }, service: { groupCommit: false } }),
+      ],
       ['restate', () => restateSystem(ctx, false)],
       ['restate (wal fsync off)', () => restateSystem(ctx, true)],
       ['dbos', () => dbosSystem(ctx, false)],
       ['dbos (synchronous_commit off)', () => dbosSystem(ctx, true)],
     ];
-    // PEERS_ONLY="durable-tools fast path,restate": only the systems named (comma-separated); default all.
+    // PEERS_ONLY="durable-tools fast path,restate": only the systems named (comma-separated). Default: all but
+    // the engine's ablations (unchained, unfused, a commit per write), which say what each part of the fast path
+    // brings when named.
     const only = process.env.PEERS_ONLY?.split(',')
       .map((name) => name.trim())
       .filter(Boolean);
-    const makers = named.filter(([name]) => !only || only.includes(name)).map(([, make]) => make);
+    const ablations = new Set([unchained, unfused, ungrouped]);
+    const makers = named
+      .filter(([name]) => (only ? only.includes(name) : !ablations.has(name)))
+      .map(([, make]) => make);
     for (const make of makers) {
       const system = await make();
       systems.push(system);
