@@ -270,7 +270,7 @@ async function main(): Promise<void> {
     // fused steps (its default), with fused steps but one turn per step, and without fused steps.
     const unfused = 'durable-tools fast path unfused';
     const unchained = 'durable-tools fast path unchained';
-    const ungrouped = 'durable-tools fast path, a commit per write';
+    const ungrouped = 'durable-tools fast path without group commit';
     const named: Array<[string, () => Promise<PeerSystem>]> = [
       ['durable-tools', () => durableToolsSystem(ctx)],
       [
@@ -290,7 +290,7 @@ async function main(): Promise<void> {
       ['dbos (synchronous_commit off)', () => dbosSystem(ctx, true)],
     ];
     // PEERS_ONLY="durable-tools fast path,restate": only the systems named (comma-separated). Default: all but
-    // the engine's ablations (unchained, unfused, a commit per write), which say what each part of the fast path
+    // the engine's ablations (unchained, unfused, without group commit), which say what each part of the fast path
     // brings when named.
     const only = process.env.PEERS_ONLY?.split(',')
       .map((name) => name.trim())

@@ -70,6 +70,11 @@ export function formatPeersLine(summary: PeersSummary): string {
   return (
     `peers: latency ${formatRatio(ms.ours, ms.restate)} of restate, ${formatRatio(ms.ours, ms.dbos)} of dbos; ` +
     `throughput ${formatRatio(rate.ours, rate.restate)} of restate, ${formatRatio(rate.ours, rate.dbos)} of dbos; ` +
-    `duplicates ${dup.ours}/${dup.restate}/${dup.dbos}`
+    `duplicates ${countOf(dup.ours)}/${countOf(dup.restate)}/${countOf(dup.dbos)}`
   );
+}
+
+/** A count of the last line; `?` for a system the run left out (`PEERS_ONLY`), as for its ratios. */
+function countOf(n: number): string {
+  return Number.isFinite(n) ? String(n) : '?';
 }

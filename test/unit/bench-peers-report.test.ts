@@ -53,4 +53,14 @@ describe('the figures of bench:peers', () => {
       'peers: latency x3.00 of restate, x2.00 of dbos; throughput x0.20 of restate, x0.30 of dbos; duplicates 0/36/50',
     );
   });
+
+  test('the last line shows ? for a peer the run left out (PEERS_ONLY)', () => {
+    expect(
+      formatPeersLine({
+        msPerStep: { ours: 6, restate: Number.NaN, dbos: Number.NaN },
+        stepsPerSecond: { ours: 300, restate: Number.NaN, dbos: Number.NaN },
+        duplicates: { ours: 0, restate: Number.NEGATIVE_INFINITY, dbos: Number.NEGATIVE_INFINITY },
+      }),
+    ).toMatch(/; duplicates 0\/\?\/\?$/);
+  });
 });
