@@ -1,15 +1,13 @@
-import type { RunUsage } from '../contract/agent-run-types';
 import type { ChainedTurnPlanner, FusedClearance, NextChainedTurn, TakenTurn } from '../contract/fused-step';
 import type { ModelSettings, TranscriptMessage } from '../contract/model-types';
 import { jsonByteLength } from '../contract/payload-limits';
 import { prepareCall } from './prepared-call';
+import { judgeClearedTurn } from './fused-step-plan';
 import { continueAsNewDue } from './run-carry-over';
 import { turnLimitAbort } from './run-limits';
-import { addTurnUsage } from './run-usage';
 import { successObservation, toolMessage } from './step-observation';
 import { boundTurnObservation } from './turn-observations';
 import { readTurn, turnMessages } from './turn-reading';
-import { judgeTurn } from './turn-verdict';
 
 /*
  * Chained turns of the fast path (docs/fast-path.md, "Chained turns"): after a fused step's turn ran all its
@@ -36,16 +34,7 @@ export const planChainedTurn: ChainedTurnPlanner = (
   const chain = clearance.chain;
   if (!chain) return undefined;
   const { verdict } = clearance;
-  const reading = readTurn(turn);
-  const usage: RunUsage = structuredClone(verdict.usage);
-  addTurnUsage(usage, verdict.turnNumber, turn, settings, verdict.costTable);
-  const judged = judgeTurn(turn, reading, {
-    input: verdict.input,
-    limits: verdict.limits,
-    usage,
-    stepCount: verdict.stepCount,
-    turnIssues: verdict.turnIssues,
-  });
+  const { reading, usage, judged } = judgeClearedTurn(turn, settings, clearance);
   if (judged.verdict.kind !== 'run-calls' || executed.length !== reading.calls.length) return undefined;
   const messages = chainedMessages(taken);
   if (!messages) return undefined;

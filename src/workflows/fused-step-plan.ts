@@ -4,7 +4,7 @@ import type { ModelSettings, ModelTurn } from '../contract/model-types';
 import { prepareCall } from './prepared-call';
 import { argumentsTooLarge } from './run-budget';
 import { addTurnUsage } from './run-usage';
-import { readTurn } from './turn-reading';
+import { readTurn, type TurnReading } from './turn-reading';
 import { judgeTurn } from './turn-verdict';
 
 /*
@@ -26,17 +26,7 @@ export const planFusedCalls: FusedCallPlanner = (
   settings: ModelSettings,
   clearance: FusedClearance,
 ): FusedCall[] => {
-  const { verdict } = clearance;
-  const reading = readTurn(turn);
-  const usage: RunUsage = structuredClone(verdict.usage);
-  addTurnUsage(usage, verdict.turnNumber, turn, settings, verdict.costTable);
-  const judged = judgeTurn(turn, reading, {
-    input: verdict.input,
-    limits: verdict.limits,
-    usage,
-    stepCount: verdict.stepCount,
-    turnIssues: verdict.turnIssues,
-  });
+  const { reading, judged } = judgeClearedTurn(turn, settings, clearance);
   if (judged.verdict.kind !== 'run-calls') return [];
   const planned: FusedCall[] = [];
   let irreversibleDone = clearance.irreversibleDone;
@@ -63,3 +53,26 @@ export const planFusedCalls: FusedCallPlanner = (
   }
   return planned;
 };
+
+/**
+ * The workflow's verdict on a turn asked with `clearance` (`judgeTurn` on the usage after the turn), the turn as
+ * the run reads it, and that usage: what the fused step and a chain decide on.
+ */
+export function judgeClearedTurn(
+  turn: ModelTurn,
+  settings: ModelSettings,
+  clearance: FusedClearance,
+): { reading: TurnReading; usage: RunUsage; judged: ReturnType<typeof judgeTurn> } {
+  const { verdict } = clearance;
+  const reading = readTurn(turn);
+  const usage: RunUsage = structuredClone(verdict.usage);
+  addTurnUsage(usage, verdict.turnNumber, turn, settings, verdict.costTable);
+  const judged = judgeTurn(turn, reading, {
+    input: verdict.input,
+    limits: verdict.limits,
+    usage,
+    stepCount: verdict.stepCount,
+    turnIssues: verdict.turnIssues,
+  });
+  return { reading, usage, judged };
+}

@@ -284,55 +284,34 @@ SCENARIOS['run-scoped-sub-agents'] = compensatedAfterCharge([
 // twice: `fast-path` by the code from before fused steps (ae72cb1: separate local activities, callModelOnce then
 // each call), `fast-path-fused` by the code with them (`patched('fast-path-fused')`: one callModelAndTools per turn)
 // but before the local tool catalog (describeTools still a regular activity). Re-record them only on purpose.
-const FAST_PATH_RUN: Scenario = {
-  expected: 'completed',
-  generations: 1,
-  input: {
-    fastPath: true,
-    model: {
-      provider: 'scripted',
-      script: [
-        READ_ORDER,
-        reserve('BOOK-1'),
-        {
-          text: 'Charging, then checking the order.',
-          toolCalls: [
-            { name: 'charge_card', arguments: { amountEur: 90 } },
-            { name: 'lookup_order', arguments: { orderId: 'A-17' } },
-          ],
-        },
-        { text: 'Charged and checked.', final: true },
-      ],
-    },
-  },
+const CHARGE_AND_CHECK = {
+  text: 'Charging, then checking the order.',
+  toolCalls: [
+    { name: 'charge_card', arguments: { amountEur: 90 } },
+    { name: 'lookup_order', arguments: { orderId: 'A-17' } },
+  ],
 };
+/** A fast-path run of `script` that completes in one generation. */
+function fastPathRun(script: ScriptedModelSettings['script']): Scenario {
+  return { expected: 'completed', generations: 1, input: { fastPath: true, model: { provider: 'scripted', script } } };
+}
+const FAST_PATH_RUN = fastPathRun([
+  READ_ORDER,
+  reserve('BOOK-1'),
+  CHARGE_AND_CHECK,
+  { text: 'Charged and checked.', final: true },
+]);
 SCENARIOS['fast-path'] = FAST_PATH_RUN;
 SCENARIOS['fast-path-fused'] = FAST_PATH_RUN;
 
 // Chained turns (`patched('fast-path-chained')`, docs/fast-path.md): the first turn's fused step asks and runs
 // the next turns itself (every call pre-cleared), up to the answer: one callModelAndTools for the whole run.
-SCENARIOS['fast-path-chained'] = {
-  expected: 'completed',
-  generations: 1,
-  input: {
-    fastPath: true,
-    model: {
-      provider: 'scripted',
-      script: [
-        READ_ORDER,
-        {
-          text: 'Charging, then checking the order.',
-          toolCalls: [
-            { name: 'charge_card', arguments: { amountEur: 90 } },
-            { name: 'lookup_order', arguments: { orderId: 'A-17' } },
-          ],
-        },
-        READ_ORDER,
-        { text: 'Charged and checked.', final: true },
-      ],
-    },
-  },
-};
+SCENARIOS['fast-path-chained'] = fastPathRun([
+  READ_ORDER,
+  CHARGE_AND_CHECK,
+  READ_ORDER,
+  { text: 'Charged and checked.', final: true },
+]);
 
 // The compensation scenario on the fast path, recorded by the code of ae72cb1: describeTools a regular activity,
 // model turns and tool calls local activities (markers), the compensations regular activities.
