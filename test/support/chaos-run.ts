@@ -1,13 +1,16 @@
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal as proto } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { createSeededRandom } from '../../src/failures/seeded-random';
-import type { AgentRunResult, AgentRunState } from '../../src/contract/agent-run-types';
+import type { AgentRunResult } from '../../src/contract/agent-run-types';
+import type { ToolActivityInput } from '../../src/contract/tool-activity-types';
 import { BusyLoops, ChaosWorkers, type ChaosWorker, type ChaosWorkerDeath } from './chaos-processes';
 import { countCallPlaces, type ChaosCallPlaces } from './chaos-fusion';
 import { CHAOS_EFFECT_KINDS } from './chaos-tools';
@@ -505,8 +508,9 @@ export interface CompensationKillResult {
 /**
  * One run that charges three times, then fails permanently and compensates; the worker is SIGKILLed three
  * times while it compensates, each time in another window: (1) the refund of step 3 has reached the ledger
- * but is not yet recorded, (2) the refund of step 2 is recorded but not yet answered, (3) the state query
- * shows step 1 compensating (its refund may not have started). A new worker starts after each kill.
+ * but is not yet recorded, (2) the refund of step 2 is recorded but not yet answered, (3) step 1 is
+ * compensating: the run's history shows its refund scheduled and not ended (the refund may not have started).
+ * A new worker starts after each kill. Each kill waits until its step is seen compensating in the history.
  */
 export async function runCompensationKill(options: CompensationKillOptions): Promise<CompensationKillResult> {
   const log = options.log ?? ((line: string) => console.log(line));
@@ -537,13 +541,7 @@ export async function runCompensationKill(options: CompensationKillOptions): Pro
       },
       { taskQueue, runId },
     );
-    const stepCompensating = async (stepId: number): Promise<void> => {
-      await pollState(
-        client,
-        runId,
-        (state) => state.steps.find((s) => s.stepId === stepId)?.status === 'compensating',
-      );
-    };
+    const stepCompensating = (stepId: number): Promise<void> => waitForCompensation(client, runId, stepId);
     const killWhen = async (label: string, event?: Promise<LedgerEvent>): Promise<void> => {
       if (event) await event;
       await workers.kill();
@@ -557,7 +555,7 @@ export async function runCompensationKill(options: CompensationKillOptions): Pro
     await stepCompensating(2);
     await killWhen('refund of step 2 recorded, not yet answered', step2Recorded);
     await stepCompensating(1);
-    await killWhen('step 1 compensating (state query)');
+    await killWhen('step 1 compensating (its refund scheduled, not ended)');
     const result = await waitForAgentRun(handle);
     const effectsByKey: Record<string, Record<string, number>> = {};
     for (const effect of ledger.effects) {
@@ -828,19 +826,65 @@ function nextLedgerEvent(
   });
 }
 
-async function pollState(
-  client: Client,
-  runId: string,
-  done: (state: AgentRunState) => boolean,
-  timeoutMs = 60_000,
-): Promise<AgentRunState> {
+/**
+ * Waits until step `stepId` of the run is compensating: its compensation scheduled and not ended, as the run's
+ * history on the server shows it. Not by the run's state query: a worker answers that, and the first query after
+ * the run's worker was killed goes to the dead worker's sticky queue, where the server waits the sticky
+ * schedule-to-start timeout (3 s for the chaos worker) before it asks another worker; a compensation that the
+ * next worker resumes at once (dead-holder takeover, sticky queue reset) can begin and end within that wait.
+ * Fails at once when the compensation already ended.
+ */
+async function waitForCompensation(client: Client, runId: string, stepId: number, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const state = await getAgentRunState(client, runId).catch(() => undefined);
-    if (state && done(state)) return state;
+  for (;;) {
+    const progress = await compensationProgress(client, runId, stepId).catch(() => undefined);
+    if (progress === 'scheduled') return;
+    if (progress === 'ended') {
+      throw new Error(`Run ${runId}: the compensation of step ${stepId} ended before it was seen running.`);
+    }
+    if (Date.now() >= deadline) {
+      throw new Error(`Run ${runId}: step ${stepId} was not seen compensating within ${timeoutMs} ms.`);
+    }
     await sleep(25);
   }
-  throw new Error(`Run ${runId} did not reach the expected state within ${timeoutMs} ms.`);
+}
+
+/**
+ * Where the compensation of `stepId` stands in the run's history: `scheduled` from the scheduling of its activity
+ * until the history records how that ended, `ended` after that.
+ */
+async function compensationProgress(
+  client: Client,
+  workflowId: string,
+  stepId: number,
+): Promise<'not scheduled' | 'scheduled' | 'ended'> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const open = new Set<string>();
+  let ended = false;
+  for (const event of history.events ?? []) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled) {
+      const input = decodePayload<Partial<ToolActivityInput>>(scheduled.input?.payloads?.[0]);
+      if (input?.stepId === stepId && input.compensationOf !== undefined) open.add(String(event.eventId));
+      continue;
+    }
+    const end =
+      event.activityTaskCompletedEventAttributes ??
+      event.activityTaskFailedEventAttributes ??
+      event.activityTaskTimedOutEventAttributes ??
+      event.activityTaskCanceledEventAttributes;
+    if (end && open.delete(String(end.scheduledEventId))) ended = true;
+  }
+  return open.size > 0 ? 'scheduled' : ended ? 'ended' : 'not scheduled';
+}
+
+function decodePayload<T>(payload: proto.api.common.v1.IPayload | null | undefined): T | undefined {
+  if (!payload) return undefined;
+  try {
+    return defaultPayloadConverter.fromPayload<T>(payload);
+  } catch {
+    return undefined;
+  }
 }
 
 async function withDeadline(work: Promise<void>, options: ChaosOptions): Promise<void> {
