@@ -61,7 +61,8 @@ export async function countCallPlaces(
   return total;
 }
 
-function decode<T>(payload: proto.api.common.v1.IPayload | null | undefined): T | undefined {
+/** A payload of a history decoded with the default converter; undefined when it is missing or not JSON. */
+export function decode<T>(payload: proto.api.common.v1.IPayload | null | undefined): T | undefined {
   if (!payload) return undefined;
   try {
     return defaultPayloadConverter.fromPayload<T>(payload);

@@ -1,6 +1,4 @@
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
-import type { temporal as proto } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync } from 'node:fs';
@@ -12,7 +10,7 @@ import { createSeededRandom } from '../../src/failures/seeded-random';
 import type { AgentRunResult } from '../../src/contract/agent-run-types';
 import type { ToolActivityInput } from '../../src/contract/tool-activity-types';
 import { BusyLoops, ChaosWorkers, type ChaosWorker, type ChaosWorkerDeath } from './chaos-processes';
-import { countCallPlaces, type ChaosCallPlaces } from './chaos-fusion';
+import { countCallPlaces, decode, type ChaosCallPlaces } from './chaos-fusion';
 import { CHAOS_EFFECT_KINDS } from './chaos-tools';
 import { LEDGER_SETTINGS, startLedgerServer, type LedgerEvent, type LedgerServer } from './ledger-server';
 
@@ -864,7 +862,7 @@ async function compensationProgress(
   for (const event of history.events ?? []) {
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled) {
-      const input = decodePayload<Partial<ToolActivityInput>>(scheduled.input?.payloads?.[0]);
+      const input = decode<Partial<ToolActivityInput>>(scheduled.input?.payloads?.[0]);
       if (input?.stepId === stepId && input.compensationOf !== undefined) open.add(String(event.eventId));
       continue;
     }
@@ -876,15 +874,6 @@ async function compensationProgress(
     if (end && open.delete(String(end.scheduledEventId))) ended = true;
   }
   return open.size > 0 ? 'scheduled' : ended ? 'ended' : 'not scheduled';
-}
-
-function decodePayload<T>(payload: proto.api.common.v1.IPayload | null | undefined): T | undefined {
-  if (!payload) return undefined;
-  try {
-    return defaultPayloadConverter.fromPayload<T>(payload);
-  } catch {
-    return undefined;
-  }
 }
 
 async function withDeadline(work: Promise<void>, options: ChaosOptions): Promise<void> {
