@@ -11,6 +11,7 @@ import { defineTool, type Tool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 import type { FusedChain, FusedClearance } from '../../src/contract/fused-step';
 import { planChainedTurn } from '../../src/workflows/fused-chain-plan';
+import { FAST_PATH_LIMITS } from '../../src/contract/fast-path';
 import { transcriptChecksum } from '../../src/contract/transcript-checksum';
 import { planFusedCalls } from '../../src/workflows/fused-step-plan';
 import { initialRunUsage } from '../../src/workflows/run-usage';
@@ -32,6 +33,8 @@ interface Seen {
 interface FixtureOptions {
   failFirst?: boolean;
   hang?: boolean;
+  /** Characters of padding in every tool output (a large observation). */
+  padChars?: number;
   /** Offer a chain (chained turns) with these bounds; the clock is the fixture's own. */
   chain?: Partial<FusedChain>;
 }
@@ -45,7 +48,7 @@ function fixture(options: FixtureOptions = {}) {
       name,
       description: `The ${name} tool.`,
       input: z.object({ n: z.number() }),
-      output: z.object({ ok: z.boolean() }),
+      output: z.object({ ok: z.boolean(), pad: z.string().optional() }),
       effect,
       approval: 'never',
       idempotent: false,
@@ -62,7 +65,7 @@ function fixture(options: FixtureOptions = {}) {
       });
       await body?.();
       effects.push(ctx.idempotencyKey);
-      return { ok: true };
+      return options.padChars ? { ok: true, pad: 'x'.repeat(options.padChars) } : { ok: true };
     });
   const tools = [
     tool('pay', 'irreversible'),
@@ -318,6 +321,17 @@ describe('the fused step activity with chained turns', () => {
     const { chained } = await t.run();
     expect(chained?.map((link) => [link.turnNumber, link.executed.length])).toEqual([[2, 0]]);
     expect(t.asked()).toBe(2);
+  });
+
+  test('leaves out a chained turn that would take its result past maxChainResultBytes', async () => {
+    // Each call returns ~12 KB (within the inline output budget): 16 chained turns would be ~200 KB.
+    const t = fixture({ chain: {}, padChars: 12_000 });
+    t.answer(payTurns(16));
+    const result = await t.run();
+    // The result stays within the bound; the workflow asks the turns left out itself.
+    expect(result.chained?.length).toBeGreaterThan(0);
+    expect(result.chained!.length).toBeLessThan(16);
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(FAST_PATH_LIMITS.maxChainResultBytes);
   });
 
   test('chains nothing when the clearance offers no chain', async () => {
