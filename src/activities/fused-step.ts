@@ -89,83 +89,126 @@ export interface FusedStepActivityDeps {
  */
 export function createFusedStepActivities(deps: FusedStepActivityDeps): FusedStepActivities {
   const now = deps.now ?? Date.now;
-  const runCalls = async (turn: ModelTurn, settings: ModelSettings, clearance: FusedClearance) => {
-    const executed: FusedToolCall[] = [];
-    // A plan that cannot be made runs nothing here: the workflow then runs every call itself.
-    let planned: FusedCall[] = [];
-    try {
-      planned = deps.plan(turn, settings, clearance);
-    } catch {
-      planned = [];
-    }
-    for (const call of planned) {
-      // Cancelled (the run is being cancelled): no call starts; the workflow records those that ran.
-      if (Context.current().cancellationSignal.aborted) break;
-      const activity = deps.tools[call.tool];
-      const entry = clearance.tools.find((tool) => tool.entry.name === call.tool)?.entry;
-      if (typeof activity !== 'function' || !entry) break;
-      const result = await runAsToolActivity(entry, call, () =>
-        (activity as (input: ToolActivityInput) => Promise<ToolActivityResult>)(call.input),
-      ).catch(() => undefined);
-      if (!result) break;
-      executed.push({ stepId: call.input.stepId, tool: call.tool, idempotencyKey: call.input.idempotencyKey, result });
-    }
-    return executed;
-  };
   return {
     callModelAndTools: async ({ clearance, ...request }) => {
       const started = now();
       const turn = await deps.callModelOnce(request);
-      const executed = await runCalls(turn, request.settings, clearance);
-      const chain = clearance.chain;
-      if (!chain || !deps.chain) return { turn, executed };
-      const chained: ChainedTurn[] = [];
-      let bytes = jsonByteLength({ turn, executed });
-      let taken: TakenTurn = {
+      const executed = await runPlannedCalls(deps, turn, request.settings, clearance);
+      const first: TakenTurn = {
         turn,
         clearance,
         position: { turn: request.turn, fromIndex: request.fromIndex, messageCount: request.messages.length },
         executed,
       };
-      while (chained.length < chain.maxTurns && now() - started < chain.budgetMs) {
-        if (Context.current().cancellationSignal.aborted) break;
-        let next: NextChainedTurn | undefined;
-        try {
-          next = deps.chain(taken, request.settings);
-        } catch {
-          next = undefined;
-        }
-        if (!next) break;
-        const asked = await deps
-          .callModelOnce({
-            ...request,
-            turn: next.turn,
-            fromIndex: next.fromIndex,
-            messages: next.messages,
-            turnKey: `${chain.turnKeyPrefix}${next.turn + 1}`,
-          })
-          .catch(() => undefined);
-        if (!asked) break;
-        const ran = await runCalls(asked, request.settings, next.clearance);
-        const link: ChainedTurn = {
-          turnNumber: next.turn + 1,
-          checksum: transcriptChecksum(next.fromIndex, next.messages),
-          turn: asked,
-          executed: ran,
-        };
-        bytes += jsonByteLength(link);
-        // Left out, the turn is asked again by the workflow: its record and its calls' keys answer at once.
-        if (bytes > FAST_PATH_LIMITS.maxChainResultBytes) break;
-        chained.push(link);
-        taken = {
-          turn: asked,
-          clearance: next.clearance,
-          position: { turn: next.turn, fromIndex: next.fromIndex, messageCount: next.messages.length },
-          executed: ran,
-        };
-      }
+      const chained = await chainTurns(deps, request, first, () => now() - started);
       return chained.length > 0 ? { turn, executed, chained } : { turn, executed };
     },
+  };
+}
+
+/**
+ * Runs the turn's calls that the plan says the workflow would run as local activities at once, each through its
+ * tool's activity function, until the first that does not succeed; returns those that ran.
+ */
+async function runPlannedCalls(
+  deps: FusedStepActivityDeps,
+  turn: ModelTurn,
+  settings: ModelSettings,
+  clearance: FusedClearance,
+): Promise<FusedToolCall[]> {
+  const executed: FusedToolCall[] = [];
+  // A plan that cannot be made runs nothing here: the workflow then runs every call itself.
+  let planned: FusedCall[] = [];
+  try {
+    planned = deps.plan(turn, settings, clearance);
+  } catch {
+    planned = [];
+  }
+  for (const call of planned) {
+    // Cancelled (the run is being cancelled): no call starts; the workflow records those that ran.
+    if (Context.current().cancellationSignal.aborted) break;
+    const activity = deps.tools[call.tool];
+    const entry = clearance.tools.find((tool) => tool.entry.name === call.tool)?.entry;
+    if (typeof activity !== 'function' || !entry) break;
+    const result = await runAsToolActivity(entry, call, () =>
+      (activity as (input: ToolActivityInput) => Promise<ToolActivityResult>)(call.input),
+    ).catch(() => undefined);
+    if (!result) break;
+    executed.push({ stepId: call.input.stepId, tool: call.tool, idempotencyKey: call.input.idempotencyKey, result });
+  }
+  return executed;
+}
+
+/**
+ * The turns chained after the first (docs/fast-path.md, "Chained turns"): while the planner says the workflow
+ * would ask the next turn locally at once, and within the chain's turns, time budget and result bytes, asks it
+ * and runs its calls. A turn that cannot be asked (a failure) ends the chain; so does a cancellation.
+ */
+async function chainTurns(
+  deps: FusedStepActivityDeps,
+  request: RecordedModelTurnInput,
+  first: TakenTurn,
+  elapsedMs: () => number,
+): Promise<ChainedTurn[]> {
+  const chain = first.clearance.chain;
+  const chained: ChainedTurn[] = [];
+  if (!chain || !deps.chain) return chained;
+  let bytes = jsonByteLength({ turn: first.turn, executed: first.executed });
+  let taken = first;
+  while (chained.length < chain.maxTurns && elapsedMs() < chain.budgetMs) {
+    if (Context.current().cancellationSignal.aborted) break;
+    const next = planNext(deps.chain, taken, request.settings);
+    if (!next) break;
+    const link = await takeChainedTurn(deps, request, chain.turnKeyPrefix, next);
+    if (!link) break;
+    bytes += jsonByteLength(link);
+    // Left out, the turn is asked again by the workflow: its record and its calls' keys answer at once.
+    if (bytes > FAST_PATH_LIMITS.maxChainResultBytes) break;
+    chained.push(link);
+    taken = {
+      turn: link.turn,
+      clearance: next.clearance,
+      position: { turn: next.turn, fromIndex: next.fromIndex, messageCount: next.messages.length },
+      executed: link.executed,
+    };
+  }
+  return chained;
+}
+
+/** The planner's next turn; none when it cannot say (it throws). */
+function planNext(planner: ChainedTurnPlanner, taken: TakenTurn, settings: ModelSettings): NextChainedTurn | undefined {
+  try {
+    return planner(taken, settings);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Asks a chained turn with the messages the workflow would send (recorded under its own turn key) and runs its
+ * planned calls; undefined when the turn cannot be asked.
+ */
+async function takeChainedTurn(
+  deps: FusedStepActivityDeps,
+  request: RecordedModelTurnInput,
+  turnKeyPrefix: string,
+  next: NextChainedTurn,
+): Promise<ChainedTurn | undefined> {
+  const asked = await deps
+    .callModelOnce({
+      ...request,
+      turn: next.turn,
+      fromIndex: next.fromIndex,
+      messages: next.messages,
+      turnKey: `${turnKeyPrefix}${next.turn + 1}`,
+    })
+    .catch(() => undefined);
+  if (!asked) return undefined;
+  return {
+    turnNumber: next.turn + 1,
+    checksum: transcriptChecksum(next.fromIndex, next.messages),
+    turn: asked,
+    executed: await runPlannedCalls(deps, asked, request.settings, next.clearance),
   };
 }
 
