@@ -6,6 +6,7 @@ import {
   FAST_PATH_FUSED_PATCH,
   FAST_PATH_LIMITS,
   FAST_PATH_PATCH,
+  FAST_PATH_PATCHES_FIRST_PATCH,
   type FastPathOptions,
 } from '../contract/fast-path';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
@@ -60,6 +61,14 @@ export function fastPathOf(input: AgentRunInput): FastPath {
 function chainBudgetOf(ms: unknown): number {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return FAST_PATH_LIMITS.chainBudgetMs;
   return Math.min(Math.floor(ms), FAST_PATH_LIMITS.maxChainBudgetMs);
+}
+
+/**
+ * The run's fast path decided before its first local activity (the catalog read), when the run records that
+ * order (`patched('fast-path-patches-first')`); undefined for a history from before it, which decides it after.
+ */
+export function fastPathDecidedFirst(input: AgentRunInput): FastPath | undefined {
+  return fastPathAsked(input) && patched(FAST_PATH_PATCHES_FIRST_PATCH) ? fastPathOf(input) : undefined;
 }
 
 /** Whether the run's input asks for the fast path (`fastPath: true` or its options). */

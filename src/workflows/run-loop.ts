@@ -18,7 +18,7 @@ import { runScope, subAgentScope } from './run-ownership';
 import { RunTranscript } from './run-transcript';
 import { initialRunUsage } from './run-usage';
 import type { StepContext } from './tool-step';
-import { catalogReadLocally, fastPathOf, type FastPath } from './fast-path';
+import { catalogReadLocally, fastPathDecidedFirst, fastPathOf, type FastPath } from './fast-path';
 import type { ChainedTurns } from './fused-step';
 
 interface CatalogActivities {
@@ -102,6 +102,8 @@ export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
   const approvals = createApprovalGate(workflowId, state, input.approval, input.trackApprovalSearchAttribute === true);
   if (!carried) setRunStatus(state, 'running', input);
 
+  // Decided before the first local activity: a patch evaluated just after one may fall into the next task.
+  const decidedFirst = fastPathDecidedFirst(input);
   const catalog = await readCatalog(input);
   // Undo tools are never the model's: they run only as compensations, whatever allowedTools says.
   const visible = new Set(modelVisibleTools(catalog, input.allowedTools).map((entry) => entry.name));
@@ -113,7 +115,7 @@ export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
     input.toolDisclosure,
   );
   if (disclosedOnDemand) state.toolsDisclosedOnDemand = true;
-  const fastPath = fastPathOf(input);
+  const fastPath = decidedFirst ?? fastPathOf(input);
   const step: StepContext = {
     fastPath,
     scope,
