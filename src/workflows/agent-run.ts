@@ -61,7 +61,9 @@ async function playRound(run: RunLoop): Promise<AgentRunResult | undefined> {
   const stop = backgroundAbort(run) ?? turnLimitAbort(run.state.turns, run.limits, run.input);
   if (stop) return await abortRun(run, stop);
   if (continueAsNewDueNow(run)) return await continueRunAsNew(run);
-  const { turn, reading } = await takeTurn(run);
+  // A chained turn and its calls come at once, not as promises (run-turn.ts, run-calls.ts).
+  const taken = takeTurn(run);
+  const { turn, reading, ranAhead } = taken instanceof Promise ? await taken : taken;
   const judged = judgeTurn(turn, reading, {
     input: run.input,
     limits: run.limits,
@@ -81,7 +83,8 @@ async function playRound(run: RunLoop): Promise<AgentRunResult | undefined> {
     case 'answer':
       return await completeRun(run, verdict.answer);
     case 'run-calls': {
-      const abortReason = await runTurnCalls(run, reading.calls);
+      const settled = runTurnCalls(run, reading.calls, ranAhead);
+      const abortReason = settled instanceof Promise ? await settled : settled;
       if (abortReason) return await abortRun(run, failedRun(abortReason));
       // A handoff's child completed: the run ends with its answer (docs/sub-agents.md, "Handoffs").
       const handedOff = run.step.subAgents?.handoffAnswer;

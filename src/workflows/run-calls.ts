@@ -5,7 +5,7 @@ import { describeToolsStep, isDescribeToolsCall } from './describe-tools-step';
 import { failurePolicyVerdict, nextToolErrorStreak } from './failure-policy';
 import type { RunLoop } from './run-loop';
 import { traceToolStep } from './run-tracing';
-import { runToolStep } from './tool-step';
+import { runToolStep, settleRanStep } from './tool-step';
 import { toolMessage } from './step-observation';
 import { boundTurnObservation } from './turn-observations';
 
@@ -59,8 +59,11 @@ async function runInParallel(run: RunLoop, calls: readonly ModelToolCall[]): Pro
 }
 
 /** Runs the calls one after another; the failure policy may stop the turn after any of them. */
-async function runInSequence(run: RunLoop, calls: readonly ModelToolCall[]): Promise<string | undefined> {
-  const turn: TurnObservations = { usedBytes: 0 };
+async function runInSequence(
+  run: RunLoop,
+  calls: readonly ModelToolCall[],
+  turn: TurnObservations = { usedBytes: 0 },
+): Promise<string | undefined> {
   for (const call of calls) {
     const abortReason = settleStep(run, turn, await runStep(run, call));
     if (abortReason) return abortReason;
@@ -69,9 +72,35 @@ async function runInSequence(run: RunLoop, calls: readonly ModelToolCall[]): Pro
 }
 
 /**
- * Runs a turn's calls, one after another or all at once (`parallelToolCalls`); step ids (so idempotency keys
- * and the compensation order) follow the model's order either way. Returns the abort reason, if any.
+ * The calls of a chained turn, which the fused step that asked it ran (fused-step.ts), settled one after another
+ * without a promise, each as `runToolStep` settles such a call; from the first that is not one of those on, the
+ * calls run in sequence as usual. Nothing is scheduled for a call the step ran, so nothing else can come between.
  */
-export function runTurnCalls(run: RunLoop, calls: readonly ModelToolCall[]): Promise<string | undefined> {
-  return run.input.parallelToolCalls ? runInParallel(run, calls) : runInSequence(run, calls);
+function settleRanCalls(run: RunLoop, calls: readonly ModelToolCall[]): string | undefined | Promise<string | undefined> {
+  const turn: TurnObservations = { usedBytes: 0 };
+  for (const [index, call] of calls.entries()) {
+    const record =
+      isDescribeToolsCall(call, run.disclosedOnDemand) || run.background.handles(call)
+        ? undefined
+        : settleRanStep(call, run.step);
+    if (!record) return runInSequence(run, calls.slice(index), turn);
+    const abortReason = settleStep(run, turn, record);
+    if (abortReason) return abortReason;
+  }
+  return undefined;
+}
+
+/**
+ * Runs a turn's calls, one after another or all at once (`parallelToolCalls`); step ids (so idempotency keys
+ * and the compensation order) follow the model's order either way. Returns the abort reason, if any. The calls
+ * of a chained turn (`ranAhead`, untraced) are settled at once when they run in sequence: the result is then a
+ * value, not a promise (each promise in the workflow sandbox costs a stack trace in the SDK's promise hook).
+ */
+export function runTurnCalls(
+  run: RunLoop,
+  calls: readonly ModelToolCall[],
+  ranAhead = false,
+): string | undefined | Promise<string | undefined> {
+  if (run.input.parallelToolCalls) return runInParallel(run, calls);
+  return ranAhead ? settleRanCalls(run, calls) : runInSequence(run, calls);
 }

@@ -59,7 +59,7 @@ const UNTRACED_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
  * the promises and context switches of `startActiveSpan` on every step (each promise in the sandbox costs a
  * stack trace in the SDK's promise hook).
  */
-function tracing(): boolean {
+export function tracing(): boolean {
   const provider = trace.getTracerProvider();
   const delegate = provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider;
   return delegate !== NOOP_TRACER_PROVIDER;

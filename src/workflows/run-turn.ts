@@ -8,7 +8,7 @@ import { callModelLocally } from './fast-path-model-turn';
 import { modelTurnRunsLocally } from './fast-path';
 import { callModelFused, fusedClearance, takeChainedTurn } from './fused-step';
 import type { RunLoop } from './run-loop';
-import { traceModelTurn } from './run-tracing';
+import { traceModelTurn, tracing } from './run-tracing';
 import { addTurnUsage, modelTurnSummary } from './run-usage';
 import { readTurn, turnMessages, type TurnReading } from './turn-reading';
 
@@ -30,18 +30,17 @@ function modelRequest(run: RunLoop, delta: TranscriptDelta): CallModelInput {
 
 /**
  * Asks the model for its next turn, sending only the transcript delta. When the worker's transcript store does
- * not have this run (another machine, a restart), the transcript is sent whole.
+ * not have this run (another machine, a restart), the transcript is sent whole. `opened` says whether the turn
+ * runs locally and holds the turn a fused step already asked, if any ({@link openTurn}).
  */
-async function askModel(run: RunLoop): Promise<ModelTurn> {
+async function askModel(run: RunLoop, opened: OpenedTurn): Promise<ModelTurn> {
   const { input, state, transcript } = run;
   const summary = modelTurnSummary(state.turns + 1, input.model, state.usage, SUMMARY_MAX_LENGTH);
+  // A turn the last fused step already asked and ran (chained turns) is taken as it is: nothing is scheduled.
+  if (opened.chained) return opened.chained;
+  const { local } = opened;
   // On the fast path the turn is a local activity recorded under its key (fast-path-model-turn.ts); a fused
   // step runs the calls it pre-cleared in the same local activity (fused-step.ts).
-  const local = modelTurnRunsLocally(run.fastPath);
-  delete run.step.preExecuted;
-  // A turn the last fused step already asked and ran (chained turns) is taken as it is: nothing is scheduled.
-  const chained = local ? takeChainedTurn(run) : undefined;
-  if (chained) return chained;
   const clearance = local ? fusedClearance(run) : undefined;
   const callModel = clearance
     ? (request: CallModelInput) => callModelFused(run, request, summary, clearance)
@@ -60,16 +59,57 @@ async function askModel(run: RunLoop): Promise<ModelTurn> {
   }
 }
 
+/** Where the next turn comes from: a local or a regular activity, or the last fused step (chained turns). */
+interface OpenedTurn {
+  local: boolean;
+  chained?: ModelTurn;
+}
+
+/**
+ * Opens the next turn: whether it runs locally (counted against the fast path's bound on local calls in a
+ * row), and the turn the last fused step already asked, if it asked this one. The last turn's calls that a
+ * fused step ran are all taken by now.
+ */
+function openTurn(run: RunLoop): OpenedTurn {
+  const local = modelTurnRunsLocally(run.fastPath);
+  delete run.step.preExecuted;
+  const chained = local ? takeChainedTurn(run) : undefined;
+  return chained ? { local, chained } : { local };
+}
+
+/** A turn taken: the turn, how the run reads it, and whether a fused step already ran its calls (chained). */
+export interface TakenTurn {
+  turn: ModelTurn;
+  reading: TurnReading;
+  /** The turn was chained: its calls ran in the fused step that asked it, and are settled at once (run-calls.ts). */
+  ranAhead: boolean;
+}
+
 /**
  * One model turn: asks the model, counts the turn and its usage, and records the assistant's message (and a
  * note of the calls dropped) in the transcript. Returns the turn and how the run reads it.
+ *
+ * A turn the last fused step already asked (chained turns) is taken at once, not as a promise: nothing is
+ * scheduled for it, and each promise in the workflow sandbox costs a stack trace in the SDK's promise hook
+ * (docs/benchmarks.md). Unless the run is traced: then every turn gets its span, as it comes.
  */
-export async function takeTurn(run: RunLoop): Promise<{ turn: ModelTurn; reading: TurnReading }> {
+export function takeTurn(run: RunLoop): TakenTurn | Promise<TakenTurn> {
+  const opened = openTurn(run);
+  if (opened.chained && !tracing()) return recordTurn(run, opened.chained, true);
+  return askAndRecord(run, opened);
+}
+
+async function askAndRecord(run: RunLoop, opened: OpenedTurn): Promise<TakenTurn> {
+  const turn = await traceModelTurn(run.state.turns + 1, () => askModel(run, opened));
+  return recordTurn(run, turn, false);
+}
+
+/** Counts the turn and its usage and puts the assistant's message (and the note) in the transcript. */
+function recordTurn(run: RunLoop, turn: ModelTurn, ranAhead: boolean): TakenTurn {
   const { state, input } = run;
-  const turn = await traceModelTurn(state.turns + 1, () => askModel(run));
   state.turns += 1;
   addTurnUsage(state.usage, state.turns, turn, input.model, input.costTable);
   const reading = readTurn(turn);
   for (const message of turnMessages(reading)) run.transcript.push(message);
-  return { turn, reading };
+  return { turn, reading, ranAhead };
 }

@@ -4,6 +4,7 @@ import type { ModelToolCall } from '../contract/model-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import type { AgentRunState, PendingCompensation, StepRecord } from '../contract/agent-run-types';
 import {
+  opensAtOnce,
   passApprovalGate,
   recordApprovalOutcome,
   runOverride,
@@ -25,7 +26,7 @@ import { stepKey, type RunScope } from './run-ownership';
 import { argumentsTooLarge, compensationArguments, compensationOutput } from './run-budget';
 import { prepareCall, type PreparedCall } from './prepared-call';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
-import { fastPathToolOptions, toolRunsLocally, type FastPath } from './fast-path';
+import { fastPathToolOptions, qualifiesLocally, toolRunsLocally, type FastPath } from './fast-path';
 import { callAgentTool, type SubAgentCalls } from './sub-agent-call';
 import { dryRunActivityType } from '../contract/dry-run-types';
 import { dryRunCall, recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';
@@ -86,6 +87,44 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
   await callTool({ step, entry, prepared, gate, ...registerCompensation(step, entry, prepared, ctx) }, ctx);
   step.endedAt = Date.now();
   if (gate.kind === 'approved') await recordApprovalOutcome(step, ctx.approvals);
+  return step;
+}
+
+/**
+ * A call of a chained turn that the fused step which asked the turn already ran, settled at once as
+ * {@link runToolStep} settles it — the same step, checks, compensation, local-call count and observation —
+ * without a promise. Undefined, with nothing changed, when `runToolStep` would do anything else with the call
+ * (ask for approval, schedule it, start a child, answer it dry): it then runs the call.
+ */
+export function settleRanStep(call: ModelToolCall, ctx: StepContext): StepRecord | undefined {
+  const name = typeof call?.name === 'string' ? call.name : String(call?.name);
+  const entry = ctx.visible.has(name) ? ctx.catalog.get(name) : undefined;
+  const ran = ctx.preExecuted?.get(ctx.state.stepCount + 1);
+  if (
+    ctx.dryRun ||
+    !entry ||
+    entry.agent ||
+    ran?.tool !== name ||
+    !opensAtOnce(entry, ctx.approvals.policy) ||
+    !qualifiesLocally(ctx.fastPath, entry, false)
+  ) {
+    return undefined;
+  }
+  const { step, prepared } = openStep(call, ctx);
+  const refusal = refusalBeforeApproval(entry, prepared, ctx);
+  if (refusal) return refuse(step, refusal);
+  const running: RunningCall = {
+    step,
+    entry,
+    prepared,
+    gate: { kind: 'open' },
+    ...registerCompensation(step, entry, prepared, ctx),
+  };
+  markRunning(step);
+  // Counted as callTool counts it: the call ran as a local activity of this workflow task.
+  toolRunsLocally(ctx.fastPath, entry, false);
+  settleSuccess(running, takePreExecuted(ctx, step.stepId, name)!, ctx);
+  step.endedAt = Date.now();
   return step;
 }
 
@@ -179,8 +218,7 @@ interface RunningCall extends OwedCompensation {
 /** Runs the call as the activity named after its tool and settles its step; only cancellation escapes. */
 async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
   const { step, entry, prepared, gate } = call;
-  step.status = 'running';
-  step.startedAt = Date.now();
+  markRunning(step);
   try {
     const input: ToolActivityInput = {
       arguments: prepared.raw,
@@ -217,6 +255,11 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
   } catch (error) {
     settleFailure(call, error, ctx);
   }
+}
+
+function markRunning(step: StepRecord): void {
+  step.status = 'running';
+  step.startedAt = Date.now();
 }
 
 /**
