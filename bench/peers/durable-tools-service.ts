@@ -40,6 +40,11 @@ export interface DurableToolsServiceConfig {
   workflowTaskTimeout?: string;
   /** The SQLite key store's group commit (default on; false: a commit per write). */
   groupCommit?: boolean;
+  /**
+   * Temporal's eager workflow start (`startAgentRun`'s `eagerStart`: the client on the worker's connection, the
+   * first workflow task handed back in the start's answer). Default on; false: the first task waits for a poll.
+   */
+  eagerStart?: boolean;
 }
 
 /** Ledger key the slow model of {@link DurableToolsServiceConfig.modelTurnMs} records at the start of a turn. */
@@ -115,8 +120,10 @@ async function main(): Promise<void> {
     ...(config.groupCommit === false ? { groupCommit: false } : {}),
   });
   const nativeConnection = await NativeConnection.connect({ address: config.address });
-  const connection = await Connection.connect({ address: config.address });
-  const client = new Client({ connection, namespace: config.namespace });
+  const eager = config.eagerStart !== false;
+  // Eager start needs the client on the worker's own connection (startAgentRun's eagerStart).
+  const connection = eager ? undefined : await Connection.connect({ address: config.address });
+  const client = new Client({ connection: connection ?? nativeConnection, namespace: config.namespace });
   const { worker } = await createWorker({
     tools: [ledgerStepTool(ledgerUrl)],
     connection: nativeConnection,
@@ -140,6 +147,7 @@ async function main(): Promise<void> {
       const handle = await client.workflow.start(AGENT_RUN_WORKFLOW, {
         taskQueue: config.taskQueue,
         workflowId: runId,
+        ...(eager ? { requestEagerStart: true } : {}),
         ...(config.workflowTaskTimeout ? { workflowTaskTimeout: config.workflowTaskTimeout as Duration } : {}),
         args: [ledgerRunInput(runId, steps, config.runInput, config.modelTurnMs ? 'slow' : 'scripted')],
       });
@@ -152,7 +160,7 @@ async function main(): Promise<void> {
     async close() {
       worker.shutdown();
       await running;
-      await connection.close();
+      await connection?.close();
       await nativeConnection.close();
       await store.close();
     },

@@ -37,7 +37,7 @@ import { ServiceKilledError, startService, type ServiceProcess } from './service
 
 /** Sizes of a full run and of `--quick`. */
 export const PEERS_BENCH = {
-  full: { rounds: 3, latencyRuns: 2, concurrency: 20, crashRuns: 20, killAt: [30, 90, 150] },
+  full: { rounds: 3, latencyRuns: 5, concurrency: 20, crashRuns: 20, killAt: [30, 90, 150] },
   quick: { rounds: 1, latencyRuns: 1, concurrency: 4, crashRuns: 4, killAt: [12] },
   steps: 10,
 } as const;
@@ -271,6 +271,7 @@ async function main(): Promise<void> {
     const unfused = 'durable-tools fast path unfused';
     const unchained = 'durable-tools fast path unchained';
     const ungrouped = 'durable-tools fast path without group commit';
+    const polled = 'durable-tools fast path without eager start';
     const named: Array<[string, () => Promise<PeerSystem>]> = [
       ['durable-tools', () => durableToolsSystem(ctx)],
       [
@@ -284,18 +285,22 @@ async function main(): Promise<void> {
         () =>
           durableToolsSystem(ctx, { name: ungrouped, runInput: { fastPath: true }, service: { groupCommit: false } }),
       ],
+      [
+        polled,
+        () => durableToolsSystem(ctx, { name: polled, runInput: { fastPath: true }, service: { eagerStart: false } }),
+      ],
       ['restate', () => restateSystem(ctx, false)],
       ['restate (wal fsync off)', () => restateSystem(ctx, true)],
       ['dbos', () => dbosSystem(ctx, false)],
       ['dbos (synchronous_commit off)', () => dbosSystem(ctx, true)],
     ];
     // PEERS_ONLY="durable-tools fast path,restate": only the systems named (comma-separated). Default: all but
-    // the engine's ablations (unchained, unfused, without group commit), which say what each part of the fast path
+    // the engine's ablations (unchained, unfused, without group commit, without eager start), which say what each part of the fast path
     // brings when named.
     const only = process.env.PEERS_ONLY?.split(',')
       .map((name) => name.trim())
       .filter(Boolean);
-    const ablations = new Set([unchained, unfused, ungrouped]);
+    const ablations = new Set([unchained, unfused, ungrouped, polled]);
     const makers = named
       .filter(([name]) => (only ? only.includes(name) : !ablations.has(name)))
       .map(([, make]) => make);

@@ -7,7 +7,9 @@ export type AgentRunStartErrorCode =
   /** `workflowIdReusePolicy` is not one an agent run accepts (`REJECT_DUPLICATE`, `ALLOW_DUPLICATE_FAILED_ONLY`). */
   | 'INVALID_ID_REUSE_POLICY'
   /** `workflowId` and its deprecated old name `runId` are both given, with different values. */
-  | 'CONFLICTING_WORKFLOW_ID';
+  | 'CONFLICTING_WORKFLOW_ID'
+  /** `eagerStart` with a client that is not over a worker's `NativeConnection`. */
+  | 'EAGER_START_UNSUPPORTED';
 
 /** `startAgentRun` could neither start the run nor return an existing agent run with that id. */
 export class AgentRunStartError extends DurableToolsError<AgentRunStartErrorCode> {

@@ -76,7 +76,10 @@ async function runInSequence(
  * without a promise, each as `runToolStep` settles such a call; from the first that is not one of those on, the
  * calls run in sequence as usual. Nothing is scheduled for a call the step ran, so nothing else can come between.
  */
-function settleRanCalls(run: RunLoop, calls: readonly ModelToolCall[]): string | undefined | Promise<string | undefined> {
+function settleRanCalls(
+  run: RunLoop,
+  calls: readonly ModelToolCall[],
+): string | undefined | Promise<string | undefined> {
   const turn: TurnObservations = { usedBytes: 0 };
   for (const [index, call] of calls.entries()) {
     const record =
