@@ -7,7 +7,7 @@ import { continueAsNewDue } from './run-carry-over';
 import { turnLimitAbort } from './run-limits';
 import { successObservation, toolMessage } from './step-observation';
 import { boundTurnObservation } from './turn-observations';
-import { readTurn, turnMessages } from './turn-reading';
+import { readTurn, toolNameOf, turnMessages } from './turn-reading';
 
 /*
  * Chained turns of the fast path (docs/fast-path.md, "Chained turns"): after a fused step's turn ran all its
@@ -87,7 +87,7 @@ function chainedMessages(taken: TakenTurn): TranscriptMessage[] | undefined {
   for (const [index, call] of reading.calls.entries()) {
     const done = executed[index];
     const stepId = clearance.firstStepId + index;
-    const name = typeof call?.name === 'string' ? call.name : String(call?.name);
+    const name = toolNameOf(call);
     const entry = clearance.tools.find((tool) => tool.entry.name === name)?.entry;
     if (!done || !entry || done.stepId !== stepId || done.tool !== name) return undefined;
     const observation = successObservation(done.result, prepareCall(call?.arguments, entry).secrets);

@@ -4,7 +4,7 @@ import type { ModelSettings, ModelTurn } from '../contract/model-types';
 import { prepareCall } from './prepared-call';
 import { argumentsTooLarge } from './run-budget';
 import { addTurnUsage } from './run-usage';
-import { readTurn, type TurnReading } from './turn-reading';
+import { readTurn, toolNameOf, type TurnReading } from './turn-reading';
 import { judgeTurn } from './turn-verdict';
 
 /*
@@ -33,7 +33,7 @@ export const planFusedCalls: FusedCallPlanner = (
   for (const [index, call] of reading.calls.entries()) {
     const key = clearance.keys[index];
     if (key === undefined) break;
-    const name = typeof call?.name === 'string' ? call.name : String(call?.name);
+    const name = toolNameOf(call);
     const cleared = clearance.tools.find((tool) => tool.entry.name === name);
     if (!cleared) break;
     const prepared = prepareCall(call?.arguments, cleared.entry);

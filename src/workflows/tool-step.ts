@@ -33,6 +33,7 @@ import { dryRunCall, recordUsedUp, takeRecordedAnswer, type DryRunRecord } from 
 import type { FusedToolCall } from '../contract/fused-step';
 import { takePreExecuted } from './fused-step';
 import { successObservation } from './step-observation';
+import { toolNameOf } from './turn-reading';
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -97,7 +98,7 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
  * (ask for approval, schedule it, start a child, answer it dry): it then runs the call.
  */
 export function settleRanStep(call: ModelToolCall, ctx: StepContext): StepRecord | undefined {
-  const name = typeof call?.name === 'string' ? call.name : String(call?.name);
+  const name = toolNameOf(call);
   const entry = ctx.visible.has(name) ? ctx.catalog.get(name) : undefined;
   const ran = ctx.preExecuted?.get(ctx.state.stepCount + 1);
   if (
@@ -139,7 +140,7 @@ function openStep(
   const { state } = ctx;
   state.stepCount += 1;
   const stepId = state.stepCount;
-  const name = typeof call?.name === 'string' ? call.name : String(call?.name);
+  const name = toolNameOf(call);
   const entry = ctx.visible.has(name) ? ctx.catalog.get(name) : undefined;
   // Fields the schema marks sensitive: never in the step's record, its summary or what the model reads back.
   const prepared = prepareCall(call?.arguments, entry);

@@ -37,3 +37,8 @@ export function turnMessages(reading: TurnReading): TranscriptMessage[] {
   }
   return messages;
 }
+
+/** The tool a call of the model names, as text (the model may send anything as the name). */
+export function toolNameOf(call: ModelToolCall): string {
+  return typeof call?.name === 'string' ? call.name : String(call?.name);
+}
