@@ -25,6 +25,7 @@ import { createPayloadReaper } from '../stores/transcripts/payload-reaper';
 import { modelProvidersFromEnv } from '../model/configured-model-providers';
 import { createMcpHost, withMcpTools, type McpHost } from '../mcp/client/mcp-host';
 import type { McpServersConfigInput } from '../mcp/client/mcp-config';
+import { EngineWorker } from './engine-worker';
 import { tunedWorkerOptions, type DeadlockTimeoutOption } from './worker-tuning';
 import { cachedWorkflowBundle } from './workflow-bundle-cache';
 import { withoutTaskTokenInActivityLogs } from '../telemetry/private-logs';
@@ -190,7 +191,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   });
   const dataConverter = encryptedDataConverter(encryption, options.workerOptions?.dataConverter);
   const workflowCode = await workflowCodeOption(options, interceptors?.workflowModules, dataConverter);
-  const worker = await Worker.create({
+  const worker = await EngineWorker.create({
     ...tunedWorkerOptions(),
     ...options.workerOptions,
     ...telemetryOptions,
