@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { z } from 'zod';
-import { AGENT_RUN_WORKFLOW } from '../../src/client/agent-run-client';
+import { startAgentRun } from '../../src/client/agent-run-client';
 import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
 import type { ModelProvider } from '../../src/contract/model-types';
 import { scriptedModel, type ScriptedModelSettings } from '../../src/model/scripted-model';
@@ -36,7 +36,7 @@ export interface DurableToolsServiceConfig {
    * bench can kill the worker during the turn), then takes this long before the scripted answer.
    */
   modelTurnMs?: number;
-  /** The runs' workflow task timeout (`startAgentRun`'s `workflowTaskTimeout`; default Temporal's 10 s). */
+  /** The runs' workflow task timeout (`startAgentRun`'s `workflowTaskTimeout`; default startAgentRun's). */
   workflowTaskTimeout?: string;
   /** The SQLite key store's group commit (default on; false: a commit per write). */
   groupCommit?: boolean;
@@ -144,13 +144,17 @@ async function main(): Promise<void> {
   };
   serveParent({
     async run(runId, started) {
-      const handle = await client.workflow.start(AGENT_RUN_WORKFLOW, {
-        taskQueue: config.taskQueue,
-        workflowId: runId,
-        ...(eager ? { requestEagerStart: true } : {}),
-        ...(config.workflowTaskTimeout ? { workflowTaskTimeout: config.workflowTaskTimeout as Duration } : {}),
-        args: [ledgerRunInput(runId, steps, config.runInput, config.modelTurnMs ? 'slow' : 'scripted')],
-      });
+      // As an application starts them: startAgentRun's defaults (a fast-path run's workflow task timeout).
+      const handle = await startAgentRun(
+        client,
+        ledgerRunInput(runId, steps, config.runInput, config.modelTurnMs ? 'slow' : 'scripted'),
+        {
+          taskQueue: config.taskQueue,
+          workflowId: runId,
+          ...(eager ? { eagerStart: true } : {}),
+          ...(config.workflowTaskTimeout ? { workflowTaskTimeout: config.workflowTaskTimeout as Duration } : {}),
+        },
+      );
       started();
       check(runId, (await handle.result()) as AgentRunResult);
     },

@@ -19,6 +19,7 @@ import { PayloadBudgetError } from './payload-budget-error';
 import { getRunStateQuery } from '../contract/agent-run-messages';
 import type { AgentRunInput, AgentRunResult, AgentRunState } from '../contract/agent-run-types';
 import { isFailedRunStatus } from '../contract/run-outcome-statuses';
+import { FAST_PATH_LIMITS, fastPathAsked } from '../contract/fast-path';
 import { encryptedDataConverter } from '../encryption/encryption-codec';
 import { resolveEncryptionKeys, type EncryptionKeyring } from '../encryption/encryption-keys';
 import { withLiveProgress } from '../long-calls/live-progress';
@@ -99,14 +100,14 @@ export interface StartAgentRunOptions {
   /** Whether the id of a closed run that did not complete may start a new run (default `REJECT_DUPLICATE`). */
   workflowIdReusePolicy?: AgentRunIdReusePolicy;
   /**
-   * Start-to-close timeout of the run's workflow tasks (default: Temporal's 10 s; at most 120 s). It is also how
-   * long a step of a fast-path run (`fastPath`: local activities inside one workflow task) waits after its
-   * worker died before another worker runs it again: the server only notices the death when this timeout
-   * passes. A shorter one (e.g. `'4s'`) makes that wait shorter; the price: a workflow task that cannot finish
-   * within it (a replay of a long history on a starved worker) times out and is retried, each retry starting
-   * again, so keep it well above the replay time of a whole run's history on a loaded worker
-   * (docs/operations.md, "Recovery after a crash"). Continue-as-new keeps it. Local activities are not bounded
-   * by it: the SDK completes the task at 80% of it and goes on in a new one.
+   * Start-to-close timeout of the run's workflow tasks (at most 120 s). Default: 4 s for a run that asks for
+   * the fast path (`FAST_PATH_LIMITS.workflowTaskTimeoutMs`), Temporal's 10 s for any other. It is how long a
+   * step of a fast-path run (local activities inside one workflow task) waits after its worker died before
+   * another worker runs it again: the server only notices the death when this timeout passes. The price of a
+   * short one: a workflow task that cannot finish within it (a replay of a long history on a starved worker)
+   * times out and is retried; from the fourth attempt on the server lengthens the timeout (by 5 s, 10 s, 20 s...)
+   * until it fits (docs/operations.md, "Recovery after a crash"). Continue-as-new keeps it. Local activities are
+   * not bounded by it: the SDK completes the task at 80% of it and goes on in a new one.
    */
   workflowTaskTimeout?: Duration;
   /**
@@ -186,7 +187,9 @@ export async function startAgentRun(
     );
   }
   const workflowId = workflowIdOf(options) ?? `agent-run-${randomUUID()}`;
-  const track = await ensureStatusSearchAttribute(client, clientAddress(client));
+  // A run whose input opts out of the status is not given one at start either: it would say running for ever.
+  const track =
+    (await ensureStatusSearchAttribute(client, clientAddress(client))) && input.trackStatusSearchAttribute !== false;
   const trackApprovals = await ensureApprovalSearchAttribute(client, clientAddress(client));
   let handle: Awaited<ReturnType<typeof client.workflow.start>>;
   try {
@@ -195,7 +198,7 @@ export async function startAgentRun(
       workflowId,
       workflowIdReusePolicy: reusePolicy,
       workflowIdConflictPolicy: 'FAIL',
-      ...(options.workflowTaskTimeout !== undefined ? { workflowTaskTimeout: options.workflowTaskTimeout } : {}),
+      ...workflowTaskTimeoutOf(input, options),
       ...(options.eagerStart === true ? { requestEagerStart: true } : {}),
       args: [
         {
@@ -216,6 +219,15 @@ export async function startAgentRun(
     throw error;
   }
   return { ...handle, started: true };
+}
+
+/** The run's workflow task timeout: the caller's, else the fast path's default, else none (Temporal's). */
+function workflowTaskTimeoutOf(
+  input: AgentRunInput,
+  options: StartAgentRunOptions,
+): { workflowTaskTimeout?: Duration } {
+  if (options.workflowTaskTimeout !== undefined) return { workflowTaskTimeout: options.workflowTaskTimeout };
+  return fastPathAsked(input.fastPath) ? { workflowTaskTimeout: FAST_PATH_LIMITS.workflowTaskTimeoutMs } : {};
 }
 
 /** Whether the client's connection can start a workflow eagerly (a worker's `NativeConnection`). */

@@ -74,7 +74,21 @@ export const FAST_PATH_LIMITS = {
    * calls' results): the result is a marker in history, far below Temporal's payload limit.
    */
   maxChainResultBytes: 128 * 1024,
+  /**
+   * The workflow task timeout `startAgentRun` gives a run that asks for the fast path when its caller gives none
+   * (Temporal's default: 10 s). A fast-path step runs inside a workflow task, which has no heartbeat: after its
+   * worker dies the server hands the task to another worker only when this timeout passes (docs/fast-path.md,
+   * "Recovery"). Local activities are not bounded by it (the SDK completes the task at 80% of it and goes on in
+   * a new one); a task that cannot finish within it (a replay on a starved worker) is retried, and from its
+   * fourth attempt on the server adds 5 s, 10 s, 20 s... (up to 10 min) to its timeout, so it ends up fitting.
+   */
+  workflowTaskTimeoutMs: 4_000,
 } as const;
+
+/** Whether a run input's `fastPath` asks for the fast path (`true` or its options). */
+export function fastPathAsked(setting: FastPathSetting | undefined): boolean {
+  return setting === true || (typeof setting === 'object' && setting !== null);
+}
 
 /** The `patched()` id under which a run takes the fast path: histories from before it replay unchanged. */
 export const FAST_PATH_PATCH = 'fast-path';

@@ -7,6 +7,7 @@ import {
   FAST_PATH_LIMITS,
   FAST_PATH_PATCH,
   FAST_PATH_PATCHES_FIRST_PATCH,
+  fastPathAsked,
   type FastPathOptions,
 } from '../contract/fast-path';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
@@ -39,7 +40,7 @@ export function fastPathOf(input: AgentRunInput): FastPath {
   const setting = input.fastPath;
   const options: FastPathOptions = typeof setting === 'object' && setting !== null ? setting : {};
   const max = options.maxLocalCallsPerTask;
-  const on = fastPathAsked(input) && patched(FAST_PATH_PATCH);
+  const on = fastPathAsked(input.fastPath) && patched(FAST_PATH_PATCH);
   const modelTurns = options.modelTurns !== false;
   // Recorded only by runs that could fuse: a run without local turns issues the same commands as before.
   const fused = on && modelTurns && options.fusedSteps !== false && patched(FAST_PATH_FUSED_PATCH);
@@ -68,13 +69,7 @@ function chainBudgetOf(ms: unknown): number {
  * order (`patched('fast-path-patches-first')`); undefined for a history from before it, which decides it after.
  */
 export function fastPathDecidedFirst(input: AgentRunInput): FastPath | undefined {
-  return fastPathAsked(input) && patched(FAST_PATH_PATCHES_FIRST_PATCH) ? fastPathOf(input) : undefined;
-}
-
-/** Whether the run's input asks for the fast path (`fastPath: true` or its options). */
-export function fastPathAsked(input: AgentRunInput): boolean {
-  const setting = input.fastPath;
-  return setting === true || (typeof setting === 'object' && setting !== null);
+  return fastPathAsked(input.fastPath) && patched(FAST_PATH_PATCHES_FIRST_PATCH) ? fastPathOf(input) : undefined;
 }
 
 /**
@@ -82,7 +77,7 @@ export function fastPathAsked(input: AgentRunInput): boolean {
  * `patched('fast-path-local-catalog')` (fast-path histories from before it replay their regular activity).
  */
 export function catalogReadLocally(input: AgentRunInput): boolean {
-  return fastPathAsked(input) && patched(FAST_PATH_CATALOG_PATCH);
+  return fastPathAsked(input.fastPath) && patched(FAST_PATH_CATALOG_PATCH);
 }
 
 /**

@@ -8,6 +8,7 @@ import { Worker } from '@temporalio/worker';
 import { startAgentRun, waitForAgentRun, type AgentRunHandle } from '../../src/client/agent-run-client';
 import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
 import type { ModelProvider, TranscriptMessage } from '../../src/contract/model-types';
+import { FAST_PATH_LIMITS } from '../../src/contract/fast-path';
 import { scriptedModel } from '../../src/model/scripted-model';
 import { callTurn, runToEnd, scriptedRun } from '../support/agent-runs';
 import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
@@ -167,7 +168,7 @@ describe('a worker SIGKILLed in the middle of a workflow task of local activitie
   });
 });
 
-describe('a fast-path run started with a 4 s workflowTaskTimeout whose worker dies after it continued as new', () => {
+describe("a fast-path run started without a workflowTaskTimeout (the fast path's 4 s) whose worker dies after it continued as new", () => {
   const taskQueue = uniqueTaskQueue('fast-path-task-timeout');
   const keysPath = () => join(workDir, 'task-timeout-keys.sqlite');
   let handle: AgentRunHandle;
@@ -186,7 +187,7 @@ describe('a fast-path run started with a 4 s workflowTaskTimeout whose worker di
         fastPath: true,
         continueAsNewAfterSteps: 1,
       },
-      { taskQueue, workflowTaskTimeout: '4s' },
+      { taskQueue },
     );
     expect(await killed.exit).toBe('SIGKILL');
     result = await finishOnASecondWorker(taskQueue, keysPath(), handle);
@@ -202,7 +203,7 @@ describe('a fast-path run started with a 4 s workflowTaskTimeout whose worker di
       .filter((seconds) => seconds !== undefined && seconds !== null)
       .map(Number);
 
-  test('schedules its workflow tasks with that timeout, in the generation after the continue-as-new too', () => {
+  test('schedules its workflow tasks with the 4 s timeout, in the generation after the continue-as-new too', () => {
     expect(firstGeneration.some((e) => e.workflowExecutionContinuedAsNewEventAttributes)).toBe(true);
     expect(lastGeneration).not.toBe(firstGeneration);
     expect(new Set(taskTimeoutsOf(firstGeneration))).toEqual(new Set([4]));
@@ -497,5 +498,39 @@ describe('a fast-path run with chained turns', () => {
     await expect(
       Worker.runReplayHistory({ workflowBundle: { codePath: testServer().bundlePath } }, history),
     ).resolves.toBeUndefined();
+  });
+});
+
+describe('the workflow task timeout a run starts with', () => {
+  const taskQueue = uniqueTaskQueue('fast-path-task-timeout-default'); // no worker polls it
+  const input = { goal: 'Nothing', model: { provider: 'scripted', script: [], finalText: 'Done.' } } as const;
+
+  /** The run's workflow task timeout in seconds, read from the server; the run is terminated after. */
+  async function taskTimeoutSecondsOf(handle: AgentRunHandle): Promise<number> {
+    try {
+      const { raw } = await handle.describe();
+      return Number(raw.executionConfig?.defaultWorkflowTaskTimeout?.seconds);
+    } finally {
+      await handle.terminate('test over');
+    }
+  }
+
+  test("is the fast path's 4 s for a run that asks for the fast path", async () => {
+    const handle = await startAgentRun(temporal.client, { ...input, fastPath: { chainedTurns: false } }, { taskQueue });
+    expect(await taskTimeoutSecondsOf(handle)).toBe(FAST_PATH_LIMITS.workflowTaskTimeoutMs / 1000);
+  });
+
+  test("is Temporal's 10 s for a run on regular activities", async () => {
+    const handle = await startAgentRun(temporal.client, { ...input, fastPath: false }, { taskQueue });
+    expect(await taskTimeoutSecondsOf(handle)).toBe(10);
+  });
+
+  test("is the caller's when startAgentRun is given one, fast path or not", async () => {
+    const handle = await startAgentRun(
+      temporal.client,
+      { ...input, fastPath: true },
+      { taskQueue, workflowTaskTimeout: '7s' },
+    );
+    expect(await taskTimeoutSecondsOf(handle)).toBe(7);
   });
 });

@@ -7,7 +7,8 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { randomUUID } from 'node:crypto';
 import { SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes';
 import { ensureStatusSearchAttribute, registerStatusAttributeCommand } from '../../src/client/status-search-attribute';
-import { testServer } from '../support/temporal-test-env';
+import { startAgentRun } from '../../src/client/agent-run-client';
+import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 const NAME = SEARCH_ATTRIBUTES.runStatus.name;
@@ -57,4 +58,22 @@ test('on a remote server a missing DurableRunStatus gives one loud warning with 
   expect(warnings[0]).toContain(`*** durable-tools: the ${NAME} search attribute is missing on ${remote}`);
   expect(warnings[0]).toContain(registerStatusAttributeCommand(remote, namespace));
   expect(await registered(namespace)).toBe(false);
+});
+
+test('a run started with trackStatusSearchAttribute false carries no DurableRunStatus, where the server has it', async () => {
+  const client = new Client({ connection, namespace: testServer().namespace });
+  await expect(ensureStatusSearchAttribute(client, testServer().address)).resolves.toBe(true);
+  const input = { goal: 'Nothing', model: { provider: 'scripted', script: [], finalText: 'Done.' } } as const;
+  const taskQueue = uniqueTaskQueue('untracked-status'); // no worker polls it: the run stays as it started
+
+  const untracked = await startAgentRun(client, { ...input, trackStatusSearchAttribute: false }, { taskQueue });
+  const tracked = await startAgentRun(client, input, { taskQueue });
+
+  try {
+    expect((await untracked.describe()).typedSearchAttributes.get(SEARCH_ATTRIBUTES.runStatus)).toBeUndefined();
+    expect((await tracked.describe()).typedSearchAttributes.get(SEARCH_ATTRIBUTES.runStatus)).toBe('running');
+  } finally {
+    await untracked.terminate('test over');
+    await tracked.terminate('test over');
+  }
 });
