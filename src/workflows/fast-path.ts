@@ -1,6 +1,7 @@
 import { patched, type LocalActivityOptions } from '@temporalio/workflow';
 import type { AgentRunInput } from '../contract/agent-run-types';
 import {
+  ENGINE_2026_12_PATCH,
   FAST_PATH_CATALOG_PATCH,
   FAST_PATH_CHAIN_PATCH,
   FAST_PATH_FUSED_PATCH,
@@ -36,19 +37,19 @@ export interface FastPath {
  * The fast path of a run that asked for it (`fastPath`), recorded with `patched('fast-path')` so a history
  * from before it replays its regular activities. A run that did not ask records nothing.
  */
-export function fastPathOf(input: AgentRunInput): FastPath {
+export function fastPathOf(input: AgentRunInput, current = false): FastPath {
   const setting = input.fastPath;
   const options: FastPathOptions = typeof setting === 'object' && setting !== null ? setting : {};
   const max = options.maxLocalCallsPerTask;
-  const on = fastPathAsked(input.fastPath) && patched(FAST_PATH_PATCH);
+  const on = fastPathAsked(input.fastPath) && (current || patched(FAST_PATH_PATCH));
   const modelTurns = options.modelTurns !== false;
   // Recorded only by runs that could fuse: a run without local turns issues the same commands as before.
-  const fused = on && modelTurns && options.fusedSteps !== false && patched(FAST_PATH_FUSED_PATCH);
+  const fused = on && modelTurns && options.fusedSteps !== false && (current || patched(FAST_PATH_FUSED_PATCH));
   return {
     on,
     modelTurns,
     fused,
-    chained: fused && options.chainedTurns !== false && patched(FAST_PATH_CHAIN_PATCH),
+    chained: fused && options.chainedTurns !== false && (current || patched(FAST_PATH_CHAIN_PATCH)),
     chainBudgetMs: chainBudgetOf(options.chainBudgetMs),
     maxLocalCallsPerTask:
       typeof max === 'number' && Number.isFinite(max) && max >= 1
@@ -68,16 +69,28 @@ function chainBudgetOf(ms: unknown): number {
  * The run's fast path decided before its first local activity (the catalog read), when the run records that
  * order (`patched('fast-path-patches-first')`); undefined for a history from before it, which decides it after.
  */
-export function fastPathDecidedFirst(input: AgentRunInput): FastPath | undefined {
-  return fastPathAsked(input.fastPath) && patched(FAST_PATH_PATCHES_FIRST_PATCH) ? fastPathOf(input) : undefined;
+export function fastPathDecidedFirst(input: AgentRunInput, current: boolean): FastPath | undefined {
+  if (!fastPathAsked(input.fastPath)) return undefined;
+  return current || patched(FAST_PATH_PATCHES_FIRST_PATCH) ? fastPathOf(input, current) : undefined;
+}
+
+/**
+ * Whether this generation takes the engine's behaviour as of `ENGINE_2026_12_PATCH` without recording its
+ * earlier patches one by one. Evaluated first, and only by a generation that would evaluate one of them: one
+ * that asks for the fast path, or the first generation of a run that is not a sub-agent (run-scoped keys). False
+ * for a history from before it.
+ */
+export function currentEngine(input: AgentRunInput): boolean {
+  const evaluatesPatches = fastPathAsked(input.fastPath) || (!input.carriedOver && !input.subAgent);
+  return evaluatesPatches && patched(ENGINE_2026_12_PATCH);
 }
 
 /**
  * Whether this generation reads the tool catalog with a local activity: on the fast path, recorded with
  * `patched('fast-path-local-catalog')` (fast-path histories from before it replay their regular activity).
  */
-export function catalogReadLocally(input: AgentRunInput): boolean {
-  return fastPathAsked(input.fastPath) && patched(FAST_PATH_CATALOG_PATCH);
+export function catalogReadLocally(input: AgentRunInput, current: boolean): boolean {
+  return fastPathAsked(input.fastPath) && (current || patched(FAST_PATH_CATALOG_PATCH));
 }
 
 /**

@@ -18,7 +18,7 @@ import { runScope, subAgentScope } from './run-ownership';
 import { RunTranscript } from './run-transcript';
 import { initialRunUsage } from './run-usage';
 import type { StepContext } from './tool-step';
-import { catalogReadLocally, fastPathDecidedFirst, fastPathOf, type FastPath } from './fast-path';
+import { catalogReadLocally, currentEngine, fastPathDecidedFirst, fastPathOf, type FastPath } from './fast-path';
 import type { ChainedTurns } from './fused-step';
 
 interface CatalogActivities {
@@ -35,8 +35,8 @@ const { describeTools: describeToolsLocally } = proxyLocalActivities<CatalogActi
  * The worker's tool catalog, recorded in history: a regular activity, or on the fast path a local one (a
  * marker; no server round trip). Either way every worker of the task queue has the same tools.
  */
-function readCatalog(input: AgentRunInput): Promise<ToolCatalogEntry[]> {
-  return catalogReadLocally(input) ? describeToolsLocally() : describeTools();
+function readCatalog(input: AgentRunInput, current: boolean): Promise<ToolCatalogEntry[]> {
+  return catalogReadLocally(input, current) ? describeToolsLocally() : describeTools();
 }
 
 /**
@@ -95,16 +95,18 @@ function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
 export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
   const { workflowId, firstExecutionRunId } = workflowInfo();
   const carried = input.carriedOver;
+  // One patch for the engine's earlier ones, before anything else (fast-path.ts).
+  const current = currentEngine(input);
   // Keys, compensations and claim checks belong to this run, not to its workflow id (run-ownership.ts).
-  const scope = input.subAgent ? subAgentScope(input.subAgent.callKey) : runScope(carried);
+  const scope = input.subAgent ? subAgentScope(input.subAgent.callKey) : runScope(carried, current);
   const state = initialState(input, scope.keyPrefix);
   setHandler(getRunStateQuery, () => boundedRunView(state));
   const approvals = createApprovalGate(workflowId, state, input.approval, input.trackApprovalSearchAttribute === true);
   if (!carried) setRunStatus(state, 'running', input);
 
   // Decided before the first local activity: a patch evaluated just after one may fall into the next task.
-  const decidedFirst = fastPathDecidedFirst(input);
-  const catalog = await readCatalog(input);
+  const decidedFirst = fastPathDecidedFirst(input, current);
+  const catalog = await readCatalog(input, current);
   // Undo tools are never the model's: they run only as compensations, whatever allowedTools says.
   const visible = new Set(modelVisibleTools(catalog, input.allowedTools).map((entry) => entry.name));
   state.policyWarnings = checkEffectTiers(catalog, visible, input.approval);

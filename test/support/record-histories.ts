@@ -320,6 +320,23 @@ SCENARIOS['fast-path-compensation'] = {
   input: { ...SCENARIOS.compensation!.input, fastPath: true },
 };
 
+// One patch for the engine's earlier ones (`patched('durable-tools/engine-2026-12')`, src/contract/fast-path.ts):
+// a chained fast-path run that continues as new after its second turn's calls (each generation records the one
+// patch), and a run on regular activities that continues as new twice (only its first generation records it).
+SCENARIOS['engine-2026-12-fast-path'] = {
+  expected: 'completed',
+  generations: 2,
+  input: {
+    fastPath: true,
+    continueAsNewAfterSteps: 2,
+    model: {
+      provider: 'scripted',
+      script: [READ_ORDER, CHARGE_AND_CHECK, READ_ORDER, { text: 'Charged and checked.', final: true }],
+    },
+  },
+};
+SCENARIOS['engine-2026-12-continue-as-new'] = SCENARIOS['continue-as-new']!;
+
 /** Starts a scenario's run (a fork scenario: after running its source). */
 async function startScenario(
   client: Client,

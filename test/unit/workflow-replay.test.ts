@@ -37,9 +37,16 @@ const REPLAY = {
     'fast-path-fused',
     'fast-path-chained',
     'fast-path-compensation',
+    'engine-2026-12-fast-path',
+    'engine-2026-12-continue-as-new',
   ],
   /** Scenarios whose tool calls all ran as local activities: their keys are in markers, not scheduled activities. */
-  localCallsOnly: ['fast-path', 'fast-path-fused', 'fast-path-chained'] as readonly string[],
+  localCallsOnly: [
+    'fast-path',
+    'fast-path-fused',
+    'fast-path-chained',
+    'engine-2026-12-fast-path',
+  ] as readonly string[],
   /** Scenarios recorded by code older than run-scoped keys (`${workflowId}/${stepId}`). */
   keyedByWorkflowId: ['success', 'retries', 'compensation', 'continue-as-new'] as readonly string[],
 } as const;
