@@ -92,7 +92,6 @@ export function createFusedStepActivities(deps: FusedStepActivityDeps): FusedSte
   return {
     callModelAndTools: async ({ clearance, ...request }) => {
       const started = now();
-      (globalThis as any).__mark?.('fused start');
       const turn = await deps.callModelOnce(request);
       const executed = await runPlannedCalls(deps, turn, request.settings, clearance);
       const first: TakenTurn = {
@@ -102,7 +101,6 @@ export function createFusedStepActivities(deps: FusedStepActivityDeps): FusedSte
         executed,
       };
       const chained = await chainTurns(deps, request, first, () => now() - started);
-      (globalThis as any).__mark?.('fused end');
       return chained.length > 0 ? { turn, executed, chained } : { turn, executed };
     },
   };

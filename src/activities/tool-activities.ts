@@ -160,7 +160,6 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
   installRequestLeaseGuard();
   const activities: ToolActivities = {
     describeTools: async (names?: readonly string[]) => {
-      (globalThis as any).__mark?.('describeTools');
       await deps.registry.refresh?.();
       return deps.registry.catalog(names);
     },
