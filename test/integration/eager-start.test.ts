@@ -2,9 +2,8 @@ import { Client, Connection } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { AgentRunStartError } from '../../src/client/agent-run-start-error';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
-import { addContract } from '../support/test-tools';
+import { ADD_TWO_NUMBERS_RUN, addContract } from '../support/test-tools';
 
 /**
  * `startAgentRun(client, input, { eagerStart: true })`: Temporal's eager workflow start, for a client over the
@@ -15,15 +14,7 @@ import { addContract } from '../support/test-tools';
 const taskQueue = uniqueTaskQueue('eager-start');
 const add = addContract.implement(async ({ a, b }) => ({ sum: a + b }));
 const temporal = useTestTemporal({ worker: (temporal) => createTestWorker(temporal, { tools: [add], taskQueue }) });
-const input: AgentRunInput = {
-  goal: 'Add two numbers',
-  model: {
-    provider: 'scripted',
-    script: [{ toolCalls: [{ name: 'add', arguments: { a: 2, b: 3 } }] }],
-    finalText: 'The sum is 5.',
-  },
-  fastPath: true,
-};
+const input = ADD_TWO_NUMBERS_RUN;
 
 /** A client over the worker's own connection: the only kind that can start a run eagerly. */
 function clientOverWorkerConnection(): Client {

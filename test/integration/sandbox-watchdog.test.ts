@@ -1,9 +1,8 @@
 import vm from 'node:vm';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import type { CreateWorkerOptions } from '../../src/runtime/create-worker';
 import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
-import { addContract } from '../support/test-tools';
+import { ADD_TWO_NUMBERS_RUN, addContract } from '../support/test-tools';
 
 /**
  * The workflow sandbox of a worker from `createWorker` runs without Node's vm watchdog while the deadlock
@@ -13,15 +12,7 @@ import { addContract } from '../support/test-tools';
 
 const temporal = useTestTemporal();
 const add = addContract.implement(async ({ a, b }) => ({ sum: a + b }));
-const input: AgentRunInput = {
-  goal: 'Add two numbers',
-  model: {
-    provider: 'scripted',
-    script: [{ toolCalls: [{ name: 'add', arguments: { a: 2, b: 3 } }] }],
-    finalText: 'The sum is 5.',
-  },
-  fastPath: true,
-};
+const input = ADD_TWO_NUMBERS_RUN;
 
 /**
  * The timeouts of the entries into a workflow sandbox while a run completes on a worker with these options (the

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type Tool } from '../../src/tools/define-tool';
+import type { AgentRunInput } from '../../src/contract/agent-run-types';
 
 /** One call that reached an implementation. */
 export interface RecordedCall {
@@ -18,6 +19,17 @@ export const addContract = defineTool({
   effect: 'read-only',
   idempotent: true,
 });
+
+/** A fast-path run whose one turn calls `add` with 2 and 3, then answers "The sum is 5.". */
+export const ADD_TWO_NUMBERS_RUN: AgentRunInput = {
+  goal: 'Add two numbers',
+  model: {
+    provider: 'scripted',
+    script: [{ toolCalls: [{ name: 'add', arguments: { a: 2, b: 3 } }] }],
+    finalText: 'The sum is 5.',
+  },
+  fastPath: true,
+};
 
 /** `create_order` (compensable, undone by `cancel_order`): `{ item: string, quantity: int }` → `{ orderId }`. */
 export const createOrderContract = defineTool({
