@@ -1,4 +1,5 @@
 import vm from 'node:vm';
+import { globalHandlers } from '@temporalio/worker/lib/workflow/vm-shared';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { CreateWorkerOptions } from '../../src/runtime/create-worker';
 import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
@@ -11,6 +12,10 @@ import { ADD_TWO_NUMBERS_RUN, addContract } from '../support/test-tools';
  */
 
 const temporal = useTestTemporal();
+
+// debugMode installs the SDK's promise hook and stack-trace handler in this process, for good ("insignificant in
+// debug mode"); this jest worker goes on to run other test files, so they are taken out again.
+afterAll(() => globalHandlers.uninstall());
 const add = addContract.implement(async ({ a, b }) => ({ sum: a + b }));
 const input = ADD_TWO_NUMBERS_RUN;
 
