@@ -47,8 +47,8 @@ export const FAST_PATH_LIMITS = {
   /**
    * The longest attempt timeout of a tool that runs locally: the default tool timeout
    * (`DEFAULT_TOOL_TIMEOUT_MS`). A local activity needs no heartbeat to be found dead (its worker's workflow
-   * task times out, 10 s by default), but it holds a workflow task slot and is repeated whole after a crash:
-   * a tool that declares longer attempts (or a long call) stays a regular activity.
+   * task times out: {@link FAST_PATH_LIMITS.workflowTaskTimeoutMs}), but it holds a workflow task slot and is
+   * repeated whole after a crash: a tool that declares longer attempts (or a long call) stays a regular activity.
    */
   maxToolTimeoutMs: DEFAULT_TOOL_TIMEOUT_MS,
   /** Default of {@link FastPathOptions.maxLocalCallsPerTask}. */
