@@ -4,7 +4,8 @@
  * prints for the last runs (after warm-up) the client's marks (start returned, result), each activity's start and
  * end (local ones too, from an activity interceptor) and the events of the run's history, all in ms from the
  * start call (the dev server runs on this machine: one clock). Options: `--runs N` (default 8, the first half
- * warm-up), `--steps N` (default 10), `--regular` (regular activities instead of the fast path).
+ * warm-up), `--steps N` (default 10), `--regular` (regular activities instead of the fast path). The last line:
+ * the median of each point (first activity, last activity's end, last task completed, result) over those runs.
  */
 import { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
@@ -74,6 +75,44 @@ function markingInterceptor(marks: Marks): ActivityInterceptorsFactory {
   });
 }
 
+/** Where a run's time went: ms from the start call to each point (see {@link phasesOf}). */
+interface Phases {
+  startReturned: number;
+  firstActivity: number;
+  lastActivityEnded: number;
+  lastTaskCompleted: number;
+  result: number;
+}
+
+/** The points of {@link Phases} in a run's sorted lines (NaN when a run lacks one). */
+function phasesOf(lines: ReadonlyArray<{ at: number; what: string }>): Phases {
+  const first = (test: (what: string) => boolean) => lines.find((line) => test(line.what))?.at ?? NaN;
+  const last = (test: (what: string) => boolean) => [...lines].reverse().find((line) => test(line.what))?.at ?? NaN;
+  return {
+    startReturned: first((what) => what === 'start call returned'),
+    firstActivity: first((what) => what.endsWith(' started')),
+    lastActivityEnded: last((what) => what.endsWith(' ended')),
+    lastTaskCompleted: last((what) => what === 'history: workflowTaskCompleted'),
+    result: first((what) => what === 'result'),
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** One line: the median of each point over the runs measured. */
+function phaseSummary(runs: readonly Phases[]): string {
+  const at = (key: keyof Phases) => median(runs.map((run) => run[key])).toFixed(1);
+  return (
+    `median of ${runs.length} runs, ms from the start call: start call returned ${at('startReturned')}, first ` +
+    `activity started ${at('firstActivity')}, last activity ended ${at('lastActivityEnded')}, last workflow task ` +
+    `completed ${at('lastTaskCompleted')}, result ${at('result')}`
+  );
+}
+
 function eventMs(event: temporal.api.history.v1.IHistoryEvent): number {
   return Number(event.eventTime?.seconds ?? 0) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
 }
@@ -106,6 +145,7 @@ async function main(options: TimelineOptions): Promise<void> {
     idempotencyStore: store,
     workerOptions: { interceptors: { activity: [markingInterceptor(marks)] } },
   });
+  const measured: Phases[] = [];
   try {
     await worker.runUntil(async () => {
       for (let i = 0; i < options.runs; i += 1) {
@@ -129,8 +169,10 @@ async function main(options: TimelineOptions): Promise<void> {
           `run ${i + 1} (${options.regular ? 'regular' : 'fast path'}, ${options.steps} steps): ${ended.toFixed(1)} ms`,
         );
         for (const line of lines) console.log(`  ${line.at.toFixed(1).padStart(7)}  ${line.what}`);
+        measured.push(phasesOf(lines));
       }
     });
+    console.log(phaseSummary(measured));
   } finally {
     await connection.close();
     await store.close();
