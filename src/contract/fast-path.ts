@@ -119,12 +119,3 @@ export const FAST_PATH_CHAIN_PATCH = 'fast-path-chained';
  * there (test/fixtures/known-issues). Histories from before it replay in their recorded order.
  */
 export const FAST_PATH_PATCHES_FIRST_PATCH = 'fast-path-patches-first';
-
-/**
- * The one `patched()` id a run started since 2026-12-04 records in place of the engine's earlier patches
- * (`durable-tools/run-scoped-keys`, `fast-path-patches-first`, `fast-path`, `fast-path-local-catalog`,
- * `fast-path-fused`, `fast-path-chained`), which it implies: each patch is a marker and an upsert of Temporal's
- * `TemporalChangeVersion` search attribute in history (two events, a visibility update), six of each per fast-path
- * run before it. Evaluated first in a generation; a history without it replays the earlier patches as recorded.
- */
-export const ENGINE_2026_12_PATCH = 'durable-tools/engine-2026-12';

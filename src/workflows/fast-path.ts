@@ -1,7 +1,6 @@
-import { patched, type LocalActivityOptions } from '@temporalio/workflow';
+import type { LocalActivityOptions } from '@temporalio/workflow';
 import type { AgentRunInput } from '../contract/agent-run-types';
 import {
-  ENGINE_2026_12_PATCH,
   FAST_PATH_CATALOG_PATCH,
   FAST_PATH_CHAIN_PATCH,
   FAST_PATH_FUSED_PATCH,
@@ -12,6 +11,7 @@ import {
   type FastPathOptions,
 } from '../contract/fast-path';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import { patchedBefore } from './engine-patches';
 import { localToolOptions, type SummaryMarks } from './tool-call-options';
 
 /**
@@ -41,15 +41,15 @@ export function fastPathOf(input: AgentRunInput, current = false): FastPath {
   const setting = input.fastPath;
   const options: FastPathOptions = typeof setting === 'object' && setting !== null ? setting : {};
   const max = options.maxLocalCallsPerTask;
-  const on = fastPathAsked(input.fastPath) && (current || patched(FAST_PATH_PATCH));
+  const on = fastPathAsked(input.fastPath) && patchedBefore(current, FAST_PATH_PATCH);
   const modelTurns = options.modelTurns !== false;
   // Recorded only by runs that could fuse: a run without local turns issues the same commands as before.
-  const fused = on && modelTurns && options.fusedSteps !== false && (current || patched(FAST_PATH_FUSED_PATCH));
+  const fused = on && modelTurns && options.fusedSteps !== false && patchedBefore(current, FAST_PATH_FUSED_PATCH);
   return {
     on,
     modelTurns,
     fused,
-    chained: fused && options.chainedTurns !== false && (current || patched(FAST_PATH_CHAIN_PATCH)),
+    chained: fused && options.chainedTurns !== false && patchedBefore(current, FAST_PATH_CHAIN_PATCH),
     chainBudgetMs: chainBudgetOf(options.chainBudgetMs),
     maxLocalCallsPerTask:
       typeof max === 'number' && Number.isFinite(max) && max >= 1
@@ -71,18 +71,7 @@ function chainBudgetOf(ms: unknown): number {
  */
 export function fastPathDecidedFirst(input: AgentRunInput, current: boolean): FastPath | undefined {
   if (!fastPathAsked(input.fastPath)) return undefined;
-  return current || patched(FAST_PATH_PATCHES_FIRST_PATCH) ? fastPathOf(input, current) : undefined;
-}
-
-/**
- * Whether this generation takes the engine's behaviour as of `ENGINE_2026_12_PATCH` without recording its
- * earlier patches one by one. Evaluated first, and only by a generation that would evaluate one of them: one
- * that asks for the fast path, or the first generation of a run that is not a sub-agent (run-scoped keys). False
- * for a history from before it.
- */
-export function currentEngine(input: AgentRunInput): boolean {
-  const evaluatesPatches = fastPathAsked(input.fastPath) || (!input.carriedOver && !input.subAgent);
-  return evaluatesPatches && patched(ENGINE_2026_12_PATCH);
+  return patchedBefore(current, FAST_PATH_PATCHES_FIRST_PATCH) ? fastPathOf(input, current) : undefined;
 }
 
 /**
@@ -90,7 +79,7 @@ export function currentEngine(input: AgentRunInput): boolean {
  * `patched('fast-path-local-catalog')` (fast-path histories from before it replay their regular activity).
  */
 export function catalogReadLocally(input: AgentRunInput, current: boolean): boolean {
-  return fastPathAsked(input.fastPath) && (current || patched(FAST_PATH_CATALOG_PATCH));
+  return fastPathAsked(input.fastPath) && patchedBefore(current, FAST_PATH_CATALOG_PATCH);
 }
 
 /**

@@ -18,7 +18,8 @@ import { runScope, subAgentScope } from './run-ownership';
 import { RunTranscript } from './run-transcript';
 import { initialRunUsage } from './run-usage';
 import type { StepContext } from './tool-step';
-import { catalogReadLocally, currentEngine, fastPathDecidedFirst, fastPathOf, type FastPath } from './fast-path';
+import { catalogReadLocally, fastPathDecidedFirst, fastPathOf, type FastPath } from './fast-path';
+import { currentEngine } from './engine-patches';
 import type { ChainedTurns } from './fused-step';
 
 interface CatalogActivities {
@@ -95,7 +96,7 @@ function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
 export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
   const { workflowId, firstExecutionRunId } = workflowInfo();
   const carried = input.carriedOver;
-  // One patch for the engine's earlier ones, before anything else (fast-path.ts).
+  // One patch for the engine's earlier ones, before anything else (engine-patches.ts).
   const current = currentEngine(input);
   // Keys, compensations and claim checks belong to this run, not to its workflow id (run-ownership.ts).
   const scope = input.subAgent ? subAgentScope(input.subAgent.callKey) : runScope(carried, current);

@@ -1,4 +1,5 @@
-import { patched, workflowInfo } from '@temporalio/workflow';
+import { workflowInfo } from '@temporalio/workflow';
+import { patchedBefore } from './engine-patches';
 
 /**
  * The `patched()` id under which a run's keys carry its first execution's run id. Runs started before it keep
@@ -23,12 +24,12 @@ export interface RunScope {
 
 /**
  * The scope of this run. A new run takes run-scoped keys (recorded with `patched()`, or implied by the engine's
- * one patch, `current`: see `ENGINE_2026_12_PATCH`); a generation after continue-as-new keeps what its first
+ * one patch, `current`: see engine-patches.ts); a generation after continue-as-new keeps what its first
  * generation took (`runScopedKeys` of the carry-over), so a run never mixes owners of its claim checks.
  */
 export function runScope(carried?: { runScopedKeys?: boolean }, current = false): RunScope {
   const { workflowId, firstExecutionRunId } = workflowInfo();
-  const scoped = carried ? carried.runScopedKeys === true : current || patched(RUN_SCOPED_KEYS_PATCH);
+  const scoped = carried ? carried.runScopedKeys === true : patchedBefore(current, RUN_SCOPED_KEYS_PATCH);
   if (!scoped) return { keyPrefix: workflowId };
   const runKey = `${workflowId}/${firstExecutionRunId}`;
   return { keyPrefix: runKey, runKey };
