@@ -29,12 +29,12 @@ export const DEFAULT_TOOL_BUDGET: Readonly<ToolBudget> = Object.freeze({
   maxArgumentBytes: PAYLOAD_LIMITS.toolArgumentBytes,
 });
 
-const CEILINGS: Readonly<ToolBudget> = {
+const CEILINGS: Readonly<ToolBudget> = Object.freeze({
   maxOutputBytes: PAYLOAD_LIMITS.maxToolOutputBytes,
   maxOutputTokens: PAYLOAD_LIMITS.maxToolOutputBytes,
   previewChars: PAYLOAD_LIMITS.previewChars * 4,
   maxArgumentBytes: PAYLOAD_LIMITS.maxToolArgumentBytes,
-};
+});
 
 /**
  * Resolves a tool's budget: defaults for what it leaves out, every value a positive integer no higher than

@@ -28,6 +28,7 @@ import type { McpServersConfigInput } from '../mcp/client/mcp-config';
 import { EngineWorker } from './engine-worker';
 import { tunedWorkerOptions, type DeadlockTimeoutOption } from './worker-tuning';
 import { cachedWorkflowBundle } from './workflow-bundle-cache';
+import { sharedWorkflowModulePaths } from './shared-workflow-modules';
 import { withoutTaskTokenInActivityLogs } from '../telemetry/private-logs';
 import { installPrivateRuntimeIfNone } from '../telemetry/private-runtime';
 import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
@@ -249,18 +250,16 @@ async function workflowCodeOption(
   options: CreateWorkerOptions,
   workflowModules: readonly string[] | undefined,
   dataConverter: WorkerOptions['dataConverter'],
-): Promise<Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>> {
+): Promise<Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'>> {
   if (options.workflowBundle) return { workflowBundle: options.workflowBundle };
   const workflowsPath = require.resolve('../workflows');
-  if (
-    options.workflowBundleCache === false ||
-    options.workerOptions?.bundlerOptions ||
-    options.workerOptions?.plugins
-  ) {
-    return { workflowsPath };
-  }
+  // The engine's pure modules are shared by every run (shared-workflow-modules.ts), unless the caller bundles.
+  if (options.workerOptions?.bundlerOptions || options.workerOptions?.plugins) return { workflowsPath };
+  const preloadModules = sharedWorkflowModulePaths();
+  if (options.workflowBundleCache === false) return { workflowsPath, bundlerOptions: { preloadModules } };
   const workflowBundle = await cachedWorkflowBundle({
     workflowsPath,
+    preloadModules,
     ...(workflowModules?.length ? { workflowInterceptorModules: workflowModules } : {}),
     ...(dataConverter?.payloadConverterPath ? { payloadConverterPath: dataConverter.payloadConverterPath } : {}),
     ...(dataConverter?.failureConverterPath ? { failureConverterPath: dataConverter.failureConverterPath } : {}),

@@ -6,6 +6,7 @@ import { encryptedDataConverter } from '../encryption/encryption-codec';
 import { encryptionKeysFromEnv, resolveEncryptionKeys, type EncryptionKeyring } from '../encryption/encryption-keys';
 import { installPrivateRuntimeIfNone } from '../telemetry/private-runtime';
 import { replayOutcome, type ReplayEvent } from './replay-outcome';
+import { sharedWorkflowModulePaths } from './shared-workflow-modules';
 
 /** Runs a visibility query selects at most this many by default. */
 export const DEFAULT_REPLAY_LIMIT = 100;
@@ -111,7 +112,13 @@ export async function replayAgentRuns(client: Client, options: ReplayAgentRunsOp
     installPrivateRuntimeIfNone();
     const replayed = Worker.runReplayHistories(
       {
-        workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
+        // The engine's own workflows replay as its workers run them: their pure modules shared by every run.
+        ...(options.workflowsPath
+          ? { workflowsPath: options.workflowsPath }
+          : {
+              workflowsPath: require.resolve('../workflows'),
+              bundlerOptions: { preloadModules: sharedWorkflowModulePaths() },
+            }),
         replayName: 'durable-tools-replay',
         ...(encryption ? { dataConverter: encryptedDataConverter(encryption)! } : {}),
       },

@@ -12,6 +12,8 @@ export interface WorkflowBundleCacheOptions {
   workflowInterceptorModules?: readonly string[];
   payloadConverterPath?: string;
   failureConverterPath?: string;
+  /** Modules every run of the worker shares (`preloadModules`; the engine's: shared-workflow-modules.ts). */
+  preloadModules?: readonly string[];
   /** Directory of the cached bundles (default {@link workflowBundleCacheDir}). */
   cacheDir?: string;
 }
@@ -30,7 +32,7 @@ const SOURCE_FILE = /\.(ts|js|cjs|mjs|json)$/;
 /**
  * The cache key of a bundle: a SHA-256 of every source file of the package the workflows module lives in
  * (its `src` or `dist` directory, all files, so any module the workflows import is covered), the interceptor
- * and converter modules, the versions of the Temporal SDK packages that build and run it, and the state of the
+ * and converter modules, the modules shared by every run, the versions of the Temporal SDK packages that build and run it, and the state of the
  * installed packages (`node_modules/.package-lock.json`, rewritten by every install).
  */
 export function workflowBundleKey(options: WorkflowBundleCacheOptions): string {
@@ -53,6 +55,7 @@ export function workflowBundleKey(options: WorkflowBundleCacheOptions): string {
     const resolved = safeResolve(path);
     if (resolved) add('module-source', readFileSync(resolved));
   }
+  for (const path of options.preloadModules ?? []) add('preload', path);
   for (const pkg of ['@temporalio/workflow', '@temporalio/worker', '@temporalio/common']) {
     const manifest = safeResolve(`${pkg}/package.json`);
     add(pkg, manifest ? String((JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version) : 'none');
@@ -85,6 +88,7 @@ export async function cachedWorkflowBundle(options: WorkflowBundleCacheOptions):
       : {}),
     ...(options.payloadConverterPath ? { payloadConverterPath: options.payloadConverterPath } : {}),
     ...(options.failureConverterPath ? { failureConverterPath: options.failureConverterPath } : {}),
+    ...(options.preloadModules?.length ? { preloadModules: [...options.preloadModules] } : {}),
     logger: SILENT_BUNDLER_LOGGER,
   });
   mkdirSync(dir, { recursive: true, mode: 0o700 });

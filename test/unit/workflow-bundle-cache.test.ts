@@ -33,6 +33,12 @@ test('other workflow interceptor modules give a new key', () => {
   );
 });
 
+test('other modules shared by every run give a new key', () => {
+  const { root, workflowsPath } = fakePackage();
+  const shared = join(root, 'src', 'contract', 'limits.ts');
+  expect(workflowBundleKey({ workflowsPath, preloadModules: [shared] })).not.toBe(workflowBundleKey({ workflowsPath }));
+});
+
 test('a bundle cached under the key is used as it is, without bundling again', async () => {
   const { workflowsPath } = fakePackage();
   const cacheDir = mkdtempSync(join(tmpdir(), 'bundle-cache-dir-'));

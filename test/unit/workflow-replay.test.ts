@@ -17,6 +17,7 @@ import { DefaultLogger, Runtime, Worker, type InjectedSinks, type ReplayResult }
 import type { WorkflowInfo } from '@temporalio/workflow';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sharedWorkflowModulePaths } from '../../src/runtime/shared-workflow-modules';
 import type { ReplayProbeSinks } from '../support/replay-activity-interceptor';
 
 /** Where the fixtures are and how a file name maps to its workflow id (see the recorder). */
@@ -145,6 +146,8 @@ describe('recorded agent-run histories', () => {
     const replay = Worker.runReplayHistories(
       {
         workflowsPath: require.resolve('../../src/workflows'),
+        // As the engine's workers run them: the pure modules shared by every replayed run.
+        bundlerOptions: { preloadModules: sharedWorkflowModulePaths() },
         replayName: 'workflow-replay-test',
         interceptors: { workflowModules: [require.resolve('../support/replay-activity-interceptor')] },
         sinks,
