@@ -18,7 +18,7 @@ import { createWorker } from '../src/runtime/create-worker';
 import type { AgentRunResult } from '../src/contract/agent-run-types';
 import { agentBenchRun, AGENT_BENCH_TOOLS } from './agent-bench-tools';
 import { LoadSampler, machineLine, median } from './bench-report';
-import { sharedWorkflowModulePaths } from '../src/runtime/shared-workflow-modules';
+import { engineBundleOptions } from '../src/runtime/engine-bundle-options';
 
 const BENCH = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
@@ -87,7 +87,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'durable-tools-bench-agent-'));
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../src/workflows'),
-    preloadModules: sharedWorkflowModulePaths(),
+    ...engineBundleOptions(),
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
   });
   const targets = [await startTarget('tuned', code, dir), await startTarget('default', code, dir)];

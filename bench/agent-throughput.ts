@@ -20,7 +20,7 @@ import { benchTemporal } from './bench-temporal';
 import { LoadSampler, machineLine, median } from './bench-report';
 import { startChildWorker, type ChildWorker } from './child-worker';
 import { THROUGHPUT_WORKER_ENV } from './throughput-worker';
-import { sharedWorkflowModulePaths } from '../src/runtime/shared-workflow-modules';
+import { engineBundleOptions } from '../src/runtime/engine-bundle-options';
 
 const BENCH = {
   runs: Number(process.env.BENCH_RUNS ?? 200),
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   const tables = { keys: `bench_tp_keys_${suffix}`, transcripts: `bench_tp_transcripts_${suffix}` };
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../src/workflows'),
-    preloadModules: sharedWorkflowModulePaths(),
+    ...engineBundleOptions(),
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
   });
   const bundlePath = join(dir, 'workflow-bundle.js');

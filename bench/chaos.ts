@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectionSettingsFromEnv } from '../src/client/connection-settings';
 import { startDevServer } from '../src/dev-server/dev-server';
-import { sharedWorkflowModulePaths } from '../src/runtime/shared-workflow-modules';
+import { engineBundleOptions } from '../src/runtime/engine-bundle-options';
 import {
   CHAOS_PAUSE_MOMENTS,
   formatChaosSummary,
@@ -122,7 +122,7 @@ async function main(): Promise<number> {
     console.log(`chaos: ${JSON.stringify(options)}; worker logs and stores in ${workDir}`);
     const { code } = await bundleWorkflowCode({
       workflowsPath: require.resolve('../src/workflows'),
-      preloadModules: sharedWorkflowModulePaths(),
+      ...engineBundleOptions(),
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
     });
     const bundlePath = join(workDir, 'workflow-bundle.js');

@@ -22,7 +22,7 @@ import { createWorker } from '../src/runtime/create-worker';
 import { SqliteIdempotencyStore } from '../src/stores/idempotency/sqlite-idempotency-store';
 import { agentBenchRun, AGENT_BENCH_TOOLS } from './agent-bench-tools';
 import { machineLine } from './bench-report';
-import { sharedWorkflowModulePaths } from '../src/runtime/shared-workflow-modules';
+import { engineBundleOptions } from '../src/runtime/engine-bundle-options';
 
 const BENCH = {
   steps: Number(process.env.BENCH_STEPS ?? 400),
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const store = new SqliteIdempotencyStore({ path: join(dir, 'keys.sqlite'), synchronous: BENCH.synchronous });
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../src/workflows'),
-    preloadModules: sharedWorkflowModulePaths(),
+    ...engineBundleOptions(),
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
   });
   const { worker } = await createWorker({

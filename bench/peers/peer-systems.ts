@@ -15,7 +15,7 @@ import type { DurableToolsServiceConfig } from './durable-tools-service';
 import type { DbosServiceConfig } from './dbos-service';
 import type { RestateServiceConfig } from './restate-service';
 import type { ServiceProcess, ServiceSpec } from './service-process';
-import { sharedWorkflowModulePaths } from '../../src/runtime/shared-workflow-modules';
+import { engineBundleOptions } from '../../src/runtime/engine-bundle-options';
 
 /** Which column of the last line a system belongs to. */
 export type PeerFamily = 'durable-tools' | 'restate' | 'dbos';
@@ -85,7 +85,7 @@ export async function durableToolsSystem(
   const bundlePath = join(ctx.dir, `${slug}-workflow-bundle.js`);
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../../src/workflows'),
-    preloadModules: sharedWorkflowModulePaths(),
+    ...engineBundleOptions(),
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
   });
   writeFileSync(bundlePath, code);

@@ -20,7 +20,7 @@ import { createWorker } from '../../src/runtime/create-worker';
 import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
 import { ledgerRunInput, ledgerStepTool } from './durable-tools-service';
 import { startPeerLedger } from './peer-ledger';
-import { sharedWorkflowModulePaths } from '../../src/runtime/shared-workflow-modules';
+import { engineBundleOptions } from '../../src/runtime/engine-bundle-options';
 
 /** Options from the command line. */
 interface TimelineOptions {
@@ -132,7 +132,7 @@ async function main(options: TimelineOptions): Promise<void> {
   const store = new SqliteIdempotencyStore({ path: join(dir, 'keys.sqlite') });
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../../src/workflows'),
-    preloadModules: sharedWorkflowModulePaths(),
+    ...engineBundleOptions(),
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
   });
   writeFileSync(join(dir, 'workflow-bundle.js'), code);

@@ -28,7 +28,7 @@ import type { McpServersConfigInput } from '../mcp/client/mcp-config';
 import { EngineWorker } from './engine-worker';
 import { tunedWorkerOptions, type DeadlockTimeoutOption } from './worker-tuning';
 import { cachedWorkflowBundle } from './workflow-bundle-cache';
-import { sharedWorkflowModulePaths } from './shared-workflow-modules';
+import { engineBundleOptions } from './engine-bundle-options';
 import { withoutTaskTokenInActivityLogs } from '../telemetry/private-logs';
 import { installPrivateRuntimeIfNone } from '../telemetry/private-runtime';
 import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
@@ -253,13 +253,13 @@ async function workflowCodeOption(
 ): Promise<Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'>> {
   if (options.workflowBundle) return { workflowBundle: options.workflowBundle };
   const workflowsPath = require.resolve('../workflows');
-  // The engine's pure modules are shared by every run (shared-workflow-modules.ts), unless the caller bundles.
+  // The engine's bundle options (engine-bundle-options.ts), unless the caller bundles.
   if (options.workerOptions?.bundlerOptions || options.workerOptions?.plugins) return { workflowsPath };
-  const preloadModules = sharedWorkflowModulePaths();
-  if (options.workflowBundleCache === false) return { workflowsPath, bundlerOptions: { preloadModules } };
+  const engine = engineBundleOptions();
+  if (options.workflowBundleCache === false) return { workflowsPath, bundlerOptions: engine };
   const workflowBundle = await cachedWorkflowBundle({
     workflowsPath,
-    preloadModules,
+    ...engine,
     ...(workflowModules?.length ? { workflowInterceptorModules: workflowModules } : {}),
     ...(dataConverter?.payloadConverterPath ? { payloadConverterPath: dataConverter.payloadConverterPath } : {}),
     ...(dataConverter?.failureConverterPath ? { failureConverterPath: dataConverter.failureConverterPath } : {}),

@@ -6,7 +6,7 @@ import { encryptedDataConverter } from '../encryption/encryption-codec';
 import { encryptionKeysFromEnv, resolveEncryptionKeys, type EncryptionKeyring } from '../encryption/encryption-keys';
 import { installPrivateRuntimeIfNone } from '../telemetry/private-runtime';
 import { replayOutcome, type ReplayEvent } from './replay-outcome';
-import { sharedWorkflowModulePaths } from './shared-workflow-modules';
+import { engineBundleOptions } from './engine-bundle-options';
 
 /** Runs a visibility query selects at most this many by default. */
 export const DEFAULT_REPLAY_LIMIT = 100;
@@ -112,12 +112,12 @@ export async function replayAgentRuns(client: Client, options: ReplayAgentRunsOp
     installPrivateRuntimeIfNone();
     const replayed = Worker.runReplayHistories(
       {
-        // The engine's own workflows replay as its workers run them: their pure modules shared by every run.
+        // The engine's own workflows replay as its workers run them (engine-bundle-options.ts).
         ...(options.workflowsPath
           ? { workflowsPath: options.workflowsPath }
           : {
               workflowsPath: require.resolve('../workflows'),
-              bundlerOptions: { preloadModules: sharedWorkflowModulePaths() },
+              bundlerOptions: engineBundleOptions(),
             }),
         replayName: 'durable-tools-replay',
         ...(encryption ? { dataConverter: encryptedDataConverter(encryption)! } : {}),

@@ -1,4 +1,4 @@
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, type BundleOptions } from '@temporalio/worker';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -14,6 +14,8 @@ export interface WorkflowBundleCacheOptions {
   failureConverterPath?: string;
   /** Modules every run of the worker shares (`preloadModules`; the engine's: shared-workflow-modules.ts). */
   preloadModules?: readonly string[];
+  /** Changes webpack's configuration (the engine's: sandbox-globals.ts); its source is part of the key. */
+  webpackConfigHook?: BundleOptions['webpackConfigHook'];
   /** Directory of the cached bundles (default {@link workflowBundleCacheDir}). */
   cacheDir?: string;
 }
@@ -32,7 +34,7 @@ const SOURCE_FILE = /\.(ts|js|cjs|mjs|json)$/;
 /**
  * The cache key of a bundle: a SHA-256 of every source file of the package the workflows module lives in
  * (its `src` or `dist` directory, all files, so any module the workflows import is covered), the interceptor
- * and converter modules, the modules shared by every run, the versions of the Temporal SDK packages that build and run it, and the state of the
+ * and converter modules, the modules shared by every run and the webpack hook, the versions of the Temporal SDK packages that build and run it, and the state of the
  * installed packages (`node_modules/.package-lock.json`, rewritten by every install).
  */
 export function workflowBundleKey(options: WorkflowBundleCacheOptions): string {
@@ -56,6 +58,7 @@ export function workflowBundleKey(options: WorkflowBundleCacheOptions): string {
     if (resolved) add('module-source', readFileSync(resolved));
   }
   for (const path of options.preloadModules ?? []) add('preload', path);
+  if (options.webpackConfigHook) add('webpack-config-hook', String(options.webpackConfigHook));
   for (const pkg of ['@temporalio/workflow', '@temporalio/worker', '@temporalio/common']) {
     const manifest = safeResolve(`${pkg}/package.json`);
     add(pkg, manifest ? String((JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version) : 'none');
@@ -89,6 +92,7 @@ export async function cachedWorkflowBundle(options: WorkflowBundleCacheOptions):
     ...(options.payloadConverterPath ? { payloadConverterPath: options.payloadConverterPath } : {}),
     ...(options.failureConverterPath ? { failureConverterPath: options.failureConverterPath } : {}),
     ...(options.preloadModules?.length ? { preloadModules: [...options.preloadModules] } : {}),
+    ...(options.webpackConfigHook ? { webpackConfigHook: options.webpackConfigHook } : {}),
     logger: SILENT_BUNDLER_LOGGER,
   });
   mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevServer, type DevServer } from '../../src/dev-server/dev-server';
-import { sharedWorkflowModulePaths } from '../../src/runtime/shared-workflow-modules';
+import { engineBundleOptions } from '../../src/runtime/engine-bundle-options';
 
 declare global {
   var __durableToolsDevServer: DevServer | undefined;
@@ -21,7 +21,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.DT_TEST_NAMESPACE = server.namespace;
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../../src/workflows'),
-    preloadModules: sharedWorkflowModulePaths(),
+    ...engineBundleOptions(),
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
   });
   const bundlePath = join(dir, 'workflow-bundle.js');

@@ -1,11 +1,16 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sandboxGlobalsBanner, withSandboxGlobals } from '../../src/runtime/sandbox-globals';
 import { cachedWorkflowBundle, workflowBundleKey } from '../../src/runtime/workflow-bundle-cache';
 
-/** A package with a workflows module and a module it imports, in a directory of its own. */
-function fakePackage(): { root: string; workflowsPath: string } {
-  const root = mkdtempSync(join(tmpdir(), 'bundle-cache-'));
+/**
+ * A package with a workflows module and a module it imports, in a directory of its own: under the system's
+ * temporary directory, or `within` a directory whose `node_modules` webpack finds (to bundle it for real).
+ */
+function fakePackage(within = tmpdir()): { root: string; workflowsPath: string } {
+  mkdirSync(within, { recursive: true });
+  const root = mkdtempSync(join(within, 'bundle-cache-'));
   mkdirSync(join(root, 'src', 'workflows'), { recursive: true });
   mkdirSync(join(root, 'src', 'contract'), { recursive: true });
   writeFileSync(join(root, 'src', 'workflows', 'index.ts'), "export { limits } from '../contract/limits';\n");
@@ -38,6 +43,26 @@ test('other modules shared by every run give a new key', () => {
   const shared = join(root, 'src', 'contract', 'limits.ts');
   expect(workflowBundleKey({ workflowsPath, preloadModules: [shared] })).not.toBe(workflowBundleKey({ workflowsPath }));
 });
+
+test('a webpack hook gives a new key', () => {
+  const { workflowsPath } = fakePackage();
+  expect(workflowBundleKey({ workflowsPath, webpackConfigHook: withSandboxGlobals })).not.toBe(
+    workflowBundleKey({ workflowsPath }),
+  );
+});
+
+test('a bundle made with the sandbox globals hook begins with their script-level bindings', async () => {
+  // Inside the repository, so that the bundle's imports of @temporalio/workflow resolve.
+  const { root, workflowsPath } = fakePackage(
+    join(__dirname, '..', '..', 'node_modules', '.cache', 'bundle-cache-test'),
+  );
+  const cacheDir = mkdtempSync(join(tmpdir(), 'bundle-cache-dir-'));
+
+  const bundle = await cachedWorkflowBundle({ workflowsPath, cacheDir, webpackConfigHook: withSandboxGlobals });
+  rmSync(root, { recursive: true, force: true });
+
+  expect(readFileSync(bundle.codePath, 'utf8').startsWith(sandboxGlobalsBanner())).toBe(true);
+}, 60_000);
 
 test('a bundle cached under the key is used as it is, without bundling again', async () => {
   const { workflowsPath } = fakePackage();

@@ -17,7 +17,7 @@ import { DefaultLogger, Runtime, Worker, type InjectedSinks, type ReplayResult }
 import type { WorkflowInfo } from '@temporalio/workflow';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sharedWorkflowModulePaths } from '../../src/runtime/shared-workflow-modules';
+import { engineBundleOptions } from '../../src/runtime/engine-bundle-options';
 import type { ReplayProbeSinks } from '../support/replay-activity-interceptor';
 
 /** Where the fixtures are and how a file name maps to its workflow id (see the recorder). */
@@ -146,8 +146,8 @@ describe('recorded agent-run histories', () => {
     const replay = Worker.runReplayHistories(
       {
         workflowsPath: require.resolve('../../src/workflows'),
-        // As the engine's workers run them: the pure modules shared by every replayed run.
-        bundlerOptions: { preloadModules: sharedWorkflowModulePaths() },
+        // As the engine's workers run them: shared pure modules, the sandbox's globals read once.
+        bundlerOptions: engineBundleOptions(),
         replayName: 'workflow-replay-test',
         interceptors: { workflowModules: [require.resolve('../support/replay-activity-interceptor')] },
         sinks,
