@@ -25,7 +25,7 @@ import { createPayloadReaper } from '../stores/transcripts/payload-reaper';
 import { modelProvidersFromEnv } from '../model/configured-model-providers';
 import { createMcpHost, withMcpTools, type McpHost } from '../mcp/client/mcp-host';
 import type { McpServersConfigInput } from '../mcp/client/mcp-config';
-import { EngineWorker } from './engine-worker';
+import { EngineWorker, EngineWorkerWithStackTraces } from './engine-worker';
 import { tunedWorkerOptions, type DeadlockTimeoutOption } from './worker-tuning';
 import { cachedWorkflowBundle } from './workflow-bundle-cache';
 import { engineBundleOptions } from './engine-bundle-options';
@@ -63,6 +63,14 @@ export interface CreateWorkerOptions {
    * `false` bundles at every start, as Temporal's Worker does.
    */
   workflowBundleCache?: { dir?: string } | false;
+  /**
+   * Whether the workflow threads keep Temporal's per-promise stack traces, which answer the `__stack_trace`
+   * query (the Temporal UI's "Stack Trace" tab). Default `false`: capturing one for every promise a run
+   * creates costs ~12% of a short fast-path run (docs/benchmarks.md, "Stack traces of workflow promises"), and
+   * the engine's workflows are not the user's code; the query then answers "Workflow stack traces are not
+   * enabled on this worker". `true` when debugging the engine itself. Error stack traces are not affected.
+   */
+  workflowStackTraces?: boolean;
   /**
    * Uniform random source in [0, 1) for retry jitter (default `Math.random`). Tests inject a seeded one
    * (`createSeededRandom` from `durable-tools/testing`) to know in advance which delays the engine will choose.
@@ -192,46 +200,49 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   });
   const dataConverter = encryptedDataConverter(encryption, options.workerOptions?.dataConverter);
   const workflowCode = await workflowCodeOption(options, interceptors?.workflowModules, dataConverter);
-  const worker = await EngineWorker.create({
-    ...tunedWorkerOptions(),
-    ...options.workerOptions,
-    ...telemetryOptions,
-    // First, so no activity log line carries the task token, whatever the other interceptors add.
-    interceptors: {
-      ...interceptors,
-      // A bundle built here already holds the workflow interceptor modules (the Worker would warn about them).
-      ...('workflowBundle' in workflowCode && !options.workflowBundle ? { workflowModules: [] } : {}),
-      activity: [withoutTaskTokenInActivityLogs, ...(interceptors?.activity ?? [])],
-    },
-    connection,
-    namespace: settings.namespace,
-    taskQueue: settings.taskQueue,
-    dataConverter,
-    ...workflowCode,
-    activities: {
-      ...toolActivities,
-      ...createApprovalActivities({
-        registry,
-        ...options.approvals,
-        ...(options.auditStore ? { auditStore: options.auditStore } : {}),
-        argumentGuard,
-        ...telemetryActivityDeps(options.telemetry),
-      }),
-      ...modelActivities,
-      // The fast path's model turn: recorded under its key in the idempotency store (docs/fast-path.md).
-      ...recordedTurns,
-      // The fused step: the recorded turn, then the calls it pre-cleared, through the tool activities above.
-      ...createFusedStepActivities({
-        callModelOnce: recordedTurns.callModelOnce,
-        tools: toolActivities,
-        plan: planFusedCalls,
-        chain: planChainedTurn,
-      }),
-    },
-  }).catch(async (error: unknown) => {
-    await ownHost?.close();
-    throw error;
-  });
+  const engineWorker = options.workflowStackTraces === true ? EngineWorkerWithStackTraces : EngineWorker;
+  const worker = await engineWorker
+    .create({
+      ...tunedWorkerOptions(),
+      ...options.workerOptions,
+      ...telemetryOptions,
+      // First, so no activity log line carries the task token, whatever the other interceptors add.
+      interceptors: {
+        ...interceptors,
+        // A bundle built here already holds the workflow interceptor modules (the Worker would warn about them).
+        ...('workflowBundle' in workflowCode && !options.workflowBundle ? { workflowModules: [] } : {}),
+        activity: [withoutTaskTokenInActivityLogs, ...(interceptors?.activity ?? [])],
+      },
+      connection,
+      namespace: settings.namespace,
+      taskQueue: settings.taskQueue,
+      dataConverter,
+      ...workflowCode,
+      activities: {
+        ...toolActivities,
+        ...createApprovalActivities({
+          registry,
+          ...options.approvals,
+          ...(options.auditStore ? { auditStore: options.auditStore } : {}),
+          argumentGuard,
+          ...telemetryActivityDeps(options.telemetry),
+        }),
+        ...modelActivities,
+        // The fast path's model turn: recorded under its key in the idempotency store (docs/fast-path.md).
+        ...recordedTurns,
+        // The fused step: the recorded turn, then the calls it pre-cleared, through the tool activities above.
+        ...createFusedStepActivities({
+          callModelOnce: recordedTurns.callModelOnce,
+          tools: toolActivities,
+          plan: planFusedCalls,
+          chain: planChainedTurn,
+        }),
+      },
+    })
+    .catch(async (error: unknown) => {
+      await ownHost?.close();
+      throw error;
+    });
   return {
     worker,
     close: async () => {

@@ -2,6 +2,7 @@ import type { Logger } from '@temporalio/common';
 import { Worker, type CompiledWorkerOptions } from '@temporalio/worker';
 import type { WorkflowCreator } from '@temporalio/worker/lib/workflow/interface';
 import type { WorkflowBundleWithSourceMapAndFilename } from '@temporalio/worker/lib/workflow/workflow-worker-thread/input';
+import { createWorkflowThreads } from './workflow-threads';
 
 /** The tuned `isolateExecutionTimeout` (worker-tuning.ts) in ms: the largest Node accepts, the detector off. */
 export const DEADLOCK_DETECTOR_OFF_MS = 2 ** 32 - 1;
@@ -23,14 +24,28 @@ export function sandboxOptions(options: CompiledWorkerOptions): CompiledWorkerOp
 
 /**
  * Temporal's Worker, whose workflow sandbox runs without Node's vm watchdog when the deadlock detector is off
- * ({@link sandboxOptions}). Everything else is the SDK's own.
+ * ({@link sandboxOptions}), in workflow threads without the SDK's per-promise stack traces
+ * (workflow-threads.ts; `createWorker`'s `workflowStackTraces` brings them back: {@link EngineWorkerWithStackTraces}).
+ * Everything else is the SDK's own; in `debugMode` (no workflow threads) the SDK's sandbox as it is.
  */
 export class EngineWorker extends Worker {
+  /** Whether the workflow threads keep the SDK's per-promise stack traces (the `__stack_trace` query). */
+  protected static readonly workflowStackTraces: boolean = false;
+
   protected static override async createWorkflowCreator(
     workflowBundle: WorkflowBundleWithSourceMapAndFilename,
     compiledOptions: CompiledWorkerOptions,
     logger: Logger,
   ): Promise<WorkflowCreator> {
-    return await super.createWorkflowCreator(workflowBundle, sandboxOptions(compiledOptions), logger);
+    const options = sandboxOptions(compiledOptions);
+    if (options.debugMode || this.workflowStackTraces) {
+      return await super.createWorkflowCreator(workflowBundle, options, logger);
+    }
+    return await createWorkflowThreads(workflowBundle, options, logger);
   }
+}
+
+/** {@link EngineWorker} with the SDK's per-promise stack traces in its workflow threads (`workflowStackTraces`). */
+export class EngineWorkerWithStackTraces extends EngineWorker {
+  protected static override readonly workflowStackTraces: boolean = true;
 }

@@ -147,6 +147,7 @@ export async function createTestWorker(
     approvals?: CreateWorkerOptions['approvals'];
     auditStore?: CreateWorkerOptions['auditStore'];
     streams?: CreateWorkerOptions['streams'];
+    workflowStackTraces?: boolean;
   },
 ): Promise<Worker> {
   const { namespace, bundlePath } = testServer();
@@ -164,6 +165,7 @@ export async function createTestWorker(
     ...(options.approvals ? { approvals: options.approvals } : {}),
     ...(options.auditStore ? { auditStore: options.auditStore } : {}),
     ...(options.streams ? { streams: options.streams } : {}),
+    ...(options.workflowStackTraces !== undefined ? { workflowStackTraces: options.workflowStackTraces } : {}),
   });
   return worker;
 }
