@@ -10,6 +10,11 @@ type ThreadedVm = typeof import('@temporalio/worker/lib/workflow/threaded-vm');
 /** The SDK's own modules, resolved from `@temporalio/worker` (the very files its worker loads). */
 const fromTemporalWorker = createRequire(require.resolve('@temporalio/worker'));
 
+/** Why a workflow thread would not start if a Temporal SDK other than the one this engine pins changed its internals. */
+const SDK_CHANGED =
+  "durable-tools: @temporalio/worker's workflow thread no longer has globalHandlers.setPromiseHook " +
+  "(lib/workflow/vm-shared.js); createWorker({ workflowStackTraces: true }) uses the SDK's threads as they are.";
+
 /**
  * The script each workflow thread starts with: the SDK's thread (`workflow-worker-thread.js`), after its shared
  * sandbox handlers are told to install no promise hook. The SDK's hook captures and formats a stack trace for
@@ -24,6 +29,9 @@ export function workflowThreadScript(): string {
   const thread = fromTemporalWorker.resolve('./workflow/workflow-worker-thread');
   return [
     `const { globalHandlers } = require(${JSON.stringify(vmShared)});`,
+    "if (typeof globalHandlers?.setPromiseHook !== 'function') {",
+    `  throw new Error(${JSON.stringify(SDK_CHANGED)});`,
+    '}',
     'globalHandlers.setPromiseHook = function setNoPromiseHook() {};',
     `require(${JSON.stringify(thread)});`,
   ].join('\n');
