@@ -200,49 +200,48 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
   });
   const dataConverter = encryptedDataConverter(encryption, options.workerOptions?.dataConverter);
   const workflowCode = await workflowCodeOption(options, interceptors?.workflowModules, dataConverter);
-  const engineWorker = options.workflowStackTraces === true ? EngineWorkerWithStackTraces : EngineWorker;
-  const worker = await engineWorker
-    .create({
-      ...tunedWorkerOptions(),
-      ...options.workerOptions,
-      ...telemetryOptions,
-      // First, so no activity log line carries the task token, whatever the other interceptors add.
-      interceptors: {
-        ...interceptors,
-        // A bundle built here already holds the workflow interceptor modules (the Worker would warn about them).
-        ...('workflowBundle' in workflowCode && !options.workflowBundle ? { workflowModules: [] } : {}),
-        activity: [withoutTaskTokenInActivityLogs, ...(interceptors?.activity ?? [])],
-      },
-      connection,
-      namespace: settings.namespace,
-      taskQueue: settings.taskQueue,
-      dataConverter,
-      ...workflowCode,
-      activities: {
-        ...toolActivities,
-        ...createApprovalActivities({
-          registry,
-          ...options.approvals,
-          ...(options.auditStore ? { auditStore: options.auditStore } : {}),
-          argumentGuard,
-          ...telemetryActivityDeps(options.telemetry),
-        }),
-        ...modelActivities,
-        // The fast path's model turn: recorded under its key in the idempotency store (docs/fast-path.md).
-        ...recordedTurns,
-        // The fused step: the recorded turn, then the calls it pre-cleared, through the tool activities above.
-        ...createFusedStepActivities({
-          callModelOnce: recordedTurns.callModelOnce,
-          tools: toolActivities,
-          plan: planFusedCalls,
-          chain: planChainedTurn,
-        }),
-      },
-    })
-    .catch(async (error: unknown) => {
-      await ownHost?.close();
-      throw error;
-    });
+  // Temporal's Worker with the engine's sandbox and workflow threads (engine-worker.ts).
+  const WorkerClass = options.workflowStackTraces === true ? EngineWorkerWithStackTraces : EngineWorker;
+  const worker = await WorkerClass.create({
+    ...tunedWorkerOptions(),
+    ...options.workerOptions,
+    ...telemetryOptions,
+    // First, so no activity log line carries the task token, whatever the other interceptors add.
+    interceptors: {
+      ...interceptors,
+      // A bundle built here already holds the workflow interceptor modules (the Worker would warn about them).
+      ...('workflowBundle' in workflowCode && !options.workflowBundle ? { workflowModules: [] } : {}),
+      activity: [withoutTaskTokenInActivityLogs, ...(interceptors?.activity ?? [])],
+    },
+    connection,
+    namespace: settings.namespace,
+    taskQueue: settings.taskQueue,
+    dataConverter,
+    ...workflowCode,
+    activities: {
+      ...toolActivities,
+      ...createApprovalActivities({
+        registry,
+        ...options.approvals,
+        ...(options.auditStore ? { auditStore: options.auditStore } : {}),
+        argumentGuard,
+        ...telemetryActivityDeps(options.telemetry),
+      }),
+      ...modelActivities,
+      // The fast path's model turn: recorded under its key in the idempotency store (docs/fast-path.md).
+      ...recordedTurns,
+      // The fused step: the recorded turn, then the calls it pre-cleared, through the tool activities above.
+      ...createFusedStepActivities({
+        callModelOnce: recordedTurns.callModelOnce,
+        tools: toolActivities,
+        plan: planFusedCalls,
+        chain: planChainedTurn,
+      }),
+    },
+  }).catch(async (error: unknown) => {
+    await ownHost?.close();
+    throw error;
+  });
   return {
     worker,
     close: async () => {
