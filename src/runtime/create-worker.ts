@@ -323,10 +323,12 @@ export async function loadToolsModule(modulePath: string, cwd: string = process.
  * (`.data/audit.sqlite` by default, Postgres with `DURABLE_TOOLS_AUDIT_STORE=postgres`), OpenTelemetry traces and
  * metrics as the standard `OTEL_*` variables ask (see `startTelemetryFromEnv`). Returns when `until` settles (the command line passes its
  * Ctrl-C / SIGTERM), after the worker has drained; without `until`, when the worker shuts down.
+ * `workflowStackTraces` is {@link CreateWorkerOptions.workflowStackTraces} (the CLI's `--workflow-stack-traces`).
  */
 export async function runWorkerProcess(options: {
   tools: Tool[];
   settings?: Partial<ConnectionSettings>;
+  workflowStackTraces?: boolean;
   until?: Promise<unknown>;
   log?: (line: string) => void;
 }): Promise<void> {
@@ -356,11 +358,13 @@ export async function runWorkerProcess(options: {
       modelProviders,
       encryption: encryption ?? false,
       ...(telemetry?.traces ? { telemetry: { tracing: true } } : {}),
+      ...(options.workflowStackTraces === true ? { workflowStackTraces: true } : {}),
     });
     const models = ['scripted', ...Object.keys(modelProviders)].join(', ');
     log(
       `durable-tools worker: ${options.tools.length} tools, models ${models}, on task queue "${settings.taskQueue}" at ${settings.address} (namespace ${settings.namespace})` +
-        `${encryption ? `, payloads encrypted with key "${encryption.current.id}"` : ''}. Ctrl-C stops it.`,
+        `${encryption ? `, payloads encrypted with key "${encryption.current.id}"` : ''}` +
+        `${options.workflowStackTraces === true ? ', workflow stack traces on' : ''}. Ctrl-C stops it.`,
     );
     try {
       await (options.until ? worker.runUntil(options.until) : worker.run());

@@ -6,6 +6,7 @@ import { PARENT_WATCH_OPTION_HELP, PARENT_WATCH_OPTION_SPEC } from '../parent-wa
 import { startLocalServer } from '../local-server';
 import { installRuntime } from '../runtime';
 import { parseArgs, SERVER_OPTIONS_HELP } from '../server-args';
+import { STACK_TRACES_OPTION_HELP, STACK_TRACES_OPTION_SPEC, stackTracesOption } from '../stack-traces-option';
 import { TOOLS_OPTION_HELP, TOOLS_OPTION_SPEC, toolsModuleOption } from '../tools-option';
 
 /** `durable-tools dev`: a local server with its UI and a worker, until Ctrl-C / SIGTERM. */
@@ -21,16 +22,22 @@ A taken port is an error, never silently reused.
 options:
 ${TOOLS_OPTION_HELP}
 ${SERVER_OPTIONS_HELP}
+${STACK_TRACES_OPTION_HELP}
 ${PARENT_WATCH_OPTION_HELP}
   -h, --help      this help
 
 exit codes: 0 stopped by Ctrl-C/SIGTERM after stopping everything, 1 something could not start, 2 bad arguments.
 Through npm/npx, npm may report 130/143 instead of 0 (see docs/operations.md, "Exit codes").`,
   async run(argv, context) {
-    const { options, help, values } = parseArgs(argv, context, { ...TOOLS_OPTION_SPEC, ...PARENT_WATCH_OPTION_SPEC });
+    const { options, help, values } = parseArgs(argv, context, {
+      ...TOOLS_OPTION_SPEC,
+      ...STACK_TRACES_OPTION_SPEC,
+      ...PARENT_WATCH_OPTION_SPEC,
+    });
     if (help) return (context.out(devCommand.help), EXIT_CODES.ok);
     if (values['no-parent-watch'] === true) context.lifecycle.stopWatchingParent();
     const toolsModule = toolsModuleOption(values, context);
+    const workflowStackTraces = stackTracesOption(values, context);
     installRuntime();
     const tools = await loadToolsModule(toolsModule, context.cwd);
     const settings = connectionSettingsFromEnv(context.env);
@@ -48,6 +55,7 @@ Through npm/npx, npm may report 130/143 instead of 0 (see docs/operations.md, "E
       await runWorkerProcess({
         tools,
         settings: { ...settings, address },
+        workflowStackTraces,
         until: context.lifecycle.stopRequested,
         log: context.out,
       });

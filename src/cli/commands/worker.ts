@@ -7,6 +7,7 @@ import { CliUsageError, EXIT_CODES, type CliCommand } from '../command';
 import { installRuntime } from '../runtime';
 import { TOOLS_OPTION_HELP, TOOLS_OPTION_SPEC, toolsModuleOption } from '../tools-option';
 import { PROMETHEUS_OPTION_HELP, PROMETHEUS_OPTION_SPEC, prometheusOption } from '../prometheus-option';
+import { STACK_TRACES_OPTION_HELP, STACK_TRACES_OPTION_SPEC, stackTracesOption } from '../stack-traces-option';
 
 /** `durable-tools worker`: a worker running the tools of a module, against the configured server. */
 export const workerCommand: CliCommand = {
@@ -22,11 +23,13 @@ options:
 ${TOOLS_OPTION_HELP}
   --task-queue <q> task queue to poll (default DURABLE_TOOLS_TASK_QUEUE or durable-tools)
 ${PROMETHEUS_OPTION_HELP}
+${STACK_TRACES_OPTION_HELP}
 ${PARENT_WATCH_OPTION_HELP}
   -h, --help      this help
 
 environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_PROFILE,
-  TEMPORAL_CONFIG_FILE, DURABLE_TOOLS_TASK_QUEUE, DURABLE_TOOLS_TOOLS_MODULE, DURABLE_TOOLS_PARENT_WATCH; OpenTelemetry traces and metrics
+  TEMPORAL_CONFIG_FILE, DURABLE_TOOLS_TASK_QUEUE, DURABLE_TOOLS_TOOLS_MODULE, DURABLE_TOOLS_WORKFLOW_STACK_TRACES,
+  DURABLE_TOOLS_PARENT_WATCH; OpenTelemetry traces and metrics
   from the standard OTEL_* variables (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT, ...)
 
 exit codes: 0 stopped by Ctrl-C/SIGTERM after draining, 1 the worker failed (server unreachable, bad tools
@@ -35,6 +38,7 @@ module, ...), 2 bad arguments. Through npm/npx, npm may report 130/143 instead o
     const { values, help } = parseCommandArgs(argv, {
       ...TOOLS_OPTION_SPEC,
       ...PROMETHEUS_OPTION_SPEC,
+      ...STACK_TRACES_OPTION_SPEC,
       ...PARENT_WATCH_OPTION_SPEC,
       'task-queue': { type: 'string' },
     });
@@ -42,13 +46,20 @@ module, ...), 2 bad arguments. Through npm/npx, npm may report 130/143 instead o
     if (values['no-parent-watch'] === true) context.lifecycle.stopWatchingParent();
     const toolsModule = toolsModuleOption(values, context);
     const prometheusBindAddress = prometheusOption(values, context);
+    const workflowStackTraces = stackTracesOption(values, context);
     installRuntime(prometheusBindAddress ? { prometheusBindAddress } : {});
     const tools = await loadToolsModule(toolsModule, context.cwd);
     const fromEnv = connectionSettingsFromEnv(context.env);
     const settings = { ...fromEnv, taskQueue: stringOption(values, 'task-queue', fromEnv.taskQueue)! };
     if (!settings.taskQueue.trim()) throw new CliUsageError('--task-queue must not be empty.');
     await ensureServerReachable(settings, context);
-    await runWorkerProcess({ tools, settings, until: context.lifecycle.stopRequested, log: context.out });
+    await runWorkerProcess({
+      tools,
+      settings,
+      workflowStackTraces,
+      until: context.lifecycle.stopRequested,
+      log: context.out,
+    });
     await context.lifecycle.stopAll();
     context.out('Worker stopped.');
     return EXIT_CODES.ok;
