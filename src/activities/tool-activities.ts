@@ -546,7 +546,9 @@ async function finishCall(
   if (store && token) {
     try {
       // Even after the local deadline passed, the result is recorded while nobody has taken the key over.
-      await store.complete(ctx.idempotencyKey, token, result);
+      // Durable with the store's next synced commit (docs/exactly-once.md): lost only in an operating-system
+      // crash before it, the key is in flight again and a later attempt reconciles, never runs blindly.
+      await store.complete(ctx.idempotencyKey, token, result, { durableWithNextCommit: true });
     } catch (error) {
       if (isLeaseLostError(error)) throw leaseLost(entry, attempt, error as Error);
       // The effect happened but is not recorded: the next attempt finds the key in flight, then unknown,

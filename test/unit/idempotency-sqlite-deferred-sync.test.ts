@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
 
 /**
- * `insertIfAbsent(…, { durableWithNextCommit: true })` on the SQLite store (a model turn's record): the insert
- * commits without an fsync of its own, and the connection goes back to its own `synchronous` mode, so the next
- * claim of a key (before any effect) commits with an fsync that makes the record durable too.
+ * `insertIfAbsent(…, { durableWithNextCommit: true })` (a model turn's record) and `complete(…, { durableWithNextCommit:
+ * true })` (a tool call's result) on the SQLite store: the write commits without an fsync of its own, and the
+ * connection goes back to its own `synchronous` mode, so the next claim of a key (before any effect) commits
+ * with an fsync that makes the record durable too.
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-deferred-sync-'));
@@ -45,6 +46,21 @@ test('the connection is back to synchronous=FULL after such an insert, for the c
   // Also when the key had a record and the insert went through the read-and-decide transaction.
   await store.insertIfAbsent('k1', 'fp', 2, { durableWithNextCommit: true });
   expect(synchronousOf(store)).toBe(2);
+  await store.close();
+});
+
+test('a completion made durable with the next commit is committed at once, and the next claim syncs again', async () => {
+  const path = pathOf();
+  const store = new SqliteIdempotencyStore({ path });
+  const claim = await store.begin('wf/r1/1', 'fp', { owner: 'me' });
+  if (claim.state !== 'started') throw new Error(`claim was ${claim.state}`);
+  await store.complete('wf/r1/1', claim.token, { paid: 1 }, { durableWithNextCommit: true });
+  expect(synchronousOf(store)).toBe(2);
+  const other = new Database(path, { readonly: true });
+  const row = other.prepare('SELECT state, result_json FROM idempotency_keys WHERE key = ?').get('wf/r1/1');
+  other.close();
+  expect(row).toEqual({ state: 'completed', result_json: '{"paid":1}' });
+  expect(await store.begin('wf/r1/1', 'fp', { owner: 'me' })).toEqual({ state: 'completed', result: { paid: 1 } });
   await store.close();
 });
 

@@ -91,6 +91,13 @@ describe('a tool call with an idempotency store', () => {
     expect(s.calls).toHaveLength(1);
   });
 
+  test("records the call's result to be made durable by the store's next synced commit", async () => {
+    const s = setup({});
+    const complete = jest.spyOn(s.store, 'complete');
+    await attempt(1, s);
+    expect(complete).toHaveBeenCalledWith(KEY, expect.any(String), expect.anything(), { durableWithNextCommit: true });
+  });
+
   test('refuses the same key with other arguments as IDEMPOTENCY_CONFLICT', async () => {
     const s = setup({});
     await attempt(1, s, { amount: 5 });

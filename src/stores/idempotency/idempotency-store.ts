@@ -45,12 +45,14 @@ export interface FinishOptions {
    */
   retentionMs?: number;
   /**
-   * `insertIfAbsent` only: the record may become durable with the store's next synchronous commit instead of
-   * with its own. For a value no effect depends on until a later write that the store does make durable, such
-   * as a model turn, whose calls with effects each claim their key (`begin`) in the same store first: lost in
-   * an operating-system crash before that, the value is computed again as if never recorded. The SQLite store
-   * commits such an insert without an fsync (`synchronous=NORMAL` for that statement): in WAL mode the next
-   * commit with `FULL` makes every earlier one durable too. Other stores may ignore it.
+   * `insertIfAbsent` and `complete` only: the record may become durable with the store's next synchronous
+   * commit instead of with its own. For a value no effect depends on until a later write that the store does
+   * make durable: a model turn, whose calls with effects each claim their key (`begin`) in the same store
+   * first, lost in an operating-system crash before that, is computed again as if never recorded; a tool
+   * call's result, lost that way, leaves its key in flight, so a later attempt reconciles or stops with
+   * `OUTCOME_UNKNOWN` and never runs the effect again. The SQLite store commits such a write without an fsync
+   * (`synchronous=NORMAL` for that statement): in WAL mode the next commit with `FULL` makes every earlier one
+   * durable too. Other stores may ignore it.
    */
   durableWithNextCommit?: boolean;
 }

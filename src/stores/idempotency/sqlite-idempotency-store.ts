@@ -372,7 +372,16 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   /** {@inheritDoc IdempotencyStore.complete} */
   async complete(key: string, token: string, result: unknown, options?: FinishOptions): Promise<void> {
     const retention = finishRetention(options, this.retentionMs);
-    await this.finish(checkKey(key), checkToken(token), 'completed', serializeResult(result), null, retention);
+    const deferSync = options?.durableWithNextCommit === true;
+    await this.finish(
+      checkKey(key),
+      checkToken(token),
+      'completed',
+      serializeResult(result),
+      null,
+      retention,
+      deferSync,
+    );
   }
 
   /** {@inheritDoc IdempotencyStore.fail} */
@@ -414,13 +423,14 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     result: string | null,
     error: string | null,
     retentionMs: number,
+    deferSync = false,
   ): Promise<void> {
     const current = await this.write(() => {
       const now = this.clock();
       const expires = now + retentionMs;
       if (this.statements.finish.run(state, result, error, now, expires, key, token, now).changes === 1) return null;
       return this.statements.ownership.get(key, now);
-    });
+    }, deferSync);
     if (current !== null) acceptRepeatedFinish(key, current, token, state);
   }
 
