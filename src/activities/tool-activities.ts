@@ -35,7 +35,8 @@ import {
   storedFailureOf,
   type DeadHolderTakeover,
 } from './tool-call-idempotency';
-import { isDeadHolder, thisProcessHolder } from './holder-identity';
+import { DeathWitness } from './death-witness';
+import { thisProcessHolder } from './holder-identity';
 import { forgetDeadStickyWorker } from './dead-worker-sticky';
 import { TOOL_CALL_LEASE, ToolCallLease } from './tool-call-lease';
 import { AttemptRequestGuard, installRequestLeaseGuard } from './request-lease-guard';
@@ -195,11 +196,15 @@ function holderSettings(drainMs: number | false | undefined): Pick<ResolvedDeps,
   }
   const { identity, owner } = thisProcessHolder();
   if (identity === undefined || drainMs === false) return { owner, deadHolder: undefined };
+  // Lists /proc now (the worker's start): a holder already gone then has been draining since (death-witness.ts).
+  const witness = new DeathWitness(identity);
+  const drain = drainMs ?? DEAD_HOLDER_DRAIN_MS;
   return {
     owner,
     deadHolder: {
-      isDead: isDeadHolder,
-      drainMs: drainMs ?? DEAD_HOLDER_DRAIN_MS,
+      isDead: (holder) => witness.isDead(holder),
+      drainMs: drain,
+      drainLeftMs: (holder) => witness.drainLeftMs(holder, drain),
       // The dead process was most likely the run's sticky worker too: the next workflow task need not wait for it.
       onTakeover: forgetDeadStickyWorker,
     },

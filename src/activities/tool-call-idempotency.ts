@@ -29,8 +29,13 @@ export const RECONCILE_RETRY_DELAY_MS = 1_000;
 export interface DeadHolderTakeover {
   /** True only when the process that wrote this owner label provably no longer exists. */
   isDead(owner: string): boolean;
-  /** Wait after the takeover before `reconcile` or a re-run. */
+  /** Wait after the takeover before `reconcile` or a re-run, counted from when the holder was known dead. */
   drainMs: number;
+  /**
+   * What is left of the drain for a holder found dead (`drainMs` less the time since this process first knew
+   * it dead: death-witness.ts). Default: the whole `drainMs`.
+   */
+  drainLeftMs?(owner: string): number;
   /** Runs during the drain, after a takeover (best effort: it must not throw). */
   onTakeover?: () => Promise<void>;
 }
@@ -166,13 +171,14 @@ export async function claimKey(
       if (outcome.previousHolderDead) {
         // Taken over from a dead process before its lease ran out: give what it sent just before it died the
         // drain to land downstream before asking what happened (the lease is renewed meanwhile).
+        const drainMs = deadHolder?.drainLeftMs?.(outcome.previousOwner) ?? deadHolder?.drainMs ?? 0;
         ctx.log.warn('Took the idempotency key over from a dead holder; draining its requests.', {
           tool: entry.name,
           key,
           previousOwner: outcome.previousOwner,
-          drainMs: deadHolder?.drainMs ?? 0,
+          drainMs,
         });
-        await Promise.all([delay(deadHolder?.drainMs ?? 0), deadHolder?.onTakeover?.()]);
+        await Promise.all([drainMs > 0 ? delay(drainMs) : undefined, deadHolder?.onTakeover?.()]);
       }
       return resolveUnknownOutcome(store, tool, ctx, outcome.token, outcome.previousOwner, options.onReconcile);
   }
