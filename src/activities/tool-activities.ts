@@ -88,7 +88,10 @@ export interface ToolActivityDeps {
    * outlive the worker, e.g. a child process, and settles it by `reconcile`). See docs/exactly-once.md.
    */
   deadHolderDrainMs?: number | false;
-  /** Monotonic clock of the lease deadline, in ms (default `performance.now`). Tests inject one. */
+  /**
+   * Monotonic clock of the lease deadline and of the dead-holder drain, in ms (default `performance.now`). Tests
+   * inject one.
+   */
   leaseClock?: () => number;
   /** Retry budget of this worker process (default: one per set of activities, 10% of calls once empty). */
   retryBudget?: RetryBudget;
@@ -169,7 +172,7 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
     ...deps,
     retryBudget: deps.retryBudget ?? new RetryBudget(),
     leaseMs: deps.leaseMs ?? TOOL_CALL_LEASE.leaseMs,
-    ...holderSettings(deps.deadHolderDrainMs),
+    ...holderSettings(deps.deadHolderDrainMs, deps.leaseClock),
     payloadStore: deps.payloadStore ?? new MemoryTranscriptStore(),
     guard: resolveArgumentGuard(deps.argumentGuard),
     metrics: createEngineMetrics(deps.meterProvider),
@@ -190,14 +193,17 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
 }
 
 /** This process's owner label (with its holder identity on Linux) and the dead-holder takeover. */
-function holderSettings(drainMs: number | false | undefined): Pick<ResolvedDeps, 'owner' | 'deadHolder'> {
+function holderSettings(
+  drainMs: number | false | undefined,
+  clock: (() => number) | undefined,
+): Pick<ResolvedDeps, 'owner' | 'deadHolder'> {
   if (drainMs !== undefined && drainMs !== false && !(Number.isFinite(drainMs) && drainMs >= 0)) {
     throw new TypeError('deadHolderDrainMs must be a non-negative number of milliseconds or false.');
   }
   const { identity, owner } = thisProcessHolder();
   if (identity === undefined || drainMs === false) return { owner, deadHolder: undefined };
   // Lists /proc now (the worker's start): a holder already gone then has been draining since (death-witness.ts).
-  const witness = new DeathWitness(identity);
+  const witness = new DeathWitness(identity, undefined, clock);
   const drain = drainMs ?? DEAD_HOLDER_DRAIN_MS;
   return {
     owner,

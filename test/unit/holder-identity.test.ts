@@ -10,43 +10,14 @@ import {
   type HolderIdentity,
   type ProcReader,
 } from '../../src/activities/holder-identity';
+import { FAKE_BOOT_ID, fakeProc } from '../support/fake-proc';
 
 /**
  * The holder identity recorded with each claim and the check that its process is dead (docs/exactly-once.md,
  * "Dead-holder takeover"), on an injected `/proc`: dead only when provable, never for a paused process.
  */
 
-const BOOT = '0b6b1c8e-3f43-4f1e-9a43-2c1c1b6f7d10';
-const NS = 'pid:[4026531836]';
-
-/** A `/proc/<pid>/stat` line: field 3 the state, field 22 the start time; the name has a space and a paren. */
-function statLine(pid: number, state: string, startTime: number): string {
-  const middle = Array.from({ length: 18 }, (_, i) => String(i)).join(' '); // fields 4..21
-  return `${pid} (node (worker) x) ${state} ${middle} ${startTime} 0 0\n`;
-}
-
-interface FakeProcess {
-  state: string;
-  startTime: number;
-  tasks?: number;
-}
-
-function fakeProc(processes: Record<number, FakeProcess>, self = { pid: 100, uid: 1000 }): ProcReader {
-  return {
-    readFile: (path) => {
-      if (path === '/proc/sys/kernel/random/boot_id') return `${BOOT}\n`;
-      const pid = path === '/proc/self/stat' ? self.pid : Number(/^\/proc\/(\d+)\/stat$/.exec(path)?.[1]);
-      const process = processes[pid];
-      return process && statLine(pid, process.state, process.startTime);
-    },
-    readLink: () => NS,
-    readDir: (path) => {
-      const process = processes[Number(/^\/proc\/(\d+)\/task$/.exec(path)?.[1])];
-      return process && Array.from({ length: process.tasks ?? 1 }, (_, i) => String(i));
-    },
-    self: () => self,
-  };
-}
+const BOOT = FAKE_BOOT_ID;
 
 const holder: HolderIdentity = { bootId: BOOT, pidNamespace: '4026531836', uid: 1000, pid: 200, startTime: '5000' };
 const owner = `${processOwner('host', holder, 200)}/attempt-2`;

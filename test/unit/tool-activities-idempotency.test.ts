@@ -245,6 +245,22 @@ describe('a tool call whose key is held by a dead process', () => {
     expect(s.calls).toHaveLength(0);
   });
 
+  onLinux(
+    'counts the drain from the worker’s start for a holder already gone then (a restart after a crash)',
+    async () => {
+      const s = setup({
+        reconcile: async () => ({ done: true, output: { chargeId: 'ch-found' } }),
+        deadHolderDrainMs: 3_600_000,
+      });
+      await heldBy(s, deadOwner());
+      // The worker has been up for the whole drain: nothing is left to wait (else this test would time out).
+      s.clock.mono += 3_600_000;
+
+      await expect(attempt(2, s)).resolves.toMatchObject({ output: { chargeId: 'ch-found' }, replayed: true });
+      expect(s.calls).toHaveLength(0);
+    },
+  );
+
   onLinux('runs the tool once when reconcile finds that the dead holder had no effect', async () => {
     const s = setup({ reconcile: async () => ({ done: false }) });
     await heldBy(s, deadOwner());
