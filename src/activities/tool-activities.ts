@@ -83,7 +83,9 @@ export interface ToolActivityDeps {
   /**
    * Dead-holder takeover (default 1 s, `DEAD_HOLDER_DRAIN_MS`): a key held by a process of this machine and pid
    * namespace that no longer exists (killed, crashed; a paused one still exists) is taken over at once instead of
-   * after its lease and takeover grace, and the new owner waits this drain before it reconciles or re-runs.
+   * after its lease and takeover grace, and the new owner waits this drain before it reconciles or re-runs,
+   * counted from the first moment this process knew the holder dead: the activities list `/proc` when they are
+   * made, so a holder already gone then (the worker a restarted one replaces) has been draining since.
    * `false`: always wait for the lease and the grace (a tool that hands its effect to another process that may
    * outlive the worker, e.g. a child process, and settles it by `reconcile`). See docs/exactly-once.md.
    */

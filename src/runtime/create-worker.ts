@@ -84,8 +84,10 @@ export interface CreateWorkerOptions {
   /** Lease of an idempotency key while a call runs (default 10 s, `TOOL_CALL_LEASE`). */
   leaseMs?: number;
   /**
-   * Drain after taking over a key from a holder process proved dead (default 1 s); `false` always waits for the
-   * key's lease and takeover grace instead. See `ToolActivityDeps.deadHolderDrainMs` and docs/exactly-once.md.
+   * Drain after taking over a key from a holder process proved dead (default 1 s), counted from when this worker
+   * first knew that process dead (a worker that replaces a crashed one knows it from its start); `false` always
+   * waits for the key's lease and takeover grace instead. See `ToolActivityDeps.deadHolderDrainMs` and
+   * docs/exactly-once.md.
    */
   deadHolderDrainMs?: number | false;
   /**
