@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { DeathWitness } from '../../src/activities/death-witness';
-import { processOwner, type HolderIdentity } from '../../src/activities/holder-identity';
+import { currentHolderIdentity, processOwner, type HolderIdentity } from '../../src/activities/holder-identity';
 import { FAKE_BOOT_ID, fakeProc, type FakeProcess } from '../support/fake-proc';
 
 /**
@@ -144,5 +147,54 @@ describe('death witness', () => {
 
     expect(witness.isDead(ownerOf(200, 5_000))).toBe(false);
     expect(witness.drainLeftMs(ownerOf(200, 5_000), DRAIN)).toBe(DRAIN);
+  });
+});
+
+describe('death witness on this machine’s /proc', () => {
+  const real = currentHolderIdentity();
+  // Linux only: elsewhere a worker has no identity and no holder is ever provably dead.
+  const onLinux = real ? it : it.skip;
+
+  /** A child process and the owner label its claims would carry; `exit` once it has been killed and reaped. */
+  async function holderProcess() {
+    const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+    await once(child, 'spawn');
+    const pid = child.pid!;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const startTime = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
+    const owner = `${processOwner('host', { ...real!, pid, startTime }, pid)}/attempt-1`;
+    const exit = async () => {
+      const exited = once(child, 'exit');
+      child.kill('SIGKILL');
+      await exited;
+    };
+    return { owner, startTime, exit };
+  }
+
+  onLinux('counts the drain from the listing for a holder killed before a worker that started after it', async () => {
+    const holder = await holderProcess();
+    await holder.exit();
+    // This process stands for a worker started after the holder (its start time later than the holder's).
+    const self = { ...real!, startTime: String(BigInt(holder.startTime) + 1n) };
+    const clock = { now: 0 };
+    const witness = new DeathWitness(self, undefined, () => clock.now);
+
+    clock.now += DRAIN;
+
+    expect(witness.isDead(holder.owner)).toBe(true);
+    expect(witness.drainLeftMs(holder.owner, DRAIN)).toBe(0);
+  });
+
+  onLinux('gives the whole drain to a holder that was alive at the listing and was killed after it', async () => {
+    const holder = await holderProcess();
+    const self = { ...real!, startTime: String(BigInt(holder.startTime) + 1n) };
+    const clock = { now: 0 };
+    const witness = new DeathWitness(self, undefined, () => clock.now);
+    await holder.exit();
+
+    clock.now += DRAIN;
+
+    expect(witness.isDead(holder.owner)).toBe(true);
+    expect(witness.drainLeftMs(holder.owner, DRAIN)).toBe(DRAIN);
   });
 });
