@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import {
   LINUX_PROC,
+  checkableHolder,
   holderLiveness,
   holderTag,
   parseHolder,
@@ -69,12 +70,9 @@ export class DeathWitness {
 
   /** Whether the `/proc` listing proves `owner`'s process gone: it started before this one and was not listed. */
   private deadWhenListed(owner: string): boolean {
-    const holder = parseHolder(owner);
     const { self, listed } = this;
+    const holder = checkableHolder(owner, self);
     if (holder === undefined || self === undefined || listed === undefined) return false;
-    if (holder.bootId !== self.bootId || holder.pidNamespace !== self.pidNamespace || holder.uid !== self.uid) {
-      return false;
-    }
     if (!(BigInt(holder.startTime) < BigInt(self.startTime))) return false;
     // This process holds that pid now: the holder, older than it, had ended before it started.
     if (holder.pid === self.pid) return true;

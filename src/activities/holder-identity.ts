@@ -138,6 +138,17 @@ export function parseHolder(owner: string): HolderIdentity | undefined {
 }
 
 /**
+ * The holder identity in `owner` when this process (`self`) can check it: same boot, pid namespace and user
+ * (`/proc` may hide other users' processes). Undefined otherwise, or without an identity on either side.
+ */
+export function checkableHolder(owner: string, self: HolderIdentity | undefined): HolderIdentity | undefined {
+  const holder = parseHolder(owner);
+  if (self === undefined || holder === undefined) return undefined;
+  const same = holder.bootId === self.bootId && holder.pidNamespace === self.pidNamespace && holder.uid === self.uid;
+  return same ? holder : undefined;
+}
+
+/**
  * Whether the process that wrote `owner` still exists, seen from this process (`self`). `dead` only when it is
  * provable: same boot, same pid namespace and same user as this process, and `/proc/<pid>` is gone, shows
  * another process (another start time), or shows a zombie without threads. A stopped (SIGSTOPped) or busy
@@ -148,11 +159,8 @@ export function holderLiveness(
   self: HolderIdentity | undefined,
   proc: ProcReader = LINUX_PROC,
 ): HolderLiveness {
-  const holder = parseHolder(owner);
+  const holder = checkableHolder(owner, self);
   if (self === undefined || holder === undefined) return 'unknown';
-  if (holder.bootId !== self.bootId || holder.pidNamespace !== self.pidNamespace || holder.uid !== self.uid) {
-    return 'unknown';
-  }
   if (holder.pid === self.pid) return holder.startTime === self.startTime ? 'alive' : 'dead';
   try {
     const stat = proc.readFile(`/proc/${holder.pid}/stat`);
