@@ -2,10 +2,13 @@ import { asyncLocalStorage, CancelledFailure, Context, type Info } from '@tempor
 import { TOOL_ACTIVITY_NON_RETRYABLE_TYPES } from '../contract/activity-protocol';
 import { FAST_PATH_LIMITS } from '../contract/fast-path';
 import type {
+  CatalogClearanceRules,
+  CatalogClearer,
   ChainedTurnPlanner,
   FusedCall,
   FusedCallPlanner,
   FusedClearance,
+  FusedClearanceBase,
   FusedToolCall,
   NextChainedTurn,
   TakenTurn,
@@ -43,6 +46,27 @@ export interface FusedStepResult {
   chained?: ChainedTurn[];
 }
 
+/**
+ * Input of `describeToolsAndCallModel`: the first turn of a run, recorded like `callModelOnce` (without its
+ * `toolView`, which the catalog decides), its clearance without the tools, and the rules that clear them.
+ */
+export interface FirstFusedStepInput extends RecordedModelTurnInput {
+  clearance: FusedClearanceBase;
+  rules: CatalogClearanceRules;
+}
+
+/**
+ * What `describeToolsAndCallModel` returns: the worker's tool catalog (what `describeTools` returns), how it
+ * cleared it, and the fused step's result (with no calls when no tool was cleared).
+ */
+export interface FirstFusedStepResult extends FusedStepResult {
+  catalog: ToolCatalogEntry[];
+  /** Whether the model was shown the summary view (the catalog is over the run's disclosure budget). */
+  disclosedOnDemand: boolean;
+  /** The names of the tools cleared, in order: the workflow checks them against its own clearance. */
+  cleared: string[];
+}
+
 /** The fused step of the fast path (docs/fast-path.md, "The fused step"). */
 export interface FusedStepActivities {
   /**
@@ -52,6 +76,13 @@ export interface FusedStepActivities {
    * the workflow would certainly ask locally (`planChainedTurn`), each the same way.
    */
   callModelAndTools(input: FusedStepInput): Promise<FusedStepResult>;
+  /**
+   * The first fused step of a run (docs/fast-path.md, "The first step"): reads the tool catalog, clears its tools
+   * as the workflow would (`clearCatalog`), then is `callModelAndTools` with that clearance, or `callModelOnce`
+   * when no tool is cleared. One local activity where there were two: the workflow builds its run from the
+   * catalog returned.
+   */
+  describeToolsAndCallModel(input: FirstFusedStepInput): Promise<FirstFusedStepResult>;
 }
 
 /** Dependencies of {@link createFusedStepActivities}. */
@@ -72,6 +103,10 @@ export interface FusedStepActivityDeps {
   chain?: ChainedTurnPlanner;
   /** The clock of the chain's time budget (default `Date.now`). */
   now?: () => number;
+  /** The worker's tool catalog (`createToolActivities(...).describeTools`): the first step reads it. */
+  describeTools: () => Promise<ToolCatalogEntry[]>;
+  /** How the first step clears the catalog's tools: the workflow's own `clearCatalog` (fused-clearance.ts). */
+  clear: CatalogClearer;
 }
 
 /**
@@ -90,20 +125,40 @@ export interface FusedStepActivityDeps {
 export function createFusedStepActivities(deps: FusedStepActivityDeps): FusedStepActivities {
   const now = deps.now ?? Date.now;
   return {
-    callModelAndTools: async ({ clearance, ...request }) => {
-      const started = now();
-      const turn = await deps.callModelOnce(request);
-      const executed = await runPlannedCalls(deps, turn, request.settings, clearance);
-      const first: TakenTurn = {
-        turn,
-        clearance,
-        position: { turn: request.turn, fromIndex: request.fromIndex, messageCount: request.messages.length },
-        executed,
-      };
-      const chained = await chainTurns(deps, request, first, () => now() - started);
-      return chained.length > 0 ? { turn, executed, chained } : { turn, executed };
+    callModelAndTools: ({ clearance, ...request }) => fusedStep(deps, now, request, clearance),
+    describeToolsAndCallModel: async ({ clearance, rules, ...request }) => {
+      const catalog = await deps.describeTools();
+      const { tools, disclosedOnDemand } = deps.clear(catalog, rules);
+      const asked: RecordedModelTurnInput = disclosedOnDemand ? { ...request, toolView: 'summary' } : request;
+      const cleared = tools.map((tool) => tool.entry.name);
+      // No tool cleared: the workflow would have asked a plain local turn (fusedClearance is undefined).
+      const stepped =
+        tools.length > 0
+          ? await fusedStep(deps, now, asked, { ...clearance, tools })
+          : { turn: await deps.callModelOnce(asked), executed: [] };
+      return { ...stepped, catalog, disclosedOnDemand, cleared };
     },
   };
+}
+
+/** One fused step: the recorded turn, its planned calls, then the chained turns. */
+async function fusedStep(
+  deps: FusedStepActivityDeps,
+  now: () => number,
+  request: RecordedModelTurnInput,
+  clearance: FusedClearance,
+): Promise<FusedStepResult> {
+  const started = now();
+  const turn = await deps.callModelOnce(request);
+  const executed = await runPlannedCalls(deps, turn, request.settings, clearance);
+  const first: TakenTurn = {
+    turn,
+    clearance,
+    position: { turn: request.turn, fromIndex: request.fromIndex, messageCount: request.messages.length },
+    executed,
+  };
+  const chained = await chainTurns(deps, request, first, () => now() - started);
+  return chained.length > 0 ? { turn, executed, chained } : { turn, executed };
 }
 
 /**

@@ -6,9 +6,11 @@
  */
 
 import type { AgentRunInput, CostTable, RunUsage } from './agent-run-types';
+import type { RunApprovalPolicy } from './approval-types';
 import type { ModelSettings, ModelTurn, TranscriptMessage } from './model-types';
 import type { ToolActivityInput, ToolActivityResult } from './tool-activity-types';
 import type { ToolCatalogEntry } from './tool-catalog-entry';
+import type { ToolDisclosureBudget } from './tool-disclosure';
 
 /** A tool the workflow pre-cleared: every call of it would run as a local activity at once (fused-step.ts). */
 export interface ClearedTool {
@@ -52,6 +54,36 @@ export interface FusedClearance {
   /** Set when the step may chain the next turns (docs/fast-path.md, "Chained turns"). */
   chain?: FusedChain;
 }
+
+/** A clearance before the tools are known: what the first fused step of a run gets with {@link CatalogClearanceRules}. */
+export type FusedClearanceBase = Omit<FusedClearance, 'tools'>;
+
+/**
+ * What the first fused step of a run clears the tools of the catalog it reads itself with (docs/fast-path.md, "The
+ * first step"): the run input's word on its tools, and the longest attempt timeout a cleared tool may have.
+ */
+export interface CatalogClearanceRules {
+  /** The run's `allowedTools` (all tools when absent). */
+  allowedTools?: readonly string[];
+  /** The run's approval policy (`{}` when it has none). */
+  approval: RunApprovalPolicy;
+  /** The run's `toolDisclosure` budget. */
+  toolDisclosure?: ToolDisclosureBudget;
+  /**
+   * A tool whose attempt timeout is longer is not cleared: the step's own timeout is set before its catalog is
+   * read (`FAST_PATH_LIMITS.maxToolTimeoutMs`; only a tool declared `execution: 'local'` can be longer).
+   */
+  maxToolTimeoutMs: number;
+}
+
+/** The tools a catalog clears under {@link CatalogClearanceRules}, and whether the model sees the summary view. */
+export interface CatalogClearance {
+  tools: ClearedTool[];
+  disclosedOnDemand: boolean;
+}
+
+/** Clears a catalog's tools as the workflow would once it had the catalog (`clearCatalog`, fused-clearance.ts). */
+export type CatalogClearer = (catalog: readonly ToolCatalogEntry[], rules: CatalogClearanceRules) => CatalogClearance;
 
 /**
  * What a fused step needs to ask and run the next turns itself, and what the workflow checks before it asks a

@@ -7,6 +7,7 @@ import { createRecordedModelActivities } from '../activities/recorded-model-turn
 import { createFusedStepActivities } from '../activities/fused-step';
 import { planChainedTurn } from '../workflows/fused-chain-plan';
 import { planFusedCalls } from '../workflows/fused-step-plan';
+import { clearCatalog } from '../workflows/fused-clearance';
 import type { AuditStore } from '../stores/audit/audit-store';
 import { createAuditStore } from '../stores/audit/create-audit-store';
 import { createToolActivities } from '../activities/tool-activities';
@@ -238,6 +239,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
         tools: toolActivities,
         plan: planFusedCalls,
         chain: planChainedTurn,
+        // The first fused step reads the catalog itself and clears it as the workflow would.
+        describeTools: () => toolActivities.describeTools(),
+        clear: clearCatalog,
       }),
     },
   }).catch(async (error: unknown) => {

@@ -36,8 +36,10 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
  * engine's own activities (the model's) and cancellation get to the catch.
  */
 async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
-  const run = await startRunLoop(input);
+  const { run, failure } = await startRunLoop(input);
   try {
+    // The first step's turn failed (first-fused-step.ts): the run ends as it would had the loop asked it.
+    if (failure !== undefined) throw failure;
     for (;;) {
       const result = await playRound(run);
       if (result) return result;

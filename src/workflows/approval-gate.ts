@@ -18,6 +18,7 @@ import {
   type RunApprovalPolicy,
 } from '../contract/approval-types';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes';
+import { opensAtOnce, runOverride } from './approval-override';
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from '../contract/approval-policy';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../contract/activity-protocol';
@@ -177,21 +178,6 @@ export function approvalRejectionVerdict(
   return approval.decision === 'timed_out'
     ? `Step ${record.stepId} (${record.tool}) got no approval in time.`
     : `Step ${record.stepId} (${record.tool}) was rejected by ${approval.decidedBy}: ${approval.reason ?? ''}`.trim();
-}
-
-/**
- * Whether the gate opens for every call of the tool without asking anyone (no activity, no wait): the tool
- * never needs approval and the run does not demand it. The fused step pre-clears only such tools.
- */
-export function opensAtOnce(entry: ToolCatalogEntry, policy: RunApprovalPolicy): boolean {
-  return entry.approval === 'never' && runOverride(entry, policy) !== 'always';
-}
-
-/** The run's own word on a tool: its per-tool override, or `'always'` for effects under `requireForEffects`. */
-export function runOverride(entry: ToolCatalogEntry, policy: RunApprovalPolicy): 'always' | 'never' | undefined {
-  const own = policy.tools?.[entry.name];
-  if (own === 'always' || own === 'never') return own;
-  return policy.requireForEffects && entry.effect !== 'read-only' ? 'always' : undefined;
 }
 
 async function waitForDecision(

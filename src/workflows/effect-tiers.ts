@@ -1,7 +1,7 @@
 import type { RunApprovalPolicy } from '../contract/approval-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { undoToolNames } from '../contract/tool-visibility';
-import { runOverride } from './approval-gate';
+import { runOverride } from './approval-override';
 
 /**
  * The rule for irreversible tools: an irreversible call needs approval, or must come after every

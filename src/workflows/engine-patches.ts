@@ -12,18 +12,35 @@ import { fastPathAsked } from '../contract/fast-path';
 export const ENGINE_2026_12_PATCH = 'durable-tools/engine-2026-12';
 
 /**
- * Whether this generation takes the engine's behaviour as of {@link ENGINE_2026_12_PATCH} without recording its
- * earlier patches one by one. Evaluated first, and only by a generation that would evaluate one of them: one
- * that asks for the fast path, or the first generation of a run that is not a sub-agent (run-scoped keys). False
- * for a history from before it.
+ * The one `patched()` id a run started since 2026-12-06 records: it implies {@link ENGINE_2026_12_PATCH}, and on
+ * the fast path a first fused step that reads the tool catalog itself (docs/fast-path.md, "The first step"). A
+ * history without it replays {@link ENGINE_2026_12_PATCH} (or the patches before it) as recorded.
  */
-export function currentEngine(input: AgentRunInput): boolean {
-  const evaluatesPatches = fastPathAsked(input.fastPath) || (!input.carriedOver && !input.subAgent);
-  return evaluatesPatches && patched(ENGINE_2026_12_PATCH);
+export const ENGINE_FIRST_STEP_PATCH = 'durable-tools/engine-2026-12-first-step';
+
+/** What the engine's patches say of a generation ({@link engineOf}). */
+export interface Engine {
+  /** The engine's behaviour as of {@link ENGINE_2026_12_PATCH}, without its earlier patches recorded one by one. */
+  current: boolean;
+  /** A first fused step may read the catalog itself ({@link ENGINE_FIRST_STEP_PATCH}). */
+  firstStep: boolean;
 }
 
 /**
- * An earlier patch of the engine: implied when the generation is `current` ({@link currentEngine}), else
+ * What the engine's patches say of this generation. Evaluated first, and only by a generation that would evaluate
+ * one of them: one that asks for the fast path, or the first generation of a run that is not a sub-agent
+ * (run-scoped keys). A new run records {@link ENGINE_FIRST_STEP_PATCH} only; a history from before it replays
+ * what it recorded.
+ */
+export function engineOf(input: AgentRunInput): Engine {
+  const evaluatesPatches = fastPathAsked(input.fastPath) || (!input.carriedOver && !input.subAgent);
+  if (!evaluatesPatches) return { current: false, firstStep: false };
+  if (patched(ENGINE_FIRST_STEP_PATCH)) return { current: true, firstStep: true };
+  return { current: patched(ENGINE_2026_12_PATCH), firstStep: false };
+}
+
+/**
+ * An earlier patch of the engine: implied when the generation is `current` ({@link engineOf}), else
  * `patched(patchId)` as a history from before the one patch recorded it.
  */
 export function patchedBefore(current: boolean, patchId: string): boolean {

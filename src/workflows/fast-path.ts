@@ -12,6 +12,7 @@ import {
 } from '../contract/fast-path';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { patchedBefore } from './engine-patches';
+import { qualifiesLocally } from './local-qualification';
 import { localToolOptions, type SummaryMarks } from './tool-call-options';
 
 /**
@@ -92,19 +93,6 @@ export function catalogReadLocally(input: AgentRunInput, current: boolean): bool
  */
 export function toolRunsLocally(fast: FastPath | undefined, entry: ToolCatalogEntry, approved: boolean): boolean {
   return qualifiesLocally(fast, entry, approved) ? countLocal(fast) : endsTask(fast);
-}
-
-/** The rule of {@link toolRunsLocally}, without counting the call: the fused step pre-clears with it. */
-export function qualifiesLocally(fast: FastPath | undefined, entry: ToolCatalogEntry, approved: boolean): boolean {
-  if (entry.execution === 'local') return true;
-  return (
-    fast?.on === true &&
-    entry.execution !== 'activity' &&
-    !approved &&
-    entry.longCall === undefined &&
-    entry.asyncJob === undefined &&
-    entry.timeoutMs <= FAST_PATH_LIMITS.maxToolTimeoutMs
-  );
 }
 
 /**

@@ -8,17 +8,19 @@ import {
 import type { CallModelInput } from '../activities/model-activities';
 import type { ChainedTurn, FusedStepActivities } from '../activities/fused-step';
 import { FAST_PATH_LIMITS } from '../contract/fast-path';
-import { FETCH_TOOL_RESULT_TOOL } from '../contract/fetch-tool-result';
 import type { ModelSettings, ModelTurn } from '../contract/model-types';
 import type { ToolActivityResult } from '../contract/tool-activity-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
-import { DESCRIBE_TOOLS_TOOL } from '../contract/tool-disclosure';
 import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
-import { opensAtOnce } from './approval-gate';
-import { isIrreversibleForward } from './effect-tiers';
-import { qualifiesLocally } from './fast-path';
+import { clearedTools } from './fused-clearance';
 import { localModelCallOptions, modelTurnKey, modelTurnKeyPrefix } from './fast-path-model-turn';
-import type { ClearedTool, FusedChain, FusedClearance, FusedToolCall } from '../contract/fused-step';
+import type {
+  ClearedTool,
+  FusedChain,
+  FusedClearance,
+  FusedClearanceBase,
+  FusedToolCall,
+} from '../contract/fused-step';
 import { transcriptChecksum } from '../contract/transcript-checksum';
 import type { RunLoop } from './run-loop';
 import { stepKey } from './run-ownership';
@@ -31,49 +33,41 @@ import type { StepContext } from './tool-step';
  * whose call already ran takes its result (tool-step.ts) instead of scheduling the local activity.
  */
 
-/** What the pre-clearance of a tool looks at besides the tool. */
-export interface ClearanceContext {
-  step: Pick<StepContext, 'fastPath' | 'undoTools' | 'approvals'>;
-  disclosedOnDemand: boolean;
-  /** Whether a call goes to the background machinery (`BackgroundCalls.handles`). */
-  background: { handles(call: { name: string }): boolean };
-}
-
-/**
- * Whether every call of the tool that passes the size and effect-tier checks would run as a local activity at
- * once, with no other command before it: the fast path runs it locally (`qualifiesLocally`, unapproved), the
- * approval gate opens without asking (`opensAtOnce`), it registers no compensation (no undo tool), and it is
- * neither an agent tool (a handoff is one), a background (fetch-later) call, `fetch_tool_result` nor `describe_tools`.
- */
-export function clearsTool(entry: ToolCatalogEntry, ctx: ClearanceContext): boolean {
-  const { step } = ctx;
-  return (
-    entry.undo === undefined &&
-    !step.undoTools.has(entry.name) &&
-    entry.agent === undefined &&
-    entry.name !== FETCH_TOOL_RESULT_TOOL &&
-    !(ctx.disclosedOnDemand && entry.name === DESCRIBE_TOOLS_TOOL) &&
-    !ctx.background.handles({ name: entry.name }) &&
-    opensAtOnce(entry, step.approvals.policy) &&
-    qualifiesLocally(step.fastPath, entry, false)
-  );
-}
-
 /**
  * The pre-clearance of the next turn's calls, or undefined when none of them could run in the fused step (no
  * fused steps, parallel calls, a dry run, no tool cleared): then the turn is a plain `callModelOnce`.
  */
 export function fusedClearance(run: RunLoop): FusedClearance | undefined {
-  const { step, state, input } = run;
-  if (!run.fastPath.fused || input.parallelToolCalls === true || step.dryRun) return undefined;
-  const ctx: ClearanceContext = { step, disclosedOnDemand: run.disclosedOnDemand, background: run.background };
-  const tools: ClearedTool[] = [];
+  if (!fusesTurns(run)) return undefined;
+  const tools = clearedRunTools(run);
+  return tools.length > 0 ? { ...clearanceBase(run), tools } : undefined;
+}
+
+/** Whether the run's turns may be fused steps: on the fast path's fused steps, with calls in sequence, not dry. */
+export function fusesTurns(run: Pick<RunLoop, 'fastPath' | 'input'> & { step: { dryRun?: unknown } }): boolean {
+  return run.fastPath.fused && run.input.parallelToolCalls !== true && !run.step.dryRun;
+}
+
+/** The run's model-visible tools that a fused step may run ({@link clearedTools}). */
+export function clearedRunTools(run: RunLoop): ClearedTool[] {
+  const { step } = run;
+  const visible: ToolCatalogEntry[] = [];
   for (const name of step.visible) {
     const entry = step.catalog.get(name);
-    if (entry && clearsTool(entry, ctx))
-      tools.push({ entry, irreversible: isIrreversibleForward(entry, step.undoTools) });
+    if (entry) visible.push(entry);
   }
-  if (tools.length === 0) return undefined;
+  return clearedTools(visible, { step, disclosedOnDemand: run.disclosedOnDemand, background: run.background });
+}
+
+/** What a clearance says besides its tools: read off the run before the turn, so before its catalog too. */
+export type ClearanceSource = Pick<RunLoop, 'input' | 'state' | 'limits' | 'counters' | 'transcript' | 'fastPath'> & {
+  step: Pick<StepContext, 'scope' | 'irreversibleDone'>;
+  background: Pick<RunLoop['background'], 'outstanding'>;
+};
+
+/** The clearance of the next turn without its tools: the verdict's inputs, the keys and the chain. */
+export function clearanceBase(run: ClearanceSource): FusedClearanceBase {
+  const { step, state, input } = run;
   const firstStepId = state.stepCount + 1;
   return {
     verdict: {
@@ -89,7 +83,6 @@ export function fusedClearance(run: RunLoop): FusedClearance | undefined {
       stepCount: state.stepCount + (state.subAgentSteps ?? 0),
       turnIssues: run.counters.consecutiveTurnIssues,
     },
-    tools,
     firstStepId,
     keys: Array.from({ length: FAST_PATH_LIMITS.maxFusedCallsPerStep }, (_, i) => stepKey(step.scope, firstStepId + i)),
     ...(step.scope.runKey !== undefined ? { runKey: step.scope.runKey } : {}),
@@ -103,7 +96,7 @@ export function fusedClearance(run: RunLoop): FusedClearance | undefined {
  * turns and steps, its bounds, and what the workflow checks before a turn. Offered only when no background call
  * is running, whose end could stop the run before its next turn.
  */
-function fusedChain(run: RunLoop): FusedChain {
+function fusedChain(run: ClearanceSource): FusedChain {
   const { input, counters, transcript, fastPath } = run;
   return {
     turnKeyPrefix: modelTurnKeyPrefix(),
@@ -132,14 +125,27 @@ export function fusedStepOptions(
 ): LocalActivityOptions {
   const names = clearance.tools.map((tool) => tool.entry.name).join(', ');
   const longest = Math.max(...clearance.tools.map((tool) => tool.entry.timeoutMs));
-  const text = `${summary} · then ${names}`;
-  const fused = text.length > SUMMARY_MAX_LENGTH ? `${text.slice(0, SUMMARY_MAX_LENGTH - 1)}…` : text;
-  const options = localModelCallOptions(settings, fused);
+  return fusedOptions(settings, `${summary} · then ${names}`, clearance, longest);
+}
+
+/**
+ * Local activity options of a fused step whose calls take at most `longestCallMs` each: the local turn's, with a
+ * summary of `text` (cut to {@link SUMMARY_MAX_LENGTH}) and room in its timeout for the chain's budget and an
+ * attempt of each call it may run.
+ */
+export function fusedOptions(
+  settings: ModelSettings,
+  text: string,
+  clearance: FusedClearanceBase,
+  longestCallMs: number,
+): LocalActivityOptions {
+  const summary = text.length > SUMMARY_MAX_LENGTH ? `${text.slice(0, SUMMARY_MAX_LENGTH - 1)}…` : text;
+  const options = localModelCallOptions(settings, summary);
   // A chain asks no turn after its budget: at most one more turn and its calls follow.
   const chainMs = clearance.chain ? clearance.chain.budgetMs : 0;
   return {
     ...options,
-    startToCloseTimeout: chainMs + (options.startToCloseTimeout as number) + clearance.keys.length * longest,
+    startToCloseTimeout: chainMs + (options.startToCloseTimeout as number) + clearance.keys.length * longestCallMs,
     // As a tool call's: a cancelled run waits for the calls that ran (a turn being asked stops at once), so
     // their steps are recorded.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,

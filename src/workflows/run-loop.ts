@@ -19,7 +19,8 @@ import { RunTranscript } from './run-transcript';
 import { initialRunUsage } from './run-usage';
 import type { StepContext } from './tool-step';
 import { catalogReadLocally, fastPathDecidedFirst, fastPathOf, type FastPath } from './fast-path';
-import { currentEngine } from './engine-patches';
+import { engineOf, type Engine } from './engine-patches';
+import { askFirstStep, firstStepReadsCatalog, takeFirstStep } from './first-fused-step';
 import type { ChainedTurns } from './fused-step';
 
 interface CatalogActivities {
@@ -89,25 +90,74 @@ function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
   };
 }
 
+/** A generation started: its run loop, and the failure of its first turn when its first step asked it. */
+export interface StartedRun {
+  run: RunLoop;
+  /** The first turn's failure (first-fused-step.ts): the run ends with it as the loop would. */
+  failure?: unknown;
+}
+
 /**
  * Starts a generation: its state (and the state query), the approval gate, the catalog (recorded in history),
- * what the model may see, and what the previous generation carried over.
+ * what the model may see, and what the previous generation carried over. On the fast path a run's first step
+ * reads the catalog and asks the first turn at once (first-fused-step.ts).
  */
-export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
+export async function startRunLoop(input: AgentRunInput): Promise<StartedRun> {
+  const opening = openGeneration(input);
+  const { engine, decidedFirst } = opening;
+  if (firstStepReadsCatalog(opening, decidedFirst, engine)) {
+    const first = await askFirstStep({ ...opening, fastPath: decidedFirst }, () => describeToolsLocally());
+    const run = buildRunLoop(opening, first.catalog);
+    takeFirstStep(run, first);
+    return first.failure !== undefined ? { run, failure: first.failure } : { run };
+  }
+  return { run: buildRunLoop(opening, await readCatalog(input, engine.current)) };
+}
+
+/** What a generation knows before its catalog. */
+interface Opening extends Pick<RunLoop, 'input' | 'state' | 'transcript' | 'counters' | 'limits' | 'modelRunKey'> {
+  engine: Engine;
+  step: Pick<StepContext, 'scope' | 'approvals' | 'irreversibleDone'>;
+  background: { outstanding: number };
+  /** The fast path decided before the first local activity, when the history records that order. */
+  decidedFirst: FastPath | undefined;
+}
+
+/** The generation before its catalog: its patches, keys, state (and query), approval gate, transcript, counters. */
+function openGeneration(input: AgentRunInput): Opening {
   const { workflowId, firstExecutionRunId } = workflowInfo();
   const carried = input.carriedOver;
   // One patch for the engine's earlier ones, before anything else (engine-patches.ts).
-  const current = currentEngine(input);
+  const engine = engineOf(input);
   // Keys, compensations and claim checks belong to this run, not to its workflow id (run-ownership.ts).
-  const scope = input.subAgent ? subAgentScope(input.subAgent.callKey) : runScope(carried, current);
+  const scope = input.subAgent ? subAgentScope(input.subAgent.callKey) : runScope(carried, engine.current);
   const state = initialState(input, scope.keyPrefix);
   setHandler(getRunStateQuery, () => boundedRunView(state));
   const approvals = createApprovalGate(workflowId, state, input.approval, input.trackApprovalSearchAttribute === true);
   if (!carried) setRunStatus(state, 'running', input);
-
   // Decided before the first local activity: a patch evaluated just after one may fall into the next task.
-  const decidedFirst = fastPathDecidedFirst(input, current);
-  const catalog = await readCatalog(input, current);
+  const decidedFirst = fastPathDecidedFirst(input, engine.current);
+  const transcript = carried
+    ? new RunTranscript({ cursor: carried.transcriptCursor, unsent: carried.unsentMessages ?? [] })
+    : new RunTranscript({ goal: input.goal });
+  return {
+    input,
+    engine,
+    state,
+    step: { scope, approvals, irreversibleDone: carried?.irreversibleDone ?? false },
+    background: { outstanding: 0 },
+    transcript,
+    counters: initialLoopCounters(carried),
+    limits: runLimits(input),
+    modelRunKey: `${workflowId}/${firstExecutionRunId}`,
+    decidedFirst,
+  };
+}
+
+/** The generation with its catalog: what the model may see, the disclosure, the step context, the carry-over. */
+function buildRunLoop(opening: Opening, catalog: ToolCatalogEntry[]): RunLoop {
+  const { input, state, transcript, limits } = opening;
+  const carried = input.carriedOver;
   // Undo tools are never the model's: they run only as compensations, whatever allowedTools says.
   const visible = new Set(modelVisibleTools(catalog, input.allowedTools).map((entry) => entry.name));
   state.policyWarnings = checkEffectTiers(catalog, visible, input.approval);
@@ -118,24 +168,19 @@ export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
     input.toolDisclosure,
   );
   if (disclosedOnDemand) state.toolsDisclosedOnDemand = true;
-  const fastPath = decidedFirst ?? fastPathOf(input);
+  const fastPath = opening.decidedFirst ?? fastPathOf(input);
   const step: StepContext = {
+    ...opening.step,
     fastPath,
-    scope,
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),
     visible,
     undoTools: undoToolNames(catalog),
     pending: [...(carried?.compensations ?? [])],
-    irreversibleDone: carried?.irreversibleDone ?? false,
-    approvals,
   };
   const dryRun = dryRunRecord(input, carried);
   if (dryRun) step.dryRun = dryRun;
-  const transcript = carried
-    ? new RunTranscript({ cursor: carried.transcriptCursor, unsent: carried.unsentMessages ?? [] })
-    : new RunTranscript({ goal: input.goal });
-  step.subAgents = { input, limits: runLimits(input), conversation: () => transcript.held() };
+  step.subAgents = { input, limits, conversation: () => transcript.held() };
   // A forked run's first generation starts after the source's recorded steps (docs/fork.md).
   if (!carried && input.fork) startFromForkedPrefix(state, transcript, input.fork);
   return {
@@ -144,10 +189,10 @@ export async function startRunLoop(input: AgentRunInput): Promise<RunLoop> {
     step,
     transcript,
     background: new BackgroundCalls(step),
-    counters: initialLoopCounters(carried),
-    limits: runLimits(input),
+    counters: opening.counters,
+    limits,
     disclosedOnDemand,
-    modelRunKey: `${workflowId}/${firstExecutionRunId}`,
+    modelRunKey: opening.modelRunKey,
     fastPath,
   };
 }

@@ -15,7 +15,10 @@ import { readTurn, turnMessages, type TurnReading } from './turn-reading';
 type TranscriptDelta = Pick<CallModelInput, 'fromIndex' | 'messages'>;
 
 /** The model activity's input for the next turn, with the part of the transcript it is sent. */
-function modelRequest(run: RunLoop, delta: TranscriptDelta): CallModelInput {
+export function modelRequest(
+  run: Pick<RunLoop, 'input' | 'state' | 'modelRunKey' | 'disclosedOnDemand'>,
+  delta: TranscriptDelta,
+): CallModelInput {
   const { input, state } = run;
   return {
     runKey: run.modelRunKey,

@@ -3,14 +3,8 @@ import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-act
 import type { ModelToolCall } from '../contract/model-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import type { AgentRunState, PendingCompensation, StepRecord } from '../contract/agent-run-types';
-import {
-  opensAtOnce,
-  passApprovalGate,
-  recordApprovalOutcome,
-  runOverride,
-  type ApprovalGate,
-  type GateResult,
-} from './approval-gate';
+import { passApprovalGate, recordApprovalOutcome, type ApprovalGate, type GateResult } from './approval-gate';
+import { opensAtOnce, runOverride } from './approval-override';
 import { isIrreversibleForward } from './effect-tiers';
 import {
   failureMayHaveHadEffect,
@@ -26,7 +20,8 @@ import { stepKey, type RunScope } from './run-ownership';
 import { argumentsTooLarge, compensationArguments, compensationOutput } from './run-budget';
 import { prepareCall, type PreparedCall } from './prepared-call';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
-import { fastPathToolOptions, qualifiesLocally, toolRunsLocally, type FastPath } from './fast-path';
+import { fastPathToolOptions, toolRunsLocally, type FastPath } from './fast-path';
+import { qualifiesLocally } from './local-qualification';
 import { callAgentTool, type SubAgentCalls } from './sub-agent-call';
 import { dryRunActivityType } from '../contract/dry-run-types';
 import { dryRunCall, recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';

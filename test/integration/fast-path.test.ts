@@ -57,6 +57,11 @@ function localActivities(events: HistoryEvent[]): { type: string; summary: strin
     });
 }
 
+/** A fused step's local activity: the first of a run reads the catalog too (docs/fast-path.md, "The first step"). */
+function isFusedStep(type: string | undefined): boolean {
+  return type === 'callModelAndTools' || type === 'describeToolsAndCallModel';
+}
+
 function scheduledActivities(events: HistoryEvent[]): string[] {
   return events
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
@@ -154,7 +159,7 @@ describe('a worker SIGKILLed in the middle of a workflow task of local activitie
     // worker does not have, then whole.)
     const local = localActivities(events).map((a) => a.type);
     expect(local.length).toBeGreaterThanOrEqual(3);
-    expect(new Set(local)).toEqual(new Set(['describeTools', 'callModelAndTools']));
+    expect(new Set(local)).toEqual(new Set(['describeToolsAndCallModel', 'callModelAndTools']));
   });
 
   test('the payment happened once: the retried task replayed it from the key store', () => {
@@ -353,7 +358,8 @@ describe('a fast-path run with fused steps, chained turns off', () => {
   test('records one local activity per fused step: the turn, with the calls it ran inside it', () => {
     expect(result.status).toBe('completed');
     const local = localActivities(events).map((a) => a.type);
-    expect(local.filter((type) => type === 'callModelAndTools')).toHaveLength(6);
+    // The first fused step reads the catalog too (docs/fast-path.md, "The first step").
+    expect(local.filter(isFusedStep)).toEqual(['describeToolsAndCallModel', ...Array(5).fill('callModelAndTools')]);
     expect(local).not.toContain('pay_fast');
     expect(local).not.toContain('callModelOnce');
     expect(result.steps.slice(1, 3)).toMatchObject([
@@ -366,8 +372,9 @@ describe('a fast-path run with fused steps, chained turns off', () => {
 
   test('names the turn and the tools it may run in the summary of a fused step', () => {
     const summaries = localActivities(events)
-      .filter((a) => a.type === 'callModelAndTools')
+      .filter((a) => isFusedStep(a.type))
       .map((a) => a.summary);
+    expect(summaries[0]).toMatch(/^model turn 1 .* · reads the tool catalog, then its cleared tools$/);
     expect(summaries[1]).toMatch(/^model turn 2 .* · then .*pay_fast/);
   });
 
@@ -462,7 +469,7 @@ describe('a fast-path run with chained turns', () => {
 
   test('takes all its turns and calls in one local activity: the first fused step chained the turns after it', () => {
     expect(runs.chained.result).toMatchObject({ status: 'completed', answer: 'Paid eight times.', stepCount: 8 });
-    expect(localActivities(events).map((a) => a.type)).toEqual(['describeTools', 'callModelAndTools']);
+    expect(localActivities(events).map((a) => a.type)).toEqual(['describeToolsAndCallModel']);
     expect(scheduledActivities(events)).toEqual([]);
   });
 

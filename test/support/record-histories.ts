@@ -337,6 +337,12 @@ SCENARIOS['engine-2026-12-fast-path'] = {
 };
 SCENARIOS['engine-2026-12-continue-as-new'] = SCENARIOS['continue-as-new']!;
 
+// The first step (`patched('durable-tools/engine-2026-12-first-step')`, docs/fast-path.md): the first fused step
+// reads the catalog itself and chains the turns after it, the run continues as new after its second turn's calls
+// (the next generation reads its catalog first); and a run on regular activities (the one patch, nothing else new).
+SCENARIOS['engine-first-step-fast-path'] = SCENARIOS['engine-2026-12-fast-path']!;
+SCENARIOS['engine-first-step-compensation'] = SCENARIOS.compensation!;
+
 /** Starts a scenario's run (a fork scenario: after running its source). */
 async function startScenario(
   client: Client,

@@ -13,6 +13,7 @@ import type { FusedChain, FusedClearance } from '../../src/contract/fused-step';
 import { planChainedTurn } from '../../src/workflows/fused-chain-plan';
 import { FAST_PATH_LIMITS } from '../../src/contract/fast-path';
 import { transcriptChecksum } from '../../src/contract/transcript-checksum';
+import { clearCatalog } from '../../src/workflows/fused-clearance';
 import { planFusedCalls } from '../../src/workflows/fused-step-plan';
 import { initialRunUsage } from '../../src/workflows/run-usage';
 import { waitFor } from '../support/wait-for';
@@ -104,6 +105,8 @@ function fixture(options: FixtureOptions = {}) {
     plan: planFusedCalls,
     chain: planChainedTurn,
     now: () => clock,
+    describeTools: () => toolActivities.describeTools(),
+    clear: clearCatalog,
   });
   const clearance: FusedClearance = {
     verdict: {

@@ -40,6 +40,8 @@ const REPLAY = {
     'fast-path-compensation',
     'engine-2026-12-fast-path',
     'engine-2026-12-continue-as-new',
+    'engine-first-step-fast-path',
+    'engine-first-step-compensation',
   ],
   /** Scenarios whose tool calls all ran as local activities: their keys are in markers, not scheduled activities. */
   localCallsOnly: [
@@ -47,6 +49,7 @@ const REPLAY = {
     'fast-path-fused',
     'fast-path-chained',
     'engine-2026-12-fast-path',
+    'engine-first-step-fast-path',
   ] as readonly string[],
   /** Scenarios recorded by code older than run-scoped keys (`${workflowId}/${stepId}`). */
   keyedByWorkflowId: ['success', 'retries', 'compensation', 'continue-as-new'] as readonly string[],
