@@ -1,7 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
-import { createFusedStepActivities, type FusedStepInput, type FusedStepResult } from '../../src/activities/fused-step';
+import {
+  createFusedStepActivities,
+  type FirstFusedStepResult,
+  type FusedStepInput,
+  type FusedStepResult,
+} from '../../src/activities/fused-step';
 import { createRecordedModelActivities } from '../../src/activities/recorded-model-turn';
 import { createToolActivities } from '../../src/activities/tool-activities';
 import type { ModelTurn } from '../../src/contract/model-types';
@@ -9,7 +14,7 @@ import { TransientToolError } from '../../src/failures/tool-errors';
 import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import { defineTool, type Tool } from '../../src/tools/define-tool';
 import { createToolRegistry } from '../../src/tools/tool-registry';
-import type { FusedChain, FusedClearance } from '../../src/contract/fused-step';
+import type { CatalogClearanceRules, FusedChain, FusedClearance } from '../../src/contract/fused-step';
 import { planChainedTurn } from '../../src/workflows/fused-chain-plan';
 import { FAST_PATH_LIMITS } from '../../src/contract/fast-path';
 import { transcriptChecksum } from '../../src/contract/transcript-checksum';
@@ -88,10 +93,13 @@ function fixture(options: FixtureOptions = {}) {
   let answer: ModelTurn | Error | ((turn: number) => ModelTurn | Error) = { toolCalls: [], done: true };
   /** The requests the model was asked with: turn, where its messages start, and how many. */
   const requests: Array<{ turn: number; fromIndex: number; messages: number }> = [];
+  /** The tool view each request asked for. */
+  const views: string[] = [];
   const recorded = createRecordedModelActivities({
     callModel: async (request) => {
       asked += 1;
       requests.push({ turn: request.turn, fromIndex: request.fromIndex, messages: request.messages.length });
+      views.push(request.toolView ?? 'full');
       const turn = typeof answer === 'function' ? answer(request.turn + 1) : answer;
       if (turn instanceof Error) throw turn;
       return turn;
@@ -99,7 +107,7 @@ function fixture(options: FixtureOptions = {}) {
     store,
   });
   let clock = 0;
-  const { callModelAndTools } = createFusedStepActivities({
+  const { callModelAndTools, describeToolsAndCallModel } = createFusedStepActivities({
     callModelOnce: recorded.callModelOnce,
     tools: toolActivities,
     plan: planFusedCalls,
@@ -152,8 +160,20 @@ function fixture(options: FixtureOptions = {}) {
   };
   const env = new MockActivityEnvironment({ attempt: 1, isLocal: true, activityType: 'callModelAndTools' });
   const run = (): Promise<FusedStepResult> => env.run(callModelAndTools, input);
+  /** The first step of a run: the same turn, its clearance made of the catalog under `rules`. */
+  const runFirst = (rules: Partial<CatalogClearanceRules> = {}): Promise<FirstFusedStepResult> => {
+    const { tools: _tools, ...base } = clearance;
+    return env.run(describeToolsAndCallModel, {
+      ...input,
+      clearance: base,
+      rules: { approval: {}, maxToolTimeoutMs: FAST_PATH_LIMITS.maxToolTimeoutMs, ...rules },
+    });
+  };
   return {
     seen,
+    views,
+    runFirst,
+    catalog: tools.map((t) => t.contract.catalogEntry),
     effects,
     run,
     env,
@@ -342,5 +362,61 @@ describe('the fused step activity with chained turns', () => {
     t.answer(payTurns(3));
     expect((await t.run()).chained).toBeUndefined();
     expect(t.asked()).toBe(1);
+  });
+});
+
+describe('the first fused step of a run, which reads the catalog itself', () => {
+  test("returns the worker's catalog and runs the first turn's calls of the tools it cleared", async () => {
+    const t = fixture();
+    t.answer(callsTo('pay', 'pay'));
+    const first = await t.runFirst();
+    expect(first.catalog).toEqual(t.catalog);
+    expect(first.cleared).toEqual(['pay', 'flaky', 'stuck']);
+    expect(first.disclosedOnDemand).toBe(false);
+    expect(first.executed.map((call) => [call.stepId, call.tool, call.idempotencyKey])).toEqual([
+      [1, 'pay', 'wf/run/1'],
+      [2, 'pay', 'wf/run/2'],
+    ]);
+    expect(t.views).toEqual(['full']);
+  });
+
+  test("runs no call of a tool the run's policy makes ask: a plain turn when no tool is cleared", async () => {
+    const t = fixture();
+    t.answer(callsTo('pay'));
+    const first = await t.runFirst({ approval: { requireForEffects: true } });
+    expect(first.cleared).toEqual(['stuck']);
+    expect(first.executed).toEqual([]);
+    const none = fixture();
+    none.answer(callsTo('pay'));
+    const plain = await none.runFirst({ allowedTools: ['pay'], approval: { tools: { pay: 'always' } } });
+    expect(plain).toMatchObject({ cleared: [], executed: [] });
+    expect(plain.turn.toolCalls).toHaveLength(1);
+    expect(none.effects).toEqual([]);
+  });
+
+  test("asks the turn with the summary view when the catalog is over the run's disclosure budget", async () => {
+    const t = fixture();
+    t.answer(callsTo('pay'));
+    const first = await t.runFirst({ toolDisclosure: { maxTools: 1 } });
+    expect(first.disclosedOnDemand).toBe(true);
+    expect(t.views).toEqual(['summary']);
+    expect(first.executed.map((call) => call.tool)).toEqual(['pay']);
+  });
+
+  test('run again (a retried workflow task) takes the turn from its record and each call from the key store', async () => {
+    const t = fixture();
+    t.answer(callsTo('pay'));
+    await t.runFirst();
+    const again = await t.runFirst();
+    expect(t.asked()).toBe(1);
+    expect(t.effects).toEqual(['wf/run/1']);
+    expect(again.executed.map((call) => call.result.replayed)).toEqual([true]);
+  });
+
+  test('fails as the turn fails, and runs no call', async () => {
+    const t = fixture();
+    t.answer(new Error('provider down'));
+    await expect(t.runFirst()).rejects.toThrow('provider down');
+    expect(t.seen).toEqual([]);
   });
 });

@@ -1,0 +1,210 @@
+import { z } from 'zod';
+import { WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
+import type { temporal as proto } from '@temporalio/proto';
+import {
+  getAgentRunState,
+  startAgentRun,
+  waitForAgentRun,
+  type AgentRunHandle,
+} from '../../src/client/agent-run-client';
+import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
+import type { AgentRunInput } from '../../src/contract/agent-run-types';
+import type { ModelProvider } from '../../src/contract/model-types';
+import { DESCRIBE_TOOLS_TOOL } from '../../src/contract/tool-disclosure';
+import { scriptedModel, type ScriptedTurn } from '../../src/model/scripted-model';
+import { createWorker } from '../../src/runtime/create-worker';
+import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
+import { defineTool } from '../../src/tools/define-tool';
+import { ENGINE_FIRST_STEP_PATCH } from '../../src/workflows/engine-patches';
+import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { waitFor } from '../support/wait-for';
+
+/**
+ * The first step of a fast-path run (docs/fast-path.md, "The first step"): one local activity reads the tool
+ * catalog, clears its tools as the workflow would, asks the first turn and runs its cleared calls. Whatever the
+ * first turn does, the run ends as one whose catalog was read first would.
+ */
+
+const temporal = useTestTemporal();
+type HistoryEvent = proto.api.history.v1.IHistoryEvent;
+
+/** The payments made, by idempotency key. */
+const payments: string[] = [];
+const pay = defineTool({
+  name: 'pay',
+  description: 'Pays an amount.',
+  input: z.object({ amount: z.number() }),
+  output: z.object({ paid: z.number() }),
+  effect: 'irreversible',
+  approval: 'never',
+  idempotent: false,
+}).implement(async ({ amount }, ctx) => {
+  payments.push(ctx.idempotencyKey);
+  return { paid: amount };
+});
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'Looks an order up.',
+  input: z.object({ orderId: z.string() }),
+  output: z.object({ found: z.boolean() }),
+  effect: 'read-only',
+}).implement(async () => ({ found: true }));
+
+/** The tool names the model was shown at each turn, by the run's goal. */
+const shown = new Map<string, string[][]>();
+let asked = 0;
+const providers: Record<string, ModelProvider> = {
+  recording: async (request) => {
+    shown.set(request.goal, [...(shown.get(request.goal) ?? []), request.tools.map((tool) => tool.name)]);
+    return scriptedModel(request);
+  },
+  broken: async () => ({ toolCalls: 'call everything' }) as never,
+  hanging: (_request, { signal }) => {
+    asked += 1;
+    return new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
+  },
+};
+
+const payTurn = (amount: number): ScriptedTurn => ({ toolCalls: [{ name: 'pay', arguments: { amount } }] });
+const answer: ScriptedTurn = { text: 'Done.', final: true };
+
+/** Runs `body` with a worker of the two tools and the test's model providers. */
+async function withWorker<T>(name: string, body: (taskQueue: string) => Promise<T>): Promise<T> {
+  const taskQueue = uniqueTaskQueue(name);
+  const { namespace, bundlePath } = testServer();
+  const { worker, close } = await createWorker({
+    tools: [pay, lookup],
+    connection: temporal.nativeConnection,
+    settings: { namespace, taskQueue },
+    workflowBundle: { codePath: bundlePath },
+    idempotencyStore: new MemoryIdempotencyStore(),
+    modelProviders: providers,
+  });
+  try {
+    return await worker.runUntil(() => body(taskQueue));
+  } finally {
+    await close();
+  }
+}
+
+async function start(taskQueue: string, input: Partial<AgentRunInput> & Pick<AgentRunInput, 'goal'>) {
+  return startAgentRun(
+    temporal.client,
+    { model: { provider: 'recording', script: [payTurn(5), answer] }, fastPath: true, ...input },
+    { taskQueue },
+  );
+}
+
+async function historyOf(handle: AgentRunHandle): Promise<HistoryEvent[]> {
+  return (await handle.fetchHistory()).events ?? [];
+}
+
+/** The local activities of a history, by type, in order. */
+function localActivities(events: HistoryEvent[]): string[] {
+  return events
+    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+    .map((e) => {
+      const data = e.markerRecordedEventAttributes!.details!.data!.payloads![0]!;
+      return defaultPayloadConverter.fromPayload<{ activity_type: string }>(data).activity_type;
+    });
+}
+
+/** The patch ids a history recorded. */
+function patches(events: HistoryEvent[]): string[] {
+  return events
+    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+    .map((e) => {
+      const data = e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!;
+      return defaultPayloadConverter.fromPayload<{ id: string }>(data).id;
+    });
+}
+
+describe("a fast-path run's first step", () => {
+  test('reads the catalog and runs the first turn and its payment in one local activity, recording one patch', async () => {
+    const { result, events, handle } = await withWorker('first-step', async (taskQueue) => {
+      const handle = await start(taskQueue, { goal: 'Pay five.' });
+      return { handle, result: await waitForAgentRun(handle), events: await historyOf(handle) };
+    });
+    expect(result).toMatchObject({ status: 'completed', answer: 'Done.', stepCount: 1 });
+    expect(result.steps[0]).toMatchObject({
+      tool: 'pay',
+      status: 'succeeded',
+      observation: { status: 'ok', output: { paid: 5 } },
+    });
+    expect(localActivities(events)).toEqual(['describeToolsAndCallModel']);
+    expect(patches(events)).toEqual([ENGINE_FIRST_STEP_PATCH]);
+    expect(payments).toContain(`${handle.workflowId}/${handle.firstExecutionRunId}/1`);
+    expect(payments.filter((key) => key.startsWith(handle.workflowId))).toHaveLength(1);
+  });
+
+  test('shows the first turn the summary view when the catalog is over the run’s disclosure budget', async () => {
+    const result = await withWorker('first-step-disclosure', async (taskQueue) =>
+      waitForAgentRun(await start(taskQueue, { goal: 'Pay six, disclosed.', toolDisclosure: { maxTools: 1 } })),
+    );
+    expect(result.status).toBe('completed');
+    expect(result.steps[0]).toMatchObject({ tool: 'pay', status: 'succeeded' });
+    const turns = shown.get('Pay six, disclosed.')!;
+    expect(turns[0]).toContain(DESCRIBE_TOOLS_TOOL);
+    expect(turns[1]).toEqual(turns[0]);
+  });
+
+  test("leaves a call the run's policy makes ask to the approval gate: nothing is paid before the approval", async () => {
+    const { result, paidBefore, handle } = await withWorker('first-step-approval', async (taskQueue) => {
+      const handle = await start(taskQueue, { goal: 'Pay seven, approved.', approval: { requireForEffects: true } });
+      const [pending] = await waitFor('the payment to wait for approval', async () => {
+        const found = await getPendingApprovals(temporal.client, handle.workflowId);
+        return found.length > 0 ? found : undefined;
+      });
+      const paidBefore = payments.filter((key) => key.startsWith(handle.workflowId)).length;
+      await approveStep(temporal.client, handle.workflowId, {
+        stepId: pending!.stepId,
+        digest: pending!.digest,
+        approver: 'test',
+      });
+      return { handle, paidBefore, result: await waitForAgentRun(handle) };
+    });
+    expect(paidBefore).toBe(0);
+    expect(result.status).toBe('completed');
+    expect(result.steps[0]).toMatchObject({ tool: 'pay', status: 'succeeded', approval: { decision: 'approved' } });
+    expect(payments.filter((key) => key.startsWith(handle.workflowId))).toHaveLength(1);
+  });
+
+  test('a first turn the model gets wrong fails the run as it fails one whose catalog was read first', async () => {
+    const results = await withWorker('first-step-broken', async (taskQueue) => {
+      const broken = { model: { provider: 'broken' } };
+      const fast = await start(taskQueue, { goal: 'Broken, fast.', ...broken });
+      const regular = await start(taskQueue, { goal: 'Broken, regular.', ...broken, fastPath: false });
+      return {
+        fast: await waitForAgentRun(fast),
+        regular: await waitForAgentRun(regular),
+        fastState: await getAgentRunState(temporal.client, fast.workflowId),
+        fastEvents: await historyOf(fast),
+      };
+    });
+    expect(results.fast.status).toBe('failed');
+    expect(results.fast.reason).toContain('MODEL_OUTPUT_INVALID');
+    expect(results.fast.reason).toContain('"toolCalls":"call everything"');
+    expect(results.regular.status).toBe('failed');
+    expect(results.fastState.status).toBe('failed');
+    // The step failed, then the catalog was read on its own for the run's end.
+    expect(localActivities(results.fastEvents)).toEqual(['describeToolsAndCallModel', 'describeTools']);
+  });
+
+  test('a run cancelled during its first turn ends cancelled, with its status', async () => {
+    const { error, state } = await withWorker('first-step-cancel', async (taskQueue) => {
+      const before = asked;
+      const handle = await start(taskQueue, { goal: 'Hang.', model: { provider: 'hanging' } });
+      await waitFor('the first turn to be asked', () => asked > before);
+      await handle.cancel();
+      const error = await handle.result().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      return { error, state: await getAgentRunState(temporal.client, handle.workflowId) };
+    });
+    expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    expect(state.status).toBe('cancelled');
+    expect(state.steps).toEqual([]);
+  });
+});
