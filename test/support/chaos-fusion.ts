@@ -6,20 +6,24 @@ type HistoryEvent = proto.api.history.v1.IHistoryEvent;
 
 /** Where a tool's calls ran, read from the runs' histories (docs/fast-path.md, "The fused step"). */
 export interface ChaosCallPlaces {
-  /** Calls a fused step ran: in the `executed` of a `callModelAndTools` marker's result or of a turn it chained. */
+  /**
+   * Calls a fused step ran: in the `executed` of a `callModelAndTools` or `describeToolsAndCallModel` (a run's
+   * first step) marker's result or of a turn it chained.
+   */
   fused: number;
   /** Calls that ran as their own local activity (a marker of that activity type). */
   local: number;
   /** Calls scheduled as regular activities. */
   regular: number;
-  /** `callModelAndTools` markers in all (fused steps, whatever they ran). */
+  /** `callModelAndTools` and `describeToolsAndCallModel` markers in all (fused steps, whatever they ran). */
   fusedSteps: number;
   /** Histories read. */
   histories: number;
 }
 
 const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
-const FUSED_STEP_ACTIVITY = 'callModelAndTools';
+/** A fused step's activity types: a run's first step reads the catalog too (docs/fast-path.md, "The first step"). */
+const FUSED_STEP_ACTIVITIES: readonly string[] = ['callModelAndTools', 'describeToolsAndCallModel'];
 
 /** Where the calls of `tool` ran in one history: see {@link ChaosCallPlaces}. */
 export function callPlacesIn(events: readonly HistoryEvent[], tool: string): Omit<ChaosCallPlaces, 'histories'> {
@@ -30,7 +34,7 @@ export function callPlacesIn(events: readonly HistoryEvent[], tool: string): Omi
     if (marker?.markerName !== LOCAL_ACTIVITY_MARKER) continue;
     const data = decode<{ activity_type?: string }>(marker.details?.data?.payloads?.[0]);
     if (data?.activity_type === tool) places.local += 1;
-    if (data?.activity_type !== FUSED_STEP_ACTIVITY) continue;
+    if (!FUSED_STEP_ACTIVITIES.includes(data?.activity_type ?? '')) continue;
     places.fusedSteps += 1;
     type Ran = { executed?: Array<{ tool?: string }> };
     const result = decode<Ran & { chained?: Ran[] }>(marker.details?.result?.payloads?.[0]);
