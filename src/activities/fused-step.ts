@@ -57,14 +57,20 @@ export interface FirstFusedStepInput extends RecordedModelTurnInput {
 
 /**
  * What `describeToolsAndCallModel` returns: the worker's tool catalog (what `describeTools` returns), how it
- * cleared it, and the fused step's result (with no calls when no tool was cleared).
+ * cleared it, and the fused step's result (with no calls when no tool was cleared), unless the whole would be over
+ * {@link FAST_PATH_LIMITS.maxFirstStepResultBytes}.
  */
-export interface FirstFusedStepResult extends FusedStepResult {
+export interface FirstFusedStepResult {
   catalog: ToolCatalogEntry[];
   /** Whether the model was shown the summary view (the catalog is over the run's disclosure budget). */
   disclosedOnDemand: boolean;
   /** The names of the tools cleared, in order: the workflow checks them against its own clearance. */
   cleared: string[];
+  /**
+   * The fused step's result. Absent when it would make the result too large: the turn and its calls are recorded
+   * under their keys, and the workflow asks the turn itself.
+   */
+  step?: FusedStepResult;
 }
 
 /** The fused step of the fast path (docs/fast-path.md, "The fused step"). */
@@ -132,11 +138,13 @@ export function createFusedStepActivities(deps: FusedStepActivityDeps): FusedSte
       const asked: RecordedModelTurnInput = disclosedOnDemand ? { ...request, toolView: 'summary' } : request;
       const cleared = tools.map((tool) => tool.entry.name);
       // No tool cleared: the workflow would have asked a plain local turn (fusedClearance is undefined).
-      const stepped =
+      const step: FusedStepResult =
         tools.length > 0
           ? await fusedStep(deps, now, asked, { ...clearance, tools })
           : { turn: await deps.callModelOnce(asked), executed: [] };
-      return { ...stepped, catalog, disclosedOnDemand, cleared };
+      const opened = { catalog, disclosedOnDemand, cleared };
+      const bytes = jsonByteLength(catalog) + jsonByteLength(step);
+      return bytes > FAST_PATH_LIMITS.maxFirstStepResultBytes ? opened : { ...opened, step };
     },
   };
 }

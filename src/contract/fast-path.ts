@@ -75,6 +75,13 @@ export const FAST_PATH_LIMITS = {
    */
   maxChainResultBytes: 128 * 1024,
   /**
+   * The most bytes of a run's first step's result (the catalog, the first turn, its calls and the turns it
+   * chained, docs/fast-path.md "The first step"): over it the step returns the catalog alone and the workflow asks
+   * the turn itself, whose record and its calls' keys answer at once. The catalog and the first fused step were two
+   * markers before; together they stay as far below Temporal's payload limit.
+   */
+  maxFirstStepResultBytes: 256 * 1024,
+  /**
    * The workflow task timeout `startAgentRun` gives a run that asks for the fast path when its caller gives none
    * (Temporal's default: 10 s). A fast-path step runs inside a workflow task, which has no heartbeat: after its
    * worker dies the server hands the task to another worker only when this timeout passes (docs/fast-path.md,

@@ -120,10 +120,13 @@ export function takeFirstStep(run: RunLoop, step: FirstStep): void {
       disclosedOnDemand: result.disclosedOnDemand,
     });
   }
+  // Too large to return (the catalog with the turns): the loop asks the turn, and its record answers.
+  if (!result.step) return;
+  const { turn, executed } = result.step;
   const turnNumber = run.state.turns + 1;
-  const chained = result.chained ?? [];
+  const chained = result.step.chained ?? [];
   run.chained = {
-    turns: [{ turnNumber, checksum, turn: result.turn, executed: result.executed }, ...chained],
+    turns: [{ turnNumber, checksum, turn, executed }, ...chained],
     through: turnNumber + chained.length,
   };
 }

@@ -60,6 +60,16 @@ const providers: Record<string, ModelProvider> = {
     return scriptedModel(request);
   },
   broken: async () => ({ toolCalls: 'call everything' }) as never,
+  // A first turn over the first step's bound: a payment, then a lookup with 300 KB of arguments (too large to run).
+  large: async (request) => {
+    shown.set(request.goal, [...(shown.get(request.goal) ?? []), request.tools.map((tool) => tool.name)]);
+    if (request.turn > 0) return { text: 'Done.', toolCalls: [], done: true };
+    const toolCalls = [
+      { id: 'c1', name: 'pay', arguments: { amount: 8 } },
+      { id: 'c2', name: 'lookup', arguments: { orderId: 'x'.repeat(300 * 1024) } },
+    ];
+    return { toolCalls, done: false };
+  },
   hanging: (_request, { signal }) => {
     asked += 1;
     return new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
@@ -167,6 +177,22 @@ describe("a fast-path run's first step", () => {
     expect(paidBefore).toBe(0);
     expect(result.status).toBe('completed');
     expect(result.steps[0]).toMatchObject({ tool: 'pay', status: 'succeeded', approval: { decision: 'approved' } });
+    expect(payments.filter((key) => key.startsWith(handle.workflowId))).toHaveLength(1);
+  });
+
+  test('a first turn too large to return with the catalog is asked again by the run: its record answers, nothing is paid twice', async () => {
+    const { result, events, handle } = await withWorker('first-step-large', async (taskQueue) => {
+      const handle = await start(taskQueue, { goal: 'Pay eight, large.', model: { provider: 'large' } });
+      return { handle, result: await waitForAgentRun(handle), events: await historyOf(handle) };
+    });
+    expect(result.status).toBe('completed');
+    expect(result.steps.map((step) => [step.tool, step.status])).toEqual([
+      ['pay', 'succeeded'],
+      ['lookup', 'failed'],
+    ]);
+    // The first step, then turn 1 asked again (its record answers) and turn 2, each a fused step.
+    expect(localActivities(events)).toEqual(['describeToolsAndCallModel', 'callModelAndTools', 'callModelAndTools']);
+    expect(shown.get('Pay eight, large.')).toHaveLength(2);
     expect(payments.filter((key) => key.startsWith(handle.workflowId))).toHaveLength(1);
   });
 

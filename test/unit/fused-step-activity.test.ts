@@ -373,7 +373,7 @@ describe('the first fused step of a run, which reads the catalog itself', () => 
     expect(first.catalog).toEqual(t.catalog);
     expect(first.cleared).toEqual(['pay', 'flaky', 'stuck']);
     expect(first.disclosedOnDemand).toBe(false);
-    expect(first.executed.map((call) => [call.stepId, call.tool, call.idempotencyKey])).toEqual([
+    expect(first.step!.executed.map((call) => [call.stepId, call.tool, call.idempotencyKey])).toEqual([
       [1, 'pay', 'wf/run/1'],
       [2, 'pay', 'wf/run/2'],
     ]);
@@ -385,12 +385,12 @@ describe('the first fused step of a run, which reads the catalog itself', () => 
     t.answer(callsTo('pay'));
     const first = await t.runFirst({ approval: { requireForEffects: true } });
     expect(first.cleared).toEqual(['stuck']);
-    expect(first.executed).toEqual([]);
+    expect(first.step!.executed).toEqual([]);
     const none = fixture();
     none.answer(callsTo('pay'));
     const plain = await none.runFirst({ allowedTools: ['pay'], approval: { tools: { pay: 'always' } } });
-    expect(plain).toMatchObject({ cleared: [], executed: [] });
-    expect(plain.turn.toolCalls).toHaveLength(1);
+    expect(plain).toMatchObject({ cleared: [], step: { executed: [] } });
+    expect(plain.step!.turn.toolCalls).toHaveLength(1);
     expect(none.effects).toEqual([]);
   });
 
@@ -400,7 +400,7 @@ describe('the first fused step of a run, which reads the catalog itself', () => 
     const first = await t.runFirst({ toolDisclosure: { maxTools: 1 } });
     expect(first.disclosedOnDemand).toBe(true);
     expect(t.views).toEqual(['summary']);
-    expect(first.executed.map((call) => call.tool)).toEqual(['pay']);
+    expect(first.step!.executed.map((call) => call.tool)).toEqual(['pay']);
   });
 
   test('run again (a retried workflow task) takes the turn from its record and each call from the key store', async () => {
@@ -410,7 +410,23 @@ describe('the first fused step of a run, which reads the catalog itself', () => 
     const again = await t.runFirst();
     expect(t.asked()).toBe(1);
     expect(t.effects).toEqual(['wf/run/1']);
-    expect(again.executed.map((call) => call.result.replayed)).toEqual([true]);
+    expect(again.step!.executed.map((call) => call.result.replayed)).toEqual([true]);
+  });
+
+  test('returns the catalog alone when the whole would be too large; run again, the turn and calls answer from their records', async () => {
+    const t = fixture();
+    const text = 'x'.repeat(FAST_PATH_LIMITS.maxFirstStepResultBytes);
+    t.answer({ ...callsTo('pay', 'pay'), text });
+    const first = await t.runFirst();
+    expect(first.step).toBeUndefined();
+    expect(first.catalog).toEqual(t.catalog);
+    expect(t.effects).toEqual(['wf/run/1', 'wf/run/2']);
+    // The workflow asks the turn itself (callModelAndTools): nothing is asked or paid again.
+    const again = await t.run();
+    expect(again.turn.text).toBe(text);
+    expect(t.asked()).toBe(1);
+    expect(t.effects).toEqual(['wf/run/1', 'wf/run/2']);
+    expect(again.executed.map((call) => call.result.replayed)).toEqual([true, true]);
   });
 
   test('fails as the turn fails, and runs no call', async () => {
