@@ -17,6 +17,7 @@ import { createWorker } from '../../src/runtime/create-worker';
 import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import { defineTool } from '../../src/tools/define-tool';
 import { ENGINE_FIRST_STEP_PATCH } from '../../src/workflows/engine-patches';
+import { cancelAndWait } from '../support/run-outcome';
 import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
@@ -222,12 +223,7 @@ describe("a fast-path run's first step", () => {
       const before = asked;
       const handle = await start(taskQueue, { goal: 'Hang.', model: { provider: 'hanging' } });
       await waitFor('the first turn to be asked', () => asked > before);
-      await handle.cancel();
-      const error = await handle.result().then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      return { error, state: await getAgentRunState(temporal.client, handle.workflowId) };
+      return cancelAndWait(temporal.client, handle);
     });
     expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
     expect(state.status).toBe('cancelled');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { isStoredOutputReference } from '../../src/contract/claim-check-reference';
 import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import { MemoryTranscriptStore } from '../../src/stores/transcripts/memory-transcript-store';
@@ -11,6 +11,7 @@ import type { ToolErrorObservation } from '../../src/contract/activity-protocol'
 import { defineTool, type Tool } from '../../src/tools/define-tool';
 import { PermanentToolError } from '../../src/failures/tool-errors';
 import { createWorker } from '../../src/runtime/create-worker';
+import { cancelAndWait } from '../support/run-outcome';
 import { waitFor } from '../support/wait-for';
 import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 
@@ -302,12 +303,7 @@ describe('a call cancelled while its tool fails, on the real server', () => {
         { taskQueue },
       );
       await waitFor('the tool to run', () => entered);
-      await handle.cancel();
-      const error = await handle.result().then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      return { error, state: await getAgentRunState(temporal.client, handle.workflowId) };
+      return cancelAndWait(temporal.client, handle);
     });
     expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
     expect(state.status).toBe('cancelled');

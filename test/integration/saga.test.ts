@@ -2,8 +2,9 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { useTestTemporal, createTestWorker, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { cancelAndWait } from '../support/run-outcome';
 import { waitFor } from '../support/wait-for';
-import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes';
 import { compensationInput } from '../../src/tools/compensation-input';
@@ -353,12 +354,7 @@ async function cancelWhileSeatsHeld(
       { taskQueue },
     );
     await seatsHeld(seats);
-    await handle.cancel();
-    const error = await handle.result().then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    const state = await getAgentRunState(temporal.client, handle.workflowId);
+    const { error, state } = await cancelAndWait(temporal.client, handle);
     const { runStatusAttribute } = await closedRunFacts(handle);
     return { error, state, runStatusAttribute, workflowId: handle.workflowId, runKey: state.runKey! };
   });

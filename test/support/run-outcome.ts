@@ -1,6 +1,7 @@
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { getAgentRunState } from '../../src/client/agent-run-client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AgentRunResult } from '../../src/contract/agent-run-types';
+import type { AgentRunResult, AgentRunState } from '../../src/contract/agent-run-types';
 
 /**
  * The result of an agent run whether it returns its result or ends as a Failed workflow carrying the
@@ -16,6 +17,22 @@ export async function agentRunOutcome(handle: WorkflowHandle): Promise<AgentRunR
     }
     throw error;
   }
+}
+
+/**
+ * Cancels a run and waits for it to end: the error its result rejects with (undefined if it did not) and the
+ * run's state after it.
+ */
+export async function cancelAndWait(
+  client: Client,
+  handle: WorkflowHandle,
+): Promise<{ error: unknown; state: AgentRunState }> {
+  await handle.cancel();
+  const error = await handle.result().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  return { error, state: await getAgentRunState(client, handle.workflowId) };
 }
 
 /** Size of the largest payload in a history (bytes of any one event's payloads together). */
