@@ -40,6 +40,8 @@ export interface DurableToolsServiceConfig {
   workflowTaskTimeout?: string;
   /** The SQLite key store's group commit (default on; false: a commit per write). */
   groupCommit?: boolean;
+  /** The SQLite key store's `synchronous` (default `FULL`; `NORMAL`: no fsync at a commit, only at checkpoints). */
+  synchronous?: 'FULL' | 'NORMAL';
   /**
    * Temporal's eager workflow start (`startAgentRun`'s `eagerStart`: the client on the worker's connection, the
    * first workflow task handed back in the start's answer). Default on; false: the first task waits for a poll.
@@ -118,6 +120,7 @@ async function main(): Promise<void> {
   const store = new SqliteIdempotencyStore({
     path: config.storePath,
     ...(config.groupCommit === false ? { groupCommit: false } : {}),
+    ...(config.synchronous ? { synchronous: config.synchronous } : {}),
   });
   const nativeConnection = await NativeConnection.connect({ address: config.address });
   const eager = config.eagerStart !== false;

@@ -272,6 +272,7 @@ async function main(): Promise<void> {
     const unchained = 'durable-tools fast path unchained';
     const ungrouped = 'durable-tools fast path without group commit';
     const polled = 'durable-tools fast path without eager start';
+    const unsynced = 'durable-tools fast path without fsync';
     const named: Array<[string, () => Promise<PeerSystem>]> = [
       ['durable-tools', () => durableToolsSystem(ctx)],
       [
@@ -289,18 +290,23 @@ async function main(): Promise<void> {
         polled,
         () => durableToolsSystem(ctx, { name: polled, runInput: { fastPath: true }, service: { eagerStart: false } }),
       ],
+      [
+        unsynced,
+        () =>
+          durableToolsSystem(ctx, { name: unsynced, runInput: { fastPath: true }, service: { synchronous: 'NORMAL' } }),
+      ],
       ['restate', () => restateSystem(ctx, false)],
       ['restate (wal fsync off)', () => restateSystem(ctx, true)],
       ['dbos', () => dbosSystem(ctx, false)],
       ['dbos (synchronous_commit off)', () => dbosSystem(ctx, true)],
     ];
     // PEERS_ONLY="durable-tools fast path,restate": only the systems named (comma-separated). Default: all but
-    // the engine's ablations (unchained, unfused, without group commit, without eager start), which say what each part of the fast path
+    // the engine's ablations (unchained, unfused, without group commit, without eager start, without fsync), which say what each part of the fast path
     // brings when named.
     const only = process.env.PEERS_ONLY?.split(',')
       .map((name) => name.trim())
       .filter(Boolean);
-    const ablations = new Set([unchained, unfused, ungrouped, polled]);
+    const ablations = new Set([unchained, unfused, ungrouped, polled, unsynced]);
     const makers = named
       .filter(([name]) => (only ? only.includes(name) : !ablations.has(name)))
       .map(([, make]) => make);
