@@ -110,9 +110,7 @@ export function takeFirstStep(run: RunLoop, step: FirstStep): void {
   const { taken } = step;
   if (!taken) return;
   const { result, checksum } = taken;
-  const expected = clearedRunTools(run)
-    .filter((tool) => tool.entry.timeoutMs <= FAST_PATH_LIMITS.maxToolTimeoutMs)
-    .map((tool) => tool.entry.name);
+  const expected = clearedRunTools(run, FAST_PATH_LIMITS.maxToolTimeoutMs).map((tool) => tool.entry.name);
   if (expected.join('\n') !== result.cleared.join('\n') || run.disclosedOnDemand !== result.disclosedOnDemand) {
     log.warn('The first fused step cleared other tools than the run would.', {
       cleared: result.cleared,

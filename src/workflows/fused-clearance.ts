@@ -50,11 +50,19 @@ export function clearsTool(entry: ToolCatalogEntry, ctx: ClearanceContext): bool
   );
 }
 
-/** The model-visible tools, in their order, that {@link clearsTool} clears, each with its effect-tier mark. */
-export function clearedTools(visible: Iterable<ToolCatalogEntry>, ctx: ClearanceContext): ClearedTool[] {
+/**
+ * The model-visible tools, in their order, that {@link clearsTool} clears, each with its effect-tier mark; none
+ * whose attempt timeout is over `maxTimeoutMs` (a run's first step, whose own timeout is set before its catalog).
+ */
+export function clearedTools(
+  visible: Iterable<ToolCatalogEntry>,
+  ctx: ClearanceContext,
+  maxTimeoutMs = Number.POSITIVE_INFINITY,
+): ClearedTool[] {
   const tools: ClearedTool[] = [];
   for (const entry of visible) {
-    if (clearsTool(entry, ctx)) tools.push({ entry, irreversible: isIrreversibleForward(entry, ctx.step.undoTools) });
+    if (entry.timeoutMs <= maxTimeoutMs && clearsTool(entry, ctx))
+      tools.push({ entry, irreversible: isIrreversibleForward(entry, ctx.step.undoTools) });
   }
   return tools;
 }
@@ -85,6 +93,5 @@ export const clearCatalog: CatalogClearer = (catalog, rules) => {
           (visibleNames.has(name) && byName.get(name)?.asyncJob?.fetchLater === true)),
     },
   };
-  const tools = clearedTools(visible, ctx).filter((tool) => tool.entry.timeoutMs <= rules.maxToolTimeoutMs);
-  return { tools, disclosedOnDemand };
+  return { tools: clearedTools(visible, ctx, rules.maxToolTimeoutMs), disclosedOnDemand };
 };

@@ -48,15 +48,19 @@ export function fusesTurns(run: Pick<RunLoop, 'fastPath' | 'input'> & { step: { 
   return run.fastPath.fused && run.input.parallelToolCalls !== true && !run.step.dryRun;
 }
 
-/** The run's model-visible tools that a fused step may run ({@link clearedTools}). */
-export function clearedRunTools(run: RunLoop): ClearedTool[] {
+/** The run's model-visible tools that a fused step may run ({@link clearedTools}), within `maxTimeoutMs`. */
+export function clearedRunTools(run: RunLoop, maxTimeoutMs?: number): ClearedTool[] {
   const { step } = run;
   const visible: ToolCatalogEntry[] = [];
   for (const name of step.visible) {
     const entry = step.catalog.get(name);
     if (entry) visible.push(entry);
   }
-  return clearedTools(visible, { step, disclosedOnDemand: run.disclosedOnDemand, background: run.background });
+  return clearedTools(
+    visible,
+    { step, disclosedOnDemand: run.disclosedOnDemand, background: run.background },
+    maxTimeoutMs,
+  );
 }
 
 /** What a clearance says besides its tools: read off the run before the turn, so before its catalog too. */

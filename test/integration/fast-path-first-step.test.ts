@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { WorkflowFailedError } from '@temporalio/client';
-import { CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
-import type { temporal as proto } from '@temporalio/proto';
+import { CancelledFailure } from '@temporalio/common';
 import {
   getAgentRunState,
   startAgentRun,
@@ -17,6 +16,7 @@ import { createWorker } from '../../src/runtime/create-worker';
 import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import { defineTool } from '../../src/tools/define-tool';
 import { ENGINE_FIRST_STEP_PATCH } from '../../src/workflows/engine-patches';
+import { localActivities as markers, recordedPatches, type HistoryEvent } from '../support/history-markers';
 import { cancelAndWait } from '../support/run-outcome';
 import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
@@ -28,7 +28,6 @@ import { waitFor } from '../support/wait-for';
  */
 
 const temporal = useTestTemporal();
-type HistoryEvent = proto.api.history.v1.IHistoryEvent;
 
 /** The payments made, by idempotency key. */
 const payments: string[] = [];
@@ -112,24 +111,7 @@ async function historyOf(handle: AgentRunHandle): Promise<HistoryEvent[]> {
 }
 
 /** The local activities of a history, by type, in order. */
-function localActivities(events: HistoryEvent[]): string[] {
-  return events
-    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
-    .map((e) => {
-      const data = e.markerRecordedEventAttributes!.details!.data!.payloads![0]!;
-      return defaultPayloadConverter.fromPayload<{ activity_type: string }>(data).activity_type;
-    });
-}
-
-/** The patch ids a history recorded. */
-function patches(events: HistoryEvent[]): string[] {
-  return events
-    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
-    .map((e) => {
-      const data = e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!;
-      return defaultPayloadConverter.fromPayload<{ id: string }>(data).id;
-    });
-}
+const localActivities = (events: HistoryEvent[]): string[] => markers(events).map((a) => a.type);
 
 describe("a fast-path run's first step", () => {
   test('reads the catalog and runs the first turn and its payment in one local activity, recording one patch', async () => {
@@ -144,7 +126,7 @@ describe("a fast-path run's first step", () => {
       observation: { status: 'ok', output: { paid: 5 } },
     });
     expect(localActivities(events)).toEqual(['describeToolsAndCallModel']);
-    expect(patches(events)).toEqual([ENGINE_FIRST_STEP_PATCH]);
+    expect(recordedPatches(events)).toEqual([ENGINE_FIRST_STEP_PATCH]);
     expect(payments).toContain(`${handle.workflowId}/${handle.firstExecutionRunId}/1`);
     expect(payments.filter((key) => key.startsWith(handle.workflowId))).toHaveLength(1);
   });

@@ -2,8 +2,6 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { temporal as proto } from '@temporalio/proto';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { startAgentRun, waitForAgentRun, type AgentRunHandle } from '../../src/client/agent-run-client';
 import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
@@ -24,6 +22,7 @@ import { FAST_PATH_WORKER } from '../support/fast-path-worker';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
 import { createSqliteTestWorker } from '../support/sqlite-test-worker';
 import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { localActivities, type HistoryEvent } from '../support/history-markers';
 import { waitFor } from '../support/wait-for';
 import { spawnTestWorkerProcess } from '../support/worker-process';
 
@@ -39,23 +38,6 @@ const temporal = useTestTemporal();
 let ledger: LedgerServer;
 let gate: GateServer;
 let workDir: string;
-
-type HistoryEvent = proto.api.history.v1.IHistoryEvent;
-
-/** The local activities of a history (their markers): activity type and summary, in order. */
-function localActivities(events: HistoryEvent[]): { type: string; summary: string | undefined }[] {
-  return events
-    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
-    .map((e) => {
-      const data = e.markerRecordedEventAttributes!.details!.data!.payloads![0]!;
-      const marker = defaultPayloadConverter.fromPayload<{ activity_type: string }>(data);
-      const summary = e.userMetadata?.summary;
-      return {
-        type: marker.activity_type,
-        summary: summary ? defaultPayloadConverter.fromPayload<string>(summary) : undefined,
-      };
-    });
-}
 
 /** A fused step's local activity: the first of a run reads the catalog too (docs/fast-path.md, "The first step"). */
 function isFusedStep(type: string | undefined): boolean {
