@@ -111,6 +111,7 @@ export {
 export { createTranscriptStore, type TranscriptStoreConfig } from './stores/transcripts/create-transcript-store';
 export { TranscriptStoreError, type TranscriptStoreErrorCode } from './stores/transcripts/transcript-store-error';
 export type { PayloadRetentionOptions } from './stores/transcripts/payload-retention';
+export type { MemoryTranscriptStoreOptions } from './stores/transcripts/memory-transcript-store';
 export {
   createPayloadReaper,
   type PayloadReaper,

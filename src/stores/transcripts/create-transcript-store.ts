@@ -1,5 +1,5 @@
 import { IDEMPOTENCY_ENV } from '../idempotency/idempotency-defaults';
-import { MemoryTranscriptStore } from './memory-transcript-store';
+import { MemoryTranscriptStore, type MemoryTranscriptStoreOptions } from './memory-transcript-store';
 import {
   POSTGRES_TRANSCRIPT_DEFAULTS,
   PostgresTranscriptStore,
@@ -28,7 +28,7 @@ export const TRANSCRIPT_STORE_KINDS = ['sqlite', 'postgres', 'memory'] as const;
 export type TranscriptStoreConfig =
   | ({ kind: 'sqlite'; path?: string } & PayloadRetentionOptions)
   | ({ kind: 'postgres' } & PostgresTranscriptStoreOptions)
-  | ({ kind: 'memory' } & PayloadRetentionOptions);
+  | ({ kind: 'memory' } & MemoryTranscriptStoreOptions);
 
 /**
  * The configuration the environment describes: `DURABLE_TOOLS_TRANSCRIPT_STORE` = `sqlite` (default) |
