@@ -5,7 +5,8 @@
  * (worker + the client that starts the runs) runs in its own child process, so its CPU is its own; the
  * servers' CPU is read from /proc (Temporal dev server, restate-server, the Postgres backends of DBOS's database).
  *
- * Per round and system (the order rotates): ms per step of sequential single runs, steps/s with `concurrency`
+ * After one unrecorded warm-up round per system (the same work, so every system is measured warm), per round
+ * and system (the order rotates): ms per step of sequential single runs, steps/s with `concurrency`
  * runs at once, and the worker and server CPU per step of that throughput phase. Then one crash round per
  * system: `crashRuns` runs at once, the service process SIGKILLed when the ledger has seen each of the
  * `killAt` effect counts (the same for every system), started again, all runs awaited; it counts duplicate
@@ -37,12 +38,14 @@ import { ServiceKilledError, startService, type ServiceProcess } from './service
 
 /** Sizes of a full run and of `--quick`. */
 export const PEERS_BENCH = {
-  full: { rounds: 3, latencyRuns: 5, concurrency: 20, crashRuns: 20, killAt: [30, 90, 150] },
-  quick: { rounds: 1, latencyRuns: 1, concurrency: 4, crashRuns: 4, killAt: [12] },
+  full: { warmUpRounds: 1, rounds: 3, latencyRuns: 5, concurrency: 20, crashRuns: 20, killAt: [30, 90, 150] },
+  quick: { warmUpRounds: 0, rounds: 1, latencyRuns: 1, concurrency: 4, crashRuns: 4, killAt: [12] },
   steps: 10,
 } as const;
 
 interface Sizes {
+  /** Rounds run first and not recorded, so that every system is measured warm, as a long-running service. */
+  warmUpRounds: number;
   rounds: number;
   latencyRuns: number;
   concurrency: number;
@@ -112,6 +115,16 @@ async function measureThroughput(m: Measured, sizes: Sizes): Promise<void> {
   m.stepsPerSecond.push(steps / seconds);
   m.workerCpuPerStep.push((worker1 - worker0) / steps);
   m.serverCpuPerStep.push(cpuBetween(server0, server1) / steps);
+}
+
+/**
+ * A round of one system that is not recorded: the same runs as a measured round, so that its code is compiled
+ * and its caches filled before the measured rounds (JIT warm-up went on for several rounds without it).
+ */
+async function warmUpRound(m: Measured, sizes: Sizes): Promise<void> {
+  const unrecorded: Measured = { ...m, msPerStep: [], stepsPerSecond: [], workerCpuPerStep: [], serverCpuPerStep: [] };
+  await measureLatency(unrecorded, sizes);
+  await measureThroughput(unrecorded, sizes);
 }
 
 /** The crash round of one system (see the file's comment). */
@@ -211,7 +224,8 @@ function report(measured: Measured[], sizes: Sizes, load: LoadSampler): void {
   const rounds = (values: number[], digits = 1) => values.map((v) => f(v, digits)).join(', ');
   console.log(
     `${PEERS_BENCH.steps} sequential durable steps per run (each a POST to a local ledger under a per-step key); ` +
-      `${sizes.rounds} interleaved round(s); medians (per-round values in brackets)`,
+      `${sizes.rounds} interleaved round(s) after ${sizes.warmUpRounds} unrecorded warm-up round(s); medians ` +
+      '(per-round values in brackets)',
   );
   for (const m of measured) {
     console.log(
@@ -318,6 +332,12 @@ async function main(): Promise<void> {
       log(`${system.name}: up (service start ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
       measured.push({ system, service, msPerStep: [], stepsPerSecond: [], workerCpuPerStep: [], serverCpuPerStep: [] });
       await service.run(newRunId(system)).done; // warm-up
+    }
+    for (let round = 0; round < sizes.warmUpRounds; round++) {
+      for (const m of rotate(measured, round)) {
+        await warmUpRound(m, sizes);
+        log(`warm-up round ${round + 1}/${sizes.warmUpRounds} ${m.system.name} (not recorded)`);
+      }
     }
     for (let round = 0; round < sizes.rounds; round++) {
       for (const m of rotate(measured, round)) {
