@@ -1,5 +1,5 @@
 /**
- * `npm run bench:peers [-- --quick] [-- --rounds N]`: durable-tools against Restate and DBOS on one workload,
+ * `npm run bench:peers [-- --quick] [-- --rounds N] [-- --warm-up N]`: durable-tools against Restate and DBOS on one workload,
  * in interleaved rounds in one run. A run is `steps` (10) sequential durable steps, each a call that POSTs to a
  * local ledger under a per-step idempotency key; the ledger counts effects per key. Every system's service
  * (worker + the client that starts the runs) runs in its own child process, so its CPU is its own; the
@@ -72,15 +72,23 @@ interface CrashResult extends LedgerTally {
 
 function sizesFromArgs(args: readonly string[]): Sizes {
   const base: Sizes = args.includes('--quick') ? { ...PEERS_BENCH.quick } : { ...PEERS_BENCH.full };
-  const rounds = args.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length);
-  const at = args.indexOf('--rounds');
-  const value = rounds ?? (at >= 0 ? args[at + 1] : undefined);
-  if (value !== undefined) {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--rounds must be a positive integer, got "${value}".`);
-    base.rounds = n;
-  }
+  const rounds = countFlag(args, '--rounds', 1);
+  if (rounds !== undefined) base.rounds = rounds;
+  const warmUp = countFlag(args, '--warm-up', 0);
+  if (warmUp !== undefined) base.warmUpRounds = warmUp;
   return base;
+}
+
+/** The value of `--flag N` or `--flag=N`, an integer of at least `min`; undefined when the flag is absent. */
+function countFlag(args: readonly string[], flag: string, min: number): number | undefined {
+  const inline = args.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1);
+  const at = args.indexOf(flag);
+  const value = inline ?? (at >= 0 ? args[at + 1] : undefined);
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`${flag} must be an integer of at least ${min}, got "${value}".`);
+  return n;
 }
 
 const log = (line: string): void => {
