@@ -38,7 +38,7 @@ import { ServiceKilledError, startService, type ServiceProcess } from './service
 
 /** Sizes of a full run and of `--quick`. */
 export const PEERS_BENCH = {
-  full: { warmUpRounds: 1, rounds: 3, latencyRuns: 5, concurrency: 20, crashRuns: 20, killAt: [30, 90, 150] },
+  full: { warmUpRounds: 4, rounds: 3, latencyRuns: 5, concurrency: 20, crashRuns: 20, killAt: [30, 90, 150] },
   quick: { warmUpRounds: 0, rounds: 1, latencyRuns: 1, concurrency: 4, crashRuns: 4, killAt: [12] },
   steps: 10,
 } as const;
