@@ -34,10 +34,12 @@ export default tseslint.config(
     },
   },
   {
-    // Everything the workflow bundle contains (src/workflows and the contract it shares with the activities)
-    // runs in Temporal's deterministic sandbox: no Node built-ins, no package but the workflow-safe ones, and no
-    // implementation from another folder. test/unit/workflow-bundle.test.ts checks the bundle itself.
-    files: ['src/workflows/**/*.ts', 'src/contract/**/*.ts'],
+    // Everything the workflow bundle contains (src/workflows, the contract it shares with the activities, and the
+    // durable-tools/workflow entry a user's workflow imports) runs in Temporal's deterministic sandbox: no Node
+    // built-ins, no package but the workflow-safe ones, and no implementation from another folder (types of the
+    // tool definitions and zod are fine: `proxyTools` reads them). test/unit/workflow-bundle.test.ts checks the
+    // bundle itself.
+    files: ['src/workflows/**/*.ts', 'src/contract/**/*.ts', 'src/entries/workflow.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -45,17 +47,17 @@ export default tseslint.config(
           paths: nodeBuiltins.map((name) => ({ name, message: 'The workflow bundle must not import Node built-ins.' })),
           patterns: [
             {
-              regex: '^(?!\\.{1,2}/|@temporalio/(workflow|common)$|@opentelemetry/api$)',
+              regex: '^(?!\\.{1,2}/|@temporalio/(workflow|common)$|@opentelemetry/api$|zod$)',
               message:
                 'The workflow bundle imports only @temporalio/workflow, @temporalio/common and @opentelemetry/api.',
             },
             {
-              regex: '^\\.\\./(?!contract/|activities/)',
+              regex: '^\\.\\./(?!contract/|activities/|tools/|workflows/)',
               message: 'The workflow bundle imports only src/workflows and src/contract.',
             },
             {
-              group: ['../activities', '../activities/*'],
-              message: 'Import only types from activities.',
+              group: ['../activities', '../activities/*', '../tools', '../tools/*', 'zod'],
+              message: 'Import only types from activities, tools and zod.',
               allowTypeImports: true,
             },
           ],

@@ -3,11 +3,11 @@ import type { ApprovalAuditRecord, ApprovalEvaluation, EvaluateApprovalInput } f
 import { argumentsDigest } from './arguments-digest';
 import type { AuditStore } from '../stores/audit/audit-store';
 import { MemoryAuditStore } from '../stores/audit/memory-audit-store';
-import type { Tool } from '../tools/define-tool';
+import { declaredRequirement } from './approval-requirement';
 import { parseToolArguments } from '../guard/parse-tool-arguments';
 import { toolArgumentGuard } from '../guard/argument-guard-options';
 import { ARGUMENT_GUARD_LIMITS, type ArgumentGuardLimits } from '../guard/json-arguments';
-import { ENGINE_FAILURE_TYPES, TOOL_ERROR_CODES } from '../contract/activity-protocol';
+import { ENGINE_FAILURE_TYPES, TOOL_ERROR_CODES, type ToolErrorObservation } from '../contract/activity-protocol';
 import type { ToolRegistry } from '../tools/tool-registry';
 import type { MeterProvider } from '@opentelemetry/api';
 import { createEngineMetrics } from '../telemetry/engine-metrics';
@@ -58,17 +58,17 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
   const metrics = createEngineMetrics(deps.meterProvider);
   return {
     evaluateApproval: async (input) => {
-      const evaluation = await evaluate(input, deps);
+      const { evaluation, waived } = await evaluate(input, deps);
       if (evaluation.status === 'required') {
+        await writeAudit(auditStore, requestRecord(input, evaluation.digest, evaluation.arguments));
+      } else if (waived) {
+        // The tool activity runs a gated call only on a recorded decision: the run's waiver is one.
         await writeAudit(auditStore, {
-          idempotencyKey: input.idempotencyKey,
-          workflowId: input.workflowId,
-          stepId: input.stepId,
-          tool: input.tool,
-          argumentsDigest: evaluation.digest,
-          arguments: evaluation.arguments,
-          requestedAt: input.requestedAt,
-          deadline: input.deadline,
+          ...requestRecord(input, waived.digest, waived.arguments),
+          decision: 'waived',
+          decidedBy: WAIVER_DECIDER,
+          reason: `The run waived the approval of "${input.tool}" and this worker allows runs to waive.`,
+          decidedAt: input.requestedAt,
         });
       }
       return evaluation;
@@ -80,74 +80,87 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
   };
 }
 
-async function evaluate(input: EvaluateApprovalInput, deps: ApprovalActivityDeps): Promise<ApprovalEvaluation> {
+/** Who decided a waived call, in its audit record: the run's approval policy. */
+const WAIVER_DECIDER = 'run approval policy';
+
+/** The audit record of a call's approval request. */
+function requestRecord(input: EvaluateApprovalInput, digest: string, shown: unknown): ApprovalAuditRecord {
+  return {
+    idempotencyKey: input.idempotencyKey,
+    workflowId: input.workflowId,
+    stepId: input.stepId,
+    tool: input.tool,
+    argumentsDigest: digest,
+    arguments: shown,
+    requestedAt: input.requestedAt,
+    deadline: input.deadline,
+  };
+}
+
+/** The evaluation, and the digest and arguments of a call the run's waiver lets through without asking. */
+interface Evaluated {
+  evaluation: ApprovalEvaluation;
+  waived?: { digest: string; arguments: unknown };
+}
+
+async function evaluate(input: EvaluateApprovalInput, deps: ApprovalActivityDeps): Promise<Evaluated> {
   const notes: string[] = [];
   const tool = deps.registry.get(input.tool);
-  if (!tool) {
-    return {
-      status: 'invalid',
-      notes,
-      observation: {
-        status: 'error',
-        code: TOOL_ERROR_CODES.TOOL_NOT_REGISTERED,
-        message: `Tool "${input.tool}" is in the catalog but the worker that evaluated its approval does not implement it.`,
-        hint: 'Do not call this tool again in this run; use another tool or finish.',
-        retryable: false,
-        attempts: 0,
-      },
-    };
-  }
+  if (!tool) return { evaluation: { status: 'invalid', notes, observation: notRegistered(input.tool) } };
   const limits = toolArgumentGuard(deps.argumentGuard ?? ARGUMENT_GUARD_LIMITS, tool.contract.spec.argumentGuard);
   const parsed = parseToolArguments(tool.contract.spec.input, input.arguments, limits);
-  if (!parsed.ok) return { status: 'invalid', observation: parsed.error, notes };
+  if (!parsed.ok) return { evaluation: { status: 'invalid', observation: parsed.error, notes } };
 
-  let required = await declaredRequirement(tool, parsed.value, notes);
-  if (input.runOverride === 'always') required = true;
-  if (input.runOverride === 'never' && required) {
-    if (deps.allowRunsToWaive) required = false;
-    else
-      notes.push(
-        `The run asked to waive approval for "${input.tool}", but this worker does not allow runs to waive approval: it is still required.`,
-      );
-  }
-  if (!required) return { status: 'not_required', notes };
-  let digest: string;
-  let shown: unknown;
+  const declared = await declaredRequirement(tool, parsed.value, notes);
+  const required = input.runOverride === 'always' || (declared && !waives(input, deps, notes));
+  if (!required && !declared) return { evaluation: { status: 'not_required', notes } };
+  // Shown to an approver, or recorded as waived: either way the digest the tool activity will check.
+  const shown = shownArguments(input.tool, parsed.value);
+  if ('observation' in shown) return { evaluation: { status: 'invalid', observation: shown.observation, notes } };
+  if (!required) return { evaluation: { status: 'not_required', notes }, waived: shown };
+  return { evaluation: { status: 'required', digest: shown.digest, arguments: shown.arguments, notes } };
+}
+
+/** Whether the run's waiver (`approval.tools[tool] = 'never'`) holds on this worker; `notes` says when not. */
+function waives(input: EvaluateApprovalInput, deps: ApprovalActivityDeps, notes: string[]): boolean {
+  if (input.runOverride !== 'never') return false;
+  if (deps.allowRunsToWaive) return true;
+  notes.push(
+    `The run asked to waive approval for "${input.tool}", but this worker does not allow runs to waive approval: it is still required.`,
+  );
+  return false;
+}
+
+/** The digest and a plain JSON copy of validated arguments, or why they cannot be shown to an approver. */
+function shownArguments(
+  tool: string,
+  validated: unknown,
+): { digest: string; arguments: unknown } | { observation: ToolErrorObservation } {
   try {
-    digest = argumentsDigest(parsed.value);
-    shown = JSON.parse(JSON.stringify(parsed.value)) as unknown;
+    return { digest: argumentsDigest(validated), arguments: JSON.parse(JSON.stringify(validated)) as unknown };
   } catch (error) {
     return {
-      status: 'invalid',
-      notes,
       observation: {
         status: 'error',
         code: TOOL_ERROR_CODES.INVALID_ARGUMENTS,
-        message: `The arguments of "${input.tool}" cannot be shown to an approver: ${(error as Error).message}`,
+        message: `The arguments of "${tool}" cannot be shown to an approver: ${(error as Error).message}`,
         hint: 'Call the tool with plain JSON arguments.',
         retryable: false,
         attempts: 0,
       },
     };
   }
-  return { status: 'required', digest, arguments: shown, notes };
 }
 
-/** What the tool itself says; a predicate that throws means approval is required. */
-async function declaredRequirement(tool: Tool, validated: unknown, notes: string[]): Promise<boolean> {
-  const declared = tool.contract.spec.approval as unknown;
-  if (typeof declared === 'function') {
-    try {
-      return Boolean(await (declared as (input: unknown) => boolean | Promise<boolean>)(validated));
-    } catch (error) {
-      notes.push(
-        `The approval predicate of "${tool.contract.name}" failed (${error instanceof Error ? error.message : String(error)}): approval is required.`,
-      );
-      return true;
-    }
-  }
-  // 'conditional' without a predicate on this worker: ask, rather than let it through.
-  return tool.contract.catalogEntry.approval !== 'never';
+function notRegistered(tool: string): ToolErrorObservation {
+  return {
+    status: 'error',
+    code: TOOL_ERROR_CODES.TOOL_NOT_REGISTERED,
+    message: `Tool "${tool}" is in the catalog but the worker that evaluated its approval does not implement it.`,
+    hint: 'Do not call this tool again in this run; use another tool or finish.',
+    retryable: false,
+    attempts: 0,
+  };
 }
 
 async function writeAudit(store: AuditStore, record: ApprovalAuditRecord): Promise<void> {

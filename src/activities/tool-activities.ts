@@ -26,6 +26,9 @@ import { budgetOf } from '../contract/tool-budget';
 import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import { assertApprovedArguments } from './approved-arguments';
+import { assertRecordedApproval } from './recorded-approval';
+import type { AuditStore } from '../stores/audit/audit-store';
+import { MemoryAuditStore } from '../stores/audit/memory-audit-store';
 import { dryRunDecision, forcedDry, validatedDigest, withArgumentsDigest } from './dry-run-call';
 import { DRY_RUN_ACTIVITY_PREFIX, dryRunActivityType } from '../contract/dry-run-types';
 import {
@@ -121,6 +124,19 @@ export interface ToolActivityDeps {
    * besides the heartbeat. Best effort: a failing store never fails a call.
    */
   streams?: StreamStore;
+  /**
+   * The audit trail the engine's approval activities write (`createApprovalActivities({ auditStore })`; give both the
+   * same store, as `createWorker` does). A call of a tool that requires approval for its validated arguments runs only
+   * when this store holds an approving decision for the call's idempotency key, tool and argument digest; otherwise
+   * it fails with `APPROVAL_REQUIRED` and nothing runs, whoever scheduled it. Tools without a requirement never read
+   * it. Default: a memory store of this process that no gate writes to, so every gated call is refused.
+   */
+  auditStore?: AuditStore;
+  /**
+   * Whether a run's waiver of a tool's approval (recorded by `evaluateApproval` as a `'waived'` decision) lets the call
+   * run: the same setting as the approval activities' `allowRunsToWaive` (default false).
+   */
+  allowRunsToWaive?: boolean;
 }
 
 /** An activity implementing one tool call. */
@@ -141,6 +157,7 @@ type ResolvedDeps = ToolActivityDeps & {
   payloadStore: PayloadStore;
   guard: ArgumentGuardLimits;
   metrics: EngineMetrics;
+  auditStore: AuditStore;
 };
 
 /**
@@ -178,6 +195,7 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
     payloadStore: deps.payloadStore ?? new MemoryTranscriptStore(),
     guard: resolveArgumentGuard(deps.argumentGuard),
     metrics: createEngineMetrics(deps.meterProvider),
+    auditStore: deps.auditStore ?? new MemoryAuditStore(),
   };
   for (const tool of deps.registry.list()) {
     const bound = bindAsyncJob(tool, resolved.payloadStore);
@@ -300,6 +318,13 @@ async function executeToolCall(
   if (dry.kind === 'recorded') {
     return { output: null, attempt, argumentsDigest: digest!, dryRunAnswer: { sourceStep: dry.sourceStep } };
   }
+  // Whoever scheduled the call: a gated tool runs only on the decision the engine recorded (recorded-approval.ts).
+  await assertRecordedApproval(
+    { tool, input, validated: parsed.value, digest, attempt, retry },
+    { registry: deps.registry, auditStore: deps.auditStore, allowRunsToWaive: deps.allowRunsToWaive === true },
+  ).catch((error: unknown) => {
+    throw redactFailure(withArgumentsDigest(error, digest), secrets);
+  });
   if (input.storeArguments && !compensating) {
     await storeCallArguments(input.arguments, deps.payloadStore, input.idempotencyKey, runKey).catch(
       (error: unknown) => {

@@ -72,6 +72,12 @@ export const TOOL_ERROR_CODES = {
   APPROVAL_TIMEOUT: 'APPROVAL_TIMEOUT',
   /** The arguments the tool received are not the ones that were approved; it was not run. */
   APPROVAL_MISMATCH: 'APPROVAL_MISMATCH',
+  /**
+   * The tool requires approval for these arguments and the engine recorded no approving decision for this call
+   * (its idempotency key and the digest of its validated arguments): the activity was called past the approval
+   * gate (a hand-made call, or a worker whose audit store is not the one the gate writes). It was not run.
+   */
+  APPROVAL_REQUIRED: 'APPROVAL_REQUIRED',
   /** A sub-agent (an agent tool's child run) did not complete, or the parent had no budget left to start it. */
   SUB_AGENT_FAILED: 'SUB_AGENT_FAILED',
   /**

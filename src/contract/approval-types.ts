@@ -127,7 +127,12 @@ export interface ApprovalAuditRecord {
   arguments: unknown;
   requestedAt: number;
   deadline: number;
-  decision?: ApprovalDecisionKind;
+  /**
+   * The decision; `'waived'` when the run waived the tool's approval on a worker that allows runs to
+   * (`approvals: { allowRunsToWaive: true }`). The tool activity runs a gated call only with `'approved'` (or
+   * `'waived'`, on such a worker) for its idempotency key, tool and argument digest.
+   */
+  decision?: ApprovalDecisionKind | 'waived';
   decidedBy?: string;
   reason?: string;
   decidedAt?: number;

@@ -123,6 +123,8 @@ export const DEFAULT_HINTS_BY_CODE: Readonly<Record<ToolErrorCode, string>> = {
     'A human rejected this call. Do not repeat it; read the reason and change the plan or ask the user.',
   APPROVAL_TIMEOUT: 'Nobody approved this call in time. Do not repeat it; tell the user it is waiting for a decision.',
   APPROVAL_MISMATCH: 'The approved call and this one differ; nothing was run. Do not repeat it.',
+  APPROVAL_REQUIRED:
+    'This call needs a human approval the engine has not recorded; nothing was run. Do not repeat it; ask the user to approve it.',
   SUB_AGENT_FAILED: 'The sub-agent did not finish its task. Try another way, or answer with what you know.',
   MCP_INSUFFICIENT_SCOPE:
     'Do not retry: the credentials of this MCP server lack the scope named in `missingScope`. Use another tool, or tell the user which scope an operator must grant.',

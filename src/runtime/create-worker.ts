@@ -10,6 +10,7 @@ import { planFusedCalls } from '../workflows/fused-step-plan';
 import { clearCatalog } from '../workflows/fused-clearance';
 import type { AuditStore } from '../stores/audit/audit-store';
 import { createAuditStore } from '../stores/audit/create-audit-store';
+import { MemoryAuditStore } from '../stores/audit/memory-audit-store';
 import { createToolActivities } from '../activities/tool-activities';
 import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from '../client/connection-settings';
 import type { IdempotencyStore } from '../stores/idempotency/idempotency-store';
@@ -110,7 +111,8 @@ export interface CreateWorkerOptions {
   mcp?: McpServersConfigInput | McpHost;
   /**
    * Where the audit trail of gated calls goes (see `createAuditStore`; default: this process's memory). The
-   * worker process (`npm run worker`, `npm run dev`) uses SQLite in `.data/audit.sqlite`.
+   * worker process (`npm run worker`, `npm run dev`) uses SQLite in `.data/audit.sqlite`. The tool activities read
+   * the decisions there (a gated call runs only on one), so every worker of a task queue needs the same store.
    */
   auditStore?: AuditStore;
   /** Approval settings of this worker (whether runs may waive a tool's approval). */
@@ -186,8 +188,14 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
     transcripts,
     ...(options.streams ? { streams: options.streams } : {}),
   });
+  // One trail for the approval gate that writes decisions and the tool activities that check them.
+  const auditStore = options.auditStore ?? new MemoryAuditStore();
   const toolActivities = createToolActivities({
     registry,
+    auditStore,
+    ...(options.approvals?.allowRunsToWaive !== undefined
+      ? { allowRunsToWaive: options.approvals.allowRunsToWaive }
+      : {}),
     ...(options.random ? { random: options.random } : {}),
     ...(idempotencyStore ? { idempotencyStore } : {}),
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
@@ -226,7 +234,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Durabl
       ...createApprovalActivities({
         registry,
         ...options.approvals,
-        ...(options.auditStore ? { auditStore: options.auditStore } : {}),
+        auditStore,
         argumentGuard,
         ...telemetryActivityDeps(options.telemetry),
       }),

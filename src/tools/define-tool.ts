@@ -64,13 +64,23 @@ export type ToolEffectDeclaration = ReadOnlyToolEffect | ToolWithEffects;
  * `effect` and `idempotent` come from {@link ToolEffectDeclaration}: `idempotent` defaults to `true` for
  * read-only tools and must be given for the others.
  */
-export type ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> = ToolSpecFields<I, O> &
-  ToolEffectDeclaration;
+export type ToolSpec<
+  I extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+  N extends string = string,
+> = ToolSpecFields<I, O, N> & ToolEffectDeclaration;
 
-/** Everything of a {@link ToolSpec} except its effect tier. */
-export interface ToolSpecFields<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+/**
+ * Everything of a {@link ToolSpec} except its effect tier. `N` is the tool's name as a literal type (inferred by
+ * {@link defineTool}), so a workflow's `proxyTools<typeof tools>()` knows each tool by name.
+ */
+export interface ToolSpecFields<
+  I extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+  N extends string = string,
+> {
   /** Unique name; also the Temporal activity type. Letters, digits, `_` and `-`, at most 64. */
-  name: string;
+  name: N;
   /** When to use the tool and when not to: the model reads this. */
   description: string;
   input: I;
@@ -138,19 +148,23 @@ export interface ToolImplementationHooks<O extends z.ZodType> {
 }
 
 /** A tool contract together with its implementation: what the worker registers. */
-export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
-  readonly contract: ToolContract<I, O>;
+export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType, N extends string = string> {
+  readonly contract: ToolContract<I, O, N>;
   readonly execute: ToolImplementation<I, O>;
   readonly hooks: ToolImplementationHooks<O>;
 }
 
 /** A validated {@link ToolSpec}, able to produce its catalog entry and to take an implementation. */
-export interface ToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
-  readonly spec: Readonly<ToolSpec<I, O>>;
-  readonly name: string;
+export interface ToolContract<
+  I extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+  N extends string = string,
+> {
+  readonly spec: Readonly<ToolSpec<I, O, N>>;
+  readonly name: N;
   /** The JSON entry the workflow and the model see. */
   readonly catalogEntry: ToolCatalogEntry;
-  implement(execute: ToolImplementation<I, O>, hooks?: ToolImplementationHooks<O>): Tool<I, O>;
+  implement(execute: ToolImplementation<I, O>, hooks?: ToolImplementationHooks<O>): Tool<I, O, N>;
 }
 
 /**
@@ -170,9 +184,11 @@ export interface ToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodTy
  * }).implement(async ({ flightId, passengers }, ctx) => airline.book(flightId, passengers, ctx.idempotencyKey));
  * ```
  */
-export function defineTool<I extends z.ZodType, O extends z.ZodType>(spec: ToolSpec<I, O>): ToolContract<I, O> {
+export function defineTool<I extends z.ZodType, O extends z.ZodType, N extends string = string>(
+  spec: ToolSpec<I, O, N>,
+): ToolContract<I, O, N> {
   const catalogEntry = toCatalogEntry(spec);
-  const contract: ToolContract<I, O> = {
+  const contract: ToolContract<I, O, N> = {
     spec: Object.freeze({ ...spec }),
     name: spec.name,
     catalogEntry,

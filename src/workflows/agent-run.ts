@@ -4,8 +4,8 @@ import type { AgentRunInput, AgentRunResult } from '../contract/agent-run-types'
 import { runTurnCalls } from './run-calls';
 import { buildCarryOver, continueAsNewDue } from './run-carry-over';
 import { abortRun, backgroundAbort, completeRun } from './run-end';
-import { startRunLoop, type RunLoop } from './run-loop';
-import { failedRun } from './run-loop-state';
+import { startRunLoop, type Embedding, type RunLoop } from './run-loop';
+import { failedRun, type RunAbort } from './run-loop-state';
 import { turnLimitAbort } from './run-limits';
 import { showOutcome, endWithOutcome } from './run-outcome';
 import { takeTurn } from './run-turn';
@@ -27,16 +27,17 @@ import { chainedTurnsAhead } from './fused-step';
  *   carrying its step counter, compensations and transcript cursor.
  */
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
-  return endWithOutcome(await runAgent(input));
+  return endWithOutcome(await runAgentLoop(input));
 }
 
 /**
  * The run itself: returns its result whatever the outcome; {@link endWithOutcome} decides how the workflow
  * ends. Each round is one turn of the loop ({@link playRound}); tool failures are observations, so only the
- * engine's own activities (the model's) and cancellation get to the catch.
+ * engine's own activities (the model's) and cancellation get to the catch. `embedding` runs it inside a user's
+ * own workflow (`runAgent` of durable-tools/workflow, embedded-agent.ts).
  */
-async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
-  const { run, failure } = await startRunLoop(input);
+export async function runAgentLoop(input: AgentRunInput, embedding?: Embedding): Promise<AgentRunResult> {
+  const { run, failure } = await startRunLoop(input, embedding);
   try {
     // The first step's turn failed (first-fused-step.ts): the run ends as it would had the loop asked it.
     if (failure !== undefined) throw failure;
@@ -62,7 +63,10 @@ async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
 async function playRound(run: RunLoop): Promise<AgentRunResult | undefined> {
   const stop = backgroundAbort(run) ?? turnLimitAbort(run.state.turns, run.limits, run.input);
   if (stop) return await abortRun(run, stop);
-  if (continueAsNewDueNow(run)) return await continueRunAsNew(run);
+  if (continueAsNewDueNow(run)) {
+    // An embedded run never continues the user's workflow as new: it ends before the history gets too long.
+    return run.embedded ? await abortRun(run, historyBoundAbort(run)) : await continueRunAsNew(run);
+  }
   // A chained turn and its calls come at once, not as promises (run-turn.ts, run-calls.ts).
   const taken = takeTurn(run);
   const { turn, reading, ranAhead } = taken instanceof Promise ? await taken : taken;
@@ -121,4 +125,19 @@ async function continueRunAsNew(run: RunLoop): Promise<never> {
     ...(step.dryRun ? { dryRunAnswered: step.dryRun.answered } : {}),
   });
   return await continueAsNew<typeof agentRun>({ ...run.input, carriedOver: carryOver });
+}
+
+/**
+ * How an embedded run ends where an `agentRun` would continue as new: failed, with the reason, its compensations
+ * run unless the failure policy says `compensateOnLimit: false` (as for the run's other limits).
+ */
+function historyBoundAbort(run: RunLoop): RunAbort {
+  return {
+    status: 'failed',
+    reason:
+      'The agent stopped: the workflow it runs in has a long history (Temporal suggests continuing as new, or the ' +
+      "run's transcript is too large for one generation), and an agent embedded with runAgent never continues its " +
+      'workflow as new. Run long agents as an agentRun child workflow.',
+    compensate: run.input.failurePolicy?.compensateOnLimit !== false,
+  };
 }

@@ -60,6 +60,11 @@ export interface ApprovalGate {
   track: boolean;
   state: AgentRunState;
   waiting: Map<number, WaitingCall>;
+  /**
+   * Shows the waiting calls (current details, search attribute) in place of the gate's own: set when several
+   * gates share one workflow (approval-desk.ts).
+   */
+  publish?: () => void;
 }
 
 /** What the gate decided for one call. */
@@ -73,11 +78,24 @@ export function createApprovalGate(
   policy: RunApprovalPolicy | undefined,
   track: boolean,
 ): ApprovalGate {
-  const gate: ApprovalGate = { workflowId, policy: policy ?? {}, track, state, waiting: new Map() };
+  const gate = newApprovalGate(workflowId, state, policy, track);
   setHandler(decideApprovalUpdate, (input) => applyDecision(gate, input), {
     validator: (input) => validateDecision(gate, input),
   });
   return gate;
+}
+
+/**
+ * A gate without its update handler: for a gate that shares the workflow's one `decideApproval` handler with
+ * other gates (approval-desk.ts), which routes each decision with {@link validateDecision} and {@link applyDecision}.
+ */
+export function newApprovalGate(
+  workflowId: string,
+  state: AgentRunState,
+  policy: RunApprovalPolicy | undefined,
+  track: boolean,
+): ApprovalGate {
+  return { workflowId, policy: policy ?? {}, track, state, waiting: new Map() };
 }
 
 /**
@@ -216,13 +234,15 @@ async function waitForDecision(
 
 /** Shows the waiting calls in the workflow's current details and, when tracked, the search attribute. */
 function publishWaiting(gate: ApprovalGate): void {
+  if (gate.publish) return gate.publish();
   setCurrentDetails(waitingDetails(gate.workflowId, [...gate.waiting.values()]));
   if (!gate.track) return;
   const tools = [...new Set([...gate.waiting.values()].map((w) => w.step.tool))].sort();
   upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.awaitingApproval, value: tools.length > 0 ? tools : null }]);
 }
 
-function validateDecision(gate: ApprovalGate, input: ApprovalDecisionInput): void {
+/** The update's validator: refuses a malformed decision, an unknown or decided step and a wrong digest. */
+export function validateDecision(gate: ApprovalGate, input: ApprovalDecisionInput): void {
   const invalid = (message: string) =>
     ApplicationFailure.create({ type: APPROVAL_REFUSAL_CODES.INVALID_DECISION, message, nonRetryable: true });
   if (!input || typeof input !== 'object') throw invalid('A decision needs { stepId, digest, decision, approver }.');
@@ -273,7 +293,8 @@ function validateDecision(gate: ApprovalGate, input: ApprovalDecisionInput): voi
   }
 }
 
-function applyDecision(gate: ApprovalGate, input: ApprovalDecisionInput): ApprovalDecisionResult {
+/** The update's handler: records the decision the waiting call then reads. */
+export function applyDecision(gate: ApprovalGate, input: ApprovalDecisionInput): ApprovalDecisionResult {
   const waiting = gate.waiting.get(input.stepId);
   if (!waiting || waiting.decision) {
     throw ApplicationFailure.create({

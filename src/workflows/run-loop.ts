@@ -5,7 +5,8 @@ import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { exceedsCatalogBudget } from '../contract/tool-disclosure';
 import { modelVisibleTools, undoToolNames } from '../contract/tool-visibility';
 import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
-import { createApprovalGate } from './approval-gate';
+import { createApprovalGate, newApprovalGate } from './approval-gate';
+import { joinApprovalDesk } from './approval-desk';
 import { BackgroundCalls } from './background-calls';
 import { forkOrigin, startFromForkedPrefix } from './forked-prefix';
 import { dryRunRecord } from './dry-run-step';
@@ -14,7 +15,7 @@ import { boundedRunView } from './run-budget';
 import { setRunStatus } from './run-end';
 import { runLimits, type RunLimits } from './run-limits';
 import { initialLoopCounters, type LoopCounters } from './run-loop-state';
-import { runScope, subAgentScope } from './run-ownership';
+import { runScope, subAgentScope, type RunScope } from './run-ownership';
 import { RunTranscript } from './run-transcript';
 import { initialRunUsage } from './run-usage';
 import type { StepContext } from './tool-step';
@@ -63,6 +64,21 @@ export interface RunLoop {
   fastPath: FastPath;
   /** Turns the last fused step asked ahead (chained turns, fused-step.ts), until the run has taken them. */
   chained?: ChainedTurns;
+  /** Set when the run is embedded in a user's workflow (`runAgent`): it never continues the workflow as new. */
+  embedded?: true;
+}
+
+/**
+ * How a run embedded in a user's own workflow (`runAgent` of durable-tools/workflow) differs from an `agentRun`:
+ * its keys live under its own call's key (two agents of one workflow, or of two runs of its chain, never share
+ * one), its transcript under that key, and its query and approvals go through the workflow's approval desk.
+ */
+export interface Embedding {
+  scope: RunScope;
+  /** The model activity's key of the run (its transcript's): the call's key. */
+  modelRunKey: string;
+  /** Keep the `DurableAwaitingApproval` search attribute up to date (the namespace must have it registered). */
+  trackApprovalSearchAttribute: boolean;
 }
 
 function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
@@ -102,16 +118,19 @@ export interface StartedRun {
  * what the model may see, and what the previous generation carried over. On the fast path a run's first step
  * reads the catalog and asks the first turn at once (first-fused-step.ts).
  */
-export async function startRunLoop(input: AgentRunInput): Promise<StartedRun> {
-  const opening = openGeneration(input);
+export async function startRunLoop(input: AgentRunInput, embedding?: Embedding): Promise<StartedRun> {
+  const opening = openGeneration(input, embedding);
   const { engine, decidedFirst } = opening;
   if (firstStepReadsCatalog(opening, decidedFirst, engine)) {
     const first = await askFirstStep({ ...opening, fastPath: decidedFirst }, () => describeToolsLocally());
     const run = buildRunLoop(opening, first.catalog);
+    if (embedding) run.embedded = true;
     takeFirstStep(run, first);
     return first.failure !== undefined ? { run, failure: first.failure } : { run };
   }
-  return { run: buildRunLoop(opening, await readCatalog(input, engine.current)) };
+  const run = buildRunLoop(opening, await readCatalog(input, engine.current));
+  if (embedding) run.embedded = true;
+  return { run };
 }
 
 /** What a generation knows before its catalog. */
@@ -124,16 +143,20 @@ interface Opening extends Pick<RunLoop, 'input' | 'state' | 'transcript' | 'coun
 }
 
 /** The generation before its catalog: its patches, keys, state (and query), approval gate, transcript, counters. */
-function openGeneration(input: AgentRunInput): Opening {
+function openGeneration(input: AgentRunInput, embedding?: Embedding): Opening {
   const { workflowId, firstExecutionRunId } = workflowInfo();
   const carried = input.carriedOver;
   // One patch for the engine's earlier ones, before anything else (engine-patches.ts).
   const engine = engineOf(input);
   // Keys, compensations and claim checks belong to this run, not to its workflow id (run-ownership.ts).
-  const scope = input.subAgent ? subAgentScope(input.subAgent.callKey) : runScope(carried, engine.current);
+  const scope =
+    embedding?.scope ?? (input.subAgent ? subAgentScope(input.subAgent.callKey) : runScope(carried, engine.current));
   const state = initialState(input, scope.keyPrefix);
-  setHandler(getRunStateQuery, () => boundedRunView(state));
-  const approvals = createApprovalGate(workflowId, state, input.approval, input.trackApprovalSearchAttribute === true);
+  const approvals = embedding
+    ? newApprovalGate(workflowId, state, input.approval, embedding.trackApprovalSearchAttribute)
+    : createApprovalGate(workflowId, state, input.approval, input.trackApprovalSearchAttribute === true);
+  if (embedding) joinApprovalDesk(approvals, () => state);
+  else setHandler(getRunStateQuery, () => boundedRunView(state));
   if (!carried) setRunStatus(state, 'running', input);
   // Decided before the first local activity: a patch evaluated just after one may fall into the next task.
   const decidedFirst = fastPathDecidedFirst(input, engine.current);
@@ -149,7 +172,7 @@ function openGeneration(input: AgentRunInput): Opening {
     transcript,
     counters: initialLoopCounters(carried),
     limits: runLimits(input),
-    modelRunKey: `${workflowId}/${firstExecutionRunId}`,
+    modelRunKey: embedding?.modelRunKey ?? `${workflowId}/${firstExecutionRunId}`,
     decidedFirst,
   };
 }

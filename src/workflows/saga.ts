@@ -60,7 +60,12 @@ export async function compensate(
   return outcome;
 }
 
-function compensateOne(
+/**
+ * Runs one compensation: the undo tool with the forward call's input, output (when known) and key, under its own
+ * key `${key}/undo`, retried until it succeeds or fails permanently (then it throws). Not in a scope of its own:
+ * callers run it inside `CancellationScope.nonCancellable`.
+ */
+export function compensateOne(
   item: PendingCompensation,
   undo: ToolCatalogEntry | undefined,
   scope: RunScope,

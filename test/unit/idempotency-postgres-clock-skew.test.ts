@@ -105,6 +105,7 @@ describe('a tool call on a worker whose clock runs minutes ahead', () => {
       input: z.object({ amount: z.number() }),
       output: z.object({ chargeId: z.string() }),
       effect: 'irreversible',
+      approval: 'never', // not a test of approvals
       idempotent: false,
     }).implement(async () => {
       runs += 1;

@@ -17,6 +17,7 @@ const base = {
   input: z.object({ ledger: z.string() }),
   output: z.object({ rows: z.array(z.string()) }),
   effect: 'irreversible' as const,
+  approval: 'never' as const, // not a test of approvals
   idempotent: true,
 };
 

@@ -18,6 +18,7 @@ function chargeTool(input: z.ZodObject, run: () => unknown) {
     input,
     output: z.unknown(),
     effect: 'irreversible',
+    approval: 'never', // not a test of approvals (tool-activities-approval.test.ts)
     idempotent: false,
     retry: { maximumAttempts: 3 },
   }).implement(async () => run());

@@ -44,6 +44,7 @@ function setup(options: {
     input: z.object({ amount: z.number() }),
     output: z.object({ chargeId: z.string() }),
     effect: options.effect ?? 'irreversible',
+    approval: 'never', // not a test of approvals (tool-activities-approval.test.ts)
     idempotent: options.idempotent ?? false,
     retry: { maximumAttempts: 3 },
   }).implement(

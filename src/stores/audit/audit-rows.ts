@@ -1,4 +1,4 @@
-import type { ApprovalAuditRecord, ApprovalDecisionKind, ApprovalOutcome } from '../../contract/approval-types';
+import type { ApprovalAuditRecord, ApprovalOutcome } from '../../contract/approval-types';
 import { auditPhase } from './audit-store';
 
 /** Columns of the audit table, the same in SQLite and Postgres (times are ms since epoch). */
@@ -76,7 +76,7 @@ export function auditRecordFromRow(row: AuditRow): ApprovalAuditRecord {
     arguments: JSON.parse(row.arguments) as unknown,
     requestedAt: Number(row.requested_at),
     deadline: Number(row.deadline),
-    ...(row.decision !== null ? { decision: row.decision as ApprovalDecisionKind } : {}),
+    ...(row.decision !== null ? { decision: row.decision as NonNullable<ApprovalAuditRecord['decision']> } : {}),
     ...(row.decided_by !== null ? { decidedBy: row.decided_by } : {}),
     ...(row.reason !== null ? { reason: row.reason } : {}),
     ...(row.decided_at !== null ? { decidedAt: num(row.decided_at)! } : {}),
