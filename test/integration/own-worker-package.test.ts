@@ -209,12 +209,11 @@ describe.each(supportedTemporalVersions())('an app on its own worker, @temporali
       args: [{ to: 'guest-2' }],
     });
 
-    const pending = await waitFor('the call to wait for a decision', async () => {
-      const listed = await runAppCli(app, ['pending', '--run', workflowId, '--json'], env);
-      const calls = listed.code === 0 ? (JSON.parse(listed.stdout) as Array<{ tool: string }>) : [];
-      return calls.length > 0 ? calls : undefined;
+    const waiting = await waitFor('the call to wait for a decision', async () => {
+      const state = await handle.query<{ steps: Array<{ tool: string; status: string }> }>('getRunState');
+      return state.steps.some((step) => step.status === 'awaiting_approval') ? state.steps : undefined;
     });
-    expect(pending.map((call) => call.tool)).toEqual(['send_notice']);
+    expect(waiting.map((step) => [step.tool, step.status])).toEqual([['send_notice', 'awaiting_approval']]);
     expect(effectsOf(workflowId)).toEqual([]);
     const approved = await runAppCli(app, ['approve', workflowId, '--yes', '--approver', 'package-test'], env);
     expect(approved.stderr).toBe('');

@@ -83,6 +83,12 @@ test('the README and docs/ hold TypeScript blocks for the package test to check,
   expect(new Set(files.map((file) => file.replace(/-block-\d+\.ts$/, ''))).size).toBeGreaterThanOrEqual(10);
 });
 
+test('the blocks that name their file (`// tools.ts`) name each file once, and never the quickstart program', () => {
+  const files = documentedTypescriptBlocks().map((block) => block.file);
+  expect(files.filter((file, i) => files.indexOf(file) !== i)).toEqual([]);
+  expect(files).not.toContain('main.ts');
+});
+
 test('every TypeScript block of the README and of every docs/ page is one the package test compiles', () => {
   const missed = documentedPages().flatMap(({ prefix, path }) => {
     const markdown = readFileSync(path, 'utf8');

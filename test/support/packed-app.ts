@@ -47,10 +47,17 @@ export function documentedPages(): Array<{ prefix: string; path: string }> {
   ];
 }
 
-/** Every `ts` block of the README and of `docs/*.md`, each with the file name it is compiled as. */
+/**
+ * Every `ts` block of the README and of `docs/*.md`, each with the file name it is compiled as: a block whose
+ * first line names a file (`// tools.ts`) is that file, so another block can import it (`from './tools'`);
+ * the others are `<page>-block-<n>.ts`.
+ */
 export function documentedTypescriptBlocks(): Array<{ file: string; code: string }> {
   return documentedPages().flatMap(({ prefix, path }) =>
-    typescriptBlocks(readFileSync(path, 'utf8')).map((code, i) => ({ file: `${prefix}-block-${i + 1}.ts`, code })),
+    typescriptBlocks(readFileSync(path, 'utf8')).map((code, i) => ({
+      file: /^\/\/ ([a-z][\w-]*\.ts)\n/.exec(code)?.[1] ?? `${prefix}-block-${i + 1}.ts`,
+      code,
+    })),
   );
 }
 
