@@ -47,6 +47,8 @@ async function startTarget(name: Target['name'], code: string, dir: string): Pro
   const taskQueue = `bench-agent-${randomUUID().slice(0, 8)}`;
   const store = new SqliteIdempotencyStore({ path: join(dir, `${name}.sqlite`), synchronous: BENCH.synchronous });
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: AGENT_BENCH_TOOLS,
     connection: nativeConnection,
     settings: { namespace: server.namespace, taskQueue },

@@ -172,6 +172,8 @@ async function main(): Promise<void> {
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
   });
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: [getWeather, getExchangeRate],
     connection: temporalServer.nativeConnection,
     settings: { namespace: temporalServer.namespace, taskQueue },

@@ -86,6 +86,8 @@ async function main(): Promise<void> {
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
   });
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: AGENT_BENCH_TOOLS,
     connection: nativeConnection,
     settings: { namespace: server.namespace, taskQueue },

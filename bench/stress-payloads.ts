@@ -149,6 +149,8 @@ async function main(): Promise<number> {
         () => idempotencyStore.close(),
       );
       const { worker } = await createWorker({
+        // Stores not given here stay in memory (durable ones are the default).
+        stores: 'memory',
         tools: createPayloadTools(ledger),
         connection: nativeConnection,
         settings: { namespace, taskQueue },

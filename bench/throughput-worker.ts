@@ -39,6 +39,8 @@ async function main(): Promise<void> {
   });
   const connection = await NativeConnection.connect({ address: env(THROUGHPUT_WORKER_ENV.address) });
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: AGENT_BENCH_TOOLS,
     connection,
     settings: { namespace: env(THROUGHPUT_WORKER_ENV.namespace), taskQueue: env(THROUGHPUT_WORKER_ENV.taskQueue) },

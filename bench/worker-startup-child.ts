@@ -11,6 +11,8 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: process.env.STARTUP_TEMPORAL_ADDRESS! });
   const cacheDir = process.env.STARTUP_BUNDLE_CACHE;
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: AGENT_BENCH_TOOLS,
     connection,
     settings: { namespace: 'default', taskQueue: 'bench-startup' },

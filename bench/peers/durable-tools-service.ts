@@ -128,6 +128,8 @@ async function main(): Promise<void> {
   const connection = eager ? undefined : await Connection.connect({ address: config.address });
   const client = new Client({ connection: connection ?? nativeConnection, namespace: config.namespace });
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: [ledgerStepTool(ledgerUrl)],
     connection: nativeConnection,
     settings: { namespace: config.namespace, taskQueue: config.taskQueue },

@@ -140,6 +140,8 @@ async function main(options: TimelineOptions): Promise<void> {
   const client = new Client({ connection, namespace: server.namespace });
   const marks = new Marks();
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: [ledgerStepTool(ledger.url)],
     connection,
     settings: { namespace: server.namespace, taskQueue: 'timeline' },

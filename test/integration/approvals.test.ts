@@ -57,6 +57,8 @@ async function withGatedRun<T>(
   const { tools, calls } = createApprovalTools();
   const taskQueue = uniqueTaskQueue('approvals');
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools,
     connection: temporal.nativeConnection,
     settings: { namespace: testServer().namespace, taskQueue },

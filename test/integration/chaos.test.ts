@@ -137,6 +137,8 @@ test('a worker from createWorker runs workflow activations without the deadlock 
   const temporal = await connectTestTemporal();
   try {
     const { worker } = await createWorker({
+      // Stores not given here stay in memory (durable ones are the default).
+      stores: 'memory',
       tools: [],
       connection: temporal.nativeConnection,
       settings: { namespace: testServer().namespace, taskQueue: uniqueTaskQueue('deadlock-timeout') },

@@ -53,6 +53,8 @@ function clientWith(keyring: EncryptionKeyring): Client {
 
 async function encryptedWorker(keyring: EncryptionKeyring, taskQueue: string, stores = 'stores'): Promise<Worker> {
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: createApprovalTools().tools,
     connection: temporal.nativeConnection,
     settings: { namespace: testServer().namespace, taskQueue },

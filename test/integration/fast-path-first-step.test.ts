@@ -84,6 +84,8 @@ async function withWorker<T>(name: string, body: (taskQueue: string) => Promise<
   const taskQueue = uniqueTaskQueue(name);
   const { namespace, bundlePath } = testServer();
   const { worker, close } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: [pay, lookup],
     connection: temporal.nativeConnection,
     settings: { namespace, taskQueue },

@@ -104,6 +104,8 @@ async function run(
   const taskQueue = uniqueTaskQueue(name);
   const { namespace, bundlePath } = testServer();
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: hostileTools(ran),
     connection: temporal.nativeConnection,
     settings: { namespace, taskQueue },
@@ -286,6 +288,8 @@ describe('a call cancelled while its tool fails, on the real server', () => {
     const taskQueue = uniqueTaskQueue('cancelled-and-failed');
     const { namespace, bundlePath } = testServer();
     const { worker } = await createWorker({
+      // Stores not given here stay in memory (durable ones are the default).
+      stores: 'memory',
       tools: [flush],
       connection: temporal.nativeConnection,
       settings: { namespace, taskQueue },
@@ -347,6 +351,8 @@ describe('stored outputs past their retention, on the real server', () => {
     const taskQueue = uniqueTaskQueue('expired-output');
     const { namespace, bundlePath } = testServer();
     const { worker } = await createWorker({
+      // Stores not given here stay in memory (durable ones are the default).
+      stores: 'memory',
       tools: [report],
       transcripts,
       modelProviders: { lateReader },

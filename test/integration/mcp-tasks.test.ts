@@ -181,6 +181,8 @@ test('an optional task tool of our own durable MCP server runs as a task when it
   // The outer side: a worker whose MCP server is ours, optional task tools run as tasks.
   const outerQueue = uniqueTaskQueue('mcp-task-outer');
   const { worker: outer, close } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: [],
     mcp: { mcpServers: { durable: { url: ours.url, trust: 'trusted', tasks: { use: 'when-supported' } } } },
     connection: temporal.nativeConnection,

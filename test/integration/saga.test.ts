@@ -341,6 +341,8 @@ async function cancelWhileSeatsHeld(
   // Heartbeats are throttled (30 s without a heartbeat timeout): flush them quickly so the cancellation
   // reaches the blocked calls at once.
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools,
     connection: temporal.nativeConnection,
     settings: { namespace, taskQueue },

@@ -67,6 +67,8 @@ beforeAll(async () => {
   const taskQueue = uniqueTaskQueue('tracing');
   // No pre-built bundle: the worker bundles the workflows with the tracing interceptors, as in production.
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools,
     connection: temporal.nativeConnection,
     settings: { namespace: testServer().namespace, taskQueue },

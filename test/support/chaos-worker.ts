@@ -96,6 +96,8 @@ async function main(): Promise<void> {
     });
   }
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: createChaosTools({
       ledgerUrl: required(env.ledgerUrl),
       thinkMs: Number(process.env[env.thinkMs] ?? CHAOS_WORKER_DEFAULTS.thinkMs),

@@ -394,6 +394,8 @@ async function main(only: string[]): Promise<void> {
     });
     const connection = await NativeConnection.connect({ address: server.address });
     const { worker } = await createWorker({
+      // Stores not given here stay in memory (durable ones are the default).
+      stores: 'memory',
       tools,
       connection,
       settings: { namespace: server.namespace, taskQueue: HISTORY_FIXTURES.taskQueue },

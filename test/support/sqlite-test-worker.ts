@@ -38,6 +38,8 @@ export async function createSqliteTestWorker(
   const idempotencyStore = new SqliteIdempotencyStore({ path: paths.keysPath });
   const transcripts = paths.transcriptsPath ? new SqliteTranscriptStore({ path: paths.transcriptsPath }) : undefined;
   const { worker, close } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     ...options,
     connection: temporal.nativeConnection,
     settings: { namespace: testServer().namespace, taskQueue },

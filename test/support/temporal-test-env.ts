@@ -152,6 +152,8 @@ export async function createTestWorker(
 ): Promise<Worker> {
   const { namespace, bundlePath } = testServer();
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: options.tools,
     connection: temporal.nativeConnection,
     settings: { namespace, taskQueue: options.taskQueue },

@@ -40,6 +40,8 @@ export async function startUiDevServer(
     client,
     createWorker: async (taskQueue, workerOptions) => {
       const { worker } = await createWorker({
+        // Stores not given here stay in memory (durable ones are the default).
+        stores: 'memory',
         ...workerOptions,
         connection: nativeConnection,
         settings: { namespace: server.namespace, taskQueue },

@@ -68,6 +68,8 @@ async function run(
   };
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
     tools: [],
     settings: {
       address: required(env.address),

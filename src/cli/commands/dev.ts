@@ -1,5 +1,6 @@
 import { connectionSettingsFromEnv } from '../../client/connection-settings';
-import { loadToolsModule, runWorkerProcess } from '../../runtime/create-worker';
+import { loadToolsModuleExports, runWorkerProcess } from '../../runtime/create-worker';
+import { MCP_CONFIG_OPTION_HELP, MCP_CONFIG_OPTION_SPEC, mcpConfigOption } from '../mcp-config-option';
 import { EXIT_CODES, type CliCommand } from '../command';
 import { ensureServerReachable } from '../connect';
 import { PARENT_WATCH_OPTION_HELP, PARENT_WATCH_OPTION_SPEC } from '../parent-watch';
@@ -21,6 +22,7 @@ A taken port is an error, never silently reused.
 
 options:
 ${TOOLS_OPTION_HELP}
+${MCP_CONFIG_OPTION_HELP}
 ${SERVER_OPTIONS_HELP}
 ${STACK_TRACES_OPTION_HELP}
 ${PARENT_WATCH_OPTION_HELP}
@@ -31,6 +33,7 @@ Through npm/npx, npm may report 130/143 instead of 0 (see docs/operations.md, "E
   async run(argv, context) {
     const { options, help, values } = parseArgs(argv, context, {
       ...TOOLS_OPTION_SPEC,
+      ...MCP_CONFIG_OPTION_SPEC,
       ...STACK_TRACES_OPTION_SPEC,
       ...PARENT_WATCH_OPTION_SPEC,
     });
@@ -39,7 +42,8 @@ Through npm/npx, npm may report 130/143 instead of 0 (see docs/operations.md, "E
     const toolsModule = toolsModuleOption(values, context);
     const workflowStackTraces = stackTracesOption(values, context);
     installRuntime();
-    const tools = await loadToolsModule(toolsModule, context.cwd);
+    const { tools, mcp: moduleMcp } = await loadToolsModuleExports(toolsModule, context.cwd);
+    const mcp = mcpConfigOption(values, context, moduleMcp);
     const settings = connectionSettingsFromEnv(context.env);
     let address = settings.address;
     if (settings.addressFromEnv) {
@@ -54,6 +58,7 @@ Through npm/npx, npm may report 130/143 instead of 0 (see docs/operations.md, "E
     try {
       await runWorkerProcess({
         tools,
+        ...(mcp ? { mcp } : {}),
         settings: { ...settings, address },
         workflowStackTraces,
         until: context.lifecycle.stopRequested,

@@ -1,5 +1,6 @@
 import { connectionSettingsFromEnv } from '../../client/connection-settings';
-import { loadToolsModule, runWorkerProcess } from '../../runtime/create-worker';
+import { loadToolsModuleExports, runWorkerProcess } from '../../runtime/create-worker';
+import { MCP_CONFIG_OPTION_HELP, MCP_CONFIG_OPTION_SPEC, mcpConfigOption } from '../mcp-config-option';
 import { parseCommandArgs, stringOption } from '../args';
 import { ensureServerReachable } from '../connect';
 import { PARENT_WATCH_OPTION_HELP, PARENT_WATCH_OPTION_SPEC } from '../parent-watch';
@@ -14,13 +15,15 @@ export const workerCommand: CliCommand = {
   name: 'worker',
   help: `usage: durable-tools worker --tools <module> [options]
 
-Runs a worker for agent runs and the tools of a module until Ctrl-C or SIGTERM, then drains it (running tool
-calls finish) and exits. Idempotency keys and transcripts go to SQLite files in .data/ unless
-DURABLE_TOOLS_IDEMPOTENCY_STORE / DURABLE_TOOLS_TRANSCRIPT_STORE say otherwise. It starts no server: it
+Runs a worker for agent runs, the tools of a module and those of the MCP servers configured, until Ctrl-C or
+SIGTERM, then drains it (running tool calls finish) and exits. Idempotency keys, transcripts and the audit trail
+go to SQLite files in .data/ unless DURABLE_TOOLS_IDEMPOTENCY_STORE / DURABLE_TOOLS_TRANSCRIPT_STORE /
+DURABLE_TOOLS_AUDIT_STORE say otherwise. It starts no server: it
 connects to TEMPORAL_ADDRESS / the TEMPORAL_PROFILE of the Temporal config file (default 127.0.0.1:7233).
 
 options:
 ${TOOLS_OPTION_HELP}
+${MCP_CONFIG_OPTION_HELP}
   --task-queue <q> task queue to poll (default DURABLE_TOOLS_TASK_QUEUE or durable-tools)
 ${PROMETHEUS_OPTION_HELP}
 ${STACK_TRACES_OPTION_HELP}
@@ -28,7 +31,7 @@ ${PARENT_WATCH_OPTION_HELP}
   -h, --help      this help
 
 environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_PROFILE,
-  TEMPORAL_CONFIG_FILE, DURABLE_TOOLS_TASK_QUEUE, DURABLE_TOOLS_TOOLS_MODULE, DURABLE_TOOLS_WORKFLOW_STACK_TRACES,
+  TEMPORAL_CONFIG_FILE, DURABLE_TOOLS_TASK_QUEUE, DURABLE_TOOLS_TOOLS_MODULE, DURABLE_TOOLS_MCP_CONFIG, DURABLE_TOOLS_WORKFLOW_STACK_TRACES,
   DURABLE_TOOLS_PARENT_WATCH; OpenTelemetry traces and metrics
   from the standard OTEL_* variables (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT, ...)
 
@@ -37,6 +40,7 @@ module, ...), 2 bad arguments. Through npm/npx, npm may report 130/143 instead o
   async run(argv, context) {
     const { values, help } = parseCommandArgs(argv, {
       ...TOOLS_OPTION_SPEC,
+      ...MCP_CONFIG_OPTION_SPEC,
       ...PROMETHEUS_OPTION_SPEC,
       ...STACK_TRACES_OPTION_SPEC,
       ...PARENT_WATCH_OPTION_SPEC,
@@ -48,13 +52,15 @@ module, ...), 2 bad arguments. Through npm/npx, npm may report 130/143 instead o
     const prometheusBindAddress = prometheusOption(values, context);
     const workflowStackTraces = stackTracesOption(values, context);
     installRuntime(prometheusBindAddress ? { prometheusBindAddress } : {});
-    const tools = await loadToolsModule(toolsModule, context.cwd);
+    const { tools, mcp: moduleMcp } = await loadToolsModuleExports(toolsModule, context.cwd);
+    const mcp = mcpConfigOption(values, context, moduleMcp);
     const fromEnv = connectionSettingsFromEnv(context.env);
     const settings = { ...fromEnv, taskQueue: stringOption(values, 'task-queue', fromEnv.taskQueue)! };
     if (!settings.taskQueue.trim()) throw new CliUsageError('--task-queue must not be empty.');
     await ensureServerReachable(settings, context);
     await runWorkerProcess({
       tools,
+      ...(mcp ? { mcp } : {}),
       settings,
       workflowStackTraces,
       until: context.lifecycle.stopRequested,
