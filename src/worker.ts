@@ -149,6 +149,9 @@ export {
   type CreateWorkerOptions,
   type DurableToolsWorker,
 } from './runtime/create-worker';
+// The plugin for your own Worker.create (docs/own-worker.md)
+export { durableTools, DurableToolsPlugin, type DurableToolsOptions } from './runtime/durable-tools-plugin';
+export type { WorkerStoresKind } from './runtime/worker-stores';
 // Determinism check before a deploy: recorded runs replayed against the current workflow code (docs/replay.md)
 export {
   replayAgentRuns,
