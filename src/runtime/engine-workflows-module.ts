@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { workflowBundleCacheDir } from './workflow-bundle-cache';
 
 /** The engine's workflows module (`agentRun`, `mcpToolCall`). */
@@ -16,10 +16,13 @@ export const ENGINE_WORKFLOWS_MODULE_PREFIX = 'durable-tools-workflows-';
 
 /**
  * The workflows a worker with the plugin registers: the user's `workflowsPath` and the engine's workflows, as one
- * generated module (`export * from <user's>` and the engine's by name) written once per pair of paths under the
- * cache directory (`$DURABLE_TOOLS_CACHE_DIR`, else `~/.cache/durable-tools`, in `workflow-modules/`). Without a
- * user path, the engine's own module. A path already generated here is returned as it is (the bundler hook sees
- * the worker's path again).
+ * generated module (`export * from <user's>` and the engine's by name) written once per pair of paths. It goes in
+ * the `node_modules/.cache/durable-tools/workflow-modules/` of the app (the nearest `node_modules` above the user's
+ * workflows): the bundler resolves the module's imports (`@temporalio/workflow` of the entry it generates next to
+ * it) from where it lies, so it must lie inside the app. Without a `node_modules` above, the cache directory
+ * (`$DURABLE_TOOLS_CACHE_DIR`, else `~/.cache/durable-tools`, in `workflow-modules/`). Without a user path, the
+ * engine's own module. A path already generated is returned as it is (the bundler hook sees the worker's path
+ * again).
  */
 export function withEngineWorkflows(userPath: string | undefined, cacheDir?: string): string {
   const engine = engineWorkflowsPath();
@@ -31,7 +34,7 @@ export function withEngineWorkflows(userPath: string | undefined, cacheDir?: str
     `export { ${ENGINE_WORKFLOW_NAMES.join(', ')} } from ${JSON.stringify(engine)};`,
     '',
   ].join('\n');
-  const dir = cacheDir ?? join(dirname(workflowBundleCacheDir()), 'workflow-modules');
+  const dir = cacheDir ?? appModulesDir(user) ?? join(dirname(workflowBundleCacheDir()), 'workflow-modules');
   const digest = createHash('sha256').update(source).digest('hex').slice(0, 24);
   const path = join(dir, `${ENGINE_WORKFLOWS_MODULE_PREFIX}${digest}.js`);
   if (!existsSync(path)) {
@@ -41,6 +44,17 @@ export function withEngineWorkflows(userPath: string | undefined, cacheDir?: str
     renameSync(partial, path);
   }
   return path;
+}
+
+/** `node_modules/.cache/durable-tools/workflow-modules` of the nearest `node_modules` above `file`, if any. */
+function appModulesDir(file: string): string | undefined {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const modules = join(dir, 'node_modules');
+    if (basename(dir) !== 'node_modules' && existsSync(modules)) {
+      return join(modules, '.cache', 'durable-tools', 'workflow-modules');
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
 }
 
 function isGenerated(path: string): boolean {

@@ -20,7 +20,6 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { codeBlocks, REPO } from './packed-app';
 import { testServer } from './temporal-test-env';
-import { waitFor } from './wait-for';
 
 /** The `@temporalio` packages an app with its own worker pins (all at one version). */
 export const APP_TEMPORAL_PACKAGES = ['client', 'worker', 'workflow', 'activity', 'common', 'plugin'] as const;
@@ -204,27 +203,24 @@ export async function startAppWorker(dir: string, env: NodeJS.ProcessEnv): Promi
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // Ready once it says so; an exit before that (a bundle that does not build, a bad option) is the failure.
+  const ready = new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes(APP_WORKER_READY)) resolve();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code, signal) => reject(new Error(`the app worker exited (${code ?? signal}):\n${output}`)));
+    child.once('error', reject);
+  });
   const end = async (signal: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     await exited;
   };
   const worker: AppWorker = { child, output: () => output, kill: () => end('SIGKILL'), stop: () => end('SIGTERM') };
-  try {
-    await waitFor(
-      'the app worker to poll',
-      () => {
-        if (child.exitCode !== null) throw new Error(`the app worker exited ${child.exitCode}: ${output}`);
-        return output.includes(APP_WORKER_READY);
-      },
-      { timeoutMs: 600_000 },
-    );
-  } catch (error) {
-    await worker.kill();
-    throw new Error(`${String(error)}\n${output}`);
-  }
+  await ready;
   return worker;
 }
 
