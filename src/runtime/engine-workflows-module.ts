@@ -37,12 +37,12 @@ export function withEngineWorkflows(userPath: string | undefined, cacheDir?: str
   const dir = cacheDir ?? appModulesDir(user) ?? join(dirname(workflowBundleCacheDir()), 'workflow-modules');
   const digest = createHash('sha256').update(source).digest('hex').slice(0, 24);
   const path = join(dir, `${ENGINE_WORKFLOWS_MODULE_PREFIX}${digest}.js`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // No `type` here: the app's own package.json may say `commonjs`, and the bundler would then refuse the
+  // module's `export` statements (it reads a module's kind from the nearest package.json).
+  const description = join(dir, 'package.json');
+  if (!existsSync(description)) writeFileSync(description, '{ "private": true }\n', { mode: 0o600 });
   if (!existsSync(path)) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    // No `type` here: the app's own package.json may say `commonjs`, and the bundler would then refuse the
-    // module's `export` statements (it reads a module's kind from the nearest package.json).
-    const description = join(dir, 'package.json');
-    if (!existsSync(description)) writeFileSync(description, '{ "private": true }\n', { mode: 0o600 });
     const partial = `${path}.${process.pid}.${Date.now()}.tmp`;
     writeFileSync(partial, source, { mode: 0o600 });
     renameSync(partial, path);
