@@ -81,9 +81,6 @@ export interface DurableToolsOptions extends WorkerStoreOptions {
 /** The same symbol as engine-sandbox.ts's `ENGINE_SANDBOX`: how the sandbox knows a worker asked for it. */
 const ENGINE_SANDBOX = Symbol.for('durable-tools.engineSandbox');
 
-/** Workers that warned already (a process prints the memory-stores warning once). */
-let warnedMemoryStores = false;
-
 /** What the plugin opened for its worker, closed when the worker's run ends. */
 interface OpenEngine {
   activities: EngineActivities;
@@ -219,8 +216,7 @@ export class DurableToolsPlugin implements WorkerPlugin, BundlerPlugin {
       const idempotencyStore = withIdempotencyEncryption(stores.idempotencyStore, this.#keyring);
       // The built-in pager of stored outputs reads the store the tool activities write claim checks to.
       const registry = withReadStoredOutputTool(mcpHost ? withMcpTools(ownTools, mcpHost) : ownTools, transcripts);
-      if (stores.keysInMemory && !warnedMemoryStores && hasToolsWithEffects(registry)) {
-        warnedMemoryStores = true;
+      if (stores.keysInMemory && hasToolsWithEffects(registry)) {
         this.#warn(
           'durable-tools: this worker runs tools with effects on memory stores: a call retried after a crash or on another worker may run again. Use the default durable stores (SQLite in .data/, or Postgres) outside tests.',
         );

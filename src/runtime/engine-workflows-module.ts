@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { workflowBundleCacheDir } from './workflow-bundle-cache';
 
 /** The engine's workflows module (`agentRun`, `mcpToolCall`). */
 export function engineWorkflowsPath(): string {
@@ -16,9 +15,8 @@ export const ENGINE_WORKFLOWS_MODULE_PREFIX = 'durable-tools-workflows-';
 
 /**
  * The workflows a worker with the plugin registers: the user's `workflowsPath` and the engine's workflows, as one
- * generated module (`export * from <user's>` and the engine's by name) written once per pair of paths under the
- * cache directory (`$DURABLE_TOOLS_CACHE_DIR`, else `~/.cache/durable-tools`, in `workflow-modules/`). Without a
- * user path, the engine's own module. A path already generated here is returned as it is (the bundler hook sees
+ * generated module (`export * from <user's>` and the engine's by name) written once per pair of paths in
+ * {@link generatedWorkflowModulesDir}. Without a user path, the engine's own module. A path already generated here is returned as it is (the bundler hook sees
  * the worker's path again).
  */
 export function withEngineWorkflows(userPath: string | undefined, cacheDir?: string): string {
@@ -31,7 +29,7 @@ export function withEngineWorkflows(userPath: string | undefined, cacheDir?: str
     `export { ${ENGINE_WORKFLOW_NAMES.join(', ')} } from ${JSON.stringify(engine)};`,
     '',
   ].join('\n');
-  const dir = cacheDir ?? join(dirname(workflowBundleCacheDir()), 'workflow-modules');
+  const dir = cacheDir ?? generatedWorkflowModulesDir();
   const digest = createHash('sha256').update(source).digest('hex').slice(0, 24);
   const path = join(dir, `${ENGINE_WORKFLOWS_MODULE_PREFIX}${digest}.js`);
   if (!existsSync(path)) {
@@ -41,6 +39,17 @@ export function withEngineWorkflows(userPath: string | undefined, cacheDir?: str
     renameSync(partial, path);
   }
   return path;
+}
+
+/**
+ * Where generated workflow modules go: `.cache/durable-tools/workflow-modules` in the `node_modules` that holds
+ * `@temporalio/workflow` (the convention of build tools' caches). Temporal's bundler writes its entry point next to
+ * the workflows module and resolves `@temporalio/workflow` from there: from this folder it finds the app's copy,
+ * the one its own workflows use.
+ */
+export function generatedWorkflowModulesDir(): string {
+  const workflowPackage = dirname(require.resolve('@temporalio/workflow/package.json'));
+  return join(dirname(dirname(workflowPackage)), '.cache', 'durable-tools', 'workflow-modules');
 }
 
 function isGenerated(path: string): boolean {
