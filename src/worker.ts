@@ -142,7 +142,8 @@ export {
 export { ModelConfigError, type ModelConfigErrorCode } from './model/model-config-error';
 export { classifyModelError, type ModelFailureCode, type ModelFailureClassification } from './model/model-failure';
 
-// The worker
+// The worker: the plugin for your own Temporal Worker (docs/own-worker.md), or one made for you
+export { durableTools, type DurableToolsOptions, type DurableToolsPlugin } from './runtime/durable-tools-plugin';
 export {
   createWorker,
   runWorkerProcess,
