@@ -142,16 +142,14 @@ export {
 export { ModelConfigError, type ModelConfigErrorCode } from './model/model-config-error';
 export { classifyModelError, type ModelFailureCode, type ModelFailureClassification } from './model/model-failure';
 
-// The worker
+// The worker: the plugin for your own Temporal Worker (docs/own-worker.md), or one made for you
+export { durableTools, type DurableToolsOptions, type DurableToolsPlugin } from './runtime/durable-tools-plugin';
 export {
   createWorker,
   runWorkerProcess,
   type CreateWorkerOptions,
   type DurableToolsWorker,
 } from './runtime/create-worker';
-// The plugin for your own Worker.create (docs/own-worker.md)
-export { durableTools, DurableToolsPlugin, type DurableToolsOptions } from './runtime/durable-tools-plugin';
-export type { WorkerStoresKind } from './runtime/worker-stores';
 // Determinism check before a deploy: recorded runs replayed against the current workflow code (docs/replay.md)
 export {
   replayAgentRuns,

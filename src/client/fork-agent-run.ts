@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
+import { decodePayloads } from '../contract/decode-payloads';
 import type { AgentRunFork, AgentRunInput, AgentRunState } from '../contract/agent-run-types';
 import type { ModelSettings } from '../contract/model-types';
 import { formatBytes, jsonByteLength, PAYLOAD_LIMITS } from '../contract/payload-limits';
@@ -158,6 +158,6 @@ async function readForkSource(client: Client, workflowId: string): Promise<ForkS
 async function firstInput(client: Client, workflowId: string, firstRunId: string): Promise<AgentRunInput> {
   const history = await client.workflow.getHandle(workflowId, firstRunId).fetchHistory();
   const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
-  const [input] = await decodeArrayFromPayloads(client.options.loadedDataConverter, started?.input?.payloads);
+  const [input] = await decodePayloads(client.options.loadedDataConverter, started?.input?.payloads);
   return input as AgentRunInput;
 }

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
+import { decodePayloads } from '../contract/decode-payloads';
 import { TOOL_ERROR_CODES } from '../contract/activity-protocol';
 import type { ToolProgress } from '../contract/tool-progress';
 import type { AgentRunState } from '../contract/agent-run-types';
@@ -31,7 +31,7 @@ export async function runningCalls(client: Client, workflowId: string): Promise<
   const description = await client.workflow.getHandle(workflowId).describe();
   const calls: RunningCall[] = [];
   for (const pending of description.raw.pendingActivities ?? []) {
-    const [details] = await decodeArrayFromPayloads(
+    const [details] = await decodePayloads(
       client.options.loadedDataConverter,
       pending.heartbeatDetails?.payloads,
     ).catch(() => [undefined]);

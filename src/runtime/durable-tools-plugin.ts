@@ -26,13 +26,31 @@ import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry';
 import { createEngineActivities, type EngineActivities } from './engine-activities';
 import { withEngineWorkflows } from './engine-workflows-module';
 import { WORKER_TUNING, type DeadlockTimeoutOption } from './worker-tuning';
-import { openWorkerStores, type WorkerStoreOptions } from './worker-stores';
+import { openWorkerStores } from './worker-stores';
+import type { AuditStore } from '../stores/audit/audit-store';
+import type { IdempotencyStore } from '../stores/idempotency/idempotency-store';
+import type { TranscriptStore } from '../stores/transcripts/transcript-store';
 import { WorkerPluginError } from './worker-plugin-error';
 
-/** Options of {@link durableTools}. Stores: see {@link WorkerStoreOptions} (durable by default). */
-export interface DurableToolsOptions extends WorkerStoreOptions {
+/** Options of {@link durableTools}. */
+export interface DurableToolsOptions {
   /** The tools this worker runs: a list or a registry. */
   tools: readonly Tool[] | ToolRegistry;
+  /**
+   * Where the stores not given below come from: `'durable'` (the default) opens those the environment configures,
+   * as `createIdempotencyStore()`, `createTranscriptStore()` and `createAuditStore()` do — SQLite files in `.data/`
+   * unless `DURABLE_TOOLS_IDEMPOTENCY_STORE`, `DURABLE_TOOLS_TRANSCRIPT_STORE`, `DURABLE_TOOLS_AUDIT_STORE` (and
+   * their paths and URLs) say otherwise —, with reapers of expired keys and payloads; `'memory'` keeps them in this
+   * process (tests: a call retried after a crash may run again; the worker warns when it runs tools with effects
+   * so). Stores the plugin opens close when the worker's run ends.
+   */
+  stores?: 'durable' | 'memory';
+  /** Idempotency keys of calls with effects (and the fast path's recorded model turns). You close it. */
+  idempotencyStore?: IdempotencyStore;
+  /** Transcripts and claim checks (tool outputs above their budget). You close it. */
+  transcripts?: TranscriptStore;
+  /** The audit trail of gated calls (approval decisions, read by the tool activities too). You close it. */
+  auditStore?: AuditStore;
   /**
    * MCP servers whose tools this worker also runs, as `{ mcpServers: { name: {command, args, env, cwd} | {url,
    * headers} } }` (the plugin owns the connections and closes them when the worker's run ends), or a host you
@@ -80,9 +98,6 @@ export interface DurableToolsOptions extends WorkerStoreOptions {
 
 /** The same symbol as engine-sandbox.ts's `ENGINE_SANDBOX`: how the sandbox knows a worker asked for it. */
 const ENGINE_SANDBOX = Symbol.for('durable-tools.engineSandbox');
-
-/** Workers that warned already (a process prints the memory-stores warning once). */
-let warnedMemoryStores = false;
 
 /** What the plugin opened for its worker, closed when the worker's run ends. */
 interface OpenEngine {
@@ -219,8 +234,7 @@ export class DurableToolsPlugin implements WorkerPlugin, BundlerPlugin {
       const idempotencyStore = withIdempotencyEncryption(stores.idempotencyStore, this.#keyring);
       // The built-in pager of stored outputs reads the store the tool activities write claim checks to.
       const registry = withReadStoredOutputTool(mcpHost ? withMcpTools(ownTools, mcpHost) : ownTools, transcripts);
-      if (stores.keysInMemory && !warnedMemoryStores && hasToolsWithEffects(registry)) {
-        warnedMemoryStores = true;
+      if (stores.keysInMemory && hasToolsWithEffects(registry)) {
         this.#warn(
           'durable-tools: this worker runs tools with effects on memory stores: a call retried after a crash or on another worker may run again. Use the default durable stores (SQLite in .data/, or Postgres) outside tests.',
         );

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { workflowBundleCacheDir } from './workflow-bundle-cache';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 /** The engine's workflows module (`agentRun`, `mcpToolCall`). */
 export function engineWorkflowsPath(): string {
@@ -16,13 +15,9 @@ export const ENGINE_WORKFLOWS_MODULE_PREFIX = 'durable-tools-workflows-';
 
 /**
  * The workflows a worker with the plugin registers: the user's `workflowsPath` and the engine's workflows, as one
- * generated module (`export * from <user's>` and the engine's by name) written once per pair of paths. It goes in
- * the `node_modules/.cache/durable-tools/workflow-modules/` of the app (the nearest `node_modules` above the user's
- * workflows): the bundler resolves the module's imports (`@temporalio/workflow` of the entry it generates next to
- * it) from where it lies, so it must lie inside the app. Without a `node_modules` above, the cache directory
- * (`$DURABLE_TOOLS_CACHE_DIR`, else `~/.cache/durable-tools`, in `workflow-modules/`). Without a user path, the
- * engine's own module. A path already generated is returned as it is (the bundler hook sees the worker's path
- * again).
+ * generated module (`export * from <user's>` and the engine's by name) written once per pair of paths in
+ * {@link generatedWorkflowModulesDir}. Without a user path, the engine's own module. A path already generated here is returned as it is (the bundler hook sees
+ * the worker's path again).
  */
 export function withEngineWorkflows(userPath: string | undefined, cacheDir?: string): string {
   const engine = engineWorkflowsPath();
@@ -34,12 +29,12 @@ export function withEngineWorkflows(userPath: string | undefined, cacheDir?: str
     `export { ${ENGINE_WORKFLOW_NAMES.join(', ')} } from ${JSON.stringify(engine)};`,
     '',
   ].join('\n');
-  const dir = cacheDir ?? appModulesDir(user) ?? join(dirname(workflowBundleCacheDir()), 'workflow-modules');
+  const dir = cacheDir ?? generatedWorkflowModulesDir();
   const digest = createHash('sha256').update(source).digest('hex').slice(0, 24);
   const path = join(dir, `${ENGINE_WORKFLOWS_MODULE_PREFIX}${digest}.js`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  // No `type` here: the app's own package.json may say `commonjs`, and the bundler would then refuse the
-  // module's `export` statements (it reads a module's kind from the nearest package.json).
+  // No `type` here: the app's own package.json may say `commonjs` (`npm init -y` writes it), and the bundler would
+  // then refuse the module's `export` statements (it reads a module's kind from the nearest package.json).
   const description = join(dir, 'package.json');
   if (!existsSync(description)) writeFileSync(description, '{ "private": true }\n', { mode: 0o600 });
   if (!existsSync(path)) {
@@ -50,15 +45,15 @@ export function withEngineWorkflows(userPath: string | undefined, cacheDir?: str
   return path;
 }
 
-/** `node_modules/.cache/durable-tools/workflow-modules` of the nearest `node_modules` above `file`, if any. */
-function appModulesDir(file: string): string | undefined {
-  for (let dir = dirname(file); ; dir = dirname(dir)) {
-    const modules = join(dir, 'node_modules');
-    if (basename(dir) !== 'node_modules' && existsSync(modules)) {
-      return join(modules, '.cache', 'durable-tools', 'workflow-modules');
-    }
-    if (dirname(dir) === dir) return undefined;
-  }
+/**
+ * Where generated workflow modules go: `.cache/durable-tools/workflow-modules` in the `node_modules` that holds
+ * `@temporalio/workflow` (the convention of build tools' caches). Temporal's bundler writes its entry point next to
+ * the workflows module and resolves `@temporalio/workflow` from there: from this folder it finds the app's copy,
+ * the one its own workflows use.
+ */
+export function generatedWorkflowModulesDir(): string {
+  const workflowPackage = dirname(require.resolve('@temporalio/workflow/package.json'));
+  return join(dirname(dirname(workflowPackage)), '.cache', 'durable-tools', 'workflow-modules');
 }
 
 function isGenerated(path: string): boolean {

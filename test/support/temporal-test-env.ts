@@ -152,8 +152,10 @@ export async function createTestWorker(
 ): Promise<Worker> {
   const { namespace, bundlePath } = testServer();
   const { worker } = await createWorker({
-    // Stores not given here stay in memory (durable ones are the default).
+    // Stores not given here stay in memory (durable ones are the default); the worker's warning about tools with
+    // effects on memory stores is for production workers, not this harness.
     stores: 'memory',
+    warn: () => {},
     tools: options.tools,
     connection: temporal.nativeConnection,
     settings: { namespace, taskQueue: options.taskQueue },

@@ -1,13 +1,10 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createAuditStore } from '../../stores/audit/create-audit-store';
 import { connectClient } from '../../client/agent-run-client';
 import { connectionSettingsFromEnv } from '../../client/connection-settings';
 import { ensureLocalTemporal } from '../../dev-server/local-temporal';
-import { createIdempotencyStore } from '../../stores/idempotency/create-idempotency-store';
 import { createToolRegistry, type ToolRegistry } from '../../tools/tool-registry';
-import { createTranscriptStore } from '../../stores/transcripts/create-transcript-store';
 import { createWorker, loadToolsModule } from '../../runtime/create-worker';
 import { enableTypeScriptFor } from '../../runtime/typescript-tools-module';
 import { loadMcpConfigFile } from '../client/mcp-config';
@@ -243,8 +240,9 @@ function httpSettingsOf(values: {
 }
 
 /**
- * The worker of this process, with the same stores as `durable-tools worker`: idempotency keys, transcripts and
- * the approval audit trail in the configured stores (SQLite in `.data/` by default).
+ * The worker of this process, with the same stores as `durable-tools worker` (`createWorker`'s durable defaults:
+ * idempotency keys, transcripts and the approval audit trail in the configured stores, SQLite in `.data/` by
+ * default), closed when its run ends.
  */
 async function startWorker(
   registry: ToolRegistry,
@@ -252,14 +250,8 @@ async function startWorker(
   taskQueue: string,
   tracing: boolean,
 ): Promise<() => Promise<void>> {
-  const transcripts = createTranscriptStore();
-  const idempotencyStore = createIdempotencyStore();
-  const auditStore = createAuditStore();
   const { worker, close } = await createWorker({
     tools: registry,
-    idempotencyStore,
-    transcripts,
-    auditStore,
     settings: { address, taskQueue },
     ...(tracing ? { telemetry: { tracing: true } } : {}),
   });
@@ -268,9 +260,6 @@ async function startWorker(
     worker.shutdown();
     await running;
     await close();
-    await idempotencyStore.close();
-    await transcripts.close();
-    await auditStore.close();
   };
 }
 
