@@ -2,11 +2,13 @@
  * Apps with their own Temporal worker and workflows on the packed durable-tools, one per supported
  * `@temporalio/*` version (test/integration/own-worker-package.test.ts).
  *
- * - {@link supportedTemporalVersions}: the lowest and the highest version of the package's peer range.
+ * - {@link supportedTemporalVersions}: the lowest and the highest version of the package's peer range (at which
+ *   every pinned package is published).
  * - {@link packForApps}: `npm pack` once (it builds through `prepack`).
  * - {@link installOwnWorkerApp}: a fresh app (`npm init -y`) that installs the tarball with
- *   `@temporalio/{client,worker,workflow,activity,common,plugin}` pinned at one version, zod, TypeScript and
- *   Node's types from the registry, like a team adding the package to its app would; the app's files are copied
+ *   `@temporalio/{client,worker,workflow,activity,common,plugin}` and the package's other `@temporalio` peers
+ *   pinned at one version, zod, TypeScript and Node's types from the registry, like a team adding the package to
+ *   its app would; the app's files are copied
  *   from test/fixtures/own-worker-app and its tsconfig.json is the one docs/quickstart.md shows. The first app
  *   installs everything (npm compiles better-sqlite3 when no prebuilt binary can be downloaded: minutes); the
  *   app of another version starts as a copy of it and changes its Temporal pins with `npm install`, as a team
@@ -21,8 +23,25 @@ import { join, relative } from 'node:path';
 import { codeBlocks, REPO } from './packed-app';
 import { testServer } from './temporal-test-env';
 
-/** The `@temporalio` packages an app with its own worker pins (all at one version). */
+/** The `@temporalio` packages an app with its own worker uses directly (pinned at one version). */
 export const APP_TEMPORAL_PACKAGES = ['client', 'worker', 'workflow', 'activity', 'common', 'plugin'] as const;
+
+/** The package's peer dependencies (package.json). */
+function peerDependencies(): Record<string, string> {
+  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+    peerDependencies?: Record<string, string>;
+  };
+  return pkg.peerDependencies ?? {};
+}
+
+/**
+ * What an app pins at one version: the `@temporalio` packages it uses directly and every `@temporalio` peer
+ * dependency of the package (npm would otherwise install the newest version of a peer the app does not name).
+ */
+export function pinnedTemporalPackages(): string[] {
+  const peers = Object.keys(peerDependencies()).filter((name) => name.startsWith('@temporalio/'));
+  return [...new Set([...APP_TEMPORAL_PACKAGES.map((name) => `@temporalio/${name}`), ...peers])].sort();
+}
 
 /** The app's sources: tools, workflows and worker (test/fixtures/own-worker-app). */
 export const APP_SOURCES = join(REPO, 'test', 'fixtures', 'own-worker-app');
@@ -32,7 +51,8 @@ export const APP_WORKER_READY = 'app worker ready';
 
 /**
  * The `@temporalio/*` versions the package supports, as the package test pins them: the lowest and the highest
- * published version of the `@temporalio/worker` peer range in package.json (asked of the registry). The
+ * version of the `@temporalio/worker` peer range in package.json at which every package of
+ * {@link pinnedTemporalPackages} is published (asked of the registry: not every package has every patch). The
  * variable `DT_PACKAGE_TEMPORAL_VERSIONS` (comma-separated) replaces them, e.g. to try one version locally.
  */
 export function supportedTemporalVersions(): string[] {
@@ -40,20 +60,23 @@ export function supportedTemporalVersions(): string[] {
     .map((version) => version.trim())
     .filter(Boolean);
   if (chosen?.length) return chosen;
-  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
-    peerDependencies?: Record<string, string>;
-  };
-  const range = pkg.peerDependencies?.['@temporalio/worker'];
+  const range = peerDependencies()['@temporalio/worker'];
   if (!range) {
     throw new Error('package.json declares no peerDependencies["@temporalio/worker"]: no supported range to pin.');
   }
-  const published = JSON.parse(
-    execFileSync('npm', ['view', `@temporalio/worker@${range}`, 'version', '--json'], { encoding: 'utf8' }),
-  ) as string | string[];
-  const versions = (Array.isArray(published) ? published : [published]).filter((v) => /^\d+\.\d+\.\d+$/.test(v));
-  if (versions.length === 0) throw new Error(`No published @temporalio/worker satisfies ${range}.`);
+  const published = pinnedTemporalPackages().map((name) => new Set(publishedVersions(name, range)));
+  const versions = [...published[0]!].filter((version) => published.every((set) => set.has(version)));
+  if (versions.length === 0) throw new Error(`No version in ${range} has every one of ${pinnedTemporalPackages()}.`);
   versions.sort(compareVersions);
   return [...new Set([versions[0]!, versions[versions.length - 1]!])];
+}
+
+/** The published versions (no prereleases) of `name` within `range`. */
+function publishedVersions(name: string, range: string): string[] {
+  const answer = JSON.parse(
+    execFileSync('npm', ['view', `${name}@${range}`, 'version', '--json'], { encoding: 'utf8' }),
+  ) as string | string[];
+  return (Array.isArray(answer) ? answer : [answer]).filter((version) => /^\d+\.\d+\.\d+$/.test(version));
 }
 
 function compareVersions(a: string, b: string): number {
@@ -87,9 +110,9 @@ export function packForApps(): PackedForApps {
 
 const NPM_FLAGS = ['--save-exact', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
 
-/** `@temporalio/<name>@<version>` for every package of {@link APP_TEMPORAL_PACKAGES}. */
+/** `<name>@<version>` for every package of {@link pinnedTemporalPackages}. */
 function temporalSpecs(version: string): string[] {
-  return APP_TEMPORAL_PACKAGES.map((name) => `@temporalio/${name}@${version}`);
+  return pinnedTemporalPackages().map((name) => `${name}@${version}`);
 }
 
 /**
