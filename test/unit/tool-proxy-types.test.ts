@@ -27,7 +27,19 @@ const getWeather = defineTool({
 
 /** The worker's tools, as an array and as a record (a module's exports), the way a tools file exports them. */
 export const asArray = [reserveRoom, getWeather];
-export const asRecord = { reserveRoom, getWeather, notATool: 42 };
+export const asRecord = { reserveRoom, getWeather, notATool: 42, unnamed: defineUnnamed() };
+
+/** A tool whose name is only known as a string: the proxy leaves it out rather than accept any name. */
+function defineUnnamed() {
+  const name: string = 'unnamed_tool';
+  return defineTool({
+    name,
+    description: 'A tool named at run time.',
+    input: z.object({}),
+    output: z.object({}),
+    effect: 'read-only',
+  }).implement(async () => ({}));
+}
 
 /** Never called: it only has to compile. */
 async function typed(array: ToolProxy<typeof asArray>, record: ToolProxy<typeof asRecord>) {
@@ -39,6 +51,8 @@ async function typed(array: ToolProxy<typeof asArray>, record: ToolProxy<typeof 
   const wrong: { bookingId: string } = await record.get_weather({ city: 'Bern' });
   // @ts-expect-error: there is no tool named notATool
   await record.notATool({});
+  // @ts-expect-error: a tool without a literal name gets no method, and no name is accepted in its place
+  await record.some_other_name({});
   return [booking, weather, wrong];
 }
 
