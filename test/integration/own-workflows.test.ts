@@ -14,6 +14,7 @@ import { runCliInProcess, testServerCliEnv, useProcessEnv } from '../support/cli
 import { createOwnWorkflowTools } from '../support/own-workflow-tools';
 import {
   agentThenNotice,
+  boundedAgent,
   conciergeAgent,
   continuingCalls,
   failingCall,
@@ -174,6 +175,18 @@ describe('an agent inside the workflow', () => {
     const result = await handle.result();
     expect(result).toMatchObject({ status: 'completed', answer: 'Done.', goal: 'Stamp a key.', stepCount: 1 });
     expect(effectsUnder(runKey).map((e) => e.key)).toEqual([`${runKey}/1/agent/1`]);
+  });
+});
+
+describe('an agent inside the workflow, when the workflow’s history would need continuing as new', () => {
+  it('ends failed, saying why, and the workflow does not continue as new', async () => {
+    const handle = await start(boundedAgent);
+    const result = await handle.result();
+    expect(result.status).toBe('failed');
+    expect(result.reason).toContain('never continues its workflow as new');
+    expect(result.stepCount).toBeLessThan(40);
+    const latest = await temporal.client.workflow.getHandle(handle.workflowId).describe();
+    expect(latest.runId).toBe(handle.firstExecutionRunId);
   });
 });
 

@@ -115,3 +115,16 @@ export async function agentThenNotice(input: { to: string }): Promise<{ agent: s
   const { sent } = await tools.send_notice({ to: input.to, text: 'From the workflow.' });
   return { agent: result.status, sent };
 }
+
+/** An agent that reads long reports until its transcript is too large for one generation of its workflow. */
+export async function boundedAgent(): Promise<AgentRunResult> {
+  return runAgent({
+    goal: 'Read every report.',
+    model: {
+      provider: 'scripted',
+      script: [{ toolCalls: [{ name: 'read_report', arguments: { page: 1 } }] }],
+      repeat: 40,
+    },
+    limits: { maxTurns: 100, maxSteps: 100 },
+  });
+}
