@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { getPendingApprovals, rejectStep, type PendingApproval } from '../../src/client/approval-client';
 import { TOOL_ERROR_CODES } from '../../src/contract/activity-protocol';
 import { toolFailureOf } from '../../src/contract/tool-call-failure';
+import { SAGA_COMPENSATION_FAILED } from '../../src/workflows/saga-scope';
 import { createWorker } from '../../src/runtime/create-worker';
 import { engineBundleOptions } from '../../src/runtime/engine-bundle-options';
 import { SqliteAuditStore } from '../../src/stores/audit/sqlite-audit-store';
@@ -21,6 +22,7 @@ import {
   gatedNotice,
   goSignal,
   sagaUntilCancelled,
+  sagaWithFailingUndo,
   tripPipeline,
 } from '../support/own-workflows';
 import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
@@ -102,6 +104,24 @@ describe('a pipeline in a saga', () => {
       ['refund_card', `${runKey}/2/undo`, `${runKey}/2`],
       ['cancel_room', `${runKey}/1/undo`, `${runKey}/1`],
     ]);
+  });
+});
+
+describe('a saga whose undo fails', () => {
+  it('still runs the other undos, then fails COMPENSATION_FAILED naming the undo, with the original failure as cause', async () => {
+    const handle = await start(sagaWithFailingUndo, { city: 'Rome' });
+    const runKey = `${handle.workflowId}/${handle.firstExecutionRunId}`;
+    const failure = (await handle.result().then(
+      () => undefined,
+      (error: unknown) => error,
+    )) as WorkflowFailedError;
+    const cause = failure.cause as ApplicationFailure;
+    expect(cause.type).toBe(SAGA_COMPENSATION_FAILED);
+    expect(cause.details).toEqual([
+      { compensated: 1, failed: [{ of: 'ledger entry', error: expect.stringContaining('the ledger is read-only') }] },
+    ]);
+    expect(toolFailureOf(failure)).toMatchObject({ code: TOOL_ERROR_CODES.CONFLICT });
+    expect(effectsUnder(runKey).map((e) => e.tool)).toEqual(['reserve_room', 'cancel_room']);
   });
 });
 

@@ -128,3 +128,17 @@ export async function boundedAgent(): Promise<AgentRunResult> {
     limits: { maxTurns: 100, maxSteps: 100 },
   });
 }
+
+/**
+ * A saga whose own undo fails: the room is reserved, an undo of its own registered, and the confirmation fails; the
+ * room is still cancelled, and the saga reports the undo that failed.
+ */
+export async function sagaWithFailingUndo(input: { city: string }): Promise<void> {
+  await withSaga(async (saga) => {
+    saga.add(async () => {
+      throw new Error('the ledger is read-only');
+    }, 'ledger entry');
+    const room = await tools.reserve_room({ city: input.city, nights: 1 });
+    await tools.confirm_trip({ bookingId: room.bookingId, agencyOpen: false });
+  });
+}
