@@ -47,12 +47,11 @@ export interface AsyncJobHandlers<I extends z.ZodType, O extends z.ZodType> {
 }
 
 /** A tool spec whose downstream works asynchronously. */
-export type AsyncJobToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> = Omit<
-  ToolSpecFields<I, O>,
-  'longCall' | 'execution' | 'timeout'
-> &
-  ToolEffectDeclaration &
-  AsyncJobToolFields;
+export type AsyncJobToolSpec<
+  I extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+  N extends string = string,
+> = Omit<ToolSpecFields<I, O, N>, 'longCall' | 'execution' | 'timeout'> & ToolEffectDeclaration & AsyncJobToolFields;
 
 /** The fields an {@link AsyncJobToolSpec} adds to a tool's. */
 export interface AsyncJobToolFields {
@@ -65,10 +64,14 @@ export interface AsyncJobToolFields {
 }
 
 /** A validated {@link AsyncJobToolSpec}, able to take its {@link AsyncJobHandlers}. */
-export interface AsyncJobToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
-  readonly name: string;
+export interface AsyncJobToolContract<
+  I extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+  N extends string = string,
+> {
+  readonly name: N;
   readonly catalogEntry: ToolCatalogEntry;
-  implement(handlers: AsyncJobHandlers<I, O>): Tool<I, O>;
+  implement(handlers: AsyncJobHandlers<I, O>): Tool<I, O, N>;
 }
 
 /** Where the engine finds an async-job tool's handlers (the tool's `execute` only says it needs the engine). */
@@ -98,20 +101,20 @@ export interface AsyncJobRuntime {
  * });
  * ```
  */
-export function defineAsyncJobTool<I extends z.ZodType, O extends z.ZodType>(
-  spec: AsyncJobToolSpec<I, O>,
-): AsyncJobToolContract<I, O> {
+export function defineAsyncJobTool<I extends z.ZodType, O extends z.ZodType, N extends string = string>(
+  spec: AsyncJobToolSpec<I, O, N>,
+): AsyncJobToolContract<I, O, N> {
   const { asyncJob, heartbeatTimeout, ...rest } = spec;
   const settings = resolveAsyncJob(spec.name, asyncJob);
-  const base = defineTool<I, O>({
+  const base = defineTool<I, O, N>({
     ...rest,
     longCall: {
       deadline: temporalDeadlineMs(settings),
       ...(heartbeatTimeout !== undefined ? { heartbeatTimeout } : {}),
     },
-  } as ToolSpec<I, O>);
+  } as ToolSpec<I, O, N>);
   const catalogEntry: ToolCatalogEntry = Object.freeze({ ...base.catalogEntry, asyncJob: settings });
-  const contract: ToolContract<I, O> = Object.freeze({
+  const contract: ToolContract<I, O, N> = Object.freeze({
     spec: base.spec,
     name: base.name,
     catalogEntry,
@@ -125,7 +128,7 @@ export function defineAsyncJobTool<I extends z.ZodType, O extends z.ZodType>(
   return Object.freeze({
     name: base.name,
     catalogEntry,
-    implement(handlers: AsyncJobHandlers<I, O>): Tool<I, O> {
+    implement(handlers: AsyncJobHandlers<I, O>): Tool<I, O, N> {
       checkHandlers(base.name, settings, handlers);
       const runtime: AsyncJobRuntime = { handlers: handlers as AsyncJobRuntime['handlers'], settings };
       const execute = () =>

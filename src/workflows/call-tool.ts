@@ -37,6 +37,12 @@ export interface CallToolOptions {
   callId?: string;
   /** The activity's summary in the Temporal UI (default: the tool and its redacted arguments). */
   summary?: string;
+  /**
+   * While a call waits for approval, keep the `DurableAwaitingApproval` search attribute up to date, so
+   * `durable-tools pending` lists the workflow. Only when the namespace has it registered (an unregistered attribute
+   * fails the workflow task); default false: `durable-tools approve <workflowId> <step>` works without it.
+   */
+  trackApprovalSearchAttribute?: boolean;
 }
 
 /**
@@ -78,7 +84,7 @@ export async function callTool<O = unknown>(name: string, args: unknown, options
   if (!entry) return refuse(step, unknownTool(name));
   const refusal = refusalBeforeRunning(entry, prepared);
   if (refusal) return refuse(step, refusal);
-  const gate = await passApprovalGate(step, entry, callGate(scope));
+  const gate = await passApprovalGate(step, entry, callGate(scope, options.trackApprovalSearchAttribute === true));
   if (gate.kind === 'refused') return refuse(step, gate.observation);
   try {
     const undo = entry.undo !== undefined ? catalog.get(entry.undo) : undefined;

@@ -27,10 +27,11 @@ export type ToolOutputOf<X> = ContractOf<X> extends ToolContract<z.ZodType, infe
 
 /**
  * The proxy {@link proxyTools} returns: one method per tool, named after it, taking the tool's input and
- * resolving to its output (or throwing a `ToolCallFailure`).
+ * resolving to its output (or throwing a `ToolCallFailure`). A tool whose name is not a literal type (an agent
+ * tool, a name built at run time) has no method: call it with `callTool`.
  */
 export type ToolProxy<T> = {
-  readonly [X in ToolsOf<T> as ToolNameOf<X>]: (
+  readonly [X in ToolsOf<T> as string extends ToolNameOf<X> ? never : ToolNameOf<X>]: (
     args: ToolInputOf<X>,
     options?: CallToolOptions,
   ) => Promise<ToolOutputOf<X>>;

@@ -123,10 +123,16 @@ export function toolCatalog(current: CallScope): Promise<ReadonlyMap<string, Too
   return current.catalog;
 }
 
-/** The gate of plain calls, joined to the workflow's approval desk on first use. */
-export function callGate(current: CallScope): ApprovalGate {
-  if (current.gate) return current.gate;
-  const gate = newApprovalGate(current.state.workflowId, current.state, undefined, false);
+/**
+ * The gate of plain calls, joined to the workflow's approval desk on first use. `track`: from now on, keep the
+ * `DurableAwaitingApproval` search attribute up to date.
+ */
+export function callGate(current: CallScope, track = false): ApprovalGate {
+  if (current.gate) {
+    if (track) current.gate.track = true;
+    return current.gate;
+  }
+  const gate = newApprovalGate(current.state.workflowId, current.state, undefined, track);
   joinApprovalDesk(gate, () => current.state);
   current.gate = gate;
   return gate;

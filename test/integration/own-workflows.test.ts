@@ -1,23 +1,28 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getPendingApprovals } from '../../src/client/approval-client';
+import { getPendingApprovals, rejectStep, type PendingApproval } from '../../src/client/approval-client';
 import { TOOL_ERROR_CODES } from '../../src/contract/activity-protocol';
 import { toolFailureOf } from '../../src/contract/tool-call-failure';
+import { SAGA_COMPENSATION_FAILED } from '../../src/workflows/saga-scope';
 import { createWorker } from '../../src/runtime/create-worker';
 import { engineBundleOptions } from '../../src/runtime/engine-bundle-options';
 import { SqliteAuditStore } from '../../src/stores/audit/sqlite-audit-store';
 import { runCliInProcess, testServerCliEnv, useProcessEnv } from '../support/cli-in-process';
 import { createOwnWorkflowTools } from '../support/own-workflow-tools';
 import {
+  agentThenNotice,
+  boundedAgent,
   conciergeAgent,
   continuingCalls,
   failingCall,
   gatedNotice,
   goSignal,
+  sagaUntilCancelled,
+  sagaWithFailingUndo,
   tripPipeline,
 } from '../support/own-workflows';
 import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
@@ -102,6 +107,24 @@ describe('a pipeline in a saga', () => {
   });
 });
 
+describe('a saga whose undo fails', () => {
+  it('still runs the other undos, then fails COMPENSATION_FAILED naming the undo, with the original failure as cause', async () => {
+    const handle = await start(sagaWithFailingUndo, { city: 'Rome' });
+    const runKey = `${handle.workflowId}/${handle.firstExecutionRunId}`;
+    const failure = (await handle.result().then(
+      () => undefined,
+      (error: unknown) => error,
+    )) as WorkflowFailedError;
+    const cause = failure.cause as ApplicationFailure;
+    expect(cause.type).toBe(SAGA_COMPENSATION_FAILED);
+    expect(cause.details).toEqual([
+      { compensated: 1, failed: [{ of: 'ledger entry', error: expect.stringContaining('the ledger is read-only') }] },
+    ]);
+    expect(toolFailureOf(failure)).toMatchObject({ code: TOOL_ERROR_CODES.CONFLICT });
+    expect(effectsUnder(runKey).map((e) => e.tool)).toEqual(['reserve_room', 'cancel_room']);
+  });
+});
+
 describe('a call that fails', () => {
   it('throws a ToolCallFailure carrying the observation: code, message, hint, retryable', async () => {
     const handle = await start(failingCall, { catchIt: true });
@@ -175,6 +198,18 @@ describe('an agent inside the workflow', () => {
   });
 });
 
+describe('an agent inside the workflow, when the workflow’s history would need continuing as new', () => {
+  it('ends failed, saying why, and the workflow does not continue as new', async () => {
+    const handle = await start(boundedAgent);
+    const result = await handle.result();
+    expect(result.status).toBe('failed');
+    expect(result.reason).toContain('never continues its workflow as new');
+    expect(result.stepCount).toBeLessThan(40);
+    const latest = await temporal.client.workflow.getHandle(handle.workflowId).describe();
+    expect(latest.runId).toBe(handle.firstExecutionRunId);
+  });
+});
+
 describe('a gated tool called from the workflow', () => {
   useProcessEnv(testServerCliEnv(stateDir));
 
@@ -201,5 +236,75 @@ describe('a gated tool called from the workflow', () => {
       argumentsDigest: pending!.digest,
       outcome: 'succeeded',
     });
+  });
+});
+
+describe('a saga when the workflow is cancelled', () => {
+  it('runs the undos owed, the user’s own among them, newest first, and the workflow ends cancelled', async () => {
+    const handle = await start(sagaUntilCancelled, { city: 'Lima' });
+    const runKey = `${handle.workflowId}/${handle.firstExecutionRunId}`;
+    await waitFor('the room to be reserved', () => effectsUnder(runKey).length === 1);
+    await handle.cancel();
+    const failure = await handle.result().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect((failure as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    expect(effectsUnder(runKey).map((e) => [e.tool, e.subject])).toEqual([
+      ['reserve_room', 'Lima'],
+      ['stamp_key', 'own undo Lima'],
+      ['cancel_room', `${runKey}/1`],
+    ]);
+  });
+});
+
+/** The calls of a workflow waiting for a decision, once there is at least one. */
+const pendingOf = (workflowId: string): Promise<PendingApproval[]> =>
+  waitFor(`a call of ${workflowId} to wait for approval`, async () => {
+    const calls = await getPendingApprovals(temporal.client, workflowId);
+    return calls.length > 0 ? calls : undefined;
+  });
+
+describe('a gated call that is rejected', () => {
+  it('does not run, and throws a ToolCallFailure APPROVAL_REJECTED with the reason', async () => {
+    const handle = await start(gatedNotice, { to: 'bob@example.com' });
+    const runKey = `${handle.workflowId}/${handle.firstExecutionRunId}`;
+    const [pending] = await pendingOf(handle.workflowId);
+    await rejectStep(temporal.client, handle.workflowId, {
+      stepId: pending!.stepId,
+      digest: pending!.digest,
+      approver: 'carol',
+      reason: 'Not this guest.',
+    });
+    const failure = await handle.result().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(toolFailureOf(failure)).toMatchObject({ code: TOOL_ERROR_CODES.APPROVAL_REJECTED, retryable: false });
+    expect(toolFailureOf(failure)?.message).toContain('Not this guest.');
+    expect(effectsUnder(runKey)).toEqual([]);
+    expect(await auditStore.get(`${runKey}/1`)).toMatchObject({ decision: 'rejected', outcome: 'not_run' });
+  });
+});
+
+describe('an embedded agent and a call of the workflow, both gated', () => {
+  useProcessEnv(testServerCliEnv(stateDir));
+
+  it('are approved one after the other by step through the same update', async () => {
+    const handle = await start(agentThenNotice, { to: 'dan@example.com' });
+    const runKey = `${handle.workflowId}/${handle.firstExecutionRunId}`;
+    const [agentCall] = await pendingOf(handle.workflowId);
+    expect(agentCall).toMatchObject({ stepId: 1, tool: 'send_notice', arguments: { text: 'From the agent.' } });
+    expect((await runCliInProcess(['approve', handle.workflowId, '1', '--approver', 'alice', '--yes'])).code).toBe(0);
+
+    const [ownCall] = await waitFor('the workflow’s own call to wait', async () => {
+      const calls = await getPendingApprovals(temporal.client, handle.workflowId);
+      return calls.some((call) => call.stepId === 2) ? calls : undefined;
+    });
+    expect(ownCall).toMatchObject({ stepId: 2, tool: 'send_notice', arguments: { text: 'From the workflow.' } });
+    expect((await runCliInProcess(['approve', handle.workflowId, '2', '--approver', 'alice', '--yes'])).code).toBe(0);
+
+    expect(await handle.result()).toEqual({ agent: 'completed', sent: true });
+    expect(effectsUnder(runKey).map((e) => e.key)).toEqual([`${runKey}/1/agent/1`, `${runKey}/2`]);
   });
 });

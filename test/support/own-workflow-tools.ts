@@ -114,7 +114,15 @@ export function createOwnWorkflowTools() {
     record('send_notice', ctx.idempotencyKey, to);
     return { sent: true };
   });
-  const tools = { reserveRoom, cancelRoom, chargeCard, refundCard, confirmTrip, stampKey, sendNotice };
+  const readReport = defineTool({
+    name: 'read_report',
+    description: 'Reads a long report (60 KB).',
+    input: z.object({ page: z.number().int() }),
+    output: z.object({ text: z.string() }),
+    effect: 'read-only',
+    budget: { maxOutputBytes: 64 * 1024, maxOutputTokens: 64 * 1024 },
+  }).implement(async ({ page }) => ({ text: `${page}`.padEnd(60_000, '.') }));
+  const tools = { reserveRoom, cancelRoom, chargeCard, refundCard, confirmTrip, stampKey, sendNotice, readReport };
   return { tools, effects };
 }
 

@@ -86,3 +86,59 @@ export async function conciergeAgent(input: { script: ScriptedTurn[] }): Promise
 export async function gatedNotice(input: { to: string }): Promise<{ sent: boolean }> {
   return tools.send_notice({ to: input.to, text: 'Your trip is booked.' });
 }
+
+/**
+ * Reserves a room and registers an undo of its own in a saga, then waits until the workflow is cancelled: the
+ * own undo (it stamps a key) and the room's cancellation run then, newest first.
+ */
+export async function sagaUntilCancelled(input: { city: string }): Promise<never> {
+  return withSaga(async (saga) => {
+    await tools.reserve_room({ city: input.city, nights: 1 });
+    saga.add(() => tools.stamp_key({ note: `own undo ${input.city}` }), 'own step');
+    await condition(() => false);
+    throw new Error('unreachable');
+  });
+}
+
+/** An embedded agent that sends a notice (it waits for approval), then a notice of the workflow's own. */
+export async function agentThenNotice(input: { to: string }): Promise<{ agent: string; sent: boolean }> {
+  const result = await runAgent({
+    goal: `Tell ${input.to}.`,
+    model: {
+      provider: 'scripted',
+      script: [
+        { toolCalls: [{ name: 'send_notice', arguments: { to: input.to, text: 'From the agent.' } }] },
+        { text: 'Told.', final: true },
+      ],
+    },
+  });
+  const { sent } = await tools.send_notice({ to: input.to, text: 'From the workflow.' });
+  return { agent: result.status, sent };
+}
+
+/** An agent that reads long reports until its transcript is too large for one generation of its workflow. */
+export async function boundedAgent(): Promise<AgentRunResult> {
+  return runAgent({
+    goal: 'Read every report.',
+    model: {
+      provider: 'scripted',
+      script: [{ toolCalls: [{ name: 'read_report', arguments: { page: 1 } }] }],
+      repeat: 40,
+    },
+    limits: { maxTurns: 100, maxSteps: 100 },
+  });
+}
+
+/**
+ * A saga whose own undo fails: the room is reserved, an undo of its own registered, and the confirmation fails; the
+ * room is still cancelled, and the saga reports the undo that failed.
+ */
+export async function sagaWithFailingUndo(input: { city: string }): Promise<void> {
+  await withSaga(async (saga) => {
+    saga.add(async () => {
+      throw new Error('the ledger is read-only');
+    }, 'ledger entry');
+    const room = await tools.reserve_room({ city: input.city, nights: 1 });
+    await tools.confirm_trip({ bookingId: room.bookingId, agencyOpen: false });
+  });
+}

@@ -72,6 +72,21 @@ test('the worker entry has everything an MCP worker uses: createMcpHost, withMcp
   );
 });
 
+test('the workflow entry has the calls, the saga, the agent loop and the typed failure, and nothing of a worker', () => {
+  expect(names('durable-tools/workflow')).toEqual(
+    expect.arrayContaining([
+      'callTool',
+      'proxyTools',
+      'withSaga',
+      'runAgent',
+      'agentRun',
+      'ToolCallFailure',
+      'toolFailureOf',
+    ]),
+  );
+  expect(names('durable-tools/workflow').filter((name) => /Worker|Store$|^create|^defineTool$/.test(name))).toEqual([]);
+});
+
 test('no entry exports the engine internals', () => {
   const internals = ['runMcpCommand', 'MCP_COMMAND_USAGE', 'AgentRunCarryOver', 'McpClientPool', 'TemporalTaskStore'];
   for (const entry of Object.keys(api)) expect(names(entry).filter((name) => internals.includes(name))).toEqual([]);

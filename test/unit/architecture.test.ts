@@ -1,5 +1,6 @@
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { folderCycles, folderEdges, folderOf } from '../support/source-graph';
+import { runtimeClosure } from '../support/module-graph';
 
 const SRC = join(__dirname, '..', '..', 'src');
 
@@ -50,6 +51,23 @@ describe('the folder layout of src/', () => {
     expect(folderOf('mcp/server/mcp-server.ts')).toBe('mcp/server');
     expect(folderOf('stores/claim-check.ts')).toBe('stores');
     expect(folderOf('workflows/saga.ts')).toBe('workflows');
+  });
+});
+
+describe('the durable-tools/workflow entry', () => {
+  const { files, packages } = runtimeClosure(join(SRC, 'entries', 'workflow.ts'));
+
+  it('reaches at run time only src/workflows and src/contract (what a workflow bundle may hold)', () => {
+    const outside = [...files]
+      .map((file) => relative(SRC, file).split(sep).join('/'))
+      .filter((file) => file !== 'entries/workflow.ts' && !/^(workflows|contract)\//.test(file));
+    expect(files.size).toBeGreaterThan(10);
+    expect(outside).toEqual([]);
+  });
+
+  it('imports at run time no package but the workflow-safe ones', () => {
+    const allowed = ['@temporalio/workflow', '@temporalio/common', '@opentelemetry/api'];
+    expect([...packages].filter((name) => !allowed.includes(name))).toEqual([]);
   });
 });
 

@@ -50,3 +50,27 @@ describe('the workflow bundle', () => {
     expect([...packages].filter((name) => !allowed.includes(name))).toEqual([]);
   });
 });
+
+describe('a workflow bundle of a user’s own workflows that import durable-tools/workflow', () => {
+  let sources: string[];
+
+  beforeAll(async () => {
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../support/own-workflows'),
+      logger: silent,
+    });
+    sources = bundledSources(code);
+  });
+
+  it('contains the workflow entry and files of src/workflows and src/contract only, of all of src/', () => {
+    const fromSrc = sources.filter((source) => source.startsWith('src/'));
+    expect(fromSrc).toContain('src/entries/workflow.ts');
+    expect(
+      fromSrc.filter((source) => !/^src\/(workflows|contract)\/|^src\/entries\/workflow\.ts$/.test(source)),
+    ).toEqual([]);
+  });
+
+  it('contains neither zod nor the tools the workflows type their calls with', () => {
+    expect(sources.filter((source) => /node_modules\/zod\/|own-workflow-tools/.test(source))).toEqual([]);
+  });
+});
