@@ -147,6 +147,16 @@ export class DurableToolsPlugin implements WorkerPlugin, BundlerPlugin {
    */
   async configureWorker(options: WorkerOptions): Promise<WorkerOptions> {
     const engine = await (this.#engine ??= this.#open());
+    try {
+      return await this.#withEngine(options, engine);
+    } catch (error) {
+      // Nothing runs: what was opened for this worker closes now.
+      await this.close();
+      throw error;
+    }
+  }
+
+  async #withEngine(options: WorkerOptions, engine: OpenEngine): Promise<WorkerOptions> {
     if (this.#options.engineSandbox) {
       const { installEngineSandbox } = await import('./engine-sandbox');
       installEngineSandbox({ warn: this.#warn });
