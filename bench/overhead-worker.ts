@@ -44,6 +44,8 @@ function noopTool(name: string, effect: 'read-only' | 'irreversible') {
     input: io,
     output: io,
     effect,
+    // Measures the key store's overhead; a gated call would be refused without a recorded decision.
+    approval: 'never',
     idempotent: true,
   }).implement(async ({ n }) => ({ n }));
 }

@@ -51,7 +51,12 @@ interface GatedRun {
 }
 
 async function withGatedRun<T>(
-  options: { script: ScriptedTurn[]; approval?: RunApprovalPolicy; failurePolicy?: FailurePolicy },
+  options: {
+    script: ScriptedTurn[];
+    approval?: RunApprovalPolicy;
+    failurePolicy?: FailurePolicy;
+    allowRunsToWaive?: boolean;
+  },
   body: (run: GatedRun) => Promise<T>,
 ): Promise<T> {
   const { tools, calls } = createApprovalTools();
@@ -64,6 +69,7 @@ async function withGatedRun<T>(
     settings: { namespace: testServer().namespace, taskQueue },
     workflowBundle: { codePath: testServer().bundlePath },
     auditStore,
+    ...(options.allowRunsToWaive ? { approvals: { allowRunsToWaive: true } } : {}),
   });
   return runWith(worker, async () => {
     const handle = await startAgentRun(
@@ -364,6 +370,22 @@ describe('the approval policy', () => {
       expect(result.policyWarnings).toContainEqual(expect.stringMatching(/waive approval for "pay".*still required/));
       expect(run.calls.map((c) => c.tool)).toEqual(['reserve']);
     });
+  });
+
+  test("a run's waiver on a worker that allows it: the call runs once, nobody is asked, the audit trail says waived", async () => {
+    await withGatedRun(
+      { script: [pay(15), final], approval: { tools: { pay: 'never' } }, allowRunsToWaive: true },
+      async (run) => {
+        const result = await run.result();
+        expect(result.steps[0]).toMatchObject({ tool: 'pay', status: 'succeeded' });
+        expect(run.calls.filter((c) => c.tool === 'pay')).toHaveLength(1);
+        expect(await auditStore.get(`${run.runKey}/1`)).toMatchObject({
+          tool: 'pay',
+          argumentsDigest: argumentsDigest({ amountEur: 15, reference: 'INV-1' }),
+          decision: 'waived',
+        });
+      },
+    );
   });
 
   test('an approved irreversible call may come before compensable steps', async () => {

@@ -4,6 +4,8 @@ import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idem
 import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
 import { createWorker, type CreateWorkerOptions } from '../../src/runtime/create-worker';
 import { testServer, type TestTemporal } from './temporal-test-env';
+import { SqliteAuditStore } from '../../src/stores/audit/sqlite-audit-store';
+import { auditPathBeside } from './worker-process-main';
 
 /** Where a worker's SQLite stores are: the files a killed worker process used, to take its calls over. */
 export interface SqliteStorePaths {
@@ -37,9 +39,12 @@ export async function createSqliteTestWorker(
 ): Promise<SqliteTestWorker> {
   const idempotencyStore = new SqliteIdempotencyStore({ path: paths.keysPath });
   const transcripts = paths.transcriptsPath ? new SqliteTranscriptStore({ path: paths.transcriptsPath }) : undefined;
+  // The approval decisions a killed worker process recorded (worker-process-main.ts), unless the test brings a store.
+  const auditStore = options.auditStore ? undefined : new SqliteAuditStore({ path: auditPathBeside(paths.keysPath) });
   const { worker, close } = await createWorker({
     // Stores not given here stay in memory (durable ones are the default).
     stores: 'memory',
+    ...(auditStore ? { auditStore } : {}),
     ...options,
     connection: temporal.nativeConnection,
     settings: { namespace: testServer().namespace, taskQueue },
@@ -53,6 +58,7 @@ export async function createSqliteTestWorker(
       await close();
       await idempotencyStore.close();
       await transcripts?.close();
+      await auditStore?.close();
     },
   };
 }

@@ -1,7 +1,16 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
 import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
+import { SqliteAuditStore } from '../../src/stores/audit/sqlite-audit-store';
 import { createWorker, type CreateWorkerOptions } from '../../src/runtime/create-worker';
+
+/**
+ * The SQLite audit file beside a worker's key file: the approval decisions the tool activities check, shared by a
+ * killed worker and the one that takes its calls over, like the keys.
+ */
+export function auditPathBeside(keysPath: string): string {
+  return `${keysPath.replace(/\.sqlite$/, '')}-audit.sqlite`;
+}
 
 /** The names of the environment variables every crash-test worker process reads. */
 export interface WorkerProcessEnv {
@@ -38,7 +47,7 @@ export function workerProcessEnv<M extends Record<string, string>>(
 
 /**
  * The body of a crash-test worker process (started by `spawnWorkerProcess`): a worker on the server, task
- * queue and bundle its environment names, with SQLite key and transcript stores the next worker opens too,
+ * queue and bundle its environment names, with SQLite key, audit and transcript stores the next worker opens too,
  * plus `options(required)` (its tools, lease, ...); prints `${name} ready pid=<pid>` once polling and runs
  * until killed (a failure to start exits 1). `required(variable)` reads a variable that must be set. With
  * `stores.transcripts` false the worker has no transcript store of its own (and reads no `transcriptsPath`).
@@ -67,6 +76,7 @@ async function run(
     return value;
   };
   Runtime.install({ logger: new DefaultLogger('WARN') });
+  const own = options(required);
   const { worker } = await createWorker({
     // Stores not given here stay in memory (durable ones are the default).
     stores: 'memory',
@@ -78,9 +88,10 @@ async function run(
     },
     workflowBundle: { codePath: required(env.bundlePath) },
     idempotencyStore: new SqliteIdempotencyStore({ path: required(env.keysPath) }),
+    ...(own.auditStore ? {} : { auditStore: new SqliteAuditStore({ path: auditPathBeside(required(env.keysPath)) }) }),
     ...(stores.transcripts ? { transcripts: new SqliteTranscriptStore({ path: required(env.transcriptsPath) }) } : {}),
     workerOptions: { stickyQueueScheduleToStartTimeout: '2 seconds' },
-    ...options(required),
+    ...own,
   });
   const running = worker.run();
   console.log(`${name} ready pid=${process.pid}`);

@@ -16,8 +16,8 @@ export const auditCommand: CliCommand = {
   help: `usage: durable-tools audit [workflow id] [--tool <name>] [--limit <n>] [--json]
 
 Prints the audit trail of the tool calls that needed approval, newest request first: one record per call
-(idempotency key, tool, arguments), its digest, when it was requested, the decision (approved, rejected or
-timed_out, by whom, when, why) and the outcome (succeeded, failed, or not_run with its code).
+(idempotency key, tool, arguments), its digest, when it was requested, the decision (approved, rejected,
+timed_out, or waived by the run's policy; by whom, when, why) and the outcome (succeeded, failed, or not_run with its code).
 
 It reads the store the worker writes, chosen the same way: ${AUDIT_STORE_ENV.store}=sqlite (default, the file
 ${AUDIT_STORE_ENV.sqlitePath}, default .data/audit.sqlite under the working directory) or postgres
