@@ -2,10 +2,10 @@ import { request as httpRequest } from 'node:http';
 import { defaultPayloadConverter } from '@temporalio/common';
 import {
   CODEC_SERVER_CORS_HEADERS,
-  CodecServerConfigError,
   startCodecServer,
   type CodecServer,
 } from '../../src/encryption/codec-server';
+import { CodecServerConfigError } from '../../src/encryption/codec-server-config-error';
 import { keyEntry, keyringOf } from '../support/encryption-keys';
 
 const UI = 'http://127.0.0.1:8233';
