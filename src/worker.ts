@@ -82,3 +82,4 @@ export { startTelemetryFromEnv } from './telemetry/telemetry-from-env';
 export { ENGINE_METRICS } from './telemetry/engine-metrics';
 export { TOOL_CALL_SPAN_ATTRIBUTES } from './telemetry/tool-call-telemetry';
 export { RUN_SPANS } from './workflows/run-tracing';
+export { TRACING_WORKFLOW_MODULES } from './telemetry/tracing-workflow-modules';

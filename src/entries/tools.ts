@@ -29,7 +29,6 @@ export {
   httpErrorFromResponse,
   throwForHttpStatus,
 } from '../failures/tool-errors';
-export type { ToolErrorCode } from '../contract/activity-protocol';
 
 // The call's idempotency key, passed downstream (docs/exactly-once.md)
 export { withIdempotencyKey, idempotentFetch } from '../tools/idempotent-fetch';

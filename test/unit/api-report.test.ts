@@ -58,7 +58,7 @@ test('the client and worker entries both export the shared list and the error fa
     expect(names('durable-tools/client')).toContain(name);
     expect(names('durable-tools/worker')).toContain(name);
   }
-  expect(listedNames('src/entries/error-family.ts')).toEqual(['DurableToolsError', 'errors']);
+  expect(listedNames('src/entries/error-family.ts')).toEqual(['DurableToolsError', 'errors', 'ToolErrorCode']);
 });
 
 test('no entry lists an error class but the base class, the errors a tool throws and the testing ones: the rest are in errors', () => {
