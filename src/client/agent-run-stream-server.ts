@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@temporalio/client';
-import { DurableToolsError } from '../contract/durable-tools-error';
+import { AgentRunStreamServerConfigError } from './agent-run-stream-server-config-error';
 import { bearerTokenOf, isLoopbackHost, sameSecret } from '../net/http-guard';
 import { sendJson as send, startLocalHttpServer } from '../net/local-http-server';
 import type { StreamStore } from '../stores/streams/stream-store';
@@ -8,14 +8,6 @@ import { serveAgentRunStream } from './agent-run-sse';
 
 /** Defaults of {@link startAgentRunStreamServer}. */
 export const AGENT_RUN_STREAM_SERVER_DEFAULTS = { host: '127.0.0.1', port: 8235 } as const;
-
-/** A stream server that must not start as configured (a token is required beyond loopback). */
-export class AgentRunStreamServerConfigError extends DurableToolsError<'INVALID_CONFIG'> {
-  override readonly name = 'AgentRunStreamServerConfigError';
-  constructor(message: string) {
-    super(message, 'INVALID_CONFIG');
-  }
-}
 
 /** Options of {@link startAgentRunStreamServer}. */
 export interface AgentRunStreamServerOptions {

@@ -5,7 +5,7 @@ import { sendJson as send, startLocalHttpServer } from '../net/local-http-server
 import { EncryptionCodec } from './encryption-codec';
 import { EncryptionError } from './encryption-error';
 import type { EncryptionKeyring } from './encryption-keys';
-import { DurableToolsError } from '../contract/durable-tools-error';
+import { CodecServerConfigError } from './codec-server-config-error';
 
 /** Defaults of {@link startCodecServer}. */
 export const CODEC_SERVER_DEFAULTS = {
@@ -20,14 +20,6 @@ export const CODEC_SERVER_DEFAULTS = {
  * never an echo of what it asked.
  */
 export const CODEC_SERVER_CORS_HEADERS = ['Content-Type', 'X-Namespace', 'Authorization'] as const;
-
-/** A codec server that must not start as configured (a token is required beyond loopback). */
-export class CodecServerConfigError extends DurableToolsError<'INVALID_CONFIG'> {
-  override readonly name = 'CodecServerConfigError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, 'INVALID_CONFIG', options);
-  }
-}
 
 /** Options of {@link startCodecServer}. */
 export interface CodecServerOptions {

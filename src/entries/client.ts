@@ -20,9 +20,12 @@ export {
   type AgentRunIdReusePolicy,
   type ConnectClientOptions,
 } from '../client/agent-run-client';
-export { AgentRunStartError, type AgentRunStartErrorCode } from '../client/agent-run-start-error';
-export { PayloadBudgetError, type PayloadBudgetErrorCode } from '../client/payload-budget-error';
 export { runningCalls, type RunningCall } from '../long-calls/live-progress';
+export type { ToolProgress } from '../contract/tool-progress';
+export type { ModelSettings } from '../contract/model-types';
+
+// Tracing of client calls (docs/telemetry.md)
+export { tracingClientInterceptors } from '../telemetry/client-tracing';
 
 // Streaming a run live: from code, over SSE (docs/streaming.md)
 export { streamAgentRun, type StreamAgentRunOptions } from '../client/stream-agent-run';
@@ -30,15 +33,14 @@ export { streamTurnTexts } from '../client/stream-turn-texts';
 export { serveAgentRunStream, type ServeAgentRunStreamOptions } from '../client/agent-run-sse';
 export {
   startAgentRunStreamServer,
-  AgentRunStreamServerConfigError,
   type AgentRunStreamServer,
   type AgentRunStreamServerOptions,
 } from '../client/agent-run-stream-server';
+export type { AgentStreamEvent, AgentStreamEventType, StreamSegment } from '../stores/streams/stream-events';
 export { diffAgentRuns } from '../client/diff-agent-runs';
 export { forkAgentRun, type ForkAgentRunOptions } from '../client/fork-agent-run';
-export { AgentRunForkError, type AgentRunForkErrorCode } from '../client/agent-run-fork-error';
 export { evaluateAgentRuns, type EvalReport } from '../client/evaluate-agent-runs';
-export { EvalSuiteError, type EvalSuite } from '../client/eval-suite';
+export type { EvalSuite } from '../client/eval-suite';
 export {
   diffRuns,
   type RunDiff,
@@ -83,7 +85,6 @@ export {
   type StepDecision,
   type ListPendingApprovalsOptions,
 } from '../client/approval-client';
-export { ApprovalError, type ApprovalErrorCode } from '../client/approval-error';
 export type {
   ApprovalRefusalCode,
   RunApprovalPolicy,

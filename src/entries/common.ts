@@ -1,59 +1,26 @@
 /**
- * What both `durable-tools/client` and `durable-tools/worker` export, listed once: the error base class, the
- * connection settings, payload encryption, client tracing, and the shapes both sides read (model settings, the
- * scripted turn format, tool observations and progress), and the live stream store both open. Nothing here loads a
- * worker, SQLite or Postgres (`openStreamStore` loads its driver only when called).
+ * What both `durable-tools/client` and `durable-tools/worker` export, listed once: the error family, the
+ * connection settings, payload encryption, the tool observation a run records, the payload limits, and the live
+ * stream store both open. Nothing here loads a worker, SQLite or Postgres (`openStreamStore` loads its driver only
+ * when called).
  *
- * Not an entry of its own: `/client` and `/worker` re-export it (and the root re-exports them).
+ * Not an entry of its own: `/client` and `/worker` re-export it.
  *
  * @packageDocumentation
  */
+export * from './error-family';
 
-// The error base class of every error durable-tools throws
-export { DurableToolsError } from '../contract/durable-tools-error';
-
-// Connection settings
-export { connectionSettingsFromEnv, connectionOptions, type ConnectionSettings } from '../client/connection-settings';
+// Connection settings (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key)
+export { connectionSettingsFromEnv, type ConnectionSettings } from '../client/connection-settings';
 
 // Payload encryption (docs/security.md, "Encryption")
-export { EncryptionCodec, encryptedDataConverter } from '../encryption/encryption-codec';
-export {
-  parseEncryptionKeys,
-  encryptionKeysFromEnv,
-  type EncryptionKey,
-  type EncryptionKeyring,
-} from '../encryption/encryption-keys';
-export { EncryptionError, type EncryptionErrorCode } from '../encryption/encryption-error';
+export { encryptedDataConverter } from '../encryption/encryption-codec';
+export { parseEncryptionKeys, encryptionKeysFromEnv, type EncryptionKeyring } from '../encryption/encryption-keys';
 
-// Tracing of client calls (docs/telemetry.md)
-export { tracingClientInterceptors } from '../telemetry/client-tracing';
-
-// Shapes both sides read: model settings, scripted turns, tool observations and progress, payload limits
-export type { ModelSettings } from '../contract/model-types';
-export type { ScriptedTurn, ScriptedModelSettings } from '../model/scripted-model';
-export {
-  TOOL_ERROR_CODES,
-  type ToolErrorCode,
-  type ToolObservation,
-  type ToolErrorObservation,
-  type ToolSuccessObservation,
-} from '../contract/activity-protocol';
-export type { ToolProgress } from '../contract/tool-progress';
+// What a tool call gave the run, and the payload limits both sides keep
+export type { ToolObservation } from '../contract/activity-protocol';
 export { PAYLOAD_LIMITS } from '../contract/payload-limits';
 
 // The live stream of runs: the store workers publish to and readers read from (docs/streaming.md)
-export {
-  openStreamStore,
-  streamStoreConfigFromEnv,
-  STREAM_STORE_ENV,
-  type StreamStoreConfig,
-} from '../stores/streams/open-stream-store';
+export { openStreamStore, type StreamStoreConfig } from '../stores/streams/open-stream-store';
 export type { StreamStore } from '../stores/streams/stream-store';
-export type { StreamRetentionOptions } from '../stores/streams/stream-retention';
-export { StreamStoreError, type StreamStoreErrorCode } from '../stores/streams/stream-store-error';
-export type {
-  AgentStreamEvent,
-  AgentStreamEventData,
-  AgentStreamEventType,
-  StreamSegment,
-} from '../stores/streams/stream-events';

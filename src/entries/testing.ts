@@ -1,13 +1,13 @@
 /**
  * `durable-tools/testing`: what tests of tools and agents need — a real local Temporal dev server, the
  * offline scripted model and the check of its turn format, a seeded random source for predictable retry delays,
- * and in-memory stores. The scripted turn types (`ScriptedTurn`) come from `/client` and `/worker`.
+ * and in-memory stores.
  *
  * @packageDocumentation
  */
 export { startDevServer, type DevServer, type DevServerOptions } from '../dev-server/dev-server';
 export { TemporalCliError, type TemporalCliErrorCode } from '../dev-server/temporal-cli-error';
-export { scriptedModel } from '../model/scripted-model';
+export { scriptedModel, type ScriptedTurn } from '../model/scripted-model';
 // The scripted turn format, checked (`run --script` uses it; docs/scripted-model.md)
 export {
   parseScriptedTurns,

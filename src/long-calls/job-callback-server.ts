@@ -4,7 +4,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { completeJobCallback, JobCallbackError, type JobCallbackDeps } from './complete-job-callback';
+import { completeJobCallback, type JobCallbackDeps } from './complete-job-callback';
+import { JobCallbackError } from './job-callback-error';
 
 /** Options of {@link startJobCallbackServer}. */
 export interface JobCallbackServerOptions extends JobCallbackDeps {

@@ -1,7 +1,7 @@
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { DurableToolsError } from '../contract/durable-tools-error';
+import { ReplayAgentRunsError } from './replay-agent-runs-error';
 import { encryptedDataConverter } from '../encryption/encryption-codec';
 import { encryptionKeysFromEnv, resolveEncryptionKeys, type EncryptionKeyring } from '../encryption/encryption-keys';
 import { installPrivateRuntimeIfNone } from '../telemetry/private-runtime';
@@ -64,17 +64,6 @@ export interface AgentRunsReplayReport {
   replayed: number;
   nondeterministic: number;
   failed: number;
-}
-
-/** Codes of {@link ReplayAgentRunsError}. */
-export type ReplayAgentRunsErrorCode = 'INVALID_OPTIONS' | 'QUERY_REJECTED';
-
-/** {@link replayAgentRuns} was asked for nothing or for contradicting things, or the server refused the query. */
-export class ReplayAgentRunsError extends DurableToolsError<ReplayAgentRunsErrorCode> {
-  override readonly name = 'ReplayAgentRunsError';
-  constructor(message: string, code: ReplayAgentRunsErrorCode, options?: { cause?: unknown }) {
-    super(message, code, options);
-  }
 }
 
 /** One run to replay: the latest of a workflow id when `runId` is absent. */

@@ -2,8 +2,8 @@
  * The package as an app gets it: `npm pack`, installed once and used by a CommonJS app (`npm init -y`) and an
  * ESM app; every TypeScript block of the README and docs/ type-checked in both, the quickstart run in both
  * against the test server, a TypeScript tools module loaded by the installed command without NODE_OPTIONS, the
- * client entry checked to load no worker, SQLite or Postgres code, and the names the entries share imported by
- * an ESM app.
+ * client and root entries checked to load no worker, SQLite or Postgres code, and the names the entries share
+ * imported by an ESM app.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -120,24 +120,29 @@ test.each(MODULE_SYSTEMS)('the quickstart runs a worker and an agent run in a %s
   expect(run.status).toBe(0);
 });
 
-test('durable-tools/client loads no worker, bundler, SQLite or Postgres code', () => {
-  const script = `
-    require('durable-tools/client');
+test.each(['durable-tools/client', 'durable-tools'])(
+  '%s loads no worker, bundler, SQLite or Postgres code',
+  (entry) => {
+    const script = `
+    require('${entry}');
     const loaded = Object.keys(require.cache);
     console.log(JSON.stringify(loaded.filter((p) => /better-sqlite3|node_modules\\/pg\\/|@temporalio\\/worker|core-bridge|webpack/.test(p))));`;
-  const heavy = JSON.parse(
-    execFileSync(process.execPath, ['-e', script], { cwd: app.apps.commonjs, encoding: 'utf8' }),
-  ) as string[];
-  expect(heavy).toEqual([]);
-});
+    const heavy = JSON.parse(
+      execFileSync(process.execPath, ['-e', script], { cwd: app.apps.commonjs, encoding: 'utf8' }),
+    ) as string[];
+    expect(heavy).toEqual([]);
+  },
+);
 
-test('an ESM app imports the shared names, the error base class and the MCP host through /worker, /client and the root', () => {
+test('an ESM app imports the shared names, the error family and the MCP host through /worker, /client and the root', () => {
   const script = `
-    import { DurableToolsError, createMcpHost, withMcpTools, connectionSettingsFromEnv } from 'durable-tools/worker';
-    import { DurableToolsError as FromClient, connectClient } from 'durable-tools/client';
-    import { DurableToolsError as FromRoot, startDevServer, createWorker } from 'durable-tools';
-    console.log(JSON.stringify([DurableToolsError === FromClient && DurableToolsError === FromRoot,
-      ...[createMcpHost, withMcpTools, connectionSettingsFromEnv, connectClient, startDevServer, createWorker].map((f) => typeof f)]));`;
+    import { DurableToolsError, errors, createMcpHost, withMcpTools, connectionSettingsFromEnv } from 'durable-tools/worker';
+    import { DurableToolsError as FromClient, errors as clientErrors, connectClient } from 'durable-tools/client';
+    import { DurableToolsError as FromRoot, defineTool, TransientToolError } from 'durable-tools';
+    import { startDevServer } from 'durable-tools/testing';
+    console.log(JSON.stringify([DurableToolsError === FromClient && DurableToolsError === FromRoot
+      && errors.McpConfigError === clientErrors.McpConfigError && new TransientToolError('x') instanceof FromRoot,
+      ...[createMcpHost, withMcpTools, connectionSettingsFromEnv, connectClient, startDevServer, defineTool].map((f) => typeof f)]));`;
   const loaded = JSON.parse(
     execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app.apps.module, encoding: 'utf8' }),
   ) as unknown[];

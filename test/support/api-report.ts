@@ -32,6 +32,8 @@ export const ENTRY_LIST_FILES = [
   'src/worker.ts',
   'src/entries/client.ts',
   'src/entries/common.ts',
+  'src/entries/error-family.ts',
+  'src/entries/tools.ts',
   'src/entries/testing.ts',
 ] as const;
 
@@ -44,6 +46,8 @@ export interface ExportedName {
   declaration: string;
   /** Where it is declared, relative to the repository. */
   file: string;
+  /** The names a namespace export (`export * as errors from`) holds; none for other kinds. */
+  members?: ExportedName[];
 }
 
 /** The exports of every public entry, from one program over the entries' sources. */
@@ -85,13 +89,21 @@ export function renderReport(entry: string, names: readonly ExportedName[]): str
     `Written by \`npm run api:report\` (test/support/api-report.ts); test/unit/api-report.test.ts fails when it`,
     'differs from what the sources export. Do not edit by hand.',
     '',
-    `${names.length} exported names.`,
+    `${names.length} exported names.${namespaceCount(names)}`,
     '',
   ];
   for (const name of names) {
     lines.push(`## ${name.name}`, '', `${name.kind}, from \`${name.file}\``, '', '```ts', name.declaration, '```', '');
   }
   return lines.join('\n');
+}
+
+/** How many names the entry's namespaces hold (they are listed under the namespace, not counted above). */
+function namespaceCount(names: readonly ExportedName[]): string {
+  const namespaces = names.filter((name) => name.members);
+  if (namespaces.length === 0) return '';
+  const held = namespaces.map((name) => `${name.members?.length ?? 0} in \`${name.name}\``).join(', ');
+  return ` Namespaces hold more: ${held}.`;
 }
 
 /** Every report file and the text it should hold. */
@@ -123,11 +135,28 @@ function describe(checker: ts.TypeChecker, exported: ts.Symbol): ExportedName {
   const declarations = symbol.declarations ?? [];
   const first = declarations[0];
   if (!first) throw new Error(`${exported.name} has no declaration`);
+  if (ts.isSourceFile(first)) return namespaceOf(checker, exported.name, symbol, first);
   return {
     name: exported.name,
     kind: kindOf(first),
     declaration: declarations.map((declaration) => declarationText(checker, declaration)).join('\n'),
     file: relative(REPO, first.getSourceFile().fileName),
+  };
+}
+
+/** A namespace export (`export * as name from './module'`): each name of the module, declared inside it. */
+function namespaceOf(checker: ts.TypeChecker, name: string, module: ts.Symbol, file: ts.SourceFile): ExportedName {
+  const members = checker
+    .getExportsOfModule(module)
+    .map((symbol) => describe(checker, symbol))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const body = members.map((member) => member.declaration.replace(/^/gm, '  ')).join('\n');
+  return {
+    name,
+    kind: 'namespace',
+    declaration: `namespace ${name} {\n${body}\n}`,
+    file: relative(REPO, file.fileName),
+    members,
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * The public API as checked in: `api/*.api.md` hold what each entry exports (written by `npm run api:report`),
- * every public name is listed in exactly one entry file, the root entry lists none of its own, and each
- * audience's entry has what it needs.
+ * every public name is listed in exactly one entry file, the root entry is the tool-authoring list, the worker
+ * entry stays small, errors are grouped in one namespace, and each audience's entry has what it needs.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,22 +39,41 @@ test('every public name is listed in exactly one entry file', () => {
   expect(listedIn.size).toBeGreaterThan(100);
 });
 
-test('the root entry lists no name of its own: it is the client, worker and testing entries together', () => {
+test('the root entry is the tool-authoring list and the error family, all of which the worker entry has too', () => {
   expect(listedNames('src/index.ts')).toEqual([]);
-  const together = new Set([
-    ...names('durable-tools/client'),
-    ...names('durable-tools/worker'),
-    ...names('durable-tools/testing'),
-  ]);
-  expect(names('durable-tools').sort()).toEqual([...together].sort());
+  const authoring = [...listedNames('src/entries/tools.ts'), ...listedNames('src/entries/error-family.ts')];
+  expect(names('durable-tools').sort()).toEqual([...authoring].sort());
+  expect(names('durable-tools')).toEqual(expect.arrayContaining(['defineTool', 'TransientToolError', 'errors']));
+  expect(names('durable-tools/worker')).toEqual(expect.arrayContaining(authoring));
+  expect(names('durable-tools')).not.toContain('createWorker');
+  expect(names('durable-tools')).not.toContain('startAgentRun');
 });
 
-test('the client and worker entries both export the shared list, the error base class among it', () => {
-  for (const name of listedNames('src/entries/common.ts')) {
+test('the worker entry lists at most 100 names', () => {
+  expect(names('durable-tools/worker').length).toBeLessThanOrEqual(100);
+});
+
+test('the client and worker entries both export the shared list and the error family', () => {
+  for (const name of [...listedNames('src/entries/common.ts'), ...listedNames('src/entries/error-family.ts')]) {
     expect(names('durable-tools/client')).toContain(name);
     expect(names('durable-tools/worker')).toContain(name);
   }
-  expect(listedNames('src/entries/common.ts')).toContain('DurableToolsError');
+  expect(listedNames('src/entries/error-family.ts')).toEqual(['DurableToolsError', 'errors', 'ToolErrorCode']);
+});
+
+test('no entry lists an error class but the base class, the errors a tool throws and the testing ones: the rest are in errors', () => {
+  const thrownByTools = ['TransientToolError', 'PermanentToolError', 'RateLimitedToolError', 'HttpStatusError'];
+  const testing = ['TemporalCliError', 'ScriptedTurnsError'];
+  for (const entry of Object.keys(api)) {
+    const classes = (api[entry] ?? []).filter((name) => name.kind === 'class' && /Error$/.test(name.name));
+    const outside = classes.map((name) => name.name).filter((name) => ![...thrownByTools, ...testing].includes(name));
+    expect(outside.filter((name) => name !== 'DurableToolsError')).toEqual([]);
+  }
+  const errors = api['durable-tools/worker']?.find((name) => name.name === 'errors');
+  expect(errors?.kind).toBe('namespace');
+  expect(errors?.members?.map((member) => member.name)).toEqual(
+    expect.arrayContaining(['McpConfigError', 'McpConfigErrorCode', 'IdempotencyStoreError', 'AgentRunStartError']),
+  );
 });
 
 test('the worker entry has everything an MCP worker uses: createMcpHost, withMcpTools and the MCP server', () => {
@@ -65,7 +84,6 @@ test('the worker entry has everything an MCP worker uses: createMcpHost, withMcp
       'withMcpTools',
       'McpHost',
       'loadMcpConfigFile',
-      'McpConfigError',
       'createDurableMcpServer',
       'startMcpHttpListener',
     ]),

@@ -1,11 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { defaultPayloadConverter } from '@temporalio/common';
-import {
-  CODEC_SERVER_CORS_HEADERS,
-  CodecServerConfigError,
-  startCodecServer,
-  type CodecServer,
-} from '../../src/encryption/codec-server';
+import { CODEC_SERVER_CORS_HEADERS, startCodecServer, type CodecServer } from '../../src/encryption/codec-server';
+import { CodecServerConfigError } from '../../src/encryption/codec-server-config-error';
 import { keyEntry, keyringOf } from '../support/encryption-keys';
 
 const UI = 'http://127.0.0.1:8233';

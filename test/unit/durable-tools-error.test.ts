@@ -15,10 +15,14 @@ import { TransientToolError } from '../../src/failures/tool-errors';
 
 const ENTRIES = { root, client, worker, testing } as Record<string, Record<string, unknown>>;
 
-/** Every exported class of every entry whose prototype chain reaches `Error`, by name. */
+/** Every exported class of every entry, and of its `errors` namespace, whose prototype chain reaches `Error`. */
 function exportedErrorClasses(): Map<string, abstract new (...args: never[]) => unknown> {
   const classes = new Map<string, abstract new (...args: never[]) => unknown>();
-  for (const entry of Object.values(ENTRIES))
+  const namespaces = Object.values(ENTRIES).flatMap((entry) => [
+    entry,
+    (entry.errors ?? {}) as Record<string, unknown>,
+  ]);
+  for (const entry of namespaces)
     for (const [name, value] of Object.entries(entry))
       if (typeof value === 'function' && value.prototype instanceof Error)
         classes.set(name, value as abstract new (...args: never[]) => unknown);
@@ -38,6 +42,13 @@ test('DurableToolsError is exported by the client, worker and root entries', () 
   expect(client.DurableToolsError).toBe(DurableToolsError);
   expect(worker.DurableToolsError).toBe(DurableToolsError);
   expect(root.DurableToolsError).toBe(DurableToolsError);
+});
+
+test('an error class outside the top-level names is reachable for instanceof through the errors namespace', () => {
+  const error = new McpConfigError('mcp.json cannot be read', 'UNREADABLE');
+  expect(error).toBeInstanceOf(worker.errors.McpConfigError);
+  expect(client.errors.McpConfigError).toBe(worker.errors.McpConfigError);
+  expect(root.errors.ToolDefinitionError).toBe(ToolDefinitionError);
 });
 
 test('no class in src/ extends Error directly but DurableToolsError itself', () => {

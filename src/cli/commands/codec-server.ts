@@ -1,4 +1,5 @@
-import { CodecServerConfigError, startCodecServer } from '../../encryption/codec-server';
+import { startCodecServer } from '../../encryption/codec-server';
+import { CodecServerConfigError } from '../../encryption/codec-server-config-error';
 import { encryptionKeysFromEnv, ENCRYPTION_ENV } from '../../encryption/encryption-keys';
 import { parseCommandArgs } from '../args';
 import { EXIT_CODES, type CliCommand } from '../command';

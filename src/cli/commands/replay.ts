@@ -4,10 +4,10 @@ import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/w
 import {
   DEFAULT_REPLAY_LIMIT,
   replayAgentRuns,
-  ReplayAgentRunsError,
   type AgentRunReplayResult,
   type AgentRunsReplayReport,
 } from '../../runtime/replay-agent-runs';
+import { ReplayAgentRunsError } from '../../runtime/replay-agent-runs-error';
 import { parseCommandArgs, positiveIntOption, stringOption } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand } from '../command';
 import { connectForCommand } from '../connect';

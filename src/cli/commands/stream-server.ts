@@ -1,4 +1,5 @@
-import { AgentRunStreamServerConfigError, startAgentRunStreamServer } from '../../client/agent-run-stream-server';
+import { startAgentRunStreamServer } from '../../client/agent-run-stream-server';
+import { AgentRunStreamServerConfigError } from '../../client/agent-run-stream-server-config-error';
 import { STREAM_STORE_ENV } from '../../stores/streams/open-stream-store';
 import { parseCommandArgs } from '../args';
 import { EXIT_CODES, type CliCommand } from '../command';
