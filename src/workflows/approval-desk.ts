@@ -14,8 +14,7 @@ import { boundedRunView } from './run-budget';
  * one `decideApproval` update and one `getRunState` query: the desk installs both, once per workflow execution
  * and only when a gate first opens, and routes each decision to the gate whose call it names. So
  * `durable-tools approve <workflowId> <step>` and the approval client work on the user's workflow as on an
- * `agentRun`. The desk is module state: Temporal evaluates a workflow bundle's modules once per workflow
- * execution (only the SDK's own modules and the engine's pure shared modules are shared between executions).
+ * `agentRun`. The desk is per-execution state, kept on the workflow's global object (see workflow-call-scope.ts).
  */
 
 /** The approval gates of this workflow execution, oldest first, and whether its handlers are installed. */
@@ -25,7 +24,8 @@ interface Desk {
   views: Map<ApprovalGate, () => AgentRunState>;
 }
 
-let desk: Desk | undefined;
+/** Where the desk lives: on the workflow's global object, one per execution (see workflow-call-scope.ts). */
+const DESK = Symbol.for('durable-tools.approvalDesk');
 
 /**
  * Adds a gate to the workflow's desk, installing the desk's update and query handlers the first time. `view`
@@ -33,8 +33,8 @@ let desk: Desk | undefined;
  * every gate are added, so the approval client finds them all).
  */
 export function joinApprovalDesk(gate: ApprovalGate, view: () => AgentRunState): void {
-  if (!desk) desk = installDesk();
-  const current = desk;
+  const globals = globalThis as { [DESK]?: Desk };
+  const current = (globals[DESK] ??= installDesk());
   current.gates.push(gate);
   current.views.set(gate, view);
   gate.publish = () => publishDesk(current);

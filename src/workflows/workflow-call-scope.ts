@@ -9,8 +9,8 @@ import { initialRunUsage } from './run-usage';
 
 /*
  * What durable tool calls from a user's own workflow share within one workflow execution: the keys' owner, the
- * call counter, the tool catalog (read once, recorded) and the gate of the calls that need approval. Module
- * state: Temporal evaluates the workflow bundle's modules once per workflow execution.
+ * call counter, the tool catalog (read once, recorded) and the gate of the calls that need approval. Kept on the
+ * workflow's global object, which is the execution's own (see SCOPE below).
  */
 
 interface CatalogActivities {
@@ -43,14 +43,26 @@ export interface CallScope {
   gate?: ApprovalGate;
 }
 
-let scope: CallScope | undefined;
+/**
+ * Where the scope lives: on the workflow's global object, which the SDK gives each workflow execution its own copy
+ * of. Not in a module variable: SDKs before 1.2x with a reused V8 context share module state between the executions
+ * of a worker, and a second workflow would then number its calls under the first one's keys.
+ */
+const SCOPE = Symbol.for('durable-tools.callScope');
+
+/** This execution's slot for {@link SCOPE}. */
+function executionGlobals(): { [SCOPE]?: CallScope } {
+  return globalThis as { [SCOPE]?: CallScope };
+}
 
 /** The call scope of this workflow execution (created on first use). */
 export function callScope(): CallScope {
-  if (scope) return scope;
+  const globals = executionGlobals();
+  const existing = globals[SCOPE];
+  if (existing) return existing;
   const { workflowId, firstExecutionRunId, continuedFromExecutionRunId, workflowType } = workflowInfo();
   const runKey = `${workflowId}/${firstExecutionRunId}`;
-  scope = {
+  const scope: CallScope = {
     runKey,
     callIdPrefix: continuedFromExecutionRunId ? `${continuedFromExecutionRunId}/` : '',
     count: 0,
@@ -68,6 +80,7 @@ export function callScope(): CallScope {
       usage: initialRunUsage(),
     },
   };
+  globals[SCOPE] = scope;
   return scope;
 }
 
