@@ -14,7 +14,8 @@ import { undoToolNames } from '../src/contract/tool-visibility';
 import { initialRunUsage } from '../src/workflows/run-usage';
 import { createApprovalGate } from '../src/workflows/approval-gate';
 import { runScope } from '../src/workflows/run-ownership';
-import { runToolStep, type StepContext } from '../src/workflows/tool-step';
+import type { StepContext } from '../src/workflows/run-types';
+import { runToolStep } from '../src/workflows/tool-step';
 
 export { agentRun } from '../src/workflows/agent-run';
 

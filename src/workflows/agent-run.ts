@@ -4,7 +4,8 @@ import type { AgentRunInput, AgentRunResult } from '../contract/agent-run-types'
 import { runTurnCalls } from './run-calls';
 import { buildCarryOver, continueAsNewDue } from './run-carry-over';
 import { abortRun, backgroundAbort, completeRun } from './run-end';
-import { startRunLoop, type Embedding, type RunLoop } from './run-loop';
+import { startRunLoop, type Embedding } from './run-loop';
+import type { RunLoop } from './run-types';
 import { failedRun, type RunAbort } from './run-loop-state';
 import { turnLimitAbort } from './run-limits';
 import { showOutcome, endWithOutcome } from './run-outcome';

@@ -8,7 +8,7 @@ import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { modelTurnKey } from './fast-path-model-turn';
 import type { FastPath } from './fast-path';
 import { clearanceBase, clearedRunTools, fusedOptions, fusesTurns, type ClearanceSource } from './fused-step';
-import type { RunLoop } from './run-loop';
+import type { RunLoop } from './run-types';
 import { turnLimitAbort } from './run-limits';
 import { modelRequest } from './run-turn';
 import { modelTurnSummary } from './run-usage';

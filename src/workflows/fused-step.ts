@@ -6,7 +6,7 @@ import {
   type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { CallModelInput } from '../activities/model-activities';
-import type { ChainedTurn, FusedStepActivities } from '../activities/fused-step';
+import type { FusedStepActivities } from '../activities/fused-step';
 import { FAST_PATH_LIMITS } from '../contract/fast-path';
 import type { ModelSettings, ModelTurn } from '../contract/model-types';
 import type { ToolActivityResult } from '../contract/tool-activity-types';
@@ -22,9 +22,8 @@ import type {
   FusedToolCall,
 } from '../contract/fused-step';
 import { transcriptChecksum } from '../contract/transcript-checksum';
-import type { RunLoop } from './run-loop';
 import { stepKey } from './run-ownership';
-import type { StepContext } from './tool-step';
+import type { RunLoop, StepContext } from './run-types';
 
 /*
  * The fused step of the fast path (docs/fast-path.md, "The fused step"): a local model turn carries a
@@ -219,12 +218,6 @@ export function takeChainedTurn(run: RunLoop): ModelTurn | undefined {
  */
 export function chainedTurnsAhead(run: RunLoop): boolean {
   return run.chained !== undefined && run.state.turns < run.chained.through;
-}
-
-/** Turns a fused step asked ahead of the workflow, and the last turn number it asked. */
-export interface ChainedTurns {
-  turns: ChainedTurn[];
-  through: number;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { ModelToolCall } from '../contract/model-types';
 import { approvalRejectionVerdict } from './approval-gate';
 import { describeToolsStep, isDescribeToolsCall } from './describe-tools-step';
 import { failurePolicyVerdict, nextToolErrorStreak } from './failure-policy';
-import type { RunLoop } from './run-loop';
+import type { RunLoop } from './run-types';
 import { traceToolStep } from './run-tracing';
 import { runToolStep, settleRanStep } from './tool-step';
 import { toolMessage } from './step-observation';

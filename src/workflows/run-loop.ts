@@ -13,16 +13,15 @@ import { dryRunRecord } from './dry-run-step';
 import { checkEffectTiers } from './effect-tiers';
 import { boundedRunView } from './run-budget';
 import { setRunStatus } from './run-end';
-import { runLimits, type RunLimits } from './run-limits';
-import { initialLoopCounters, type LoopCounters } from './run-loop-state';
+import { runLimits } from './run-limits';
+import { initialLoopCounters } from './run-loop-state';
 import { runScope, subAgentScope, type RunScope } from './run-ownership';
 import { RunTranscript } from './run-transcript';
 import { initialRunUsage } from './run-usage';
-import type { StepContext } from './tool-step';
+import type { RunLoop, StepContext } from './run-types';
 import { catalogReadLocally, fastPathDecidedFirst, fastPathOf, type FastPath } from './fast-path';
 import { engineOf, type Engine } from './engine-patches';
 import { askFirstStep, firstStepReadsCatalog, takeFirstStep } from './first-fused-step';
-import type { ChainedTurns } from './fused-step';
 
 interface CatalogActivities {
   describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]>;
@@ -40,32 +39,6 @@ const { describeTools: describeToolsLocally } = proxyLocalActivities<CatalogActi
  */
 function readCatalog(input: AgentRunInput, current: boolean): Promise<ToolCatalogEntry[]> {
   return catalogReadLocally(input, current) ? describeToolsLocally() : describeTools();
-}
-
-/**
- * Everything one generation of a run works with, passed explicitly to each step of the loop: the input, the
- * run state the query shows, what a tool step needs, the transcript, the background calls and the counters.
- */
-export interface RunLoop {
-  input: AgentRunInput;
-  state: AgentRunState;
-  /** What each tool step gets: keys, catalog, visible tools, compensations owed, approvals. */
-  step: StepContext;
-  transcript: RunTranscript;
-  /** Calls of fetch-later tools running in the background; a run without such a tool issues no command for them. */
-  background: BackgroundCalls;
-  counters: LoopCounters;
-  limits: RunLimits;
-  /** Over the catalog budget, the model sees a summary view and `describe_tools`. */
-  disclosedOnDemand: boolean;
-  /** The model activity's key of the run: `${workflowId}/${firstExecutionRunId}`. */
-  modelRunKey: string;
-  /** The run's fast path (docs/fast-path.md): local model turns and short tool calls. */
-  fastPath: FastPath;
-  /** Turns the last fused step asked ahead (chained turns, fused-step.ts), until the run has taken them. */
-  chained?: ChainedTurns;
-  /** Set when the run is embedded in a user's workflow (`runAgent`): it never continues the workflow as new. */
-  embedded?: true;
 }
 
 /**

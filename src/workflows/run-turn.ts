@@ -7,7 +7,7 @@ import { modelCallOptions } from './model-call-options';
 import { callModelLocally } from './fast-path-model-turn';
 import { modelTurnRunsLocally } from './fast-path';
 import { callModelFused, fusedClearance, takeChainedTurn } from './fused-step';
-import type { RunLoop } from './run-loop';
+import type { RunLoop } from './run-types';
 import { traceModelTurn, tracing } from './run-tracing';
 import { addTurnUsage, modelTurnSummary } from './run-usage';
 import { readTurn, turnMessages, type TurnReading } from './turn-reading';

@@ -2,8 +2,8 @@ import { isCancellation, scheduleActivity, scheduleLocalActivity } from '@tempor
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import type { ModelToolCall } from '../contract/model-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
-import type { AgentRunState, PendingCompensation, StepRecord } from '../contract/agent-run-types';
-import { passApprovalGate, recordApprovalOutcome, type ApprovalGate, type GateResult } from './approval-gate';
+import type { PendingCompensation, StepRecord } from '../contract/agent-run-types';
+import { passApprovalGate, recordApprovalOutcome, type GateResult } from './approval-gate';
 import { opensAtOnce, runOverride } from './approval-override';
 import { isIrreversibleForward } from './effect-tiers';
 import {
@@ -16,44 +16,19 @@ import {
 import { boundObservation } from '../contract/bound-observation';
 import { redactDeep } from '../contract/sensitive-arguments';
 import { PAYLOAD_LIMITS } from '../contract/payload-limits';
-import { stepKey, type RunScope } from './run-ownership';
+import { stepKey } from './run-ownership';
 import { argumentsTooLarge, compensationArguments, compensationOutput } from './run-budget';
 import { prepareCall, type PreparedCall } from './prepared-call';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
-import { fastPathToolOptions, toolRunsLocally, type FastPath } from './fast-path';
+import { fastPathToolOptions, toolRunsLocally } from './fast-path';
 import { qualifiesLocally } from './local-qualification';
-import { callAgentTool, type SubAgentCalls } from './sub-agent-call';
+import { callAgentTool } from './sub-agent-call';
+import type { StepContext } from './run-types';
 import { dryRunActivityType } from '../contract/dry-run-types';
 import { dryRunCall, recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';
-import type { FusedToolCall } from '../contract/fused-step';
 import { takePreExecuted } from './fused-step';
 import { successObservation } from './step-observation';
 import { toolNameOf } from './turn-reading';
-
-/** What a step needs from its run. */
-export interface StepContext {
-  /** The run's keys and owner: `${workflowId}/${firstExecutionRunId}/${stepId}` (run-ownership.ts). */
-  scope: RunScope;
-  state: AgentRunState;
-  /** Every tool of the worker (undo tools included). */
-  catalog: ReadonlyMap<string, ToolCatalogEntry>;
-  /** Tools the model may call in this run. */
-  visible: ReadonlySet<string>;
-  undoTools: ReadonlySet<string>;
-  /** Compensations owed, oldest first. */
-  pending: PendingCompensation[];
-  irreversibleDone: boolean;
-  /** The run's approval gate. */
-  approvals: ApprovalGate;
-  /** The run's fast path: short calls run as local activities (fast-path.ts). */
-  fastPath?: FastPath;
-  /** What calls of agent tools need from the run (sub-agent-call.ts). */
-  subAgents?: SubAgentCalls;
-  /** Set in a dry run: the source's record that answers calls with effects (dry-run-step.ts). */
-  dryRun?: DryRunRecord;
-  /** Calls of the current turn that its fused step already ran, by step id (fused-step.ts). */
-  preExecuted?: Map<number, FusedToolCall>;
-}
 
 /**
  * Runs one tool call of the model through the gates, then as an activity named after the tool:

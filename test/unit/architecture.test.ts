@@ -1,5 +1,5 @@
 import { join, relative, sep } from 'node:path';
-import { folderCycles, folderEdges, folderOf } from '../support/source-graph';
+import { fileEdges, folderCycles, folderEdges, folderOf } from '../support/source-graph';
 import { runtimeClosure } from '../support/module-graph';
 
 const SRC = join(__dirname, '..', '..', 'src');
@@ -51,6 +51,19 @@ describe('the folder layout of src/', () => {
     expect(folderOf('mcp/server/mcp-server.ts')).toBe('mcp/server');
     expect(folderOf('stores/claim-check.ts')).toBe('stores');
     expect(folderOf('workflows/saga.ts')).toBe('workflows');
+  });
+});
+
+describe('the files of src/workflows', () => {
+  const edges = fileEdges(SRC, 'workflows');
+
+  it('have no import cycle, type-only imports counted (shared types live in run-types.ts)', () => {
+    expect(folderCycles(edges)).toEqual([]);
+  });
+
+  it('are read with their type-only imports', () => {
+    // run-loop.ts imports nothing but types from run-types.ts.
+    expect(edges.map(({ from, to }) => `${from} -> ${to}`)).toContain('run-loop.ts -> run-types.ts');
   });
 });
 

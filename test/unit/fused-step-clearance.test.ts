@@ -7,7 +7,7 @@ import type { FastPath } from '../../src/workflows/fast-path';
 import { clearsTool, type ClearanceContext } from '../../src/workflows/fused-clearance';
 import { fusedClearance, fusedStepOptions } from '../../src/workflows/fused-step';
 import { initialRunUsage } from '../../src/workflows/run-usage';
-import type { RunLoop } from '../../src/workflows/run-loop';
+import type { RunLoop } from '../../src/workflows/run-types';
 import { fastPathState, PAY_ENTRY } from '../support/fast-path-fixtures';
 
 /**

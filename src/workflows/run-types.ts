@@ -1,0 +1,109 @@
+import type { ChainedTurn } from '../activities/fused-step';
+import type { AgentRunInput, AgentRunState, PendingCompensation, StepRecord } from '../contract/agent-run-types';
+import type { FusedToolCall } from '../contract/fused-step';
+import type { ModelToolCall, TranscriptMessage } from '../contract/model-types';
+import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
+import type { ApprovalGate } from './approval-gate';
+import type { DryRunRecord } from './dry-run-step';
+import type { FastPath } from './fast-path';
+import type { RunLimits } from './run-limits';
+import type { LoopCounters } from './run-loop-state';
+import type { RunScope } from './run-ownership';
+import type { RunTranscript } from './run-transcript';
+import type { CompensationOutcome } from './saga';
+
+/*
+ * The shapes the run loop's modules pass each other: types only, so every module of the loop can name them
+ * without importing another module of the loop (no import circle in src/workflows, test/unit/architecture.test.ts).
+ */
+
+/** What a step needs from its run. */
+export interface StepContext {
+  /** The run's keys and owner: `${workflowId}/${firstExecutionRunId}/${stepId}` (run-ownership.ts). */
+  scope: RunScope;
+  state: AgentRunState;
+  /** Every tool of the worker (undo tools included). */
+  catalog: ReadonlyMap<string, ToolCatalogEntry>;
+  /** Tools the model may call in this run. */
+  visible: ReadonlySet<string>;
+  undoTools: ReadonlySet<string>;
+  /** Compensations owed, oldest first. */
+  pending: PendingCompensation[];
+  irreversibleDone: boolean;
+  /** The run's approval gate. */
+  approvals: ApprovalGate;
+  /** The run's fast path: short calls run as local activities (fast-path.ts). */
+  fastPath?: FastPath;
+  /** What calls of agent tools need from the run (sub-agent-call.ts). */
+  subAgents?: SubAgentCalls;
+  /** Set in a dry run: the source's record that answers calls with effects (dry-run-step.ts). */
+  dryRun?: DryRunRecord;
+  /** Calls of the current turn that its fused step already ran, by step id (fused-step.ts). */
+  preExecuted?: Map<number, FusedToolCall>;
+}
+
+/**
+ * What a run lends its agent tools' calls (sub-agent-call.ts): its input (an MCP call has no model of its own:
+ * `model` is optional) and limits, its conversation, and where a handoff ends.
+ */
+export interface SubAgentCalls {
+  input: Omit<AgentRunInput, 'model'> & { model?: AgentRunInput['model'] };
+  limits: RunLimits;
+  /** The messages of the run's transcript this generation holds (a handoff passes them on). */
+  conversation(): readonly TranscriptMessage[];
+  /** Set when a handoff's child completed: the run ends with this answer. */
+  handoffAnswer?: string;
+}
+
+/** What a run does with background calls still running when it finishes (the model gave its answer). */
+export type BackgroundCallsOnFinish = 'wait' | 'cancel';
+
+/** The run's calls of fetch-later tools, running in the background (background-calls.ts). */
+export interface RunBackground {
+  /** Calls still running. */
+  readonly outstanding: number;
+  /** Whether this call is for the background machinery: a fetch-later tool, or `fetch_tool_result`. */
+  handles(call: ModelToolCall): boolean;
+  /** Runs the call: a fetch-later tool starts in the background, `fetch_tool_result` answers. */
+  run(call: ModelToolCall): Promise<StepRecord>;
+  /** Background steps that ended `failed` since the last call, each returned once. */
+  takeFailures(): StepRecord[];
+  /** Waits for every background call to finish. */
+  waitAll(): Promise<void>;
+  /** Cancels every background call still running, waits until each has stopped; returns their step ids. */
+  cancelAll(): Promise<Set<number>>;
+  /** The run's answer is in while calls still run: wait for them, or cancel them and run what they owe. */
+  finish(onFinish: BackgroundCallsOnFinish, options: { parallel?: boolean }): Promise<CompensationOutcome | undefined>;
+}
+
+/** Turns a fused step asked ahead of the workflow, and the last turn number it asked. */
+export interface ChainedTurns {
+  turns: ChainedTurn[];
+  through: number;
+}
+
+/**
+ * Everything one generation of a run works with, passed explicitly to each step of the loop: the input, the
+ * run state the query shows, what a tool step needs, the transcript, the background calls and the counters.
+ */
+export interface RunLoop {
+  input: AgentRunInput;
+  state: AgentRunState;
+  /** What each tool step gets: keys, catalog, visible tools, compensations owed, approvals. */
+  step: StepContext;
+  transcript: RunTranscript;
+  /** Calls of fetch-later tools running in the background; a run without such a tool issues no command for them. */
+  background: RunBackground;
+  counters: LoopCounters;
+  limits: RunLimits;
+  /** Over the catalog budget, the model sees a summary view and `describe_tools`. */
+  disclosedOnDemand: boolean;
+  /** The model activity's key of the run: `${workflowId}/${firstExecutionRunId}`. */
+  modelRunKey: string;
+  /** The run's fast path (docs/fast-path.md): local model turns and short tool calls. */
+  fastPath: FastPath;
+  /** Turns the last fused step asked ahead (chained turns, fused-step.ts), until the run has taken them. */
+  chained?: ChainedTurns;
+  /** Set when the run is embedded in a user's workflow (`runAgent`): it never continues the workflow as new. */
+  embedded?: true;
+}
