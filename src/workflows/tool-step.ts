@@ -40,23 +40,17 @@ import { toolNameOf } from './turn-reading';
  * Every outcome becomes the step's observation; only cancellation escapes.
  */
 export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promise<StepRecord> {
-  const { step, entry, prepared } = openStep(call, ctx);
-  if (!entry) return refuse(step, unknownTool(step.tool, [...ctx.visible]));
-  const refusal = refusalBeforeApproval(entry, prepared, ctx);
-  if (refusal) return refuse(step, refusal);
+  const opened = openCall(call, ctx);
+  if ('refused' in opened) return opened.refused;
+  const { step, entry, prepared } = opened;
   if (ctx.dryRun) {
     // A dry run asks nobody for approval and owes no compensation: no call with effects runs in it.
-    await callTool(
-      { step, entry, prepared, gate: { kind: 'open' }, compensation: undefined, storeArguments: false },
-      ctx,
-    );
-    step.endedAt = Date.now();
-    return step;
+    const gate = { kind: 'open' } as const;
+    return await callTool({ step, entry, prepared, gate, compensation: undefined, storeArguments: false }, ctx);
   }
   const gate = await passApprovalGate(step, entry, ctx.approvals);
   if (gate.kind === 'refused') return refuse(step, gate.observation);
   await callTool({ step, entry, prepared, gate, ...registerCompensation(step, entry, prepared, ctx) }, ctx);
-  step.endedAt = Date.now();
   if (gate.kind === 'approved') await recordApprovalOutcome(step, ctx.approvals);
   return step;
 }
@@ -81,22 +75,32 @@ export function settleRanStep(call: ModelToolCall, ctx: StepContext): StepRecord
   ) {
     return undefined;
   }
-  const { step, prepared } = openStep(call, ctx);
-  const refusal = refusalBeforeApproval(entry, prepared, ctx);
-  if (refusal) return refuse(step, refusal);
+  const opened = openCall(call, ctx);
+  if ('refused' in opened) return opened.refused;
+  const { step, prepared } = opened;
   const running: RunningCall = {
-    step,
-    entry,
-    prepared,
+    ...opened,
     gate: { kind: 'open' },
     ...registerCompensation(step, entry, prepared, ctx),
   };
   markRunning(step);
   // Counted as callTool counts it: the call ran as a local activity of this workflow task.
   toolRunsLocally(ctx.fastPath, entry, false);
-  settleSuccess(running, takePreExecuted(ctx, step.stepId, name)!, ctx);
-  step.endedAt = Date.now();
-  return step;
+  return settleCall(running, { result: takePreExecuted(ctx, step.stepId, name)! }, ctx);
+}
+
+/**
+ * Opens the call and checks it before anyone is asked to approve it: its step settled as refused (an unknown or
+ * hidden tool, arguments too large, the effect tiers), or the step, its tool and its prepared arguments.
+ */
+function openCall(
+  call: ModelToolCall,
+  ctx: StepContext,
+): { refused: StepRecord } | { step: StepRecord; entry: ToolCatalogEntry; prepared: PreparedCall } {
+  const { step, entry, prepared } = openStep(call, ctx);
+  if (!entry) return { refused: refuse(step, unknownTool(step.tool, [...ctx.visible])) };
+  const refusal = refusalBeforeApproval(entry, prepared, ctx);
+  return refusal ? { refused: refuse(step, refusal) } : { step, entry, prepared };
 }
 
 /**
@@ -187,45 +191,65 @@ interface RunningCall extends OwedCompensation {
 }
 
 /** Runs the call as the activity named after its tool and settles its step; only cancellation escapes. */
-async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
-  const { step, entry, prepared, gate } = call;
-  markRunning(step);
+async function callTool(call: RunningCall, ctx: StepContext): Promise<StepRecord> {
+  markRunning(call.step);
   try {
-    const input: ToolActivityInput = {
-      arguments: prepared.raw,
-      idempotencyKey: step.idempotencyKey,
-      stepId: step.stepId,
-      ...(ctx.scope.runKey !== undefined ? { runKey: ctx.scope.runKey } : {}),
-      ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
-      ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
-      ...(ctx.dryRun ? { dryRun: dryRunCall(ctx.dryRun, entry.name, mayNeedApproval(entry, ctx)) } : {}),
-    };
-    const summarized = ctx.dryRun ? { dryRun: true } : {};
-    // A dry call has its own activity type, which workers run only dry (dry-run-types.ts); an agent tool's call
-    // in a dry run starts no child: the dry activity answers it from the record or refuses it.
-    const activityType = ctx.dryRun ? dryRunActivityType(entry.name) : entry.name;
-    const result =
-      entry.agent && !ctx.dryRun
-        ? await callAgentTool(step, entry, input, prepared.redacted, ctx)
-        : toolRunsLocally(ctx.fastPath, entry, gate.kind === 'approved')
-          ? // A call the turn's fused step already ran, with this very input (fused-step.ts), is not scheduled.
-            (takePreExecuted(ctx, step.stepId, entry.name) ??
-            (await scheduleLocalActivity<ToolActivityResult>(
-              activityType,
-              [input],
-              entry.execution === 'local'
-                ? localToolOptions(entry, prepared.redacted, summarized)
-                : fastPathToolOptions(entry, prepared.redacted, summarized),
-            )))
-          : await scheduleActivity<ToolActivityResult>(
-              activityType,
-              [input],
-              toolActivityOptions(entry, prepared.redacted, summarized),
-            );
-    settleSuccess(call, result, ctx);
+    const started = startCall(call, ctx);
+    // A call a fused step already ran is taken as it is: nothing is scheduled, nothing awaited.
+    const result = 'ran' in started ? started.ran : await started.running;
+    return settleCall(call, { result }, ctx);
   } catch (error) {
-    settleFailure(call, error, ctx);
+    return settleCall(call, { error }, ctx);
   }
+}
+
+/** A call started: its result at once (a fused step ran it), or the activity or child that runs it. */
+type StartedCall = { ran: ToolActivityResult } | { running: Promise<ToolActivityResult> };
+
+/** Starts the call: the activity named after its tool (or its dry-run twin), a local one, or an agent tool's child. */
+function startCall(call: RunningCall, ctx: StepContext): StartedCall {
+  const { step, entry, prepared, gate } = call;
+  const input: ToolActivityInput = {
+    arguments: prepared.raw,
+    idempotencyKey: step.idempotencyKey,
+    stepId: step.stepId,
+    ...(ctx.scope.runKey !== undefined ? { runKey: ctx.scope.runKey } : {}),
+    ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
+    ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
+    ...(ctx.dryRun ? { dryRun: dryRunCall(ctx.dryRun, entry.name, mayNeedApproval(entry, ctx)) } : {}),
+  };
+  const summarized = ctx.dryRun ? { dryRun: true } : {};
+  // A dry call has its own activity type, which workers run only dry (dry-run-types.ts); an agent tool's call
+  // in a dry run starts no child: the dry activity answers it from the record or refuses it.
+  const activityType = ctx.dryRun ? dryRunActivityType(entry.name) : entry.name;
+  if (entry.agent && !ctx.dryRun) return { running: callAgentTool(step, entry, input, prepared.redacted, ctx) };
+  if (!toolRunsLocally(ctx.fastPath, entry, gate.kind === 'approved')) {
+    const options = toolActivityOptions(entry, prepared.redacted, summarized);
+    return { running: scheduleActivity<ToolActivityResult>(activityType, [input], options) };
+  }
+  // A call the turn's fused step already ran, with this very input (fused-step.ts), is not scheduled.
+  const ran = takePreExecuted(ctx, step.stepId, entry.name);
+  if (ran) return { ran };
+  const options =
+    entry.execution === 'local'
+      ? localToolOptions(entry, prepared.redacted, summarized)
+      : fastPathToolOptions(entry, prepared.redacted, summarized);
+  return { running: scheduleLocalActivity<ToolActivityResult>(activityType, [input], options) };
+}
+
+/**
+ * The one way a call's step is settled, whether the workflow ran the call or a fused step ran it ahead: its
+ * outcome becomes the step's observation, and the step ends. A cancellation escapes (its step recorded).
+ */
+function settleCall(
+  call: RunningCall,
+  outcome: { result: ToolActivityResult } | { error: unknown },
+  ctx: StepContext,
+): StepRecord {
+  if ('error' in outcome) settleFailure(call, outcome.error, ctx);
+  else settleSuccess(call, outcome.result, ctx);
+  call.step.endedAt = Date.now();
+  return call.step;
 }
 
 function markRunning(step: StepRecord): void {
