@@ -15,7 +15,7 @@ import { initialRunUsage } from '../src/workflows/run-usage';
 import { createApprovalGate } from '../src/workflows/approval-gate';
 import { runScope } from '../src/workflows/run-ownership';
 import type { StepContext } from '../src/workflows/run-types';
-import { runToolStep } from '../src/workflows/tool-step';
+import { activityCalls, runToolStep } from '../src/workflows/tool-step';
 
 export { agentRun } from '../src/workflows/agent-run';
 
@@ -47,6 +47,7 @@ export async function naiveAgentRun(input: AgentRunInput): Promise<AgentRunState
   };
   const catalog = await describeTools();
   const step: StepContext = {
+    calls: activityCalls,
     scope: runScope(),
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),

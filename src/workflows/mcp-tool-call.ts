@@ -10,7 +10,7 @@ import { initialRunUsage } from './run-usage';
 import { compensate } from './saga';
 import { runScope } from './run-ownership';
 import type { StepContext } from './run-types';
-import { runToolStep } from './tool-step';
+import { activityCalls, runToolStep } from './tool-step';
 
 const { describeTools } = proxyActivities<{ describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]> }>(
   ENGINE_ACTIVITY_OPTIONS.describeTools,
@@ -65,6 +65,7 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
   setHandler(getRunStateQuery, () => state);
   const undoTools = undoToolNames(catalog);
   const step: StepContext = {
+    calls: activityCalls,
     scope,
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),

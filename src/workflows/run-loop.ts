@@ -22,6 +22,10 @@ import type { RunLoop, StepContext } from './run-types';
 import { catalogReadLocally, fastPathDecidedFirst, fastPathOf, type FastPath } from './fast-path';
 import { engineOf, type Engine } from './engine-patches';
 import { askFirstStep, firstStepReadsCatalog, takeFirstStep } from './first-fused-step';
+import { fastPathCalls } from './fast-path-calls';
+import { fastPathTurns } from './fast-path-turns';
+import { activityTurns } from './run-turn';
+import { activityCalls } from './tool-step';
 
 interface CatalogActivities {
   describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]>;
@@ -165,8 +169,10 @@ function buildRunLoop(opening: Opening, catalog: ToolCatalogEntry[]): RunLoop {
   );
   if (disclosedOnDemand) state.toolsDisclosedOnDemand = true;
   const fastPath = opening.decidedFirst ?? fastPathOf(input);
+  // The generation's turn source and call executor, chosen once: the fast path's, or the regular activities.
   const step: StepContext = {
     ...opening.step,
+    calls: fastPath.on ? fastPathCalls(fastPath) : activityCalls,
     fastPath,
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),
@@ -189,6 +195,7 @@ function buildRunLoop(opening: Opening, catalog: ToolCatalogEntry[]): RunLoop {
     limits,
     disclosedOnDemand,
     modelRunKey: opening.modelRunKey,
+    turns: fastPath.on ? fastPathTurns : activityTurns,
     fastPath,
   };
 }

@@ -1,7 +1,9 @@
 import type { ChainedTurn } from '../activities/fused-step';
+import type { CallModelInput } from '../activities/model-activities';
 import type { AgentRunInput, AgentRunState, PendingCompensation, StepRecord } from '../contract/agent-run-types';
 import type { FusedToolCall } from '../contract/fused-step';
-import type { ModelToolCall, TranscriptMessage } from '../contract/model-types';
+import type { ModelToolCall, ModelTurn, TranscriptMessage } from '../contract/model-types';
+import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import type { ApprovalGate } from './approval-gate';
 import type { DryRunRecord } from './dry-run-step';
@@ -11,6 +13,7 @@ import type { LoopCounters } from './run-loop-state';
 import type { RunScope } from './run-ownership';
 import type { RunTranscript } from './run-transcript';
 import type { CompensationOutcome } from './saga';
+import type { SummaryMarks } from './tool-call-options';
 
 /*
  * The shapes the run loop's modules pass each other: types only, so every module of the loop can name them
@@ -19,6 +22,8 @@ import type { CompensationOutcome } from './saga';
 
 /** What a step needs from its run. */
 export interface StepContext {
+  /** How the generation's calls run past their gates: chosen once per generation (run-loop.ts). */
+  calls: CallExecutor;
   /** The run's keys and owner: `${workflowId}/${firstExecutionRunId}/${stepId}` (run-ownership.ts). */
   scope: RunScope;
   state: AgentRunState;
@@ -100,6 +105,8 @@ export interface RunLoop {
   disclosedOnDemand: boolean;
   /** The model activity's key of the run: `${workflowId}/${firstExecutionRunId}`. */
   modelRunKey: string;
+  /** Where the generation's model turns come from: chosen once per generation (run-loop.ts). */
+  turns: TurnSource;
   /** The run's fast path (docs/fast-path.md): local model turns and short tool calls. */
   fastPath: FastPath;
   /** Turns the last fused step asked ahead (chained turns, fused-step.ts), until the run has taken them. */
@@ -107,3 +114,49 @@ export interface RunLoop {
   /** Set when the run is embedded in a user's workflow (`runAgent`): it never continues the workflow as new. */
   embedded?: true;
 }
+
+/**
+ * Where a generation's model turns come from, chosen once per generation (run-loop.ts): the model activity
+ * (run-turn.ts), or the fast path's local turns and fused steps (fast-path-turns.ts). run-turn.ts asks through it.
+ */
+export interface TurnSource {
+  /** Opens the next turn: a turn already asked ahead (its calls ran with it), or how to ask it. */
+  open(run: RunLoop): OpenedTurn;
+  /** Whether turns asked ahead wait that the run has not taken: it does not continue as new until it has. */
+  holdsTurnsAhead(run: RunLoop): boolean;
+}
+
+/** The next turn: asked ahead, or the call that asks it, made once per turn with the turn's summary. */
+export type OpenedTurn =
+  { ready: ModelTurn } | { caller(summary: string): (request: CallModelInput) => Promise<ModelTurn> };
+
+/**
+ * How a generation's tool calls run past their gates, chosen once per generation (run-loop.ts): as activities
+ * (tool-step.ts), or on the fast path as local activities, some already run ahead (fast-path-calls.ts).
+ */
+export interface CallExecutor {
+  /** Starts the call as an activity (or a local one), or gives its result at once when it already ran. */
+  start(call: ExecutedCall, ctx: StepContext): StartedCall;
+  /**
+   * A call of a turn asked ahead that already ran, settled at once without a promise; undefined, with nothing
+   * changed, when the call must run as usual (run-calls.ts).
+   */
+  settleRan?(call: ModelToolCall, ctx: StepContext): StepRecord | undefined;
+}
+
+/** A call past its gates, as the executor runs it. */
+export interface ExecutedCall {
+  entry: ToolCatalogEntry;
+  stepId: number;
+  /** The tool's name, or its dry-run twin's (dry-run-types.ts). */
+  activityType: string;
+  input: ToolActivityInput;
+  /** The arguments with their sensitive fields redacted, for the activity's summary. */
+  redacted: unknown;
+  summarized: SummaryMarks;
+  /** Whether a human approved the call. */
+  approved: boolean;
+}
+
+/** A call started: its result at once (it already ran), or the activity or child that runs it. */
+export type StartedCall = { ran: ToolActivityResult } | { running: Promise<ToolActivityResult> };

@@ -4,7 +4,7 @@ import type { ModelToolCall } from '../contract/model-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import type { PendingCompensation, StepRecord } from '../contract/agent-run-types';
 import { passApprovalGate, recordApprovalOutcome, type GateResult } from './approval-gate';
-import { opensAtOnce, runOverride } from './approval-override';
+import { runOverride } from './approval-override';
 import { isIrreversibleForward } from './effect-tiers';
 import {
   failureMayHaveHadEffect,
@@ -20,13 +20,10 @@ import { stepKey } from './run-ownership';
 import { argumentsTooLarge, compensationArguments, compensationOutput } from './run-budget';
 import { prepareCall, type PreparedCall } from './prepared-call';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
-import { fastPathToolOptions, toolRunsLocally } from './fast-path';
-import { qualifiesLocally } from './local-qualification';
 import { callAgentTool } from './sub-agent-call';
-import type { StepContext } from './run-types';
+import type { CallExecutor, StartedCall, StepContext } from './run-types';
 import { dryRunActivityType } from '../contract/dry-run-types';
 import { dryRunCall, recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';
-import { takePreExecuted } from './fused-step';
 import { successObservation } from './step-observation';
 import { toolNameOf } from './turn-reading';
 
@@ -56,37 +53,25 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
 }
 
 /**
- * A call of a chained turn that the fused step which asked the turn already ran, settled at once as
- * {@link runToolStep} settles it — the same step, checks, compensation, local-call count and observation —
- * without a promise. Undefined, with nothing changed, when `runToolStep` would do anything else with the call
- * (ask for approval, schedule it, start a child, answer it dry): it then runs the call.
+ * A call that already ran (a turn asked ahead ran it, fast-path-calls.ts), settled at once as
+ * {@link runToolStep} settles it — the same step, checks, compensation and observation — without a promise.
+ * `take` gives its result once the step runs; the caller has checked that the call opens at once (no approval).
  */
-export function settleRanStep(call: ModelToolCall, ctx: StepContext): StepRecord | undefined {
-  const name = toolNameOf(call);
-  const entry = ctx.visible.has(name) ? ctx.catalog.get(name) : undefined;
-  const ran = ctx.preExecuted?.get(ctx.state.stepCount + 1);
-  if (
-    ctx.dryRun ||
-    !entry ||
-    entry.agent ||
-    ran?.tool !== name ||
-    !opensAtOnce(entry, ctx.approvals.policy) ||
-    !qualifiesLocally(ctx.fastPath, entry, false)
-  ) {
-    return undefined;
-  }
+export function settleAtOnce(
+  call: ModelToolCall,
+  ctx: StepContext,
+  take: (step: StepRecord) => ToolActivityResult,
+): StepRecord {
   const opened = openCall(call, ctx);
   if ('refused' in opened) return opened.refused;
-  const { step, prepared } = opened;
+  const { step, entry, prepared } = opened;
   const running: RunningCall = {
     ...opened,
     gate: { kind: 'open' },
     ...registerCompensation(step, entry, prepared, ctx),
   };
   markRunning(step);
-  // Counted as callTool counts it: the call ran as a local activity of this workflow task.
-  toolRunsLocally(ctx.fastPath, entry, false);
-  return settleCall(running, { result: takePreExecuted(ctx, step.stepId, name)! }, ctx);
+  return settleCall(running, { result: take(step) }, ctx);
 }
 
 /**
@@ -195,7 +180,7 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<StepRecord
   markRunning(call.step);
   try {
     const started = startCall(call, ctx);
-    // A call a fused step already ran is taken as it is: nothing is scheduled, nothing awaited.
+    // A call that already ran (fast-path-calls.ts) is taken as it is: nothing is scheduled, nothing awaited.
     const result = 'ran' in started ? started.ran : await started.running;
     return settleCall(call, { result }, ctx);
   } catch (error) {
@@ -203,10 +188,7 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<StepRecord
   }
 }
 
-/** A call started: its result at once (a fused step ran it), or the activity or child that runs it. */
-type StartedCall = { ran: ToolActivityResult } | { running: Promise<ToolActivityResult> };
-
-/** Starts the call: the activity named after its tool (or its dry-run twin), a local one, or an agent tool's child. */
+/** Starts the call: an agent tool's child, or the activity named after its tool (or its dry-run twin). */
 function startCall(call: RunningCall, ctx: StepContext): StartedCall {
   const { step, entry, prepared, gate } = call;
   const input: ToolActivityInput = {
@@ -218,27 +200,40 @@ function startCall(call: RunningCall, ctx: StepContext): StartedCall {
     ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
     ...(ctx.dryRun ? { dryRun: dryRunCall(ctx.dryRun, entry.name, mayNeedApproval(entry, ctx)) } : {}),
   };
-  const summarized = ctx.dryRun ? { dryRun: true } : {};
   // A dry call has its own activity type, which workers run only dry (dry-run-types.ts); an agent tool's call
   // in a dry run starts no child: the dry activity answers it from the record or refuses it.
-  const activityType = ctx.dryRun ? dryRunActivityType(entry.name) : entry.name;
   if (entry.agent && !ctx.dryRun) return { running: callAgentTool(step, entry, input, prepared.redacted, ctx) };
-  if (!toolRunsLocally(ctx.fastPath, entry, gate.kind === 'approved')) {
-    const options = toolActivityOptions(entry, prepared.redacted, summarized);
-    return { running: scheduleActivity<ToolActivityResult>(activityType, [input], options) };
-  }
-  // A call the turn's fused step already ran, with this very input (fused-step.ts), is not scheduled.
-  const ran = takePreExecuted(ctx, step.stepId, entry.name);
-  if (ran) return { ran };
-  const options =
-    entry.execution === 'local'
-      ? localToolOptions(entry, prepared.redacted, summarized)
-      : fastPathToolOptions(entry, prepared.redacted, summarized);
-  return { running: scheduleLocalActivity<ToolActivityResult>(activityType, [input], options) };
+  return ctx.calls.start(
+    {
+      entry,
+      stepId: step.stepId,
+      activityType: ctx.dryRun ? dryRunActivityType(entry.name) : entry.name,
+      input,
+      redacted: prepared.redacted,
+      summarized: ctx.dryRun ? { dryRun: true } : {},
+      approved: gate.kind === 'approved',
+    },
+    ctx,
+  );
 }
 
 /**
- * The one way a call's step is settled, whether the workflow ran the call or a fused step ran it ahead: its
+ * The regular way calls run: each as the activity named after its tool, a local activity for a tool declared
+ * `execution: 'local'`.
+ */
+export const activityCalls: CallExecutor = {
+  start({ entry, activityType, input, redacted, summarized }) {
+    if (entry.execution === 'local') {
+      const options = localToolOptions(entry, redacted, summarized);
+      return { running: scheduleLocalActivity<ToolActivityResult>(activityType, [input], options) };
+    }
+    const options = toolActivityOptions(entry, redacted, summarized);
+    return { running: scheduleActivity<ToolActivityResult>(activityType, [input], options) };
+  },
+};
+
+/**
+ * The one way a call's step is settled, whether the workflow ran the call or it ran ahead (CallExecutor): its
  * outcome becomes the step's observation, and the step ends. A cancellation escapes (its step recorded).
  */
 function settleCall(

@@ -67,6 +67,44 @@ describe('the files of src/workflows', () => {
   });
 });
 
+/** The fast path's modules (docs/fast-path.md): local turns, fused steps, chained turns, the first step. */
+const FAST_PATH = [
+  'fast-path.ts',
+  'fast-path-calls.ts',
+  'fast-path-turns.ts',
+  'fast-path-model-turn.ts',
+  'fused-step.ts',
+  'first-fused-step.ts',
+  'fused-clearance.ts',
+  'fused-step-plan.ts',
+  'fused-chain-plan.ts',
+  'local-qualification.ts',
+];
+
+/**
+ * Where a generation chooses its turn source and call executor (run-loop.ts), and the types-only module whose
+ * `RunLoop` and `StepContext` still carry the fast path's state (run-types.ts). Every other module of
+ * src/workflows is the regular path.
+ */
+const GENERATION = ['run-loop.ts', 'run-types.ts'];
+
+describe('the regular path of src/workflows', () => {
+  const edges = fileEdges(SRC, 'workflows');
+  const modules = new Set(edges.flatMap(({ from, to }) => [from, to]));
+  const regular = [...modules].filter((file) => !FAST_PATH.includes(file) && !GENERATION.includes(file));
+
+  it('imports nothing from the fast path (type-only imports counted)', () => {
+    const intoFastPath = edges.filter(({ from, to }) => regular.includes(from) && FAST_PATH.includes(to));
+    expect(intoFastPath.flatMap(({ files }) => files)).toEqual([]);
+  });
+
+  it('holds the run loop, its turns and its tool steps; the fast path is the modules named here', () => {
+    const core = ['agent-run.ts', 'run-turn.ts', 'run-calls.ts', 'tool-step.ts', 'background-calls.ts', 'run-end.ts'];
+    expect(core.filter((file) => !regular.includes(file))).toEqual([]);
+    expect([...FAST_PATH, ...GENERATION].filter((file) => !modules.has(file))).toEqual([]);
+  });
+});
+
 describe('the durable-tools/workflow entry', () => {
   const { files, packages } = runtimeClosure(join(SRC, 'entries', 'workflow.ts'));
 
