@@ -3,10 +3,10 @@ import type { ModelToolCall } from '../contract/model-types';
 import type { StepRecord } from '../contract/agent-run-types';
 import type { ToolActivityResult } from '../contract/tool-activity-types';
 import { opensAtOnce } from './approval-override';
-import { fastPathToolOptions, toolRunsLocally, type FastPath } from './fast-path';
-import { takePreExecuted } from './fused-step';
+import { fastPathToolOptions, toolRunsLocally } from './fast-path';
+import { takePreExecuted, type FastStepContext } from './fused-step';
 import { qualifiesLocally } from './local-qualification';
-import type { CallExecutor, ExecutedCall, StartedCall, StepContext } from './run-types';
+import type { CallExecutor, ExecutedCall, StartedCall } from './run-types';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
 import { settleAtOnce } from './tool-step';
 import { toolNameOf } from './turn-reading';
@@ -18,16 +18,17 @@ import { toolNameOf } from './turn-reading';
  * `CallExecutor` it implements.
  */
 
-/** The call executor of a generation on the fast path `fast` (the run loop's own, counted as calls run). */
-export function fastPathCalls(fast: FastPath): CallExecutor {
+/** The call executor of a generation on the fast path (`ctx.fastPath`, counted as calls run). */
+export function fastPathCalls(ctx: FastStepContext): CallExecutor {
   return {
-    start: (call, ctx) => startOnFastPath(fast, call, ctx),
-    settleRan: (call, ctx) => settleRanStep(fast, call, ctx),
+    start: (call) => startOnFastPath(ctx, call),
+    settleRan: (call) => settleRanStep(ctx, call),
   };
 }
 
-function startOnFastPath(fast: FastPath, call: ExecutedCall, ctx: StepContext): StartedCall {
+function startOnFastPath(ctx: FastStepContext, call: ExecutedCall): StartedCall {
   const { entry, activityType, input, redacted, summarized } = call;
+  const fast = ctx.fastPath;
   if (!toolRunsLocally(fast, entry, call.approved)) {
     const options = toolActivityOptions(entry, redacted, summarized);
     return { running: scheduleActivity<ToolActivityResult>(activityType, [input], options) };
@@ -48,7 +49,8 @@ function startOnFastPath(fast: FastPath, call: ExecutedCall, ctx: StepContext): 
  * and observation — without a promise. Undefined, with nothing changed, when `runToolStep` would do anything else
  * with the call (ask for approval, schedule it, start a child, answer it dry): it then runs the call.
  */
-function settleRanStep(fast: FastPath, call: ModelToolCall, ctx: StepContext): StepRecord | undefined {
+function settleRanStep(ctx: FastStepContext, call: ModelToolCall): StepRecord | undefined {
+  const fast = ctx.fastPath;
   const name = toolNameOf(call);
   const entry = ctx.visible.has(name) ? ctx.catalog.get(name) : undefined;
   const ran = ctx.preExecuted?.get(ctx.state.stepCount + 1);

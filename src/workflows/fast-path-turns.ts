@@ -2,9 +2,9 @@ import type { CallModelInput } from '../activities/model-activities';
 import type { ModelTurn } from '../contract/model-types';
 import { modelTurnRunsLocally } from './fast-path';
 import { callModelLocally } from './fast-path-model-turn';
-import { callModelFused, chainedTurnsAhead, fusedClearance, takeChainedTurn } from './fused-step';
+import { callModelFused, chainedTurnsAhead, fusedClearance, takeChainedTurn, type FastRunLoop } from './fused-step';
 import { callModelActivity } from './run-turn';
-import type { OpenedTurn, RunLoop, TurnSource } from './run-types';
+import type { OpenedTurn, TurnSource } from './run-types';
 
 /*
  * Where a fast-path generation's turns come from (docs/fast-path.md): a local model turn (counted against the
@@ -13,17 +13,16 @@ import type { OpenedTurn, RunLoop, TurnSource } from './run-types';
  * generation by run-loop.ts; run-turn.ts knows only the `TurnSource` it implements.
  */
 
-/** The turn source of a generation on the fast path (the run loop's `fastPath`). */
-export const fastPathTurns: TurnSource = {
-  open: openFastTurn,
-  holdsTurnsAhead: chainedTurnsAhead,
-};
+/** The turn source of a generation on the fast path (`run.fastPath`). */
+export function fastPathTurns(run: FastRunLoop): TurnSource {
+  return { open: () => openFastTurn(run), holdsTurnsAhead: () => chainedTurnsAhead(run) };
+}
 
 /**
  * Opens the next turn: whether it runs locally, and the turn the last fused step already asked, if it asked
  * this one. The last turn's calls that a fused step ran are all taken by now.
  */
-function openFastTurn(run: RunLoop): OpenedTurn {
+function openFastTurn(run: FastRunLoop): OpenedTurn {
   const local = modelTurnRunsLocally(run.fastPath);
   delete run.step.preExecuted;
   const chained = local ? takeChainedTurn(run) : undefined;
@@ -36,7 +35,7 @@ function openFastTurn(run: RunLoop): OpenedTurn {
  * the calls it pre-cleared in the same local activity (fused-step.ts), or the regular model activity.
  */
 function fastTurnCaller(
-  run: RunLoop,
+  run: FastRunLoop,
   local: boolean,
   summary: string,
 ): (request: CallModelInput) => Promise<ModelTurn> {

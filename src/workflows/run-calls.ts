@@ -84,9 +84,7 @@ function settleRanCalls(
   const turn: TurnObservations = { usedBytes: 0 };
   for (const [index, call] of calls.entries()) {
     const record =
-      isDescribeToolsCall(call, run.disclosedOnDemand) || run.background.handles(call)
-        ? undefined
-        : settleRan(call, run.step);
+      isDescribeToolsCall(call, run.disclosedOnDemand) || run.background.handles(call) ? undefined : settleRan(call);
     if (!record) return runInSequence(run, calls.slice(index), turn);
     const abortReason = settleStep(run, turn, record);
     if (abortReason) return abortReason;

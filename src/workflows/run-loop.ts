@@ -19,6 +19,7 @@ import { runScope, subAgentScope, type RunScope } from './run-ownership';
 import { RunTranscript } from './run-transcript';
 import { initialRunUsage } from './run-usage';
 import type { RunLoop, StepContext } from './run-types';
+import type { FastRunLoop, FastStepContext } from './fused-step';
 import { catalogReadLocally, fastPathDecidedFirst, fastPathOf, type FastPath } from './fast-path';
 import { engineOf, type Engine } from './engine-patches';
 import { askFirstStep, firstStepReadsCatalog, takeFirstStep } from './first-fused-step';
@@ -155,9 +156,8 @@ function openGeneration(input: AgentRunInput, embedding?: Embedding): Opening {
 }
 
 /** The generation with its catalog: what the model may see, the disclosure, the step context, the carry-over. */
-function buildRunLoop(opening: Opening, catalog: ToolCatalogEntry[]): RunLoop {
+function buildRunLoop(opening: Opening, catalog: ToolCatalogEntry[]): FastRunLoop {
   const { input, state, transcript, limits } = opening;
-  const carried = input.carriedOver;
   // Undo tools are never the model's: they run only as compensations, whatever allowedTools says.
   const visible = new Set(modelVisibleTools(catalog, input.allowedTools).map((entry) => entry.name));
   state.policyWarnings = checkEffectTiers(catalog, visible, input.approval);
@@ -169,10 +169,42 @@ function buildRunLoop(opening: Opening, catalog: ToolCatalogEntry[]): RunLoop {
   );
   if (disclosedOnDemand) state.toolsDisclosedOnDemand = true;
   const fastPath = opening.decidedFirst ?? fastPathOf(input);
+  const step = stepContextOf(opening, catalog, visible, fastPath);
+  // A forked run's first generation starts after the source's recorded steps (docs/fork.md).
+  if (!input.carriedOver && input.fork) startFromForkedPrefix(state, transcript, input.fork);
+  const run: FastRunLoop = {
+    input,
+    state,
+    step,
+    transcript,
+    background: new BackgroundCalls(step),
+    counters: opening.counters,
+    limits,
+    disclosedOnDemand,
+    modelRunKey: opening.modelRunKey,
+    turns: activityTurns(input.model),
+    fastPath,
+  };
   // The generation's turn source and call executor, chosen once: the fast path's, or the regular activities.
-  const step: StepContext = {
+  if (fastPath.on) {
+    run.turns = fastPathTurns(run);
+    step.calls = fastPathCalls(step);
+  }
+  return run;
+}
+
+/** What each tool step of the generation gets: keys, catalog, visible tools, compensations owed, approvals. */
+function stepContextOf(
+  opening: Opening,
+  catalog: ToolCatalogEntry[],
+  visible: ReadonlySet<string>,
+  fastPath: FastPath,
+): FastStepContext {
+  const { input, state, transcript, limits } = opening;
+  const carried = input.carriedOver;
+  const step: FastStepContext = {
     ...opening.step,
-    calls: fastPath.on ? fastPathCalls(fastPath) : activityCalls,
+    calls: activityCalls,
     fastPath,
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),
@@ -183,19 +215,5 @@ function buildRunLoop(opening: Opening, catalog: ToolCatalogEntry[]): RunLoop {
   const dryRun = dryRunRecord(input, carried);
   if (dryRun) step.dryRun = dryRun;
   step.subAgents = { input, limits, conversation: () => transcript.held() };
-  // A forked run's first generation starts after the source's recorded steps (docs/fork.md).
-  if (!carried && input.fork) startFromForkedPrefix(state, transcript, input.fork);
-  return {
-    input,
-    state,
-    step,
-    transcript,
-    background: new BackgroundCalls(step),
-    counters: opening.counters,
-    limits,
-    disclosedOnDemand,
-    modelRunKey: opening.modelRunKey,
-    turns: fastPath.on ? fastPathTurns : activityTurns,
-    fastPath,
-  };
+  return step;
 }

@@ -59,11 +59,13 @@ export function callModelActivity(
   return proxyActivities<ModelActivities>(modelCallOptions(settings, summary)).callModel;
 }
 
-/** The regular turn source: each turn is the model activity; no turn is ever asked ahead. */
-export const activityTurns: TurnSource = {
-  open: (run) => ({ caller: (summary) => callModelActivity(run.input.model, summary) }),
-  holdsTurnsAhead: () => false,
-};
+/** The regular turn source of a run with these model settings: each turn is the model activity, none asked ahead. */
+export function activityTurns(settings: ModelSettings): TurnSource {
+  return {
+    open: () => ({ caller: (summary) => callModelActivity(settings, summary) }),
+    holdsTurnsAhead: () => false,
+  };
+}
 
 /** A turn taken: the turn, how the run reads it, and whether it was asked ahead with its calls run. */
 export interface TakenTurn {
@@ -82,7 +84,7 @@ export interface TakenTurn {
  * (docs/benchmarks.md). Unless the run is traced: then every turn gets its span, as it comes.
  */
 export function takeTurn(run: RunLoop): TakenTurn | Promise<TakenTurn> {
-  const opened = run.turns.open(run);
+  const opened = run.turns.open();
   if ('ready' in opened && !tracing()) return recordTurn(run, opened.ready, true);
   return askAndRecord(run, opened);
 }

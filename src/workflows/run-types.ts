@@ -1,13 +1,10 @@
-import type { ChainedTurn } from '../activities/fused-step';
 import type { CallModelInput } from '../activities/model-activities';
 import type { AgentRunInput, AgentRunState, PendingCompensation, StepRecord } from '../contract/agent-run-types';
-import type { FusedToolCall } from '../contract/fused-step';
 import type { ModelToolCall, ModelTurn, TranscriptMessage } from '../contract/model-types';
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import type { ApprovalGate } from './approval-gate';
 import type { DryRunRecord } from './dry-run-step';
-import type { FastPath } from './fast-path';
 import type { RunLimits } from './run-limits';
 import type { LoopCounters } from './run-loop-state';
 import type { RunScope } from './run-ownership';
@@ -37,14 +34,10 @@ export interface StepContext {
   irreversibleDone: boolean;
   /** The run's approval gate. */
   approvals: ApprovalGate;
-  /** The run's fast path: short calls run as local activities (fast-path.ts). */
-  fastPath?: FastPath;
   /** What calls of agent tools need from the run (sub-agent-call.ts). */
   subAgents?: SubAgentCalls;
   /** Set in a dry run: the source's record that answers calls with effects (dry-run-step.ts). */
   dryRun?: DryRunRecord;
-  /** Calls of the current turn that its fused step already ran, by step id (fused-step.ts). */
-  preExecuted?: Map<number, FusedToolCall>;
 }
 
 /**
@@ -81,12 +74,6 @@ export interface RunBackground {
   finish(onFinish: BackgroundCallsOnFinish, options: { parallel?: boolean }): Promise<CompensationOutcome | undefined>;
 }
 
-/** Turns a fused step asked ahead of the workflow, and the last turn number it asked. */
-export interface ChainedTurns {
-  turns: ChainedTurn[];
-  through: number;
-}
-
 /**
  * Everything one generation of a run works with, passed explicitly to each step of the loop: the input, the
  * run state the query shows, what a tool step needs, the transcript, the background calls and the counters.
@@ -107,10 +94,6 @@ export interface RunLoop {
   modelRunKey: string;
   /** Where the generation's model turns come from: chosen once per generation (run-loop.ts). */
   turns: TurnSource;
-  /** The run's fast path (docs/fast-path.md): local model turns and short tool calls. */
-  fastPath: FastPath;
-  /** Turns the last fused step asked ahead (chained turns, fused-step.ts), until the run has taken them. */
-  chained?: ChainedTurns;
   /** Set when the run is embedded in a user's workflow (`runAgent`): it never continues the workflow as new. */
   embedded?: true;
 }
@@ -121,9 +104,9 @@ export interface RunLoop {
  */
 export interface TurnSource {
   /** Opens the next turn: a turn already asked ahead (its calls ran with it), or how to ask it. */
-  open(run: RunLoop): OpenedTurn;
+  open(): OpenedTurn;
   /** Whether turns asked ahead wait that the run has not taken: it does not continue as new until it has. */
-  holdsTurnsAhead(run: RunLoop): boolean;
+  holdsTurnsAhead(): boolean;
 }
 
 /** The next turn: asked ahead, or the call that asks it, made once per turn with the turn's summary. */
@@ -136,12 +119,12 @@ export type OpenedTurn =
  */
 export interface CallExecutor {
   /** Starts the call as an activity (or a local one), or gives its result at once when it already ran. */
-  start(call: ExecutedCall, ctx: StepContext): StartedCall;
+  start(call: ExecutedCall): StartedCall;
   /**
    * A call of a turn asked ahead that already ran, settled at once without a promise; undefined, with nothing
    * changed, when the call must run as usual (run-calls.ts).
    */
-  settleRan?(call: ModelToolCall, ctx: StepContext): StepRecord | undefined;
+  settleRan?(call: ModelToolCall): StepRecord | undefined;
 }
 
 /** A call past its gates, as the executor runs it. */

@@ -203,18 +203,15 @@ function startCall(call: RunningCall, ctx: StepContext): StartedCall {
   // A dry call has its own activity type, which workers run only dry (dry-run-types.ts); an agent tool's call
   // in a dry run starts no child: the dry activity answers it from the record or refuses it.
   if (entry.agent && !ctx.dryRun) return { running: callAgentTool(step, entry, input, prepared.redacted, ctx) };
-  return ctx.calls.start(
-    {
-      entry,
-      stepId: step.stepId,
-      activityType: ctx.dryRun ? dryRunActivityType(entry.name) : entry.name,
-      input,
-      redacted: prepared.redacted,
-      summarized: ctx.dryRun ? { dryRun: true } : {},
-      approved: gate.kind === 'approved',
-    },
-    ctx,
-  );
+  return ctx.calls.start({
+    entry,
+    stepId: step.stepId,
+    activityType: ctx.dryRun ? dryRunActivityType(entry.name) : entry.name,
+    input,
+    redacted: prepared.redacted,
+    summarized: ctx.dryRun ? { dryRun: true } : {},
+    approved: gate.kind === 'approved',
+  });
 }
 
 /**

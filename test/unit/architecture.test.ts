@@ -82,11 +82,10 @@ const FAST_PATH = [
 ];
 
 /**
- * Where a generation chooses its turn source and call executor (run-loop.ts), and the types-only module whose
- * `RunLoop` and `StepContext` still carry the fast path's state (run-types.ts). Every other module of
- * src/workflows is the regular path.
+ * Where a generation chooses its turn source and call executor: the one module that knows both paths. Every other
+ * module of src/workflows but the fast path's is the regular path (run-types.ts, the types they share, included).
  */
-const GENERATION = ['run-loop.ts', 'run-types.ts'];
+const GENERATION = ['run-loop.ts'];
 
 describe('the regular path of src/workflows', () => {
   const edges = fileEdges(SRC, 'workflows');
@@ -99,7 +98,7 @@ describe('the regular path of src/workflows', () => {
   });
 
   it('holds the run loop, its turns and its tool steps; the fast path is the modules named here', () => {
-    const core = ['agent-run.ts', 'run-turn.ts', 'run-calls.ts', 'tool-step.ts', 'background-calls.ts', 'run-end.ts'];
+    const core = ['agent-run.ts', 'run-turn.ts', 'run-calls.ts', 'tool-step.ts', 'run-types.ts', 'background-calls.ts'];
     expect(core.filter((file) => !regular.includes(file))).toEqual([]);
     expect([...FAST_PATH, ...GENERATION].filter((file) => !modules.has(file))).toEqual([]);
   });
