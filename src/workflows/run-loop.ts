@@ -23,6 +23,7 @@ import type { FastRunLoop, FastStepContext } from './fused-step';
 import { catalogReadLocally, fastPathDecidedFirst, fastPathOf, type FastPath } from './fast-path';
 import { engineOf, type Engine } from './engine-patches';
 import { askFirstStep, firstStepReadsCatalog, takeFirstStep } from './first-fused-step';
+import { dryRunCalls } from './dry-run-calls';
 import { fastPathCalls } from './fast-path-calls';
 import { fastPathTurns } from './fast-path-turns';
 import { activityTurns } from './run-turn';
@@ -185,11 +186,13 @@ function buildRunLoop(opening: Opening, catalog: ToolCatalogEntry[]): FastRunLoo
     turns: activityTurns(input.model),
     fastPath,
   };
-  // The generation's turn source and call executor, chosen once: the fast path's, or the regular activities.
+  // The generation's turn source and call executor, chosen once: the fast path's, or the regular activities;
+  // in a dry run, each call goes to its tool's dry-run twin wherever it runs.
   if (fastPath.on) {
     run.turns = fastPathTurns(run);
     step.calls = fastPathCalls(step);
   }
+  if (step.dryRun) step.calls = dryRunCalls(step, step.dryRun, step.calls);
   return run;
 }
 

@@ -4,7 +4,6 @@ import type { ModelToolCall } from '../contract/model-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import type { PendingCompensation, StepRecord } from '../contract/agent-run-types';
 import { passApprovalGate, recordApprovalOutcome, type GateResult } from './approval-gate';
-import { runOverride } from './approval-override';
 import { isIrreversibleForward } from './effect-tiers';
 import {
   failureMayHaveHadEffect,
@@ -22,8 +21,7 @@ import { prepareCall, type PreparedCall } from './prepared-call';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
 import { callAgentTool } from './sub-agent-call';
 import type { CallExecutor, StartedCall, StepContext } from './run-types';
-import { dryRunActivityType } from '../contract/dry-run-types';
-import { dryRunCall, recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';
+import { recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';
 import { successObservation } from './step-observation';
 import { toolNameOf } from './turn-reading';
 
@@ -188,7 +186,7 @@ async function callTool(call: RunningCall, ctx: StepContext): Promise<StepRecord
   }
 }
 
-/** Starts the call: an agent tool's child, or the activity named after its tool (or its dry-run twin). */
+/** Starts the call: an agent tool's child, or its tool's activity as the generation's executor runs it. */
 function startCall(call: RunningCall, ctx: StepContext): StartedCall {
   const { step, entry, prepared, gate } = call;
   const input: ToolActivityInput = {
@@ -198,18 +196,17 @@ function startCall(call: RunningCall, ctx: StepContext): StartedCall {
     ...(ctx.scope.runKey !== undefined ? { runKey: ctx.scope.runKey } : {}),
     ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
     ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
-    ...(ctx.dryRun ? { dryRun: dryRunCall(ctx.dryRun, entry.name, mayNeedApproval(entry, ctx)) } : {}),
   };
-  // A dry call has its own activity type, which workers run only dry (dry-run-types.ts); an agent tool's call
-  // in a dry run starts no child: the dry activity answers it from the record or refuses it.
+  // An agent tool's call in a dry run starts no child: the dry run's executor (dry-run-calls.ts) sends it to the
+  // dry activity, which answers it from the record or refuses it.
   if (entry.agent && !ctx.dryRun) return { running: callAgentTool(step, entry, input, prepared.redacted, ctx) };
   return ctx.calls.start({
     entry,
     stepId: step.stepId,
-    activityType: ctx.dryRun ? dryRunActivityType(entry.name) : entry.name,
+    activityType: entry.name,
     input,
     redacted: prepared.redacted,
-    summarized: ctx.dryRun ? { dryRun: true } : {},
+    summarized: {},
     approved: gate.kind === 'approved',
   });
 }
@@ -247,15 +244,6 @@ function settleCall(
 function markRunning(step: StepRecord): void {
   step.status = 'running';
   step.startedAt = Date.now();
-}
-
-/**
- * Whether a call of the tool may wait for a human in a live run. A dry run asks nobody, so such a read-only
- * tool is answered from the record there, never run for real.
- */
-function mayNeedApproval(entry: ToolCatalogEntry, ctx: StepContext): boolean {
-  const override = runOverride(entry, ctx.approvals.policy);
-  return override === 'always' || (entry.approval !== 'never' && override !== 'never');
 }
 
 /** The call returned: its output, redacted and within the tool output budget, is the step's observation. */
