@@ -14,7 +14,8 @@ import { undoToolNames } from '../src/contract/tool-visibility';
 import { initialRunUsage } from '../src/workflows/run-usage';
 import { createApprovalGate } from '../src/workflows/approval-gate';
 import { runScope } from '../src/workflows/run-ownership';
-import { runToolStep, type StepContext } from '../src/workflows/tool-step';
+import type { StepContext } from '../src/workflows/run-types';
+import { activityCalls, runToolStep } from '../src/workflows/tool-step';
 
 export { agentRun } from '../src/workflows/agent-run';
 
@@ -46,6 +47,7 @@ export async function naiveAgentRun(input: AgentRunInput): Promise<AgentRunState
   };
   const catalog = await describeTools();
   const step: StepContext = {
+    calls: activityCalls,
     scope: runScope(),
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),

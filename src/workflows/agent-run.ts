@@ -4,13 +4,13 @@ import type { AgentRunInput, AgentRunResult } from '../contract/agent-run-types'
 import { runTurnCalls } from './run-calls';
 import { buildCarryOver, continueAsNewDue } from './run-carry-over';
 import { abortRun, backgroundAbort, completeRun } from './run-end';
-import { startRunLoop, type Embedding, type RunLoop } from './run-loop';
+import { startRunLoop, type Embedding } from './run-loop';
+import type { RunLoop } from './run-types';
 import { failedRun, type RunAbort } from './run-loop-state';
 import { turnLimitAbort } from './run-limits';
 import { showOutcome, endWithOutcome } from './run-outcome';
 import { takeTurn } from './run-turn';
 import { judgeTurn } from './turn-verdict';
-import { chainedTurnsAhead } from './fused-step';
 
 /**
  * One agent run: model → tool calls → observations, until the model finishes or the run is aborted.
@@ -39,7 +39,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 export async function runAgentLoop(input: AgentRunInput, embedding?: Embedding): Promise<AgentRunResult> {
   const { run, failure } = await startRunLoop(input, embedding);
   try {
-    // The first step's turn failed (first-fused-step.ts): the run ends as it would had the loop asked it.
+    // A turn asked as the generation started failed (run-loop.ts): the run ends as it would had the loop asked it.
     if (failure !== undefined) throw failure;
     for (;;) {
       const result = await playRound(run);
@@ -67,7 +67,7 @@ async function playRound(run: RunLoop): Promise<AgentRunResult | undefined> {
     // An embedded run never continues the user's workflow as new: it ends before the history gets too long.
     return run.embedded ? await abortRun(run, historyBoundAbort(run)) : await continueRunAsNew(run);
   }
-  // A chained turn and its calls come at once, not as promises (run-turn.ts, run-calls.ts).
+  // A turn asked ahead and its calls come at once, not as promises (run-turn.ts, run-calls.ts).
   const taken = takeTurn(run);
   const { turn, reading, ranAhead } = taken instanceof Promise ? await taken : taken;
   const judged = judgeTurn(turn, reading, {
@@ -100,8 +100,8 @@ async function playRound(run: RunLoop): Promise<AgentRunResult | undefined> {
 }
 
 function continueAsNewDueNow(run: RunLoop): boolean {
-  // Turns a fused step asked ahead are taken in this generation: their calls ran under this generation's keys.
-  if (chainedTurnsAhead(run)) return false;
+  // Turns asked ahead are taken in this generation: their calls ran under this generation's keys.
+  if (run.turns.holdsTurnsAhead()) return false;
   return continueAsNewDue({
     suggested: workflowInfo().continueAsNewSuggested,
     everySteps: run.input.continueAsNewAfterSteps,

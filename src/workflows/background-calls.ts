@@ -11,11 +11,11 @@ import {
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import type { StepRecord } from '../contract/agent-run-types';
 import { stepKey } from './run-ownership';
-import { runToolStep, type StepContext } from './tool-step';
+import type { BackgroundCallsOnFinish, RunBackground, StepContext } from './run-types';
+import { runToolStep } from './tool-step';
 import { compensate, type CompensationOutcome } from './saga';
 
-/** What a run does with background calls still running when it finishes (the model gave its answer). */
-export type BackgroundCallsOnFinish = 'wait' | 'cancel';
+export type { BackgroundCallsOnFinish } from './run-types';
 
 /** One call running in the background: its step (filled in by `runToolStep`) and its own scope. */
 interface BackgroundCall {
@@ -34,7 +34,7 @@ interface BackgroundCall {
  * cancellation scope; the model gets a handle at once and `fetch_tool_result` answers from the step record.
  * A run with no fetch-later tool never gets here, so its commands do not change.
  */
-export class BackgroundCalls {
+export class BackgroundCalls implements RunBackground {
   private readonly calls = new Map<string, BackgroundCall>();
   private readonly enabled: boolean;
 

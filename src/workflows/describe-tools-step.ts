@@ -4,7 +4,7 @@ import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { answerDescribeTools, DESCRIBE_TOOLS_TOOL } from '../contract/tool-disclosure';
 import type { StepRecord } from '../contract/agent-run-types';
 import { stepKey } from './run-ownership';
-import type { StepContext } from './tool-step';
+import type { StepContext } from './run-types';
 
 /** Whether a call is the built-in `describe_tools` of a run whose catalog is disclosed on demand. */
 export function isDescribeToolsCall(call: ModelToolCall, disclosedOnDemand: boolean): boolean {

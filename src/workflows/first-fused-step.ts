@@ -7,8 +7,15 @@ import { transcriptChecksum } from '../contract/transcript-checksum';
 import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { modelTurnKey } from './fast-path-model-turn';
 import type { FastPath } from './fast-path';
-import { clearanceBase, clearedRunTools, fusedOptions, fusesTurns, type ClearanceSource } from './fused-step';
-import type { RunLoop } from './run-loop';
+import {
+  clearanceBase,
+  clearedRunTools,
+  fusedOptions,
+  fusesTurns,
+  type ClearanceSource,
+  type FastRunLoop,
+} from './fused-step';
+import type { RunLoop } from './run-types';
 import { turnLimitAbort } from './run-limits';
 import { modelRequest } from './run-turn';
 import { modelTurnSummary } from './run-usage';
@@ -106,7 +113,7 @@ export async function askFirstStep(
  * (taken by `takeChainedTurn`). A step that cleared other tools than the run would (it cannot, as both clear with
  * the same functions) is logged: what ran, ran, under the keys of its steps.
  */
-export function takeFirstStep(run: RunLoop, step: FirstStep): void {
+export function takeFirstStep(run: FastRunLoop, step: FirstStep): void {
   const { taken } = step;
   if (!taken) return;
   const { result, checksum } = taken;

@@ -22,9 +22,9 @@ import type {
   FusedToolCall,
 } from '../contract/fused-step';
 import { transcriptChecksum } from '../contract/transcript-checksum';
-import type { RunLoop } from './run-loop';
 import { stepKey } from './run-ownership';
-import type { StepContext } from './tool-step';
+import type { FastPath } from './fast-path';
+import type { RunLoop, StepContext } from './run-types';
 
 /*
  * The fused step of the fast path (docs/fast-path.md, "The fused step"): a local model turn carries a
@@ -33,23 +33,46 @@ import type { StepContext } from './tool-step';
  * whose call already ran takes its result (tool-step.ts) instead of scheduling the local activity.
  */
 
+/** A generation on the fast path: the run loop with the fast path's state (built by run-loop.ts). */
+export interface FastRunLoop extends RunLoop {
+  step: FastStepContext;
+  /** The run's fast path (docs/fast-path.md): local model turns and short tool calls. */
+  fastPath: FastPath;
+  /** Turns the last fused step asked ahead (chained turns), until the run has taken them. */
+  chained?: ChainedTurns;
+}
+
+/** What a step of a generation on the fast path has besides a regular step's. */
+export interface FastStepContext extends StepContext {
+  /** The run's fast path: short calls run as local activities (fast-path.ts). */
+  fastPath: FastPath;
+  /** Calls of the current turn that its fused step already ran, by step id. */
+  preExecuted?: Map<number, FusedToolCall>;
+}
+
+/** Turns a fused step asked ahead of the workflow, and the last turn number it asked. */
+export interface ChainedTurns {
+  turns: ChainedTurn[];
+  through: number;
+}
+
 /**
  * The pre-clearance of the next turn's calls, or undefined when none of them could run in the fused step (no
  * fused steps, parallel calls, a dry run, no tool cleared): then the turn is a plain `callModelOnce`.
  */
-export function fusedClearance(run: RunLoop): FusedClearance | undefined {
+export function fusedClearance(run: FastRunLoop): FusedClearance | undefined {
   if (!fusesTurns(run)) return undefined;
   const tools = clearedRunTools(run);
   return tools.length > 0 ? { ...clearanceBase(run), tools } : undefined;
 }
 
 /** Whether the run's turns may be fused steps: on the fast path's fused steps, with calls in sequence, not dry. */
-export function fusesTurns(run: Pick<RunLoop, 'fastPath' | 'input'> & { step: { dryRun?: unknown } }): boolean {
+export function fusesTurns(run: Pick<FastRunLoop, 'fastPath' | 'input'> & { step: { dryRun?: unknown } }): boolean {
   return run.fastPath.fused && run.input.parallelToolCalls !== true && !run.step.dryRun;
 }
 
 /** The run's model-visible tools that a fused step may run ({@link clearedTools}), within `maxTimeoutMs`. */
-export function clearedRunTools(run: RunLoop, maxTimeoutMs?: number): ClearedTool[] {
+export function clearedRunTools(run: FastRunLoop, maxTimeoutMs?: number): ClearedTool[] {
   const { step } = run;
   const visible: ToolCatalogEntry[] = [];
   for (const name of step.visible) {
@@ -64,7 +87,10 @@ export function clearedRunTools(run: RunLoop, maxTimeoutMs?: number): ClearedToo
 }
 
 /** What a clearance says besides its tools: read off the run before the turn, so before its catalog too. */
-export type ClearanceSource = Pick<RunLoop, 'input' | 'state' | 'limits' | 'counters' | 'transcript' | 'fastPath'> & {
+export type ClearanceSource = Pick<
+  FastRunLoop,
+  'input' | 'state' | 'limits' | 'counters' | 'transcript' | 'fastPath'
+> & {
   step: Pick<StepContext, 'scope' | 'irreversibleDone'>;
   background: Pick<RunLoop['background'], 'outstanding'>;
 };
@@ -161,7 +187,7 @@ export function fusedOptions(
  * under {@link modelTurnKey} like `callModelOnce`. The calls that ran wait in `step.preExecuted` for their steps.
  */
 export async function callModelFused(
-  run: RunLoop,
+  run: FastRunLoop,
   request: CallModelInput,
   summary: string,
   clearance: FusedClearance,
@@ -182,7 +208,11 @@ export async function callModelFused(
 }
 
 /** The calls a fused step ran for the turn whose first step is `clearance.firstStepId` wait for their steps. */
-function takeExecuted(run: RunLoop, clearance: Pick<FusedClearance, 'firstStepId'>, executed: FusedToolCall[]): void {
+function takeExecuted(
+  run: FastRunLoop,
+  clearance: Pick<FusedClearance, 'firstStepId'>,
+  executed: FusedToolCall[],
+): void {
   const last = clearance.firstStepId + FAST_PATH_LIMITS.maxFusedCallsPerStep - 1;
   const mine = executed.filter((call) => call.stepId >= clearance.firstStepId && call.stepId <= last);
   run.step.preExecuted = new Map(mine.map((call) => [call.stepId, call]));
@@ -194,7 +224,7 @@ function takeExecuted(run: RunLoop, clearance: Pick<FusedClearance, 'firstStepId
  * step's, and the delta marked stored (the step wrote it when it asked). Otherwise undefined, and the chain's
  * turns are dropped: the workflow asks the turn itself, whose record (and its calls' keys) answer at once.
  */
-export function takeChainedTurn(run: RunLoop): ModelTurn | undefined {
+export function takeChainedTurn(run: FastRunLoop): ModelTurn | undefined {
   const pending = run.chained;
   const next = pending?.turns.shift();
   if (!pending || !next) return undefined;
@@ -217,14 +247,8 @@ export function takeChainedTurn(run: RunLoop): ModelTurn | undefined {
  * Whether the run still has turns a fused step asked ahead (chained turns) that it has not taken: until it has,
  * it does not continue as new, so the next generation never asks again a turn whose calls already ran.
  */
-export function chainedTurnsAhead(run: RunLoop): boolean {
+export function chainedTurnsAhead(run: FastRunLoop): boolean {
   return run.chained !== undefined && run.state.turns < run.chained.through;
-}
-
-/** Turns a fused step asked ahead of the workflow, and the last turn number it asked. */
-export interface ChainedTurns {
-  turns: ChainedTurn[];
-  through: number;
 }
 
 /**
@@ -233,7 +257,7 @@ export interface ChainedTurns {
  * (`clearance.keys`), and a replay under another workflow id (`Worker.runReplayHistory` without one) computes
  * other keys, yet must issue the same commands.
  */
-export function takePreExecuted(ctx: StepContext, stepId: number, tool: string): ToolActivityResult | undefined {
+export function takePreExecuted(ctx: FastStepContext, stepId: number, tool: string): ToolActivityResult | undefined {
   const done: FusedToolCall | undefined = ctx.preExecuted?.get(stepId);
   if (!done || done.tool !== tool) return undefined;
   ctx.preExecuted!.delete(stepId);

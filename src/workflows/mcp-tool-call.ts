@@ -9,7 +9,8 @@ import { createApprovalGate } from './approval-gate';
 import { initialRunUsage } from './run-usage';
 import { compensate } from './saga';
 import { runScope } from './run-ownership';
-import { runToolStep, type StepContext } from './tool-step';
+import type { StepContext } from './run-types';
+import { activityCalls, runToolStep } from './tool-step';
 
 const { describeTools } = proxyActivities<{ describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]> }>(
   ENGINE_ACTIVITY_OPTIONS.describeTools,
@@ -64,6 +65,7 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
   setHandler(getRunStateQuery, () => state);
   const undoTools = undoToolNames(catalog);
   const step: StepContext = {
+    calls: activityCalls,
     scope,
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),

@@ -3,9 +3,9 @@ import type { ModelToolCall } from '../contract/model-types';
 import { approvalRejectionVerdict } from './approval-gate';
 import { describeToolsStep, isDescribeToolsCall } from './describe-tools-step';
 import { failurePolicyVerdict, nextToolErrorStreak } from './failure-policy';
-import type { RunLoop } from './run-loop';
+import type { CallExecutor, RunLoop } from './run-types';
 import { traceToolStep } from './run-tracing';
-import { runToolStep, settleRanStep } from './tool-step';
+import { runToolStep } from './tool-step';
 import { toolMessage } from './step-observation';
 import { boundTurnObservation } from './turn-observations';
 
@@ -72,20 +72,19 @@ async function runInSequence(
 }
 
 /**
- * The calls of a chained turn, which the fused step that asked it ran (fused-step.ts), settled one after another
- * without a promise, each as `runToolStep` settles such a call; from the first that is not one of those on, the
- * calls run in sequence as usual. Nothing is scheduled for a call the step ran, so nothing else can come between.
+ * The calls of a turn asked ahead, which ran with it, settled one after another without a promise by the
+ * generation's call executor (`settleRan`); from the first it does not settle on, the calls run in sequence as
+ * usual. Nothing is scheduled for a call that ran, so nothing else can come between.
  */
 function settleRanCalls(
   run: RunLoop,
   calls: readonly ModelToolCall[],
+  settleRan: NonNullable<CallExecutor['settleRan']>,
 ): string | undefined | Promise<string | undefined> {
   const turn: TurnObservations = { usedBytes: 0 };
   for (const [index, call] of calls.entries()) {
     const record =
-      isDescribeToolsCall(call, run.disclosedOnDemand) || run.background.handles(call)
-        ? undefined
-        : settleRanStep(call, run.step);
+      isDescribeToolsCall(call, run.disclosedOnDemand) || run.background.handles(call) ? undefined : settleRan(call);
     if (!record) return runInSequence(run, calls.slice(index), turn);
     const abortReason = settleStep(run, turn, record);
     if (abortReason) return abortReason;
@@ -96,7 +95,7 @@ function settleRanCalls(
 /**
  * Runs a turn's calls, one after another or all at once (`parallelToolCalls`); step ids (so idempotency keys
  * and the compensation order) follow the model's order either way. Returns the abort reason, if any. The calls
- * of a chained turn (`ranAhead`, untraced) are settled at once when they run in sequence: the result is then a
+ * of a turn asked ahead (`ranAhead`, untraced) are settled at once when they run in sequence: the result is then a
  * value, not a promise (each promise in the workflow sandbox costs a stack trace in the SDK's promise hook).
  */
 export function runTurnCalls(
@@ -105,5 +104,6 @@ export function runTurnCalls(
   ranAhead = false,
 ): string | undefined | Promise<string | undefined> {
   if (run.input.parallelToolCalls) return runInParallel(run, calls);
-  return ranAhead ? settleRanCalls(run, calls) : runInSequence(run, calls);
+  const { settleRan } = run.step.calls;
+  return ranAhead && settleRan ? settleRanCalls(run, calls, settleRan) : runInSequence(run, calls);
 }

@@ -10,7 +10,7 @@ import { PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes';
 import { backgroundFailureVerdict } from './failure-policy';
 import { boundedRunView } from './run-budget';
-import type { RunLoop } from './run-loop';
+import type { RunLoop } from './run-types';
 import { failedRun, type RunAbort } from './run-loop-state';
 import { markRunStatus } from './run-tracing';
 import { compensate } from './saga';

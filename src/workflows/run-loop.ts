@@ -13,16 +13,21 @@ import { dryRunRecord } from './dry-run-step';
 import { checkEffectTiers } from './effect-tiers';
 import { boundedRunView } from './run-budget';
 import { setRunStatus } from './run-end';
-import { runLimits, type RunLimits } from './run-limits';
-import { initialLoopCounters, type LoopCounters } from './run-loop-state';
+import { runLimits } from './run-limits';
+import { initialLoopCounters } from './run-loop-state';
 import { runScope, subAgentScope, type RunScope } from './run-ownership';
 import { RunTranscript } from './run-transcript';
 import { initialRunUsage } from './run-usage';
-import type { StepContext } from './tool-step';
+import type { RunLoop, StepContext } from './run-types';
+import type { FastRunLoop, FastStepContext } from './fused-step';
 import { catalogReadLocally, fastPathDecidedFirst, fastPathOf, type FastPath } from './fast-path';
 import { engineOf, type Engine } from './engine-patches';
 import { askFirstStep, firstStepReadsCatalog, takeFirstStep } from './first-fused-step';
-import type { ChainedTurns } from './fused-step';
+import { dryRunCalls } from './dry-run-calls';
+import { fastPathCalls } from './fast-path-calls';
+import { fastPathTurns } from './fast-path-turns';
+import { activityTurns } from './run-turn';
+import { activityCalls } from './tool-step';
 
 interface CatalogActivities {
   describeTools(names?: readonly string[]): Promise<ToolCatalogEntry[]>;
@@ -40,32 +45,6 @@ const { describeTools: describeToolsLocally } = proxyLocalActivities<CatalogActi
  */
 function readCatalog(input: AgentRunInput, current: boolean): Promise<ToolCatalogEntry[]> {
   return catalogReadLocally(input, current) ? describeToolsLocally() : describeTools();
-}
-
-/**
- * Everything one generation of a run works with, passed explicitly to each step of the loop: the input, the
- * run state the query shows, what a tool step needs, the transcript, the background calls and the counters.
- */
-export interface RunLoop {
-  input: AgentRunInput;
-  state: AgentRunState;
-  /** What each tool step gets: keys, catalog, visible tools, compensations owed, approvals. */
-  step: StepContext;
-  transcript: RunTranscript;
-  /** Calls of fetch-later tools running in the background; a run without such a tool issues no command for them. */
-  background: BackgroundCalls;
-  counters: LoopCounters;
-  limits: RunLimits;
-  /** Over the catalog budget, the model sees a summary view and `describe_tools`. */
-  disclosedOnDemand: boolean;
-  /** The model activity's key of the run: `${workflowId}/${firstExecutionRunId}`. */
-  modelRunKey: string;
-  /** The run's fast path (docs/fast-path.md): local model turns and short tool calls. */
-  fastPath: FastPath;
-  /** Turns the last fused step asked ahead (chained turns, fused-step.ts), until the run has taken them. */
-  chained?: ChainedTurns;
-  /** Set when the run is embedded in a user's workflow (`runAgent`): it never continues the workflow as new. */
-  embedded?: true;
 }
 
 /**
@@ -178,9 +157,8 @@ function openGeneration(input: AgentRunInput, embedding?: Embedding): Opening {
 }
 
 /** The generation with its catalog: what the model may see, the disclosure, the step context, the carry-over. */
-function buildRunLoop(opening: Opening, catalog: ToolCatalogEntry[]): RunLoop {
+function buildRunLoop(opening: Opening, catalog: ToolCatalogEntry[]): FastRunLoop {
   const { input, state, transcript, limits } = opening;
-  const carried = input.carriedOver;
   // Undo tools are never the model's: they run only as compensations, whatever allowedTools says.
   const visible = new Set(modelVisibleTools(catalog, input.allowedTools).map((entry) => entry.name));
   state.policyWarnings = checkEffectTiers(catalog, visible, input.approval);
@@ -192,8 +170,44 @@ function buildRunLoop(opening: Opening, catalog: ToolCatalogEntry[]): RunLoop {
   );
   if (disclosedOnDemand) state.toolsDisclosedOnDemand = true;
   const fastPath = opening.decidedFirst ?? fastPathOf(input);
-  const step: StepContext = {
+  const step = stepContextOf(opening, catalog, visible, fastPath);
+  // A forked run's first generation starts after the source's recorded steps (docs/fork.md).
+  if (!input.carriedOver && input.fork) startFromForkedPrefix(state, transcript, input.fork);
+  const run: FastRunLoop = {
+    input,
+    state,
+    step,
+    transcript,
+    background: new BackgroundCalls(step),
+    counters: opening.counters,
+    limits,
+    disclosedOnDemand,
+    modelRunKey: opening.modelRunKey,
+    turns: activityTurns(input.model),
+    fastPath,
+  };
+  // The generation's turn source and call executor, chosen once: the fast path's, or the regular activities;
+  // in a dry run, each call goes to its tool's dry-run twin wherever it runs.
+  if (fastPath.on) {
+    run.turns = fastPathTurns(run);
+    step.calls = fastPathCalls(step);
+  }
+  if (step.dryRun) step.calls = dryRunCalls(step, step.dryRun, step.calls);
+  return run;
+}
+
+/** What each tool step of the generation gets: keys, catalog, visible tools, compensations owed, approvals. */
+function stepContextOf(
+  opening: Opening,
+  catalog: ToolCatalogEntry[],
+  visible: ReadonlySet<string>,
+  fastPath: FastPath,
+): FastStepContext {
+  const { input, state, transcript, limits } = opening;
+  const carried = input.carriedOver;
+  const step: FastStepContext = {
     ...opening.step,
+    calls: activityCalls,
     fastPath,
     state,
     catalog: new Map(catalog.map((entry) => [entry.name, entry])),
@@ -204,18 +218,5 @@ function buildRunLoop(opening: Opening, catalog: ToolCatalogEntry[]): RunLoop {
   const dryRun = dryRunRecord(input, carried);
   if (dryRun) step.dryRun = dryRun;
   step.subAgents = { input, limits, conversation: () => transcript.held() };
-  // A forked run's first generation starts after the source's recorded steps (docs/fork.md).
-  if (!carried && input.fork) startFromForkedPrefix(state, transcript, input.fork);
-  return {
-    input,
-    state,
-    step,
-    transcript,
-    background: new BackgroundCalls(step),
-    counters: opening.counters,
-    limits,
-    disclosedOnDemand,
-    modelRunKey: opening.modelRunKey,
-    fastPath,
-  };
+  return step;
 }

@@ -1,13 +1,10 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { CallModelInput, ModelActivities } from '../activities/model-activities';
 import { ENGINE_FAILURE_TYPES, isEngineFailure } from '../contract/activity-protocol';
-import type { ModelTurn } from '../contract/model-types';
+import type { ModelSettings, ModelTurn } from '../contract/model-types';
 import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { modelCallOptions } from './model-call-options';
-import { callModelLocally } from './fast-path-model-turn';
-import { modelTurnRunsLocally } from './fast-path';
-import { callModelFused, fusedClearance, takeChainedTurn } from './fused-step';
-import type { RunLoop } from './run-loop';
+import type { OpenedTurn, RunLoop, TurnSource } from './run-types';
 import { traceModelTurn, tracing } from './run-tracing';
 import { addTurnUsage, modelTurnSummary } from './run-usage';
 import { readTurn, turnMessages, type TurnReading } from './turn-reading';
@@ -33,23 +30,15 @@ export function modelRequest(
 
 /**
  * Asks the model for its next turn, sending only the transcript delta. When the worker's transcript store does
- * not have this run (another machine, a restart), the transcript is sent whole. `opened` says whether the turn
- * runs locally and holds the turn a fused step already asked, if any ({@link openTurn}).
+ * not have this run (another machine, a restart), the transcript is sent whole. `opened` is the turn as the
+ * generation's turn source opened it: asked ahead already, or how to ask it.
  */
 async function askModel(run: RunLoop, opened: OpenedTurn): Promise<ModelTurn> {
   const { input, state, transcript } = run;
   const summary = modelTurnSummary(state.turns + 1, input.model, state.usage, SUMMARY_MAX_LENGTH);
-  // A turn the last fused step already asked and ran (chained turns) is taken as it is: nothing is scheduled.
-  if (opened.chained) return opened.chained;
-  const { local } = opened;
-  // On the fast path the turn is a local activity recorded under its key (fast-path-model-turn.ts); a fused
-  // step runs the calls it pre-cleared in the same local activity (fused-step.ts).
-  const clearance = local ? fusedClearance(run) : undefined;
-  const callModel = clearance
-    ? (request: CallModelInput) => callModelFused(run, request, summary, clearance)
-    : local
-      ? (request: CallModelInput) => callModelLocally(request, input.model, summary)
-      : proxyActivities<ModelActivities>(modelCallOptions(input.model, summary)).callModel;
+  // A turn asked ahead is taken as it is: nothing is scheduled.
+  if ('ready' in opened) return opened.ready;
+  const callModel = opened.caller(summary);
   try {
     const turn = await callModel(modelRequest(run, transcript.delta()));
     transcript.markStored();
@@ -62,29 +51,27 @@ async function askModel(run: RunLoop, opened: OpenedTurn): Promise<ModelTurn> {
   }
 }
 
-/** Where the next turn comes from: a local or a regular activity, or the last fused step (chained turns). */
-interface OpenedTurn {
-  local: boolean;
-  chained?: ModelTurn;
+/** The model activity's call for a turn (what a regular generation's turns are). */
+export function callModelActivity(
+  settings: ModelSettings,
+  summary: string,
+): (request: CallModelInput) => Promise<ModelTurn> {
+  return proxyActivities<ModelActivities>(modelCallOptions(settings, summary)).callModel;
 }
 
-/**
- * Opens the next turn: whether it runs locally (counted against the fast path's bound on local calls in a
- * row), and the turn the last fused step already asked, if it asked this one. The last turn's calls that a
- * fused step ran are all taken by now.
- */
-function openTurn(run: RunLoop): OpenedTurn {
-  const local = modelTurnRunsLocally(run.fastPath);
-  delete run.step.preExecuted;
-  const chained = local ? takeChainedTurn(run) : undefined;
-  return chained ? { local, chained } : { local };
+/** The regular turn source of a run with these model settings: each turn is the model activity, none asked ahead. */
+export function activityTurns(settings: ModelSettings): TurnSource {
+  return {
+    open: () => ({ caller: (summary) => callModelActivity(settings, summary) }),
+    holdsTurnsAhead: () => false,
+  };
 }
 
-/** A turn taken: the turn, how the run reads it, and whether a fused step already ran its calls (chained). */
+/** A turn taken: the turn, how the run reads it, and whether it was asked ahead with its calls run. */
 export interface TakenTurn {
   turn: ModelTurn;
   reading: TurnReading;
-  /** The turn was chained: its calls ran in the fused step that asked it, and are settled at once (run-calls.ts). */
+  /** The turn was asked ahead: its calls ran with it, and are settled at once (run-calls.ts). */
   ranAhead: boolean;
 }
 
@@ -92,13 +79,13 @@ export interface TakenTurn {
  * One model turn: asks the model, counts the turn and its usage, and records the assistant's message (and a
  * note of the calls dropped) in the transcript. Returns the turn and how the run reads it.
  *
- * A turn the last fused step already asked (chained turns) is taken at once, not as a promise: nothing is
- * scheduled for it, and each promise in the workflow sandbox costs a stack trace in the SDK's promise hook
+ * A turn asked ahead (the turn source's `ready`) is taken at once, not as a promise: nothing is scheduled for
+ * it, and each promise in the workflow sandbox costs a stack trace in the SDK's promise hook
  * (docs/benchmarks.md). Unless the run is traced: then every turn gets its span, as it comes.
  */
 export function takeTurn(run: RunLoop): TakenTurn | Promise<TakenTurn> {
-  const opened = openTurn(run);
-  if (opened.chained && !tracing()) return recordTurn(run, opened.chained, true);
+  const opened = run.turns.open();
+  if ('ready' in opened && !tracing()) return recordTurn(run, opened.ready, true);
   return askAndRecord(run, opened);
 }
 

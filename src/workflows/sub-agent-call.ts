@@ -10,36 +10,21 @@ import {
 } from '@temporalio/workflow';
 import type { AgentRunInput, AgentRunResult, PendingCompensation, StepRecord } from '../contract/agent-run-types';
 import { TOOL_ERROR_CODES, toolFailure, type ToolErrorObservation } from '../contract/activity-protocol';
-import type { TranscriptMessage } from '../contract/model-types';
 import { PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
 import type { SubAgentOutput, SubAgentSpec } from '../contract/sub-agent-spec';
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { handoffConversation } from './handoff-conversation';
-import type { RunLimits } from './run-limits';
 import { carveSubAgentLimits, chargeSubAgent } from './sub-agent-budget';
 import { toolActivityOptions } from './tool-call-options';
-import type { StepContext } from './tool-step';
+import type { StepContext, SubAgentCalls } from './run-types';
 
 /** The workflow type of every agent run, sub-agents included (`src/workflows/index.ts`). */
 const AGENT_RUN_WORKFLOW = 'agentRun';
 
 /** Characters of a sub-agent's answer the parent's model reads inline. */
 const ANSWER_MAX_CHARS = 16_000;
-
-/**
- * What a run lends its agent tools' calls: its input (an MCP call has no model of its own: `model` is optional)
- * and limits, its conversation, and where a handoff ends.
- */
-export interface SubAgentCalls {
-  input: Omit<AgentRunInput, 'model'> & { model?: AgentRunInput['model'] };
-  limits: RunLimits;
-  /** The messages of the run's transcript this generation holds (a handoff passes them on). */
-  conversation(): readonly TranscriptMessage[];
-  /** Set when a handoff's child completed: the run ends with this answer. */
-  handoffAnswer?: string;
-}
 
 /**
  * The workflow id of the child a call starts: derived from the call's key (the parent's workflow id, its first

@@ -2,9 +2,8 @@ import { isCancellation, scheduleActivity, scheduleLocalActivity } from '@tempor
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import type { ModelToolCall } from '../contract/model-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
-import type { AgentRunState, PendingCompensation, StepRecord } from '../contract/agent-run-types';
-import { passApprovalGate, recordApprovalOutcome, type ApprovalGate, type GateResult } from './approval-gate';
-import { opensAtOnce, runOverride } from './approval-override';
+import type { PendingCompensation, StepRecord } from '../contract/agent-run-types';
+import { passApprovalGate, recordApprovalOutcome, type GateResult } from './approval-gate';
 import { isIrreversibleForward } from './effect-tiers';
 import {
   failureMayHaveHadEffect,
@@ -16,44 +15,15 @@ import {
 import { boundObservation } from '../contract/bound-observation';
 import { redactDeep } from '../contract/sensitive-arguments';
 import { PAYLOAD_LIMITS } from '../contract/payload-limits';
-import { stepKey, type RunScope } from './run-ownership';
+import { stepKey } from './run-ownership';
 import { argumentsTooLarge, compensationArguments, compensationOutput } from './run-budget';
 import { prepareCall, type PreparedCall } from './prepared-call';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
-import { fastPathToolOptions, toolRunsLocally, type FastPath } from './fast-path';
-import { qualifiesLocally } from './local-qualification';
-import { callAgentTool, type SubAgentCalls } from './sub-agent-call';
-import { dryRunActivityType } from '../contract/dry-run-types';
-import { dryRunCall, recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';
-import type { FusedToolCall } from '../contract/fused-step';
-import { takePreExecuted } from './fused-step';
+import { callAgentTool } from './sub-agent-call';
+import type { CallExecutor, StartedCall, StepContext } from './run-types';
+import { recordUsedUp, takeRecordedAnswer, type DryRunRecord } from './dry-run-step';
 import { successObservation } from './step-observation';
 import { toolNameOf } from './turn-reading';
-
-/** What a step needs from its run. */
-export interface StepContext {
-  /** The run's keys and owner: `${workflowId}/${firstExecutionRunId}/${stepId}` (run-ownership.ts). */
-  scope: RunScope;
-  state: AgentRunState;
-  /** Every tool of the worker (undo tools included). */
-  catalog: ReadonlyMap<string, ToolCatalogEntry>;
-  /** Tools the model may call in this run. */
-  visible: ReadonlySet<string>;
-  undoTools: ReadonlySet<string>;
-  /** Compensations owed, oldest first. */
-  pending: PendingCompensation[];
-  irreversibleDone: boolean;
-  /** The run's approval gate. */
-  approvals: ApprovalGate;
-  /** The run's fast path: short calls run as local activities (fast-path.ts). */
-  fastPath?: FastPath;
-  /** What calls of agent tools need from the run (sub-agent-call.ts). */
-  subAgents?: SubAgentCalls;
-  /** Set in a dry run: the source's record that answers calls with effects (dry-run-step.ts). */
-  dryRun?: DryRunRecord;
-  /** Calls of the current turn that its fused step already ran, by step id (fused-step.ts). */
-  preExecuted?: Map<number, FusedToolCall>;
-}
 
 /**
  * Runs one tool call of the model through the gates, then as an activity named after the tool:
@@ -65,63 +35,55 @@ export interface StepContext {
  * Every outcome becomes the step's observation; only cancellation escapes.
  */
 export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promise<StepRecord> {
-  const { step, entry, prepared } = openStep(call, ctx);
-  if (!entry) return refuse(step, unknownTool(step.tool, [...ctx.visible]));
-  const refusal = refusalBeforeApproval(entry, prepared, ctx);
-  if (refusal) return refuse(step, refusal);
+  const opened = openCall(call, ctx);
+  if ('refused' in opened) return opened.refused;
+  const { step, entry, prepared } = opened;
   if (ctx.dryRun) {
     // A dry run asks nobody for approval and owes no compensation: no call with effects runs in it.
-    await callTool(
-      { step, entry, prepared, gate: { kind: 'open' }, compensation: undefined, storeArguments: false },
-      ctx,
-    );
-    step.endedAt = Date.now();
-    return step;
+    const gate = { kind: 'open' } as const;
+    return await callTool({ step, entry, prepared, gate, compensation: undefined, storeArguments: false }, ctx);
   }
   const gate = await passApprovalGate(step, entry, ctx.approvals);
   if (gate.kind === 'refused') return refuse(step, gate.observation);
   await callTool({ step, entry, prepared, gate, ...registerCompensation(step, entry, prepared, ctx) }, ctx);
-  step.endedAt = Date.now();
   if (gate.kind === 'approved') await recordApprovalOutcome(step, ctx.approvals);
   return step;
 }
 
 /**
- * A call of a chained turn that the fused step which asked the turn already ran, settled at once as
- * {@link runToolStep} settles it — the same step, checks, compensation, local-call count and observation —
- * without a promise. Undefined, with nothing changed, when `runToolStep` would do anything else with the call
- * (ask for approval, schedule it, start a child, answer it dry): it then runs the call.
+ * A call that already ran (a turn asked ahead ran it, fast-path-calls.ts), settled at once as
+ * {@link runToolStep} settles it — the same step, checks, compensation and observation — without a promise.
+ * `take` gives its result once the step runs; the caller has checked that the call opens at once (no approval).
  */
-export function settleRanStep(call: ModelToolCall, ctx: StepContext): StepRecord | undefined {
-  const name = toolNameOf(call);
-  const entry = ctx.visible.has(name) ? ctx.catalog.get(name) : undefined;
-  const ran = ctx.preExecuted?.get(ctx.state.stepCount + 1);
-  if (
-    ctx.dryRun ||
-    !entry ||
-    entry.agent ||
-    ran?.tool !== name ||
-    !opensAtOnce(entry, ctx.approvals.policy) ||
-    !qualifiesLocally(ctx.fastPath, entry, false)
-  ) {
-    return undefined;
-  }
-  const { step, prepared } = openStep(call, ctx);
-  const refusal = refusalBeforeApproval(entry, prepared, ctx);
-  if (refusal) return refuse(step, refusal);
+export function settleAtOnce(
+  call: ModelToolCall,
+  ctx: StepContext,
+  take: (step: StepRecord) => ToolActivityResult,
+): StepRecord {
+  const opened = openCall(call, ctx);
+  if ('refused' in opened) return opened.refused;
+  const { step, entry, prepared } = opened;
   const running: RunningCall = {
-    step,
-    entry,
-    prepared,
+    ...opened,
     gate: { kind: 'open' },
     ...registerCompensation(step, entry, prepared, ctx),
   };
   markRunning(step);
-  // Counted as callTool counts it: the call ran as a local activity of this workflow task.
-  toolRunsLocally(ctx.fastPath, entry, false);
-  settleSuccess(running, takePreExecuted(ctx, step.stepId, name)!, ctx);
-  step.endedAt = Date.now();
-  return step;
+  return settleCall(running, { result: take(step) }, ctx);
+}
+
+/**
+ * Opens the call and checks it before anyone is asked to approve it: its step settled as refused (an unknown or
+ * hidden tool, arguments too large, the effect tiers), or the step, its tool and its prepared arguments.
+ */
+function openCall(
+  call: ModelToolCall,
+  ctx: StepContext,
+): { refused: StepRecord } | { step: StepRecord; entry: ToolCatalogEntry; prepared: PreparedCall } {
+  const { step, entry, prepared } = openStep(call, ctx);
+  if (!entry) return { refused: refuse(step, unknownTool(step.tool, [...ctx.visible])) };
+  const refusal = refusalBeforeApproval(entry, prepared, ctx);
+  return refusal ? { refused: refuse(step, refusal) } : { step, entry, prepared };
 }
 
 /**
@@ -212,59 +174,76 @@ interface RunningCall extends OwedCompensation {
 }
 
 /** Runs the call as the activity named after its tool and settles its step; only cancellation escapes. */
-async function callTool(call: RunningCall, ctx: StepContext): Promise<void> {
-  const { step, entry, prepared, gate } = call;
-  markRunning(step);
+async function callTool(call: RunningCall, ctx: StepContext): Promise<StepRecord> {
+  markRunning(call.step);
   try {
-    const input: ToolActivityInput = {
-      arguments: prepared.raw,
-      idempotencyKey: step.idempotencyKey,
-      stepId: step.stepId,
-      ...(ctx.scope.runKey !== undefined ? { runKey: ctx.scope.runKey } : {}),
-      ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
-      ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
-      ...(ctx.dryRun ? { dryRun: dryRunCall(ctx.dryRun, entry.name, mayNeedApproval(entry, ctx)) } : {}),
-    };
-    const summarized = ctx.dryRun ? { dryRun: true } : {};
-    // A dry call has its own activity type, which workers run only dry (dry-run-types.ts); an agent tool's call
-    // in a dry run starts no child: the dry activity answers it from the record or refuses it.
-    const activityType = ctx.dryRun ? dryRunActivityType(entry.name) : entry.name;
-    const result =
-      entry.agent && !ctx.dryRun
-        ? await callAgentTool(step, entry, input, prepared.redacted, ctx)
-        : toolRunsLocally(ctx.fastPath, entry, gate.kind === 'approved')
-          ? // A call the turn's fused step already ran, with this very input (fused-step.ts), is not scheduled.
-            (takePreExecuted(ctx, step.stepId, entry.name) ??
-            (await scheduleLocalActivity<ToolActivityResult>(
-              activityType,
-              [input],
-              entry.execution === 'local'
-                ? localToolOptions(entry, prepared.redacted, summarized)
-                : fastPathToolOptions(entry, prepared.redacted, summarized),
-            )))
-          : await scheduleActivity<ToolActivityResult>(
-              activityType,
-              [input],
-              toolActivityOptions(entry, prepared.redacted, summarized),
-            );
-    settleSuccess(call, result, ctx);
+    const started = startCall(call, ctx);
+    // A call that already ran (fast-path-calls.ts) is taken as it is: nothing is scheduled, nothing awaited.
+    const result = 'ran' in started ? started.ran : await started.running;
+    return settleCall(call, { result }, ctx);
   } catch (error) {
-    settleFailure(call, error, ctx);
+    return settleCall(call, { error }, ctx);
   }
+}
+
+/** Starts the call: an agent tool's child, or its tool's activity as the generation's executor runs it. */
+function startCall(call: RunningCall, ctx: StepContext): StartedCall {
+  const { step, entry, prepared, gate } = call;
+  const input: ToolActivityInput = {
+    arguments: prepared.raw,
+    idempotencyKey: step.idempotencyKey,
+    stepId: step.stepId,
+    ...(ctx.scope.runKey !== undefined ? { runKey: ctx.scope.runKey } : {}),
+    ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
+    ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
+  };
+  // An agent tool's call in a dry run starts no child: the dry run's executor (dry-run-calls.ts) sends it to the
+  // dry activity, which answers it from the record or refuses it.
+  if (entry.agent && !ctx.dryRun) return { running: callAgentTool(step, entry, input, prepared.redacted, ctx) };
+  return ctx.calls.start({
+    entry,
+    stepId: step.stepId,
+    activityType: entry.name,
+    input,
+    redacted: prepared.redacted,
+    summarized: {},
+    approved: gate.kind === 'approved',
+  });
+}
+
+/**
+ * The regular way calls run: each as the activity named after its tool, a local activity for a tool declared
+ * `execution: 'local'`.
+ */
+export const activityCalls: CallExecutor = {
+  start({ entry, activityType, input, redacted, summarized }) {
+    if (entry.execution === 'local') {
+      const options = localToolOptions(entry, redacted, summarized);
+      return { running: scheduleLocalActivity<ToolActivityResult>(activityType, [input], options) };
+    }
+    const options = toolActivityOptions(entry, redacted, summarized);
+    return { running: scheduleActivity<ToolActivityResult>(activityType, [input], options) };
+  },
+};
+
+/**
+ * The one way a call's step is settled, whether the workflow ran the call or it ran ahead (CallExecutor): its
+ * outcome becomes the step's observation, and the step ends. A cancellation escapes (its step recorded).
+ */
+function settleCall(
+  call: RunningCall,
+  outcome: { result: ToolActivityResult } | { error: unknown },
+  ctx: StepContext,
+): StepRecord {
+  if ('error' in outcome) settleFailure(call, outcome.error, ctx);
+  else settleSuccess(call, outcome.result, ctx);
+  call.step.endedAt = Date.now();
+  return call.step;
 }
 
 function markRunning(step: StepRecord): void {
   step.status = 'running';
   step.startedAt = Date.now();
-}
-
-/**
- * Whether a call of the tool may wait for a human in a live run. A dry run asks nobody, so such a read-only
- * tool is answered from the record there, never run for real.
- */
-function mayNeedApproval(entry: ToolCatalogEntry, ctx: StepContext): boolean {
-  const override = runOverride(entry, ctx.approvals.policy);
-  return override === 'always' || (entry.approval !== 'never' && override !== 'never');
 }
 
 /** The call returned: its output, redacted and within the tool output budget, is the step's observation. */

@@ -63,7 +63,29 @@ export function folderEdges(srcDir: string): FolderEdge[] {
   return [...edges.values()];
 }
 
-/** The strongly connected components with more than one folder: each is an import cycle between folders. */
+/**
+ * The import edges between the files of one folder of src/ (subfolders aside), file names as nodes: static,
+ * type-only and dynamic imports alike, so a circle held together by type imports only counts as a cycle too.
+ */
+export function fileEdges(srcDir: string, folder: string): FolderEdge[] {
+  const dir = join(srcDir, folder);
+  const edges: FolderEdge[] = [];
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
+    const path = join(dir, file);
+    for (const { fileName } of ts.preProcessFile(readFileSync(path, 'utf8'), true, true).importedFiles) {
+      const target = fileName.startsWith('.') ? resolveImport(path, fileName) : undefined;
+      if (!target || dirname(target) !== dir) continue;
+      const to = relative(dir, target);
+      edges.push({ from: file, to, files: [`${folder}/${file} -> ${folder}/${to}`] });
+    }
+  }
+  return edges;
+}
+
+/**
+ * The strongly connected components with more than one node: each is an import cycle (between folders, or
+ * between files for {@link fileEdges}).
+ */
 export function folderCycles(edges: readonly FolderEdge[]): string[][] {
   const next = new Map<string, string[]>();
   for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);

@@ -1,5 +1,5 @@
 import { join, relative, sep } from 'node:path';
-import { folderCycles, folderEdges, folderOf } from '../support/source-graph';
+import { fileEdges, folderCycles, folderEdges, folderOf } from '../support/source-graph';
 import { runtimeClosure } from '../support/module-graph';
 
 const SRC = join(__dirname, '..', '..', 'src');
@@ -51,6 +51,56 @@ describe('the folder layout of src/', () => {
     expect(folderOf('mcp/server/mcp-server.ts')).toBe('mcp/server');
     expect(folderOf('stores/claim-check.ts')).toBe('stores');
     expect(folderOf('workflows/saga.ts')).toBe('workflows');
+  });
+});
+
+describe('the files of src/workflows', () => {
+  const edges = fileEdges(SRC, 'workflows');
+
+  it('have no import cycle, type-only imports counted (shared types live in run-types.ts)', () => {
+    expect(folderCycles(edges)).toEqual([]);
+  });
+
+  it('are read with their type-only imports', () => {
+    // run-loop.ts imports nothing but types from run-types.ts.
+    expect(edges.map(({ from, to }) => `${from} -> ${to}`)).toContain('run-loop.ts -> run-types.ts');
+  });
+});
+
+/** The fast path's modules (docs/fast-path.md): local turns, fused steps, chained turns, the first step. */
+const FAST_PATH = [
+  'fast-path.ts',
+  'fast-path-calls.ts',
+  'fast-path-turns.ts',
+  'fast-path-model-turn.ts',
+  'fused-step.ts',
+  'first-fused-step.ts',
+  'fused-clearance.ts',
+  'fused-step-plan.ts',
+  'fused-chain-plan.ts',
+  'local-qualification.ts',
+];
+
+/**
+ * Where a generation chooses its turn source and call executor: the one module that knows both paths. Every other
+ * module of src/workflows but the fast path's is the regular path (run-types.ts, the types they share, included).
+ */
+const GENERATION = ['run-loop.ts'];
+
+describe('the regular path of src/workflows', () => {
+  const edges = fileEdges(SRC, 'workflows');
+  const modules = new Set(edges.flatMap(({ from, to }) => [from, to]));
+  const regular = [...modules].filter((file) => !FAST_PATH.includes(file) && !GENERATION.includes(file));
+
+  it('imports nothing from the fast path (type-only imports counted)', () => {
+    const intoFastPath = edges.filter(({ from, to }) => regular.includes(from) && FAST_PATH.includes(to));
+    expect(intoFastPath.flatMap(({ files }) => files)).toEqual([]);
+  });
+
+  it('holds the run loop, its turns and its tool steps; the fast path is the modules named here', () => {
+    const core = ['agent-run.ts', 'run-turn.ts', 'run-calls.ts', 'tool-step.ts', 'run-types.ts', 'background-calls.ts'];
+    expect(core.filter((file) => !regular.includes(file))).toEqual([]);
+    expect([...FAST_PATH, ...GENERATION].filter((file) => !modules.has(file))).toEqual([]);
   });
 });
 

@@ -5,9 +5,8 @@ import type { ToolCatalogEntry } from '../../src/contract/tool-catalog-entry';
 import { DESCRIBE_TOOLS_TOOL } from '../../src/contract/tool-disclosure';
 import type { FastPath } from '../../src/workflows/fast-path';
 import { clearsTool, type ClearanceContext } from '../../src/workflows/fused-clearance';
-import { fusedClearance, fusedStepOptions } from '../../src/workflows/fused-step';
+import { fusedClearance, fusedStepOptions, type FastRunLoop } from '../../src/workflows/fused-step';
 import { initialRunUsage } from '../../src/workflows/run-usage';
-import type { RunLoop } from '../../src/workflows/run-loop';
 import { fastPathState, PAY_ENTRY } from '../support/fast-path-fixtures';
 
 /**
@@ -88,7 +87,7 @@ describe('the pre-clearance of a tool for fused steps', () => {
 
 function runLoop(
   fields: { input?: Partial<AgentRunInput>; fastPath?: FastPath; dryRun?: boolean; entries?: ToolCatalogEntry[] } = {},
-): RunLoop {
+): FastRunLoop {
   const entries = fields.entries ?? [pay];
   const state = { stepCount: 4, turns: 2, usage: initialRunUsage(), subAgentSteps: 3 } as AgentRunState;
   const step = {
@@ -110,7 +109,7 @@ function runLoop(
     limits: { maxSteps: 50, maxTurns: 25 },
     disclosedOnDemand: false,
     fastPath: fields.fastPath ?? fast(),
-  } as unknown as RunLoop;
+  } as unknown as FastRunLoop;
 }
 
 describe('the pre-clearance of a turn', () => {
