@@ -11,7 +11,7 @@ import type { ToolCatalogEntry } from '../src/contract/tool-catalog-entry';
 import { AGENT_RUN_DEFAULTS, ENGINE_ACTIVITY_OPTIONS } from '../src/workflows/agent-run-defaults';
 import type { AgentRunInput, AgentRunState } from '../src/contract/agent-run-types';
 import { undoToolNames } from '../src/contract/tool-visibility';
-import { initialRunUsage } from '../src/workflows/run-usage';
+import { newRunState } from '../src/workflows/run-loop-state';
 import { createApprovalGate } from '../src/workflows/approval-gate';
 import { runScope } from '../src/workflows/run-ownership';
 import type { StepContext } from '../src/workflows/run-types';
@@ -33,18 +33,7 @@ export async function naiveAgentRun(input: AgentRunInput): Promise<AgentRunState
   const { workflowId, firstExecutionRunId } = workflowInfo();
   const maxSteps = input.limits?.maxSteps ?? AGENT_RUN_DEFAULTS.maxSteps;
   const maxTurns = input.limits?.maxTurns ?? AGENT_RUN_DEFAULTS.maxTurns;
-  const state: AgentRunState = {
-    workflowId,
-    runId: workflowId,
-    goal: input.goal,
-    status: 'running',
-    turns: 0,
-    stepCount: 0,
-    generation: 0,
-    steps: [],
-    policyWarnings: [],
-    usage: initialRunUsage(),
-  };
+  const state: AgentRunState = newRunState(workflowId, input.goal);
   const catalog = await describeTools();
   const step: StepContext = {
     calls: activityCalls,

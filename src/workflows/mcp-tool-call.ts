@@ -6,7 +6,7 @@ import { getRunStateQuery } from '../contract/agent-run-messages';
 import type { AgentRunState } from '../contract/agent-run-types';
 import { modelVisibleTools, undoToolNames } from '../contract/tool-visibility';
 import { createApprovalGate } from './approval-gate';
-import { initialRunUsage } from './run-usage';
+import { newRunState } from './run-loop-state';
 import { compensate } from './saga';
 import { runScope } from './run-ownership';
 import type { StepContext } from './run-types';
@@ -48,19 +48,7 @@ export async function mcpToolCall(input: McpToolCallInput): Promise<McpToolCallR
   // Run-scoped like an agent run's keys (calls started before: `${workflowId}/1`).
   const scope = runScope();
   const catalog = await describeTools();
-  const state: AgentRunState = {
-    workflowId,
-    runId: workflowId,
-    runKey: scope.keyPrefix,
-    goal: `MCP call of ${input.tool}`,
-    status: 'running',
-    turns: 0,
-    stepCount: 0,
-    generation: 0,
-    steps: [],
-    policyWarnings: [],
-    usage: initialRunUsage(),
-  };
+  const state: AgentRunState = newRunState(workflowId, `MCP call of ${input.tool}`, scope.keyPrefix);
   // The call's state, as a run's: `durable-tools approve` reads a waiting call's arguments and digest here.
   setHandler(getRunStateQuery, () => state);
   const undoTools = undoToolNames(catalog);

@@ -1,4 +1,5 @@
-import type { AgentRunCarryOver } from '../contract/agent-run-types';
+import type { AgentRunCarryOver, AgentRunState } from '../contract/agent-run-types';
+import { initialRunUsage } from './run-usage';
 
 /**
  * The counters the run loop keeps between turns. They live in one object the loop's steps receive and return
@@ -32,4 +33,24 @@ export function initialLoopCounters(carried: AgentRunCarryOver | undefined): Loo
 /** An abort for the failure policy or an engine failure: it always compensates. */
 export function failedRun(reason: string): RunAbort {
   return { status: 'failed', reason, compensate: true };
+}
+
+/**
+ * The state of a run that starts with nothing carried over: no turn, no step, no warning. The tool calls of a
+ * user's workflow and of an MCP call keep theirs in the same shape, so `durable-tools approve` reads all three.
+ */
+export function newRunState(workflowId: string, goal: string, runKey?: string): AgentRunState {
+  return {
+    workflowId,
+    runId: workflowId,
+    ...(runKey !== undefined ? { runKey } : {}),
+    goal,
+    status: 'running',
+    turns: 0,
+    stepCount: 0,
+    generation: 0,
+    steps: [],
+    policyWarnings: [],
+    usage: initialRunUsage(),
+  };
 }

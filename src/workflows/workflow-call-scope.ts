@@ -5,7 +5,7 @@ import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { ENGINE_ACTIVITY_OPTIONS } from './agent-run-defaults';
 import { newApprovalGate, type ApprovalGate } from './approval-gate';
 import { joinApprovalDesk } from './approval-desk';
-import { initialRunUsage } from './run-usage';
+import { newRunState } from './run-loop-state';
 
 /*
  * What durable tool calls from a user's own workflow share within one workflow execution: the keys' owner, the
@@ -66,19 +66,7 @@ export function callScope(): CallScope {
     runKey,
     callIdPrefix: continuedFromExecutionRunId ? `${continuedFromExecutionRunId}/` : '',
     count: 0,
-    state: {
-      workflowId,
-      runId: workflowId,
-      runKey,
-      goal: `Tool calls of workflow ${workflowType}`,
-      status: 'running',
-      turns: 0,
-      stepCount: 0,
-      generation: 0,
-      steps: [],
-      policyWarnings: [],
-      usage: initialRunUsage(),
-    },
+    state: newRunState(workflowId, `Tool calls of workflow ${workflowType}`, runKey),
   };
   globals[SCOPE] = scope;
   return scope;
