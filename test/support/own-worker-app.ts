@@ -20,7 +20,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { codeBlocks, REPO } from './packed-app';
+import { codeBlocks, packInto, REPO } from './packed-app';
 import { testServer } from './temporal-test-env';
 
 /** The `@temporalio` packages an app with its own worker uses directly (pinned at one version). */
@@ -97,15 +97,7 @@ export interface PackedForApps {
 /** `npm pack` of the repository (building it) into a new temporary directory. */
 export function packForApps(): PackedForApps {
   const root = mkdtempSync(join(tmpdir(), 'durable-tools-own-worker-'));
-  const name = execFileSync('npm', ['pack', '--silent', '--pack-destination', root], {
-    cwd: REPO,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-    .trim()
-    .split('\n')
-    .pop()!;
-  return { root, tarball: join(root, name), apps: new Map() };
+  return { root, tarball: packInto(root), apps: new Map() };
 }
 
 const NPM_FLAGS = ['--save-exact', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];

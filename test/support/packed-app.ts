@@ -87,10 +87,9 @@ export interface PackedApp {
   files: string[];
 }
 
-/** Packs the repository, installs the tarball once and makes a CommonJS and an ESM app that use it. */
-export function packAndInstall(options: { npmInstall?: boolean } = {}): PackedApp {
-  const work = mkdtempSync(join(tmpdir(), 'durable-tools-pack-'));
-  const name = execFileSync('npm', ['pack', '--silent', '--pack-destination', work], {
+/** `npm pack` of the repository (building it through `prepack`) into `dir`; returns the tarball's path. */
+export function packInto(dir: string): string {
+  const name = execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], {
     cwd: REPO,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -98,7 +97,13 @@ export function packAndInstall(options: { npmInstall?: boolean } = {}): PackedAp
     .trim()
     .split('\n')
     .pop()!;
-  const tarball = join(work, name);
+  return join(dir, name);
+}
+
+/** Packs the repository, installs the tarball once and makes a CommonJS and an ESM app that use it. */
+export function packAndInstall(options: { npmInstall?: boolean } = {}): PackedApp {
+  const work = mkdtempSync(join(tmpdir(), 'durable-tools-pack-'));
+  const tarball = packInto(work);
   const files = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).trim().split('\n');
   const install = join(work, 'install');
   mkdirSync(install);
