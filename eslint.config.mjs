@@ -12,7 +12,7 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     // CommonJS tooling that runs before any compiler: the jest configurations and the Node 22 line's helpers.
-    files: ['jest.config.js', 'jest.node22.config.js', 'test/support/node22/*.js'],
+    files: ['jest.config.js', 'jest.node22.config.js', 'test/support/node22/*.js', 'test/support/packed-manifest.js'],
     languageOptions: {
       sourceType: 'commonjs',
       globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly' },

@@ -24,6 +24,7 @@ import { encryptedDataConverter } from '../encryption/encryption-codec';
 import { resolveEncryptionKeys, type EncryptionKeyring } from '../encryption/encryption-keys';
 import { withLiveProgress } from '../long-calls/live-progress';
 import { AgentRunStartError } from './agent-run-start-error';
+import { assertKnownRunInputFields } from './run-input-fields';
 import { agentRunStateOf } from './agent-run-state-of';
 
 /** The workflow type of an agent run. */
@@ -163,6 +164,7 @@ export async function startAgentRun(
   input: AgentRunInput,
   options: StartAgentRunOptions = {},
 ): Promise<AgentRunHandle> {
+  assertKnownRunInputFields(input);
   const reusePolicy = options.workflowIdReusePolicy ?? 'REJECT_DUPLICATE';
   if (!ID_REUSE_POLICIES.includes(reusePolicy)) {
     throw new AgentRunStartError(

@@ -9,7 +9,9 @@ export type AgentRunStartErrorCode =
   /** `workflowId` and its deprecated old name `runId` are both given, with different values. */
   | 'CONFLICTING_WORKFLOW_ID'
   /** `eagerStart` with a client that is not over a worker's `NativeConnection`. */
-  | 'EAGER_START_UNSUPPORTED';
+  | 'EAGER_START_UNSUPPORTED'
+  /** The run input has a field an agent run does not know (a typo, or a start option such as `workflowId`). */
+  | 'UNKNOWN_INPUT_FIELD';
 
 /** `startAgentRun` could neither start the run nor return an existing agent run with that id. */
 export class AgentRunStartError extends DurableToolsError<AgentRunStartErrorCode> {

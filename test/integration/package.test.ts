@@ -76,6 +76,15 @@ test('the package holds only the build, package.json and README: no sources, tes
   expect(app.files.filter((file) => /examples|\.test\.|\/test\//.test(file))).toEqual([]);
 });
 
+test('the packed package.json has no repository-only script, and packing leaves the checkout as it was', () => {
+  const manifest = JSON.parse(
+    execFileSync('tar', ['-xzOf', app.tarball, 'package/package.json'], { encoding: 'utf8' }),
+  );
+  expect(manifest.scripts.prepare).toBeUndefined();
+  const checkout = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
+  expect(checkout.scripts.prepare).toBe('node test/support/node22/unshadow-node.js');
+});
+
 test('the README and docs/ hold TypeScript blocks for the package test to check, the quickstart among them', () => {
   const files = documentedTypescriptBlocks().map((block) => block.file);
   expect(files).toContain('readme-block-1.ts');
