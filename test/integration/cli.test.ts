@@ -87,6 +87,16 @@ describe('help and usage', () => {
     expect(context.output.join('\n')).toMatch(/exit codes:/);
   });
 
+  test.each(['worker', 'dev'])('%s --help names the model settings and the MCP servers setting', async (name) => {
+    const context = collectingContext();
+    const command = await COMMANDS.find((c) => c.name === name)!.load();
+    await command.run(['--help'], context);
+    const help = context.output.join('\n');
+    expect(help).toMatch(/DURABLE_TOOLS_MODEL=openai\|anthropic\|openai-compatible/);
+    expect(help).toMatch(/OPENAI_API_KEY/);
+    expect(help).toMatch(/--mcp-config <file>[\s\S]*DURABLE_TOOLS_MCP_CONFIG/);
+  });
+
   test('durable-tools --help lists every command and exits 0', async () => {
     const { code, stdout } = await runCliToEnd(['--help'], {});
     expect(code).toBe(0);

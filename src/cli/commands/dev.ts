@@ -1,5 +1,6 @@
 import { connectionSettingsFromEnv } from '../../client/connection-settings';
 import { loadToolsModuleExports, runWorkerProcess } from '../../runtime/create-worker';
+import { MODEL_SETTINGS_HELP } from '../model-settings-help';
 import { MCP_CONFIG_OPTION_HELP, MCP_CONFIG_OPTION_SPEC, mcpConfigOption } from '../mcp-config-option';
 import { EXIT_CODES, type CliCommand } from '../command';
 import { ensureServerReachable } from '../connect';
@@ -27,6 +28,8 @@ ${SERVER_OPTIONS_HELP}
 ${STACK_TRACES_OPTION_HELP}
 ${PARENT_WATCH_OPTION_HELP}
   -h, --help      this help
+
+${MODEL_SETTINGS_HELP}
 
 exit codes: 0 stopped by Ctrl-C/SIGTERM after stopping everything, 1 something could not start, 2 bad arguments.
 Through npm/npx, npm may report 130/143 instead of 0 (see docs/operations.md, "Exit codes").`,

@@ -1,5 +1,6 @@
 import { connectionSettingsFromEnv } from '../../client/connection-settings';
 import { loadToolsModuleExports, runWorkerProcess } from '../../runtime/create-worker';
+import { MODEL_SETTINGS_HELP } from '../model-settings-help';
 import { MCP_CONFIG_OPTION_HELP, MCP_CONFIG_OPTION_SPEC, mcpConfigOption } from '../mcp-config-option';
 import { parseCommandArgs, stringOption } from '../args';
 import { ensureServerReachable } from '../connect';
@@ -29,6 +30,8 @@ ${PROMETHEUS_OPTION_HELP}
 ${STACK_TRACES_OPTION_HELP}
 ${PARENT_WATCH_OPTION_HELP}
   -h, --help      this help
+
+${MODEL_SETTINGS_HELP}
 
 environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_PROFILE,
   TEMPORAL_CONFIG_FILE, DURABLE_TOOLS_TASK_QUEUE, DURABLE_TOOLS_TOOLS_MODULE, DURABLE_TOOLS_MCP_CONFIG, DURABLE_TOOLS_WORKFLOW_STACK_TRACES,
