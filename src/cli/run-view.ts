@@ -133,7 +133,7 @@ export function stepsTable(steps: readonly StepRecord[], width = DEFAULT_OUTPUT_
       String(step.stepId),
       step.tool,
       preview(step.arguments, VIEW.arguments),
-      step.status + dryRunMark(step),
+      step.status + dryRunMark(step) + forkedMark(step),
       step.attempts === undefined ? '' : String(step.attempts),
       observationText(step),
     ]),
@@ -174,8 +174,23 @@ export function runSummary(state: AgentRunState, width = DEFAULT_OUTPUT_WIDTH): 
     ...(state.reason ? field('why', state.reason) : []),
     ...(state.answer ? field('answer', state.answer) : []),
     ...(state.dryRun ? field('dry run', dryRunSummary(state)) : []),
+    ...(state.forkedFrom ? field('forked', forkSummary(state.forkedFrom)) : []),
     ...(state.policyWarnings ?? []).flatMap((warning) => field('warning', warning)),
   ];
+}
+
+/** `from run-a at step 4: steps 1–3 are copied from it (nothing ran for them here)`. */
+function forkSummary(fork: NonNullable<AgentRunState['forkedFrom']>): string {
+  const copied =
+    fork.fromStep <= 1
+      ? 'no step is copied'
+      : `${fork.fromStep === 2 ? 'step 1 is' : `steps 1–${fork.fromStep - 1} are`} copied from it (nothing ran for them here)`;
+  return `from ${fork.workflowId} at step ${fork.fromStep}: ${copied}`;
+}
+
+/** A step a fork copied from its source, after its status: ` (copied)`. */
+function forkedMark(step: StepRecord): string {
+  return step.forked ? ' (copied)' : '';
 }
 
 /** How a dry run's step was answered, after its status: ` (record of step 3)`, ` (no record)`, ` (ran)`. */

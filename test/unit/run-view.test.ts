@@ -236,3 +236,29 @@ describe('a dry run in show', () => {
     );
   });
 });
+
+describe('a forked run', () => {
+  const source = { workflowId: 'run-a' };
+  const forked = state(
+    [
+      step(1, { status: 'succeeded', forked: source }),
+      step(2, { status: 'succeeded', forked: source }),
+      step(3, { status: 'succeeded' }),
+    ],
+    { forkedFrom: { workflowId: 'run-a', fromStep: 3 } },
+  );
+
+  test('says what it was forked from and which steps it copied', () => {
+    expectWhole(
+      runSummary(forked).join('\n'),
+      'forked: from run-a at step 3: steps 1–2 are copied from it (nothing ran for them here)',
+    );
+  });
+
+  test('marks the copied steps in the steps table, and only those', () => {
+    const rows = stepsTable(forked.steps).split('\n');
+    expect(rows.find((row) => /^1\s/.test(row))).toContain('succeeded (copied)');
+    expect(rows.find((row) => /^2\s/.test(row))).toContain('succeeded (copied)');
+    expect(rows.find((row) => /^3\s/.test(row))).not.toContain('(copied)');
+  });
+});
