@@ -12,6 +12,7 @@ import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../
 import { connectForCommand } from '../connect';
 import { temporalShowCommand } from '../hints';
 import { LiveSteps, outputWidth, progressLine, runSummary } from '../run-view';
+import { subAgentApprovalLine, subAgentApprovalWaits } from '../sub-agent-approvals';
 import { streamAgentRun } from '../../client/stream-agent-run';
 import { StreamView } from '../stream-view';
 import { openCommandStreamStore } from '../stream-store';
@@ -259,10 +260,16 @@ async function watch(
     (error: unknown) => (failure = error ?? new Error('the run failed')),
   );
   let warnedNoWorker = false;
+  const toldWaits = new Set<string>();
   while (ended === undefined && failure === undefined && context.lifecycle.signal === undefined) {
     // With the latest progress of running long calls (their heartbeat details).
     const state = await getAgentRunState(client, handle.workflowId).catch(() => undefined);
     if (mayShow(state)) show(state);
+    for (const line of state ? await newSubAgentWaits(client, state, toldWaits, context) : []) {
+      clearProgress();
+      text.close();
+      context.out(line);
+    }
     const line = progressLine(state, startedAt, Date.now());
     if (text.open) {
       // streamed text is being written on this line: the progress line waits
@@ -290,6 +297,19 @@ async function watch(
   if (ended) show(ended);
   if (failure !== undefined && context.lifecycle.signal === undefined) throw failure;
   return ended;
+}
+
+/** Lines about sub-agent calls that wait for approval, each once (a sub-agent's wait shows nowhere else). */
+async function newSubAgentWaits(
+  client: Client,
+  state: AgentRunState,
+  told: Set<string>,
+  context: CliContext,
+): Promise<string[]> {
+  const waits = await subAgentApprovalWaits(state, (id) => getAgentRunState(client, id).catch(() => undefined));
+  const fresh = waits.filter((wait) => !told.has(`${wait.workflowId}/${wait.stepId}`));
+  for (const wait of fresh) told.add(`${wait.workflowId}/${wait.stepId}`);
+  return fresh.map((wait) => subAgentApprovalLine(wait, context.self, context.env));
 }
 
 /**
