@@ -29,6 +29,28 @@ test('run --script examples/trip-turns.json books the trip, correcting the drift
   expect(run.code).toBe(0);
 });
 
+test('a script that calls a tool no worker has is warned of before the run starts', async () => {
+  const file = join(dir, 'typo.json');
+  writeFileSync(
+    file,
+    JSON.stringify([
+      { toolCalls: [{ name: 'search_flight', arguments: { from: 'LIS', to: 'BER' } }] },
+      { text: 'Done.', final: true },
+    ]),
+  );
+  const run = await runCliToEnd(['run', 'Find a flight', '--script', file], env);
+  expect(run.stderr).toMatch(
+    new RegExp(`the script calls "search_flight", which no worker of task queue "${taskQueue}" has[^]*search_flights`),
+  );
+  expect(run.stdout).toMatch(/Run \S+ started/);
+  expect(run.stdout).toContain('UNKNOWN_TOOL');
+});
+
+test('a script whose tools all exist starts without a warning', async () => {
+  const run = await runCliToEnd(['run', 'Book a trip to Berlin', '--script', 'examples/trip-turns.json'], env);
+  expect(run.stderr).not.toMatch(/no worker of task queue/);
+});
+
 test('a script file with a bad turn exits 2 naming the path of the problem and a minimal script', async () => {
   const file = join(dir, 'bad.json');
   writeFileSync(file, JSON.stringify([{ text: 'a' }, { text: 'b' }, { toolCalls: [{ name: 7 }] }]));

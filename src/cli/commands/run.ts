@@ -12,6 +12,7 @@ import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../
 import { connectForCommand } from '../connect';
 import { temporalShowCommand } from '../hints';
 import { LiveSteps, outputWidth, progressLine, runSummary } from '../run-view';
+import { scriptToolWarning } from '../script-tool-check';
 import { subAgentApprovalLine, subAgentApprovalWaits } from '../sub-agent-approvals';
 import { streamAgentRun } from '../../client/stream-agent-run';
 import { StreamView } from '../stream-view';
@@ -86,6 +87,10 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
     const id = stringOption(values, 'id');
     if (values['reuse-failed-id'] === true && !id)
       throw new CliUsageError('--reuse-failed-id needs --id <id> (a workflow id).');
+    if (input.model.provider === 'scripted' && Array.isArray(input.model.script)) {
+      const warning = await scriptToolWarning(client, taskQueue, input.model.script as ScriptedTurn[]);
+      if (warning) context.err(warning);
+    }
     const handle = await startAgentRun(client, input, {
       taskQueue,
       ...(id ? { workflowId: id } : {}),
