@@ -48,8 +48,10 @@ arguments`,
     if (pending.length === 0) return (context.out('No tool call is waiting for approval.'), EXIT_CODES.ok);
     for (const call of pending) for (const line of pendingCallLines(call)) context.out(line);
     context.out('');
+    // Without $USER (as in many containers) `approve` needs to be told who decides.
+    const approver = context.env.USER?.trim() ? '' : ' --approver <your name>';
     context.out(
-      `${pending.length} call${pending.length === 1 ? '' : 's'} waiting. Decide with \`${context.self} approve <run> <step> --digest <digest>\` or \`${context.self} reject <run> <step> --reason <why>\`.`,
+      `${pending.length} call${pending.length === 1 ? '' : 's'} waiting. Decide with \`${context.self} approve <run> <step> --digest <digest>${approver}\` or \`${context.self} reject <run> <step> --reason <why>${approver}\`.`,
     );
     return EXIT_CODES.ok;
   },
