@@ -10,6 +10,7 @@ import { startMcpHttpListener } from '../../src/mcp/server/mcp-http-listener';
 import { mcpReadOnlyToolNames } from '../../src/mcp/server/mcp-oauth-scopes';
 import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { McpConfigError } from '../../src/mcp/client/mcp-config-error';
+import { createMcpAccessTokenVerifier } from '../../src/mcp/server/mcp-oauth-verifier';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 import { useMcpTestListener } from '../support/mcp-test-listener';
 import { expectTasksListedToTheirCallersOnly } from '../support/mcp-task-isolation';
@@ -170,6 +171,48 @@ describe('refused tokens', () => {
     expect(refused.status).toBe(401);
     expect(refused.challenge).toMatchObject({ error: 'invalid_token' });
     expect(refused.challenge['error_description']).toContain('not signed by the authorization server');
+  });
+
+  /** A token signed with the provider's own key, for this server, with these claims and header fields. */
+  async function signedByTheIssuer(claims: Record<string, unknown>, header: Record<string, unknown> = {}) {
+    return new SignJWT({ scope: BOTH, client_id: 'alice', ...claims })
+      .setProtectedHeader({ alg: 'RS256', kid: String(signingKey['kid']), typ: 'at+jwt', ...header })
+      .setIssuer(provider().issuer)
+      .setAudience(mcp.listener().url)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(await importJWK(signingKey, 'RS256'));
+  }
+
+  test('a token of the issuer whose sub is not a string (an array, a number) is refused with 401 invalid_token', async () => {
+    expect((await post(INITIALIZE, await signedByTheIssuer({ sub: 'alice' }))).status).toBe(200);
+    for (const sub of [['alice'], 12345]) {
+      const refused = await refusalOf(await signedByTheIssuer({ sub }));
+      expect(refused.status).toBe(401);
+      expect(refused.challenge).toMatchObject({ error: 'invalid_token' });
+      expect(refused.challenge['error_description']).toContain('sub');
+    }
+  });
+
+  test('a token of the issuer typed JWT, not at+jwt (RFC 9068), is refused with 401 invalid_token', async () => {
+    for (const typ of ['JWT', undefined]) {
+      const refused = await refusalOf(await signedByTheIssuer({ sub: 'alice' }, { typ }));
+      expect(refused.status).toBe(401);
+      expect(refused.challenge).toMatchObject({ error: 'invalid_token' });
+      expect(refused.challenge['error_description']).toContain('at+jwt');
+    }
+  });
+
+  test('a verifier configured for an issuer that types its access tokens JWT accepts those and nothing else', async () => {
+    const verifier = createMcpAccessTokenVerifier({
+      issuer: provider().issuer,
+      audience: mcp.listener().url,
+      tokenType: 'JWT',
+    });
+    const typed = await verifier.verify(await signedByTheIssuer({ sub: 'alice' }, { typ: 'JWT' }));
+    expect(typed).toMatchObject({ ok: true, caller: { subject: 'alice' } });
+    const other = await verifier.verify(await signedByTheIssuer({ sub: 'alice' }));
+    expect(other).toMatchObject({ ok: false, error: 'invalid_token' });
   });
 
   test('a token that is not a JWT is refused with 401 invalid_token, and the answer never quotes it', async () => {

@@ -81,3 +81,12 @@ describe('the --oauth-* flags', () => {
     expect(mcpOAuthModeOf({}, { stdio: false, staticTokens: true }, env)).toContain('exclusive');
   });
 });
+
+test('list_pending_approvals may be called with the read scope or the approvals scope alone, nothing else with the latter', () => {
+  const scopes = mcpToolScopes();
+  expect(scopes.allows('list_pending_approvals', new Set(['tools:read']))).toBe(true);
+  expect(scopes.allows('list_pending_approvals', new Set(['approvals']))).toBe(true);
+  expect(scopes.allows('list_pending_approvals', new Set(['tools:write']))).toBe(false);
+  expect(scopes.allows('get_agent_run', new Set(['approvals']))).toBe(false);
+  expect(scopes.allows('create_order', new Set(['approvals']))).toBe(false);
+});
