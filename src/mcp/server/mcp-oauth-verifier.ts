@@ -88,7 +88,11 @@ export function createMcpAccessTokenVerifier(options: McpAccessTokenVerifierOpti
           typ: options.tokenType ?? MCP_OAUTH_DEFAULT_TOKEN_TYPE,
         });
         if (typeof payload.sub !== 'string' || payload.sub === '') {
-          return { ok: false, error: 'invalid_token', description: 'The access token lacks a valid "sub" claim.' };
+          return {
+            ok: false,
+            error: 'invalid_token',
+            description: 'The access token lacks a valid sub claim (a non-empty string).',
+          };
         }
         const clientId = typeof payload['client_id'] === 'string' ? payload['client_id'] : payload['azp'];
         const caller: McpCaller = {
@@ -142,7 +146,7 @@ function rejectionOf(error: unknown, expectedType: string): string {
       case 'typ':
         return `The access token's header is not typed ${expectedType} (RFC 9068).`;
       default:
-        return `The access token lacks a valid "${error.claim}" claim.`;
+        return `The access token lacks a valid ${error.claim} claim.`;
     }
   }
   if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWSSignatureVerificationFailed) {
