@@ -13,7 +13,8 @@ import { startAgentRunStreamServer, type AgentRunStreamServer } from '../../src/
 import { mcpAgentRunIdIn, mcpCallerScope } from '../../src/mcp/server/mcp-caller';
 import { mcpStreamReaders } from '../../src/mcp/server/mcp-stream-readers';
 import { SqliteStreamStore } from '../../src/stores/streams/sqlite-stream-store';
-import { uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { startCli, waitForCliOutput } from '../support/cli-process';
+import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 const temporal = useTestTemporal();
@@ -169,4 +170,27 @@ test('a path with a broken percent-encoding is answered 400, not 500', async () 
   const answer = await open(`${server.url}/runs/%E0%A4%A/stream`, STREAM_TOKEN);
   expect(answer.status).toBe(400);
   expect(JSON.parse(answer.body)).toMatchObject({ code: 'BAD_REQUEST' });
+});
+
+test("`durable-tools stream-server --mcp-server <name>` admits the MCP server's token callers, each to its own runs", async () => {
+  const alices = await mcpRunOf('alice');
+  const cli = startCli(['stream-server', '--port', '0', '--mcp-server', SERVER], {
+    TEMPORAL_ADDRESS: testServer().address,
+    TEMPORAL_NAMESPACE: testServer().namespace,
+    DURABLE_TOOLS_STREAM_SQLITE_PATH: join(dir, 'cli-streams.sqlite'),
+    DURABLE_TOOLS_MCP_TOKENS: TOKENS.map((t) => `${t.name}:${t.token}`).join(','),
+    DURABLE_TOOLS_MCP_TOKEN: '',
+    DURABLE_TOOLS_STREAM_TOKEN: '',
+  });
+  try {
+    await waitForCliOutput(cli, /Stream server at (http:\S+):/);
+    const base = /Stream server at (http:\S+):/.exec(cli.stdout())![1]!;
+    const url = `${base}/runs/${encodeURIComponent(alices)}/stream`;
+    expect((await open(url, 'alice-token-3c1f')).status).toBe(200);
+    expect((await open(url, 'bob-token-9a2e')).status).toBe(404);
+    expect((await open(url)).status).toBe(401);
+  } finally {
+    process.kill(cli.child.pid!, 'SIGTERM');
+    await cli.exited;
+  }
 });

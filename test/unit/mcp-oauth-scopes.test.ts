@@ -65,6 +65,15 @@ describe('the --oauth-* flags', () => {
     });
   });
 
+  test('--oauth-token-type (or its variable) names the typ tokens must carry; none leaves the default at+jwt', () => {
+    const issuer = { 'oauth-issuer': 'https://login.example' };
+    expect(mcpOAuthOptionsOf({ ...issuer, 'oauth-token-type': 'JWT' }, [], {})).toMatchObject({ tokenType: 'JWT' });
+    expect(mcpOAuthOptionsOf(issuer, [], { DURABLE_TOOLS_MCP_OAUTH_TOKEN_TYPE: 'JWT' })).toMatchObject({
+      tokenType: 'JWT',
+    });
+    expect(mcpOAuthOptionsOf(issuer, [], {})).not.toHaveProperty('tokenType');
+  });
+
   test('an --oauth-* option without an issuer is refused', () => {
     expect(mcpOAuthOptionsOf({ 'oauth-audience': 'https://mcp.example/mcp' }, [], {})).toContain('--oauth-issuer');
   });

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { CrossOriginRedirectError, fetchWithinOrigin } from '../../net/fetch-within-origin';
 import { isLoopbackHost } from '../../net/http-guard';
 import { McpConfigError } from '../client/mcp-config-error';
@@ -87,19 +87,7 @@ export function createMcpAccessTokenVerifier(options: McpAccessTokenVerifierOpti
           requiredClaims: ['exp', 'sub'],
           typ: options.tokenType ?? MCP_OAUTH_DEFAULT_TOKEN_TYPE,
         });
-        if (typeof payload.sub !== 'string' || payload.sub === '') {
-          return {
-            ok: false,
-            error: 'invalid_token',
-            description: 'The access token lacks a valid sub claim (a non-empty string).',
-          };
-        }
-        const clientId = typeof payload['client_id'] === 'string' ? payload['client_id'] : payload['azp'];
-        const caller: McpCaller = {
-          subject: payload.sub,
-          ...(typeof clientId === 'string' ? { clientId } : {}),
-        };
-        return { ok: true, caller, scopes: scopesGrantedBy(payload) };
+        return checkOfClaims(payload);
       } catch (error) {
         if (
           !(error instanceof errors.JOSEError) ||
@@ -116,6 +104,23 @@ export function createMcpAccessTokenVerifier(options: McpAccessTokenVerifierOpti
       }
     },
   };
+}
+
+/**
+ * The caller and scopes of a verified token's claims: `{ subject: sub, clientId: client_id ?? azp }`; refused when
+ * `sub` is not a non-empty string (`["alice"]` or `12345` would pass for another subject once printed).
+ */
+function checkOfClaims(payload: JWTPayload): McpAccessTokenCheck {
+  if (typeof payload.sub !== 'string' || payload.sub === '') {
+    return {
+      ok: false,
+      error: 'invalid_token',
+      description: 'The access token lacks a valid sub claim (a non-empty string).',
+    };
+  }
+  const clientId = typeof payload['client_id'] === 'string' ? payload['client_id'] : payload['azp'];
+  const caller: McpCaller = { subject: payload.sub, ...(typeof clientId === 'string' ? { clientId } : {}) };
+  return { ok: true, caller, scopes: scopesGrantedBy(payload) };
 }
 
 const ASYMMETRIC_ALGORITHMS = [
