@@ -5,7 +5,15 @@
  * insufficient_scope for a tool the token may not call, and the token's subject as the caller scope of keys and
  * tasks. One listener, a worker of the recording tools in this process, SDK clients with a Bearer header.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SignJWT, importJWK } from 'jose';
+import { startAgentRun } from '../../src/client/agent-run-client';
+import { startAgentRunStreamServer } from '../../src/client/agent-run-stream-server';
+import { DEFAULT_MCP_SERVER_NAME, mcpAgentRunIdIn, mcpCallerScope } from '../../src/mcp/server/mcp-caller';
+import { mcpStreamReaders } from '../../src/mcp/server/mcp-stream-readers';
+import { SqliteStreamStore } from '../../src/stores/streams/sqlite-stream-store';
 import { startMcpHttpListener } from '../../src/mcp/server/mcp-http-listener';
 import { mcpReadOnlyToolNames } from '../../src/mcp/server/mcp-oauth-scopes';
 import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
@@ -336,6 +344,41 @@ describe('the `durable-tools mcp` command', () => {
     } finally {
       process.kill(cli.child.pid!, 'SIGTERM');
       await cli.exited;
+    }
+  });
+});
+
+describe('the run stream server, for the callers of this MCP server', () => {
+  test("an OAuth access token for the MCP server reads its subject's runs at the stream server, and no other's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-streams-'));
+    const store = new SqliteStreamStore({ path: join(dir, 'streams.sqlite') });
+    const sse = await startAgentRunStreamServer({
+      client: temporal.client,
+      store,
+      port: 0,
+      readers: mcpStreamReaders({ oauth: { issuer: provider().issuer, audience: mcp.listener().url } }),
+    });
+    const workflowId = mcpAgentRunIdIn(mcpCallerScope(DEFAULT_MCP_SERVER_NAME, ALICE), undefined);
+    try {
+      const input = { goal: 'wait', model: { provider: 'scripted', script: [] } };
+      await startAgentRun(temporal.client, input, { taskQueue: uniqueTaskQueue('mcp-oauth-streams'), workflowId });
+      const read = async (token: string) => {
+        const response = await fetch(`${sse.url}/runs/${workflowId}/stream`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        await response.body?.cancel();
+        return response.status;
+      };
+      expect(await read(await tokenOf('alice'))).toBe(200);
+      expect(await read(await tokenOf('bob'))).toBe(404);
+      expect(await read(await tokenOf('alice', BOTH, 'https://elsewhere.example/mcp'))).toBe(401);
+    } finally {
+      await temporal.client.workflow
+        .getHandle(workflowId)
+        .terminate('test over')
+        .catch(() => undefined);
+      await sse.close();
+      await store.close();
     }
   });
 });
