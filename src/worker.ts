@@ -73,6 +73,7 @@ export { staticTokenAuthenticator } from './mcp/server/mcp-caller-auth';
 export { startMcpHttpListener, type McpHttpListenerOptions } from './mcp/server/mcp-http-listener';
 export { mcpReadOnlyToolNames } from './mcp/server/mcp-oauth-scopes';
 export { mcpApproversByName, mcpApproversByScope } from './mcp/server/mcp-approver-rules';
+export { mcpStreamReaders, type McpStreamReadersOptions } from './mcp/server/mcp-stream-readers';
 
 // Reading encrypted runs: the codec server (docs/security.md, "Encryption")
 export { startCodecServer } from './encryption/codec-server';

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { StreamStore } from '../stores/streams/stream-store';
+import type { AgentRunStreamRun } from './agent-run-stream-readers';
 import { streamAgentRun } from './stream-agent-run';
 
 /** Defaults of {@link serveAgentRunStream}. */
@@ -20,6 +21,11 @@ export interface ServeAgentRunStreamOptions {
   workflowId: string;
   /** Keep-alive comment interval in ms (default 15 s). */
   keepAliveMs?: number;
+  /**
+   * Whether the requester may read this run (default: yes). A run it may not read is answered exactly like a run
+   * that does not exist (404, the same body), so an id tells a stranger nothing.
+   */
+  mayRead?: (run: AgentRunStreamRun) => boolean;
 }
 
 /**
@@ -27,7 +33,7 @@ export interface ServeAgentRunStreamOptions {
  * each event is `id: <offset>`, `event: <type>`, `data: <the event as JSON>`, and once the run has ended and all
  * its events were sent, an `end` event closes the stream. A reconnecting browser sends `Last-Event-ID` and
  * resumes after that offset (no event twice, none skipped); a first request may say `?from=<offset>`. A run that
- * does not exist answers 404. Mount it in any Node HTTP server or framework (`startAgentRunStreamServer` is a
+ * does not exist, or that `mayRead` refuses, answers the same 404. Mount it in any Node HTTP server or framework (`startAgentRunStreamServer` is a
  * ready one).
  *
  * @example
@@ -45,13 +51,8 @@ export async function serveAgentRunStream(
   options: ServeAgentRunStreamOptions,
 ): Promise<void> {
   const from = resumeOffset(request);
-  try {
-    await options.client.workflow.getHandle(options.workflowId).describe();
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) {
-      return sendJson(response, 404, { code: 'NOT_FOUND', message: `No run "${options.workflowId}".` });
-    }
-    throw error;
+  if (!(await readable(options))) {
+    return sendJson(response, 404, { code: 'NOT_FOUND', message: 'No such run to read.' });
   }
   const abort = new AbortController();
   const stop = (): void => abort.abort();
@@ -81,6 +82,18 @@ export async function serveAgentRunStream(
     clearInterval(keepAlive);
     await events.return(undefined);
     response.end();
+  }
+}
+
+/** Whether the run exists and the requester may read it. */
+async function readable(options: ServeAgentRunStreamOptions): Promise<boolean> {
+  try {
+    const description = await options.client.workflow.getHandle(options.workflowId).describe();
+    const rootWorkflowId = description.rootExecution?.workflowId ?? description.workflowId;
+    return options.mayRead?.({ workflowId: description.workflowId, rootWorkflowId }) ?? true;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
   }
 }
 

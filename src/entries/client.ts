@@ -36,6 +36,11 @@ export {
   type AgentRunStreamServer,
   type AgentRunStreamServerOptions,
 } from '../client/agent-run-stream-server';
+export type {
+  AgentRunStreamReader,
+  AgentRunStreamReaders,
+  AgentRunStreamRun,
+} from '../client/agent-run-stream-readers';
 export type { AgentStreamEvent, AgentStreamEventType, StreamSegment } from '../stores/streams/stream-events';
 export { diffAgentRuns } from '../client/diff-agent-runs';
 export { forkAgentRun, type ForkAgentRunOptions } from '../client/fork-agent-run';

@@ -93,10 +93,7 @@ async function waitingRecord(store: PayloadStore, callbackToken: unknown): Promi
   const record = await readRecord(store, parsed.idempotencyKey);
   if (!record || !secretMatches(record, parsed.secret)) throw invalid();
   if (record.status === 'done') {
-    throw new JobCallbackError(
-      `The call ${record.idempotencyKey} was already completed by a callback.`,
-      'ALREADY_FINISHED',
-    );
+    throw new JobCallbackError('The call was already completed by a callback.', 'ALREADY_FINISHED');
   }
   return record;
 }
@@ -164,16 +161,13 @@ async function completeByToken(deps: JobCallbackDeps, first: JobRecord, result: 
     }
     const again = await readRecord(deps.store, record.idempotencyKey);
     if (again?.status === 'done') {
-      throw new JobCallbackError(
-        `The call ${record.idempotencyKey} was already completed by a callback.`,
-        'ALREADY_FINISHED',
-      );
+      throw new JobCallbackError('The call was already completed by a callback.', 'ALREADY_FINISHED');
     }
     if (!again || again.taskToken === record.taskToken) break;
     record = again;
   }
   throw new JobCallbackError(
-    `No attempt of the call ${record.idempotencyKey} waits for a callback now (it timed out, was cancelled, or is about to be retried).`,
+    'No attempt of the call waits for a callback now (it timed out, was cancelled, or is about to be retried).',
     'NOT_WAITING',
   );
 }
@@ -187,10 +181,7 @@ async function attemptWaiting(deps: JobCallbackDeps, record: JobRecord): Promise
     current = (await readRecord(deps.store, record.idempotencyKey)) ?? current;
   }
   if (current.status === 'done') {
-    throw new JobCallbackError(
-      `The call ${record.idempotencyKey} was already completed by a callback.`,
-      'ALREADY_FINISHED',
-    );
+    throw new JobCallbackError('The call was already completed by a callback.', 'ALREADY_FINISHED');
   }
   return current;
 }

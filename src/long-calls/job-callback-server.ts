@@ -29,7 +29,8 @@ export interface JobCallbackServer {
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * Starts the callback endpoint. Answers `200 {"status":"completed",...}`, or an error
+ * Starts the callback endpoint. Answers `200 {"status":"completed","tool":<name>,"jobId"?:<id>}` (never the run
+ * nor the call's idempotency key), or an error
  * `{"error":{"code","message","issues"}}` with 404 (unknown or forged token), 422 (output breaks the
  * schema), 409 (already completed, or no attempt waiting), 413 (body too large), 400 (not JSON), 503.
  *
@@ -86,7 +87,9 @@ async function handle(
     return answer(response, 400, { error: { code: 'NOT_JSON', message: 'The body must be the output as JSON.' } });
   }
   try {
-    answer(response, 200, await completeJobCallback(deps, token, output));
+    const { tool, jobId } = await completeJobCallback(deps, token, output);
+    // The run and the call's idempotency key stay ours: the downstream learns that its output was taken, no more.
+    answer(response, 200, { status: 'completed', tool, ...(jobId !== undefined ? { jobId } : {}) });
   } catch (error) {
     if (!(error instanceof JobCallbackError)) throw error;
     answer(response, error.httpStatus, { error: { code: error.code, message: error.message, issues: error.issues } });

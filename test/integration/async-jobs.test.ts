@@ -484,3 +484,27 @@ test('the callback endpoint answers malformed requests with structured errors an
   });
   await setup.close();
 });
+
+test("the callback endpoint's answers name the tool and the job, never the run nor the call's idempotency key", async () => {
+  const setup = await setUp('callback-answer-keys', {});
+  await setup.worker.runUntil(async () => {
+    const handle = await startAgentRun(temporal.client, runOf('double_by_callback', 3), { taskQueue: setup.taskQueue });
+    const runKey = `${handle.workflowId}/${handle.firstExecutionRunId}`;
+    const url = await waitingCallbackUrl(setup, runKey);
+    const send = async (body: unknown) => {
+      const response = await fetch(url, { method: 'POST', body: JSON.stringify(body) });
+      return { status: response.status, text: await response.text() };
+    };
+    const accepted = await send({ jobId: 'job-1', doubled: 6 });
+    expect(accepted.status).toBe(200);
+    expect(JSON.parse(accepted.text)).toEqual({ status: 'completed', tool: 'double_by_callback', jobId: 'job-1' });
+    await waitForAgentRun(handle);
+    const repeated = await send({ jobId: 'job-1', doubled: 6 });
+    expect(repeated.status).toBe(409);
+    for (const answer of [accepted.text, repeated.text]) {
+      expect(answer).not.toContain(handle.workflowId);
+      expect(answer).not.toContain(handle.firstExecutionRunId);
+    }
+  });
+  await setup.close();
+});

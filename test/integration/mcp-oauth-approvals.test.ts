@@ -27,6 +27,7 @@ const provider = useOidcTestProvider({
     { id: 'alice', scope: AGENT },
     { id: 'bob', scope: AGENT },
     { id: 'reviewer', scope: APPROVER },
+    { id: 'desk', scope: 'approvals' },
   ],
 });
 const auditStore = new SqliteAuditStore({
@@ -141,4 +142,26 @@ test('an approver cannot approve a call it made itself', async () => {
   expect(refused.isError).toBe(true);
   expect(refused._meta?.['io.durable-tools/error']).toMatchObject({ code: 'APPROVAL_SELF_APPROVAL' });
   expect(wired).not.toContain(waiting.amount);
+});
+
+test('a token with only the approvals scope lists the calls it may approve, and decides one', async () => {
+  const [alice, desk] = [await connectAs('alice'), await connectAs('desk', 'approvals')];
+  const waiting = await wireWaiting(alice, 'alice');
+  expect(await onceListed(desk, waiting.workflowId)).toMatchObject({ own: false, mayApprove: true });
+  const decided = await desk.callTool({
+    name: 'decide_approval',
+    arguments: { workflowId: waiting.workflowId, stepId: 1, decision: 'approve', digest: waiting.digest },
+  });
+  expect(decided.isError).toBeFalsy();
+  await waitFor('the approved call to run', () => wired.includes(waiting.amount));
+});
+
+test('a token with only the approvals scope still may not call a tool nor start a run', async () => {
+  const desk = await connectAs('desk', 'approvals');
+  await expect(desk.callTool({ name: 'wire', arguments: { amount: 1 } })).rejects.toThrow(
+    /needs the scope tools:write/,
+  );
+  await expect(desk.callTool({ name: 'get_agent_run', arguments: { workflowId: 'x' } })).rejects.toThrow(
+    /needs the scope tools:read/,
+  );
 });

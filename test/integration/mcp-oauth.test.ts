@@ -5,11 +5,20 @@
  * insufficient_scope for a tool the token may not call, and the token's subject as the caller scope of keys and
  * tasks. One listener, a worker of the recording tools in this process, SDK clients with a Bearer header.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SignJWT, importJWK } from 'jose';
+import { startAgentRun } from '../../src/client/agent-run-client';
+import { startAgentRunStreamServer } from '../../src/client/agent-run-stream-server';
+import { DEFAULT_MCP_SERVER_NAME, mcpAgentRunIdIn, mcpCallerScope } from '../../src/mcp/server/mcp-caller';
+import { mcpStreamReaders } from '../../src/mcp/server/mcp-stream-readers';
+import { SqliteStreamStore } from '../../src/stores/streams/sqlite-stream-store';
 import { startMcpHttpListener } from '../../src/mcp/server/mcp-http-listener';
 import { mcpReadOnlyToolNames } from '../../src/mcp/server/mcp-oauth-scopes';
 import { createDurableMcpServer, mcpCallWorkflowId } from '../../src/mcp/server/mcp-server';
 import { McpConfigError } from '../../src/mcp/client/mcp-config-error';
+import { createMcpAccessTokenVerifier } from '../../src/mcp/server/mcp-oauth-verifier';
 import { createToolRegistry } from '../../src/tools/tool-registry';
 import { useMcpTestListener } from '../support/mcp-test-listener';
 import { expectTasksListedToTheirCallersOnly } from '../support/mcp-task-isolation';
@@ -172,6 +181,48 @@ describe('refused tokens', () => {
     expect(refused.challenge['error_description']).toContain('not signed by the authorization server');
   });
 
+  /** A token signed with the provider's own key, for this server, with these claims and header fields. */
+  async function signedByTheIssuer(claims: Record<string, unknown>, header: Record<string, unknown> = {}) {
+    return new SignJWT({ scope: BOTH, client_id: 'alice', ...claims })
+      .setProtectedHeader({ alg: 'RS256', kid: String(signingKey['kid']), typ: 'at+jwt', ...header })
+      .setIssuer(provider().issuer)
+      .setAudience(mcp.listener().url)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(await importJWK(signingKey, 'RS256'));
+  }
+
+  test('a token of the issuer whose sub is not a string (an array, a number) is refused with 401 invalid_token', async () => {
+    expect((await post(INITIALIZE, await signedByTheIssuer({ sub: 'alice' }))).status).toBe(200);
+    for (const sub of [['alice'], 12345]) {
+      const refused = await refusalOf(await signedByTheIssuer({ sub }));
+      expect(refused.status).toBe(401);
+      expect(refused.challenge).toMatchObject({ error: 'invalid_token' });
+      expect(refused.challenge['error_description']).toContain('sub');
+    }
+  });
+
+  test('a token of the issuer typed JWT, not at+jwt (RFC 9068), is refused with 401 invalid_token', async () => {
+    for (const typ of ['JWT', undefined]) {
+      const refused = await refusalOf(await signedByTheIssuer({ sub: 'alice' }, { typ }));
+      expect(refused.status).toBe(401);
+      expect(refused.challenge).toMatchObject({ error: 'invalid_token' });
+      expect(refused.challenge['error_description']).toContain('at+jwt');
+    }
+  });
+
+  test('a verifier configured for an issuer that types its access tokens JWT accepts those and nothing else', async () => {
+    const verifier = createMcpAccessTokenVerifier({
+      issuer: provider().issuer,
+      audience: mcp.listener().url,
+      tokenType: 'JWT',
+    });
+    const typed = await verifier.verify(await signedByTheIssuer({ sub: 'alice' }, { typ: 'JWT' }));
+    expect(typed).toMatchObject({ ok: true, caller: { subject: 'alice' } });
+    const other = await verifier.verify(await signedByTheIssuer({ sub: 'alice' }));
+    expect(other).toMatchObject({ ok: false, error: 'invalid_token' });
+  });
+
   test('a token that is not a JWT is refused with 401 invalid_token, and the answer never quotes it', async () => {
     const garbage = `garbage-${unique('token')}`;
     const refused = await refusalOf(garbage);
@@ -293,6 +344,41 @@ describe('the `durable-tools mcp` command', () => {
     } finally {
       process.kill(cli.child.pid!, 'SIGTERM');
       await cli.exited;
+    }
+  });
+});
+
+describe('the run stream server, for the callers of this MCP server', () => {
+  test("an OAuth access token for the MCP server reads its subject's runs at the stream server, and no other's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-streams-'));
+    const store = new SqliteStreamStore({ path: join(dir, 'streams.sqlite') });
+    const sse = await startAgentRunStreamServer({
+      client: temporal.client,
+      store,
+      port: 0,
+      readers: mcpStreamReaders({ oauth: { issuer: provider().issuer, audience: mcp.listener().url } }),
+    });
+    const workflowId = mcpAgentRunIdIn(mcpCallerScope(DEFAULT_MCP_SERVER_NAME, ALICE), undefined);
+    try {
+      const input = { goal: 'wait', model: { provider: 'scripted', script: [] } };
+      await startAgentRun(temporal.client, input, { taskQueue: uniqueTaskQueue('mcp-oauth-streams'), workflowId });
+      const read = async (token: string) => {
+        const response = await fetch(`${sse.url}/runs/${workflowId}/stream`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        await response.body?.cancel();
+        return response.status;
+      };
+      expect(await read(await tokenOf('alice'))).toBe(200);
+      expect(await read(await tokenOf('bob'))).toBe(404);
+      expect(await read(await tokenOf('alice', BOTH, 'https://elsewhere.example/mcp'))).toBe(401);
+    } finally {
+      await temporal.client.workflow
+        .getHandle(workflowId)
+        .terminate('test over')
+        .catch(() => undefined);
+      await sse.close();
+      await store.close();
     }
   });
 });

@@ -113,9 +113,34 @@ describe('the MCP HTTP listener', () => {
     expect((await post(listener, INITIALIZE)).status).toBe(200);
   });
 
+  test('one caller cannot hold every session: past its share (32 by default) it gets 503, another caller still initializes', async () => {
+    const listener = await listen({ maxSessions: 40 });
+    let alices = 0;
+    for (;;) {
+      const response = await post(listener, INITIALIZE);
+      await response.text();
+      if (response.status !== 200) {
+        expect(response.status).toBe(503);
+        expect(response.headers.get('retry-after')).toBe('60');
+        break;
+      }
+      alices += 1;
+      expect(alices).toBeLessThanOrEqual(40);
+    }
+    expect(alices).toBe(32);
+    expect((await post(listener, INITIALIZE, { Authorization: 'Bearer bob-token' })).status).toBe(200);
+  });
+
+  test('a per-caller cap of its own (maxSessionsPerCaller) is kept', async () => {
+    const listener = await listen({ maxSessionsPerCaller: 1 });
+    await initialize(listener);
+    expect((await post(listener, INITIALIZE)).status).toBe(503);
+    await initialize(listener, 'bob-token');
+  });
+
   test('closes and forgets sessions idle past the timeout (injected clock); their ids are then unknown', async () => {
     let now = 1_000_000;
-    const listener = await listen({ sessionIdleTimeoutMs: 60_000, now: () => now });
+    const listener = await listen({ sessionIdleTimeoutMs: 60_000, maxSessionsPerCaller: 50, now: () => now });
     const ids = [];
     for (let i = 0; i < 50; i++) ids.push(await initialize(listener));
     expect(listener.sessionCount()).toBe(50);

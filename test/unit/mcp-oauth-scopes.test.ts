@@ -65,6 +65,15 @@ describe('the --oauth-* flags', () => {
     });
   });
 
+  test('--oauth-token-type (or its variable) names the typ tokens must carry; none leaves the default at+jwt', () => {
+    const issuer = { 'oauth-issuer': 'https://login.example' };
+    expect(mcpOAuthOptionsOf({ ...issuer, 'oauth-token-type': 'JWT' }, [], {})).toMatchObject({ tokenType: 'JWT' });
+    expect(mcpOAuthOptionsOf(issuer, [], { DURABLE_TOOLS_MCP_OAUTH_TOKEN_TYPE: 'JWT' })).toMatchObject({
+      tokenType: 'JWT',
+    });
+    expect(mcpOAuthOptionsOf(issuer, [], {})).not.toHaveProperty('tokenType');
+  });
+
   test('an --oauth-* option without an issuer is refused', () => {
     expect(mcpOAuthOptionsOf({ 'oauth-audience': 'https://mcp.example/mcp' }, [], {})).toContain('--oauth-issuer');
   });
@@ -80,4 +89,13 @@ describe('the --oauth-* flags', () => {
   test('OAuth with static tokens is refused as exclusive', () => {
     expect(mcpOAuthModeOf({}, { stdio: false, staticTokens: true }, env)).toContain('exclusive');
   });
+});
+
+test('list_pending_approvals may be called with the read scope or the approvals scope alone, nothing else with the latter', () => {
+  const scopes = mcpToolScopes();
+  expect(scopes.allows('list_pending_approvals', new Set(['tools:read']))).toBe(true);
+  expect(scopes.allows('list_pending_approvals', new Set(['approvals']))).toBe(true);
+  expect(scopes.allows('list_pending_approvals', new Set(['tools:write']))).toBe(false);
+  expect(scopes.allows('get_agent_run', new Set(['approvals']))).toBe(false);
+  expect(scopes.allows('create_order', new Set(['approvals']))).toBe(false);
 });

@@ -42,13 +42,15 @@ export const MCP_COMMAND_USAGE = `usage: durable-tools mcp (--stdio | --http [--
   --allow-host        another accepted Host header (name:port), e.g. behind a proxy
   --allow-origin      another accepted Origin header
   --max-sessions N    live HTTP sessions at most (default ${MCP_HTTP_SESSION_DEFAULTS.maxSessions})
+  --max-sessions-per-caller N
+                      live HTTP sessions of one authenticated caller at most (default ${MCP_HTTP_SESSION_DEFAULTS.maxSessionsPerCaller})
   --session-idle S    seconds after which an idle HTTP session is closed (default ${MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs / 1000})
   --insecure-no-auth  serve HTTP beyond loopback without a token (everyone shares one identity; never do this)
   --allow-self-approval  let an approver approve a call it made itself (decide_approval; default: refused)
 ${MCP_OAUTH_USAGE}
 Environment: DURABLE_TOOLS_TOOLS_MODULE (tools to serve, default the demo's), ${MCP_TOKEN_ENV.token} (bearer token
 required over HTTP), ${MCP_TOKEN_ENV.tokens} (name:token,... one caller each; calls, tasks and runs are scoped per
-caller), ${MCP_APPROVERS_ENV} (name,... the token callers that may decide approvals through MCP), ${MCP_OAUTH_ENV.issuer}, ${MCP_OAUTH_ENV.audience} and ${MCP_OAUTH_ENV.resource} (as the
+caller), ${MCP_APPROVERS_ENV} (name,... the token callers that may decide approvals through MCP), ${MCP_OAUTH_ENV.issuer}, ${MCP_OAUTH_ENV.audience}, ${MCP_OAUTH_ENV.resource} and ${MCP_OAUTH_ENV.tokenType} (as the
 --oauth-* flags), DURABLE_TOOLS_MCP_CONFIG (a {"mcpServers": ...} file whose tools the worker also runs),
 TEMPORAL_ADDRESS etc. (default: a local dev server, started if none answers on 127.0.0.1:7233), OTEL_* (traces: the
 server's Temporal client and worker are traced, and a tools/call's _meta.traceparent joins the caller's trace).`;
@@ -153,6 +155,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
         host: values.host,
         createServer,
         maxSessions: http.maxSessions,
+        maxSessionsPerCaller: http.maxSessionsPerCaller,
         sessionIdleTimeoutMs: http.idleMs,
         ...(tokens.length > 0 ? { tokens } : {}),
         ...(oauth ? { oauth } : {}),
@@ -203,6 +206,10 @@ function parseMcpArgs(argv: readonly string[]) {
         name: { type: 'string' },
         'task-queue': { type: 'string' },
         'max-sessions': { type: 'string', default: String(MCP_HTTP_SESSION_DEFAULTS.maxSessions) },
+        'max-sessions-per-caller': {
+          type: 'string',
+          default: String(MCP_HTTP_SESSION_DEFAULTS.maxSessionsPerCaller),
+        },
         'session-idle': { type: 'string', default: String(MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs / 1000) },
         'insecure-no-auth': { type: 'boolean' },
         'allow-self-approval': { type: 'boolean' },
@@ -225,18 +232,22 @@ function parseMcpArgs(argv: readonly string[]) {
 function httpSettingsOf(values: {
   port: string;
   'max-sessions': string;
+  'max-sessions-per-caller': string;
   'session-idle': string;
-}): { port: number; maxSessions: number; idleMs: number } | string {
+}): { port: number; maxSessions: number; maxSessionsPerCaller: number; idleMs: number } | string {
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     return `--port must be a port number, not "${values.port}".`;
   const maxSessions = Number(values['max-sessions']);
   if (!Number.isInteger(maxSessions) || maxSessions < 1)
     return `--max-sessions must be a positive integer, not "${values['max-sessions']}".`;
+  const maxSessionsPerCaller = Number(values['max-sessions-per-caller']);
+  if (!Number.isInteger(maxSessionsPerCaller) || maxSessionsPerCaller < 1)
+    return `--max-sessions-per-caller must be a positive integer, not "${values['max-sessions-per-caller']}".`;
   const idleSeconds = Number(values['session-idle']);
   if (!Number.isFinite(idleSeconds) || idleSeconds <= 0)
     return `--session-idle must be a positive number of seconds, not "${values['session-idle']}".`;
-  return { port, maxSessions, idleMs: idleSeconds * 1000 };
+  return { port, maxSessions, maxSessionsPerCaller, idleMs: idleSeconds * 1000 };
 }
 
 /**

@@ -44,6 +44,11 @@ export interface McpHttpListenerOptions {
   allowedOrigins?: readonly string[];
   /** Live sessions at most (default 256); an `initialize` past the cap gets HTTP 503. */
   maxSessions?: number;
+  /**
+   * Live sessions of one caller at most (default 32); its `initialize` past that gets HTTP 503 while other callers
+   * are still served. Without authentication every client is the one shared caller, bounded by `maxSessions` only.
+   */
+  maxSessionsPerCaller?: number;
   /** A session with nothing in flight for this long is closed (default 30 minutes). */
   sessionIdleTimeoutMs?: number;
   /** The clock of the idle timeout (default `Date.now`; tests move it). */
@@ -97,6 +102,10 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
   }
   const sessions = new McpHttpSessions({
     maxSessions: options.maxSessions ?? MCP_HTTP_SESSION_DEFAULTS.maxSessions,
+    maxSessionsPerOwner:
+      authenticate || options.oauth
+        ? (options.maxSessionsPerCaller ?? MCP_HTTP_SESSION_DEFAULTS.maxSessionsPerCaller)
+        : Number.POSITIVE_INFINITY,
     idleTimeoutMs: options.sessionIdleTimeoutMs ?? MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs,
     now: options.now ?? Date.now,
   });
@@ -138,12 +147,12 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
     }
     if (req.method !== 'POST') return reply(res, 400, 'Start a session with an initialize request (POST).');
     if (!isInitializeRequest(body)) return reply(res, 400, 'No session: the first request must be initialize.');
-    const release = sessions.reserve();
+    const release = sessions.reserve(owner);
     if (!release) {
       return reply(
         res,
         503,
-        'Too many MCP sessions are open: close one (DELETE /mcp) or wait until idle ones expire, then initialize again.',
+        'Too many MCP sessions are open (on this server, or of this caller): close one (DELETE /mcp) or wait until idle ones expire, then initialize again.',
         { 'Retry-After': '60' },
       );
     }

@@ -4,6 +4,11 @@ import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/se
 export const MCP_HTTP_SESSION_DEFAULTS = {
   /** Live sessions at most; one more `initialize` is refused with 503 until one closes or expires. */
   maxSessions: 256,
+  /**
+   * Live sessions of one caller at most (an authenticated one: without authentication every client is the one shared
+   * caller, bounded by `maxSessions` only), so one caller cannot hold every session of the listener.
+   */
+  maxSessionsPerCaller: 32,
   /** A session without a request in flight for this long is closed and forgotten (30 minutes). */
   idleTimeoutMs: 30 * 60_000,
 } as const;
@@ -25,30 +30,47 @@ interface Session {
 export class McpHttpSessions {
   readonly #sessions = new Map<string, Session>();
   readonly #max: number;
+  readonly #maxPerOwner: number;
   readonly #idleMs: number;
   readonly #now: () => number;
-  /** Sessions being opened (counted against the cap before their id exists). */
-  #opening = 0;
+  /** Sessions being opened (counted against the caps before their id exists), by owner. */
+  readonly #opening = new Map<string, number>();
 
-  constructor(options: { maxSessions: number; idleTimeoutMs: number; now: () => number }) {
+  constructor(options: { maxSessions: number; maxSessionsPerOwner: number; idleTimeoutMs: number; now: () => number }) {
     this.#max = options.maxSessions;
+    this.#maxPerOwner = options.maxSessionsPerOwner;
     this.#idleMs = options.idleTimeoutMs;
     this.#now = options.now;
   }
 
   /** Live sessions (those opening included). */
   get size(): number {
-    return this.#sessions.size + this.#opening;
+    let opening = 0;
+    for (const count of this.#opening.values()) opening += count;
+    return this.#sessions.size + opening;
   }
 
-  /** Reserves a place for a new session; false when the cap is reached. Release with the returned function. */
-  reserve(): (() => void) | undefined {
-    if (this.size >= this.#max) return undefined;
-    this.#opening += 1;
+  /** Live sessions of `owner` (those opening included). */
+  sizeOf(owner: string): number {
+    let live = this.#opening.get(owner) ?? 0;
+    for (const session of this.#sessions.values()) if (session.owner === owner) live += 1;
+    return live;
+  }
+
+  /**
+   * Reserves a place for a new session of `owner`; undefined when the listener's cap or the owner's is reached.
+   * Release with the returned function.
+   */
+  reserve(owner: string): (() => void) | undefined {
+    if (this.size >= this.#max || this.sizeOf(owner) >= this.#maxPerOwner) return undefined;
+    this.#opening.set(owner, (this.#opening.get(owner) ?? 0) + 1);
     let released = false;
     return () => {
-      if (!released) this.#opening -= 1;
+      if (released) return;
       released = true;
+      const left = (this.#opening.get(owner) ?? 1) - 1;
+      if (left > 0) this.#opening.set(owner, left);
+      else this.#opening.delete(owner);
     };
   }
 

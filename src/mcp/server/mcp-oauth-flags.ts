@@ -6,6 +6,7 @@ export const MCP_OAUTH_ENV = {
   issuer: 'DURABLE_TOOLS_MCP_OAUTH_ISSUER',
   audience: 'DURABLE_TOOLS_MCP_OAUTH_AUDIENCE',
   resource: 'DURABLE_TOOLS_MCP_OAUTH_RESOURCE',
+  tokenType: 'DURABLE_TOOLS_MCP_OAUTH_TOKEN_TYPE',
 } as const;
 
 /** The OAuth flags of `durable-tools mcp`, as `parseArgs` gives them. */
@@ -13,6 +14,7 @@ export interface McpOAuthFlags {
   'oauth-issuer'?: string;
   'oauth-audience'?: string;
   'oauth-resource'?: string;
+  'oauth-token-type'?: string;
   'oauth-read-scope'?: string;
   'oauth-write-scope'?: string;
   'oauth-approvals-scope'?: string;
@@ -24,6 +26,7 @@ export const MCP_OAUTH_ARG_OPTIONS = {
   'oauth-issuer': { type: 'string' },
   'oauth-audience': { type: 'string' },
   'oauth-resource': { type: 'string' },
+  'oauth-token-type': { type: 'string' },
   'oauth-read-scope': { type: 'string' },
   'oauth-write-scope': { type: 'string' },
   'oauth-approvals-scope': { type: 'string' },
@@ -35,6 +38,8 @@ export const MCP_OAUTH_USAGE = `  --oauth-issuer URL  serve as an OAuth resource
                       OIDC discovery or RFC 8414 metadata); exclusive with static tokens
   --oauth-audience U  the aud tokens must contain (default the resource URL)
   --oauth-resource U  the endpoint's public URL, the metadata's resource (default http://HOST:PORT/mcp)
+  --oauth-token-type T  the typ every token's header must carry (default at+jwt, RFC 9068; JWT for issuers such
+                      as Keycloak or Entra ID that type their access tokens JWT)
   --oauth-read-scope S   scope of read-only tools (default tools:read)
   --oauth-write-scope S  scope of every other tool (default tools:write)
   --oauth-approvals-scope S  scope of approvers: see every caller's waiting calls, decide_approval (default approvals)
@@ -52,9 +57,11 @@ export function mcpOAuthOptionsOf(
   const issuer = flags['oauth-issuer'] ?? (env[MCP_OAUTH_ENV.issuer] || undefined);
   const audience = flags['oauth-audience'] ?? (env[MCP_OAUTH_ENV.audience] || undefined);
   const resource = flags['oauth-resource'] ?? (env[MCP_OAUTH_ENV.resource] || undefined);
+  const tokenType = flags['oauth-token-type'] ?? (env[MCP_OAUTH_ENV.tokenType] || undefined);
   const others = [
     audience,
     resource,
+    tokenType,
     flags['oauth-read-scope'],
     flags['oauth-write-scope'],
     flags['oauth-approvals-scope'],
@@ -75,6 +82,7 @@ export function mcpOAuthOptionsOf(
     issuer,
     ...(audience !== undefined ? { audience } : {}),
     ...(resource !== undefined ? { resource } : {}),
+    ...(tokenType !== undefined ? { tokenType } : {}),
     scopes: {
       readOnlyTools,
       perTool,

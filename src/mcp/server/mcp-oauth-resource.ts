@@ -1,7 +1,7 @@
 import { bearerTokenOf } from '../../net/http-guard';
 import { McpConfigError } from '../client/mcp-config-error';
 import type { McpCaller } from './mcp-caller';
-import { mcpToolScopes, scopesNeededBy, type McpToolScopeOptions } from './mcp-oauth-scopes';
+import { mcpToolScopes, scopesLackedFor, type McpToolScopeOptions } from './mcp-oauth-scopes';
 import { createMcpAccessTokenVerifier, type McpAccessTokenVerifier } from './mcp-oauth-verifier';
 
 /** The OAuth resource-server mode of the MCP HTTP listener (MCP authorization, RFC 9728, RFC 8707). */
@@ -22,6 +22,11 @@ export interface McpOAuthOptions {
   scopes?: McpToolScopeOptions;
   /** Seconds of clock skew tolerated on `exp` and `nbf` (default 30). */
   clockToleranceSeconds?: number;
+  /**
+   * The `typ` every token's header must carry (default `at+jwt`, RFC 9068); `JWT` for an issuer that types its access
+   * tokens so (Keycloak, Entra ID).
+   */
+  tokenType?: string;
 }
 
 /** The RFC 9728 protected resource metadata of the MCP server. */
@@ -84,6 +89,7 @@ export function createMcpOAuthResourceServer(options: McpOAuthOptions, endpoint:
     issuer: options.issuer,
     audience: options.audience ?? resource,
     ...(options.clockToleranceSeconds !== undefined ? { clockToleranceSeconds: options.clockToleranceSeconds } : {}),
+    ...(options.tokenType !== undefined ? { tokenType: options.tokenType } : {}),
   });
   const resourceUrl = new URL(resource);
   const resourcePath = resourceUrl.pathname.replace(/\/$/, '');
@@ -128,9 +134,8 @@ export function createMcpOAuthResourceServer(options: McpOAuthOptions, endpoint:
       return challenge({ error: 'invalid_token', error_description: checked.description }, 401, checked.description);
     },
     authorize: (granted, body) => {
-      const needed = scopesNeededBy(body, scopes);
-      const missing = needed.filter((scope) => !granted.has(scope));
-      if (missing.length === 0) return undefined;
+      const { needed, missing } = scopesLackedFor(body, scopes, granted);
+      if (needed.length === 0) return undefined;
       const description = `This call needs the scope ${missing.join(' ')}.`;
       return challenge(
         { error: 'insufficient_scope', scope: needed.join(' '), error_description: description },

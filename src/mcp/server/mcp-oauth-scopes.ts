@@ -10,6 +10,9 @@ const READ_ONLY_SERVER_TOOLS = ['get_agent_run', 'list_pending_approvals'];
 /** The server's tool that needs the approvals scope (and only it) by default. */
 const DECIDE_TOOL = 'decide_approval';
 
+/** The server's read-only tool an approver's token (approvals scope alone) may call too: it lists what to decide. */
+const LIST_APPROVALS_TOOL = 'list_pending_approvals';
+
 /** Which scopes each `tools/call` needs. */
 export interface McpToolScopeOptions {
   /** The scope of a read-only tool (default `tools:read`). */
@@ -26,8 +29,13 @@ export interface McpToolScopeOptions {
 
 /** The scopes each tool needs, and every scope the server may ask for. */
 export interface McpToolScopes {
-  /** Every scope a call of `tool` needs. */
+  /** Every scope a call of `tool` needs (what a 403 challenge names). */
   of(tool: string): readonly string[];
+  /**
+   * Whether a token granting `granted` may call `tool`: it has every scope of {@link of}, or, for
+   * `list_pending_approvals` without scopes of its own, the approvals scope (an approver lists what it may decide).
+   */
+  allows(tool: string, granted: ReadonlySet<string>): boolean;
   /** Every scope some call may need (the `scopes_supported` of the resource metadata), sorted. */
   readonly supported: readonly string[];
   /**
@@ -54,8 +62,12 @@ export function mcpToolScopes(options: McpToolScopeOptions = {}): McpToolScopes 
   const supported = new Set([read, write, approvals, ...[...perTool.values()].flat()]);
   const others = [...perTool].filter(([tool]) => tool !== DECIDE_TOOL).flatMap(([, scopes]) => scopes);
   const requested = new Set([read, write, ...others]);
+  const of = (tool: string): readonly string[] => perTool.get(tool) ?? [readOnly.has(tool) ? read : write];
   return {
-    of: (tool) => perTool.get(tool) ?? [readOnly.has(tool) ? read : write],
+    of,
+    allows: (tool, granted) =>
+      of(tool).every((scope) => granted.has(scope)) ||
+      (tool === LIST_APPROVALS_TOOL && !perTool.has(tool) && granted.has(approvals)),
     supported: [...supported].sort(),
     requested: [...requested].sort(),
     approvals,
@@ -78,14 +90,33 @@ export function mcpReadOnlyToolNames(catalog: readonly ToolCatalogEntry[]): stri
  * other method (a valid token for this server is enough for them).
  */
 export function scopesNeededBy(body: unknown, scopes: McpToolScopes): string[] {
-  const needed = new Set<string>();
+  return [...new Set(toolsCalledIn(body).flatMap((tool) => scopes.of(tool)))];
+}
+
+/**
+ * The scopes a token granting `granted` lacks for the `tools/call`s of a JSON-RPC body (one message or a batch):
+ * `needed`, the scopes of every call it may not make, and `missing`, those of them it lacks; both empty when it
+ * may make them all.
+ */
+export function scopesLackedFor(
+  body: unknown,
+  scopes: McpToolScopes,
+  granted: ReadonlySet<string>,
+): { needed: string[]; missing: string[] } {
+  const refused = toolsCalledIn(body).filter((tool) => !scopes.allows(tool, granted));
+  const needed = [...new Set(refused.flatMap((tool) => scopes.of(tool)))];
+  return { needed, missing: needed.filter((scope) => !granted.has(scope)) };
+}
+
+/** The tool names of the `tools/call`s of a JSON-RPC body ('' for a call naming none). */
+function toolsCalledIn(body: unknown): string[] {
+  const tools: string[] = [];
   for (const message of Array.isArray(body) ? body : [body]) {
     if (!isRecord(message) || message['method'] !== 'tools/call') continue;
     const params = message['params'];
-    const tool = isRecord(params) && typeof params['name'] === 'string' ? params['name'] : '';
-    for (const scope of scopes.of(tool)) needed.add(scope);
+    tools.push(isRecord(params) && typeof params['name'] === 'string' ? params['name'] : '');
   }
-  return [...needed];
+  return tools;
 }
 
 /** The scopes an access token grants: its `scope` claim (space-separated, RFC 9068), or an `scp` array or string. */

@@ -1,4 +1,5 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { CrossOriginRedirectError, fetchWithinOrigin } from '../../net/fetch-within-origin';
 import { isLoopbackHost } from '../../net/http-guard';
 import { McpConfigError } from '../client/mcp-config-error';
 import type { McpCaller } from './mcp-caller';
@@ -12,7 +13,16 @@ export interface McpAccessTokenVerifierOptions {
   audience: string;
   /** Seconds of clock skew tolerated on `exp` and `nbf` (default 30). */
   clockToleranceSeconds?: number;
+  /**
+   * The `typ` the header of every token must carry (default `at+jwt`, RFC 9068; `application/at+jwt` is the same).
+   * Set `JWT` for an issuer that types its access tokens `JWT` (Keycloak, Entra ID and others): a token of another
+   * type (an ID token, say) is then still refused.
+   */
+  tokenType?: string;
 }
+
+/** The `typ` an access token's header must carry by default (RFC 9068). */
+export const MCP_OAUTH_DEFAULT_TOKEN_TYPE = 'at+jwt';
 
 /** What an access token check found. Descriptions never quote the token. */
 export type McpAccessTokenCheck =
@@ -36,7 +46,8 @@ export const MCP_OAUTH_CLOCK_TOLERANCE_SECONDS = 30;
  * else `/.well-known/oauth-authorization-server`, whose `issuer` must be the configured one), fetched from its
  * `jwks_uri`, cached, and fetched again when a token names an unknown key id. A token is accepted when its signature
  * verifies with one of them (asymmetric algorithms only), `iss` is the issuer, `aud` contains the audience, `exp`
- * and `nbf` hold within the tolerance and `sub` is set. Its caller is `{ subject: sub, clientId: client_id ?? azp }`.
+ * and `nbf` hold within the tolerance, its header `typ` is `at+jwt` (or the configured `tokenType`) and `sub` is a
+ * non-empty string (an array or a number is refused: it would become another subject once printed). Its caller is `{ subject: sub, clientId: client_id ?? azp }`.
  *
  * @throws {@link McpConfigError} `INVALID_CONFIG` for an issuer or audience that is not an absolute URL, or an issuer
  *   over plain HTTP beyond loopback.
@@ -74,13 +85,9 @@ export function createMcpAccessTokenVerifier(options: McpAccessTokenVerifierOpti
           clockTolerance: options.clockToleranceSeconds ?? MCP_OAUTH_CLOCK_TOLERANCE_SECONDS,
           algorithms: ASYMMETRIC_ALGORITHMS,
           requiredClaims: ['exp', 'sub'],
+          typ: options.tokenType ?? MCP_OAUTH_DEFAULT_TOKEN_TYPE,
         });
-        const clientId = typeof payload['client_id'] === 'string' ? payload['client_id'] : payload['azp'];
-        const caller: McpCaller = {
-          subject: payload.sub as string,
-          ...(typeof clientId === 'string' ? { clientId } : {}),
-        };
-        return { ok: true, caller, scopes: scopesGrantedBy(payload) };
+        return checkOfClaims(payload);
       } catch (error) {
         if (
           !(error instanceof errors.JOSEError) ||
@@ -89,10 +96,31 @@ export function createMcpAccessTokenVerifier(options: McpAccessTokenVerifierOpti
         ) {
           return { ok: false, error: 'unavailable', description: "The authorization server's keys cannot be fetched." };
         }
-        return { ok: false, error: 'invalid_token', description: rejectionOf(error) };
+        return {
+          ok: false,
+          error: 'invalid_token',
+          description: rejectionOf(error, options.tokenType ?? MCP_OAUTH_DEFAULT_TOKEN_TYPE),
+        };
       }
     },
   };
+}
+
+/**
+ * The caller and scopes of a verified token's claims: `{ subject: sub, clientId: client_id ?? azp }`; refused when
+ * `sub` is not a non-empty string (`["alice"]` or `12345` would pass for another subject once printed).
+ */
+function checkOfClaims(payload: JWTPayload): McpAccessTokenCheck {
+  if (typeof payload.sub !== 'string' || payload.sub === '') {
+    return {
+      ok: false,
+      error: 'invalid_token',
+      description: 'The access token lacks a valid sub claim (a non-empty string).',
+    };
+  }
+  const clientId = typeof payload['client_id'] === 'string' ? payload['client_id'] : payload['azp'];
+  const caller: McpCaller = { subject: payload.sub, ...(typeof clientId === 'string' ? { clientId } : {}) };
+  return { ok: true, caller, scopes: scopesGrantedBy(payload) };
 }
 
 const ASYMMETRIC_ALGORITHMS = [
@@ -110,7 +138,7 @@ const ASYMMETRIC_ALGORITHMS = [
 ];
 
 /** Why a token was refused, in words that never quote it. */
-function rejectionOf(error: unknown): string {
+function rejectionOf(error: unknown, expectedType: string): string {
   if (error instanceof errors.JWTExpired) return 'The access token has expired.';
   if (error instanceof errors.JWTClaimValidationFailed) {
     switch (error.claim) {
@@ -120,8 +148,10 @@ function rejectionOf(error: unknown): string {
         return 'The access token is not meant for this resource (aud).';
       case 'nbf':
         return 'The access token is not valid yet.';
+      case 'typ':
+        return `The access token's header is not typed ${expectedType} (RFC 9068).`;
       default:
-        return `The access token lacks a valid "${error.claim}" claim.`;
+        return `The access token lacks a valid ${error.claim} claim.`;
     }
   }
   if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWSSignatureVerificationFailed) {
@@ -135,10 +165,10 @@ function rejectionOf(error: unknown): string {
 /**
  * The `jwks_uri` of an issuer's metadata: `<issuer>/.well-known/openid-configuration` (OpenID Connect discovery),
  * else `<origin>/.well-known/oauth-authorization-server<path>` (RFC 8414). The document's `issuer` must be
- * `configured` exactly.
+ * `configured` exactly. A redirect is followed only within the issuer's origin (scheme, host and port).
  *
  * @throws {@link McpConfigError} `UNREADABLE` when neither answers, `INVALID_CONFIG` for a document of another
- *   issuer, without a `jwks_uri`, or a URL neither HTTPS nor loopback.
+ *   issuer, without a `jwks_uri`, a redirect to another origin, or a URL neither HTTPS nor loopback.
  */
 export async function discoverOAuthJwksUri(configured: string): Promise<string> {
   const issuer = secureUrl(configured, 'The OAuth issuer');
@@ -150,11 +180,15 @@ export async function discoverOAuthJwksUri(configured: string): Promise<string> 
   for (const candidate of candidates) {
     let response: Response;
     try {
-      response = await fetch(candidate, {
+      // A redirect to another host never makes that host's metadata (and keys) the issuer's.
+      response = await fetchWithinOrigin(candidate, {
         headers: { Accept: 'application/json' },
         signal: AbortSignal.timeout(10_000),
       });
-    } catch {
+    } catch (error) {
+      if (error instanceof CrossOriginRedirectError) {
+        throw new McpConfigError(`The metadata at ${candidate}: ${error.message}`, 'INVALID_CONFIG');
+      }
       continue;
     }
     if (!response.ok) continue;
