@@ -17,7 +17,6 @@ export interface PlainTemporalActivities {
 export function plainTemporalActivities(ledgerUrl: string, seed: SimulatedModelSeed = 0): PlainTemporalActivities {
   return {
     ledgerStep: (key) => postEffect(ledgerUrl, key),
-    simulatedModel: (runId, turn) =>
-      new Promise((resolve) => setTimeout(resolve, simulatedModelMs(seed, runId, turn))),
+    simulatedModel: (runId, turn) => new Promise((resolve) => setTimeout(resolve, simulatedModelMs(seed, runId, turn))),
   };
 }
