@@ -4,6 +4,7 @@
  * decided). Each load phase gets a fresh dev server and worker process.
  */
 import { Client, Connection } from '@temporalio/client';
+import { appendFileSync } from 'node:fs';
 import { getPendingApprovals, approveStep, type PendingApproval } from '../src/client/approval-client';
 import { startAgentRun } from '../src/client/agent-run-client';
 import type { AgentRunInput, AgentRunResult } from '../src/contract/agent-run-types';
@@ -145,6 +146,14 @@ export async function loadPhase(
       `sticky hits ${hits}, misses ${misses}`,
   );
   const tracked = [...tracks.values()];
+  // SCALE_TURNS_FILE=<path>: every run's turns (wall and added ms, in order), one JSON line per run, to look into.
+  const dump = process.env.SCALE_TURNS_FILE;
+  if (dump)
+    for (const t of tracked)
+      appendFileSync(
+        dump,
+        `${JSON.stringify({ id: t.id, startMs: (t.acceptedAt ?? NaN) - t.startedAt, turns: turnsOf(ctx, t) })}\n`,
+      );
   return {
     runs: n,
     turns: tracked.flatMap((t) => turnsOf(ctx, t)),

@@ -16,6 +16,8 @@ export const PROGRESS_EVERY_MS = 5_000;
 export interface RunTrack {
   id: string;
   startedAt: number;
+  /** When the start call returned. */
+  acceptedAt?: number;
   /** First effect of each of its keys, in order. */
   effectsAt: number[];
   keys: Set<string>;
@@ -87,6 +89,7 @@ export async function driveRuns(
       };
       try {
         const result = await driver.start(id);
+        track.acceptedAt = performance.now();
         results.push(
           result().then(
             (ok) => settle(ok, ok ? undefined : 'unexpected result'),

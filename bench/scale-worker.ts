@@ -7,7 +7,7 @@
  * Both export the SDK's metrics on a Prometheus endpoint (`metricsPort`), read by the parent for the sticky
  * cache's hits and misses. Sends `ready` over IPC once it polls; exits when the parent disconnects.
  */
-import { Runtime, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { z } from 'zod';
 import type { ModelProvider } from '../src/contract/model-types';
 import { scriptedModel } from '../src/model/scripted-model';
@@ -87,10 +87,16 @@ async function plainWorker(config: ScaleWorkerConfig, connection: NativeConnecti
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.env[SCALE_WORKER_ENV] ?? '') as ScaleWorkerConfig;
-  process.chdir(config.dir);
+  // The engine's default stores go to `.data/` of the scratch directory. The floor stays where it is: its worker
+  // bundles its workflows at start, and the workflow thread resolves `--import tsx` from the working directory.
+  if (config.system === 'engine') process.chdir(config.dir);
+  const level = (process.env.SCALE_LOG_LEVEL as 'WARN' | undefined) ?? 'ERROR';
   Runtime.install({
-    logger: new DefaultLogger((process.env.SCALE_LOG_LEVEL as 'WARN' | undefined) ?? 'ERROR'),
-    telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${config.metricsPort}` } } },
+    logger: new DefaultLogger(level),
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: level }), forward: {} },
+      metrics: { prometheus: { bindAddress: `127.0.0.1:${config.metricsPort}` } },
+    },
   });
   const connection = await NativeConnection.connect({ address: config.address });
   const worker = await (config.system === 'engine' ? engineWorker : plainWorker)(config, connection);
@@ -102,7 +108,9 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
