@@ -12,7 +12,15 @@ import { startDevServer } from '../src/dev-server/dev-server';
 import { percentile } from './peers/peers-report';
 import type { PeerLedger } from './peers/peer-ledger';
 import { ledgerRunInput } from './peers/durable-tools-service';
-import { prometheusCounter, turnTimes, type ScalePhaseFigures, type TurnTime } from './scale-report';
+import {
+  prometheusCounter,
+  formatSticky,
+  stickyBetween,
+  turnTimes,
+  type ScalePhaseFigures,
+  type StickyCounts,
+  type TurnTime,
+} from './scale-report';
 import { driveRuns, pool, type RunDriver, type RunTrack } from './scale-runs';
 import { simulatedModelMs } from './scale-model';
 import { startScaleWorker, type ScaleWorkerProcess } from './scale-worker-process';
@@ -114,12 +122,13 @@ async function historyBytes(client: Client, ids: readonly string[]): Promise<num
   return total / sample.length;
 }
 
-/** The sticky cache's hits and misses so far (the SDK's counters). */
-async function stickyCounts(worker: ScaleWorkerProcess): Promise<{ hit: number; miss: number }> {
+/** The sticky cache's counters so far (the SDK's). */
+async function stickyCounts(worker: ScaleWorkerProcess): Promise<StickyCounts> {
   const text = await worker.metrics();
   return {
     hit: prometheusCounter(text, 'temporal_sticky_cache_hit'),
     miss: prometheusCounter(text, 'temporal_sticky_cache_miss'),
+    evicted: prometheusCounter(text, 'temporal_sticky_cache_total_forced_eviction'),
   };
 }
 
@@ -138,12 +147,11 @@ export async function loadPhase(
   const runIds = ids(system === 'engine' ? 'e' : 'p', n);
   const { tracks, peak } = await driveRuns(runIds, driver, ctx.ledger, watch);
   const [cpu1, sticky1] = [sys.worker.cpuMs(), await stickyCounts(sys.worker)];
-  const hits = sticky1.hit - sticky0.hit;
-  const misses = sticky1.miss - sticky0.miss;
+  const sticky = stickyBetween(sticky0, sticky1);
   ctx.log(
-    `${label}: peak ${peak.inFlight} runs in flight at RSS ${(peak.rssKb / 1024).toFixed(0)} MB (idle ` +
+    `${label}: peak ${peak.inFlight} runs in flight, RSS at most ${(peak.rssKb / 1024).toFixed(0)} MB (idle ` +
       `${(baselineKb / 1024).toFixed(0)} MB), after ${(sys.worker.rssKb() / 1024).toFixed(0)} MB; ` +
-      `sticky hits ${hits}, misses ${misses}`,
+      `sticky cache ${JSON.stringify(sticky)}`,
   );
   const tracked = [...tracks.values()];
   // SCALE_TURNS_FILE=<path>: every run's turns (wall and added ms, in order), one JSON line per run, to look into.
@@ -159,7 +167,7 @@ export async function loadPhase(
     turns: tracked.flatMap((t) => turnsOf(ctx, t)),
     rssPerRunKb: peak.inFlight > 0 ? (peak.rssKb - baselineKb) / peak.inFlight : Number.NaN,
     cpuPerStepMs: (cpu1 - cpu0) / (n * ctx.turns),
-    stickyHitRate: hits + misses > 0 ? hits / (hits + misses) : Number.NaN,
+    sticky,
     historyKbPerRun: (await historyBytes(sys.client, runIds)) / 1024,
     failed: tracked.filter((t) => t.ok !== true).length,
     duplicates: tracked.reduce((sum, t) => sum + t.duplicates, 0),
@@ -182,7 +190,7 @@ export interface ApprovalFigures {
   rssPerParkedRunKb: number;
   /** From the approve call to the tool's effect, ms. */
   decisionToEffectMs: number[];
-  stickyHitRate: number;
+  sticky: StickyCounts;
   failed: number;
   duplicates: number;
 }
@@ -230,7 +238,7 @@ export async function approvalPhase(
   };
   const decidedAt = new Map<string, number>();
   let rssPerParkedRunKb = Number.NaN;
-  let sticky0 = { hit: 0, miss: 0 };
+  let sticky0: StickyCounts = { hit: 0, miss: 0, evicted: 0 };
   const decide = async (): Promise<void> => {
     const parked = await awaitParked(ctx, sys, runIds);
     const since = performance.now();
@@ -249,8 +257,7 @@ export async function approvalPhase(
     driveRuns(runIds, driver, ctx.ledger, { worker: sys.worker, log: ctx.log, label: 'approvals' }),
     decide(),
   ]);
-  const sticky1 = await stickyCounts(sys.worker);
-  const [hits, misses] = [sticky1.hit - sticky0.hit, sticky1.miss - sticky0.miss];
+  const sticky = stickyBetween(sticky0, await stickyCounts(sys.worker));
   const tracked = [...tracks.values()];
   return {
     runs: n,
@@ -259,7 +266,7 @@ export async function approvalPhase(
     decisionToEffectMs: tracked
       .filter((t) => t.effectsAt[0] !== undefined)
       .map((t) => t.effectsAt[0]! - decidedAt.get(t.id)!),
-    stickyHitRate: hits + misses > 0 ? hits / (hits + misses) : Number.NaN,
+    sticky,
     failed: tracked.filter((t) => t.ok !== true).length,
     duplicates: tracked.reduce((sum, t) => sum + t.duplicates, 0),
   };
@@ -271,6 +278,6 @@ export function formatApprovalLine(a: ApprovalFigures): string {
   return (
     `approvals: ${a.runs} runs parked ${a.parkedSeconds} s, RSS per parked run ${f(a.rssPerParkedRunKb)} KB, ` +
     `decision to effect p50 ${f(percentile(a.decisionToEffectMs, 50))} ms p99 ${f(percentile(a.decisionToEffectMs, 99))} ms, ` +
-    `sticky hit ${Number.isFinite(a.stickyHitRate) ? (a.stickyHitRate * 100).toFixed(1) : '?'}%, failed ${a.failed}, duplicates ${a.duplicates}`
+    `sticky hit ${formatSticky(a.sticky)}, failed ${a.failed}, duplicates ${a.duplicates}`
   );
 }

@@ -42,15 +42,41 @@ export function prometheusCounter(text: string, name: string): number {
   return total;
 }
 
+/** The SDK's sticky cache counters (`sticky_cache_hit`, `sticky_cache_miss`, `sticky_cache_total_forced_eviction`). */
+export interface StickyCounts {
+  /** Workflow tasks of a cached run, with only the new events (incremental). */
+  hit: number;
+  /** Incremental tasks of a run no longer cached: the worker fetched the whole history. */
+  miss: number;
+  /**
+   * Runs dropped from the cache other than at their end (full cache, a failed or timed-out task): the next task
+   * of each comes from the normal queue with the whole history and replays it, counted neither hit nor miss.
+   */
+  evicted: number;
+}
+
+/** The counters' growth between two readings. */
+export function stickyBetween(before: StickyCounts, after: StickyCounts): StickyCounts {
+  return { hit: after.hit - before.hit, miss: after.miss - before.miss, evicted: after.evicted - before.evicted };
+}
+
+/**
+ * `H% (E evictions)`: hits over hits, misses and forced evictions (an evicted run's next task replays like a
+ * miss); `?` when there was none of them.
+ */
+export function formatSticky(s: StickyCounts): string {
+  const total = s.hit + s.miss + s.evicted;
+  return `${total > 0 ? ((s.hit / total) * 100).toFixed(1) : '?'}% (${s.evicted} evictions)`;
+}
+
 /** What one phase of bench:scale measured. */
 export interface ScalePhaseFigures {
   runs: number;
   turns: TurnTime[];
-  /** Worker RSS above its idle baseline per run in flight, KB, at the sample with the most runs in flight. */
+  /** The worker's highest RSS of the phase above its idle level, per run of the most in flight at once, KB. */
   rssPerRunKb: number;
   cpuPerStepMs: number;
-  /** Sticky cache hits / (hits + misses) over the phase, 0–1; NaN when neither happened. */
-  stickyHitRate: number;
+  sticky: StickyCounts;
   historyKbPerRun: number;
   failed: number;
   duplicates: number;
@@ -67,14 +93,14 @@ const f = (v: number, digits = 0): string => (Number.isFinite(v) ? v.toFixed(dig
 
 /**
  * The last line: `scale: N runs, engine added p50 Xms p99 Yms per turn (Z% of turn at p99), RSS per run R KB,
- * CPU/step C ms, sticky hit H%, history B KB/run, failed F, duplicates D`.
+ * CPU/step C ms, sticky hit H% (E evictions), history B KB/run, failed F, duplicates D`.
  */
 export function formatScaleLine(figures: ScalePhaseFigures, who = 'engine'): string {
   const { p50, p99, shareP99 } = addedLatency(figures.turns);
   return (
     `scale: ${figures.runs} runs, ${who} added p50 ${f(p50)}ms p99 ${f(p99)}ms per turn ` +
     `(${f(shareP99 * 100, 1)}% of turn at p99), RSS per run ${f(figures.rssPerRunKb)} KB, ` +
-    `CPU/step ${f(figures.cpuPerStepMs, 2)} ms, sticky hit ${f(figures.stickyHitRate * 100, 1)}%, ` +
+    `CPU/step ${f(figures.cpuPerStepMs, 2)} ms, sticky hit ${formatSticky(figures.sticky)}, ` +
     `history ${f(figures.historyKbPerRun, 1)} KB/run, failed ${figures.failed}, duplicates ${figures.duplicates}`
   );
 }

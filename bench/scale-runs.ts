@@ -35,7 +35,7 @@ export interface RunDriver {
   steps: number;
 }
 
-/** The sample of the phase with the most runs in flight. */
+/** The most runs in flight at a sample of the phase, and the highest worker RSS of any sample. */
 export interface PeakSample {
   inFlight: number;
   rssKb: number;
@@ -127,7 +127,8 @@ function sampleInFlight(
       else if (track.effectsAt.length < steps) inFlight += 1;
     }
     const rssKb = watch.worker.rssKb();
-    if (inFlight >= peak.inFlight) Object.assign(peak, { inFlight, rssKb });
+    peak.inFlight = Math.max(peak.inFlight, inFlight);
+    peak.rssKb = Math.max(peak.rssKb, rssKb);
     if (performance.now() - lastLog < PROGRESS_EVERY_MS) return;
     lastLog = performance.now();
     watch.log(

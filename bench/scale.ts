@@ -7,8 +7,8 @@
  * `--regular`: `fastPath: false`).
  *
  * Measured per phase: the time the engine adds to each turn beyond the model's sleep (from the ledger: a turn
- * runs from the previous step's effect, or the start call, to its own effect), worker RSS above its idle level
- * per run in flight (at the sample with the most runs in flight), worker CPU per step, the sticky cache's hit
+ * runs from the previous step's effect, or the start call, to its own effect), the worker's highest RSS above its idle
+ * level per run of the most in flight at once, worker CPU per step, the sticky cache's hit
  * rate (the SDK's `sticky_cache_hit` / `sticky_cache_miss` counters from its Prometheus endpoint), history bytes
  * per run (`describe()` of 20 runs), failed runs and duplicate effects. Then the same load on plain Temporal
  * (`plainAgentRun`: the model and the tool as local activities, the same slot and cache sizes; the floor), and an

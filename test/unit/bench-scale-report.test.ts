@@ -1,4 +1,4 @@
-import { addedLatency, formatScaleLine, prometheusCounter, turnTimes } from '../../bench/scale-report';
+import { addedLatency, formatScaleLine, formatSticky, prometheusCounter, turnTimes } from '../../bench/scale-report';
 import { SIMULATED_MODEL_MS, simulatedModelMs } from '../../bench/scale-model';
 
 describe('the turns of a bench:scale run', () => {
@@ -52,14 +52,24 @@ describe('the figures of bench:scale', () => {
         turns,
         rssPerRunKb: 180.4,
         cpuPerStepMs: 3.456,
-        stickyHitRate: 0.987,
+        sticky: { hit: 987, miss: 3, evicted: 10 },
         historyKbPerRun: 12.34,
         failed: 0,
         duplicates: 0,
       }),
     ).toBe(
       'scale: 200 runs, engine added p50 50ms p99 99ms per turn (5.0% of turn at p99), RSS per run 180 KB, ' +
-        'CPU/step 3.46 ms, sticky hit 98.7%, history 12.3 KB/run, failed 0, duplicates 0',
+        'CPU/step 3.46 ms, sticky hit 98.7% (10 evictions), history 12.3 KB/run, failed 0, duplicates 0',
     );
+  });
+});
+
+describe('the sticky cache figure of bench:scale', () => {
+  test('a forced eviction counts against the hit rate, as the replay it causes', () => {
+    expect(formatSticky({ hit: 90, miss: 0, evicted: 10 })).toBe('90.0% (10 evictions)');
+  });
+
+  test('a phase without workflow tasks of cached runs has no hit rate', () => {
+    expect(formatSticky({ hit: 0, miss: 0, evicted: 0 })).toBe('?% (0 evictions)');
   });
 });
