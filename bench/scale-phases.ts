@@ -32,6 +32,8 @@ export interface ScaleContext {
   turns: number;
   /** `fastPath` of the engine's runs, set explicitly whatever the engine's default. */
   fastPath: boolean;
+  /** `--slots N`: the workers' slot counts (default: `tunedWorkerOptions()`'s). */
+  slots?: number;
   dir: string;
   log(line: string): void;
 }
@@ -62,6 +64,7 @@ export async function startScaleSystem(ctx: ScaleContext, system: 'engine' | 'pl
     seed: ctx.seed,
     metricsPort: metricsPortBase,
     dir: ctx.dir,
+    ...(ctx.slots === undefined ? {} : { slots: ctx.slots }),
   });
   return {
     client,

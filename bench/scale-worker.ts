@@ -30,6 +30,18 @@ export interface ScaleWorkerConfig {
   metricsPort: number;
   /** Scratch directory: the engine's `.data/` goes here. */
   dir: string;
+  /** `--slots N`: workflow task, activity and local activity slots instead of `tunedWorkerOptions()`'s. */
+  slots?: number;
+}
+
+/** The worker options of `--slots N`, or none. */
+function slotOptions(config: ScaleWorkerConfig) {
+  if (config.slots === undefined) return {};
+  return {
+    maxConcurrentWorkflowTaskExecutions: config.slots,
+    maxConcurrentActivityTaskExecutions: config.slots,
+    maxConcurrentLocalActivityExecutions: config.slots,
+  };
 }
 
 /** The environment variable carrying {@link ScaleWorkerConfig}. */
@@ -69,6 +81,7 @@ async function engineWorker(config: ScaleWorkerConfig, connection: NativeConnect
     connection,
     settings: { namespace: config.namespace, taskQueue: config.taskQueue },
     modelProviders: { simulated: simulatedModel(config.seed) },
+    workerOptions: slotOptions(config),
   });
   return worker;
 }
@@ -82,6 +95,7 @@ async function plainWorker(config: ScaleWorkerConfig, connection: NativeConnecti
     workflowsPath: require.resolve('./peers/temporal-workflows'),
     activities: plainTemporalActivities(config.ledgerUrl, config.seed),
     ...sizes,
+    ...slotOptions(config),
   });
 }
 

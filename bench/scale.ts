@@ -1,6 +1,6 @@
 /**
  * `npm run bench:scale [-- --runs N] [-- --turns T] [-- --park-seconds S] [-- --seed K] [-- --regular]
- * [-- --no-floor] [-- --no-approvals]`: the engine where agents live. N agent runs at once (default 2,000) on one
+ * [-- --slots N] [-- --no-floor] [-- --no-approvals]`: the engine where agents live. N agent runs at once (default 2,000) on one
  * worker process, each of T turns (default 10) of a simulated model whose latency is drawn from 0.5–3 s (seeded,
  * bench/scale-model.ts) followed by a tool with effects (a POST to a local ledger under the call's key; the
  * ledger counts duplicates), then a final answer. The runs take the fast path (`fastPath: true`, set explicitly;
@@ -42,6 +42,8 @@ interface Options {
   parkSeconds: number;
   seed: number;
   fastPath: boolean;
+  /** Workflow task, activity and local activity slots of both workers (default: `tunedWorkerOptions()`'s). */
+  slots?: number;
   floor: boolean;
   approvals: boolean;
 }
@@ -65,6 +67,7 @@ function optionsFromArgs(args: readonly string[]): Options {
     parkSeconds: intFlag(args, '--park-seconds', 0, SCALE_BENCH.parkSeconds),
     seed: intFlag(args, '--seed', 0, SCALE_BENCH.seed),
     fastPath: !args.includes('--regular'),
+    ...(args.some((a) => a.startsWith('--slots')) ? { slots: intFlag(args, '--slots', 2, 0) } : {}),
     floor: !args.includes('--no-floor'),
     approvals: !args.includes('--no-approvals'),
   };
@@ -106,14 +109,15 @@ async function main(): Promise<void> {
   const options = optionsFromArgs(process.argv.slice(2));
   const dir = mkdtempSync(join(tmpdir(), 'durable-tools-bench-scale-'));
   const ledger = await startPeerLedger();
-  const ctx: ScaleContext = { ledger, seed: options.seed, turns: options.turns, fastPath: options.fastPath, dir, log };
+  const ctx: ScaleContext = { ...options, ledger, dir, log };
   try {
     log(`options ${JSON.stringify(options)}; scratch ${dir}`);
     const { engine, approvals } = await engineAndApprovals(ctx, options);
     const floor = options.floor ? await floorPhase(ctx, options) : undefined;
     console.log(
       `${options.runs} agent runs at once on one worker, ${options.turns} turns each (simulated model 0.5–3 s, ` +
-        `seed ${options.seed}; a tool POSTing to a ledger), fastPath: ${options.fastPath}`,
+        `seed ${options.seed}; a tool POSTing to a ledger), fastPath: ${options.fastPath}, ` +
+        `slots: ${options.slots ?? 'tunedWorkerOptions()'}`,
     );
     if (floor) console.log(formatScaleLine(floor, 'plain Temporal').replace(/^scale:/, 'floor:'));
     if (approvals) console.log(formatApprovalLine(approvals));
