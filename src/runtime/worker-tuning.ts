@@ -17,7 +17,9 @@ import type { WorkerOptions } from '@temporalio/worker';
  *   keeps its workflow task, and the task's slot, open while its model turn runs as a local activity: with the
  *   SDK's 40, 40 runs waiting on their models took every slot, and every other run's task — a new run's first —
  *   waited on the server (`bench:scale`, 200 runs of 0.5–3 s turns: p99 113 s added per turn). A slot costs
- *   nothing while its task waits; the CPU work of tasks is serialized by the workflow threads whatever the count.
+ *   nothing while its task waits. The cost: a worker whose CPU cannot keep up takes more tasks than it finishes
+ *   within their timeout, and the runs replay (docs/benchmarks.md, `bench:scale`); give it the cores it needs, or
+ *   `workerOptions: { maxConcurrentWorkflowTaskExecutions }`.
  * - `isolateExecutionTimeout`: the SDK's workflow deadlock detector (default 5 s) is switched off, because it
  *   kills the worker process after a pause (docs/pauses.md). The SDK runs each activation in
  *   `vm.runInContext` with this wall-clock timeout; a process stopped (SIGSTOP, a frozen container, a
