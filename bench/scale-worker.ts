@@ -116,7 +116,10 @@ async function main(): Promise<void> {
   const worker = await (config.system === 'engine' ? engineWorker : plainWorker)(config, connection);
   const running = worker.run();
   process.send?.({ type: 'ready' });
-  process.on('disconnect', () => worker.shutdown());
+  // The SDK also shuts the worker down on SIGINT/SIGTERM: shut down once.
+  process.on('disconnect', () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+  });
   await running;
   await connection.close();
   process.exit(0);
