@@ -1,5 +1,6 @@
 /**
- * `npm run bench:peers [-- --quick] [-- --rounds N] [-- --warm-up N]`: durable-tools against Restate and DBOS on one workload,
+ * `npm run bench:peers [-- --quick] [-- --rounds N] [-- --warm-up N]`: durable-tools against Restate, DBOS and plain
+ * Temporal (local activities; regular activities) on one workload,
  * in interleaved rounds in one run. A run is `steps` (10) sequential durable steps, each a call that POSTs to a
  * local ledger under a per-step idempotency key; the ledger counts effects per key. Every system's service
  * (worker + the client that starts the runs) runs in its own child process, so its CPU is its own; the
@@ -14,9 +15,9 @@
  * interrupted run records its next step (time to recover).
  *
  * Printed, never asserted. The last line:
- * `peers: latency xA of restate, xB of dbos; throughput xC of restate, xD of dbos; duplicates D/R/B`,
- * durable-tools against the best variant of each peer (lowest ms/step, highest steps/s; duplicates: the most
- * any variant had).
+ * `peers: latency xA of restate, xB of dbos, xC of temporal; throughput xD of restate, xE of dbos, xF of temporal;
+ * duplicates D/R/B`, durable-tools against the best variant of each peer (lowest ms/step, highest steps/s;
+ * duplicates: the most any variant had); `temporal` is plain Temporal with local activities.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,6 +31,7 @@ import {
   dbosSystem,
   durableToolsSystem,
   restateSystem,
+  temporalSystem,
   type PeerBenchContext,
   type PeerFamily,
   type PeerSystem,
@@ -237,7 +239,7 @@ function report(measured: Measured[], sizes: Sizes, load: LoadSampler): void {
   );
   for (const m of measured) {
     console.log(
-      `${m.system.name.padEnd(30)} ${f(median(m.msPerStep)).padStart(6)} ms/step [${rounds(m.msPerStep)}]  ` +
+      `${m.system.name.padEnd(34)} ${f(median(m.msPerStep)).padStart(6)} ms/step [${rounds(m.msPerStep)}]  ` +
         `${f(median(m.stepsPerSecond)).padStart(6)} steps/s at ${sizes.concurrency} runs [${rounds(m.stepsPerSecond)}]  ` +
         `worker CPU ${f(median(m.workerCpuPerStep), 2)} ms/step, ${m.system.serverLabel} CPU ${f(median(m.serverCpuPerStep), 2)} ms/step`,
     );
@@ -246,7 +248,7 @@ function report(measured: Measured[], sizes: Sizes, load: LoadSampler): void {
     const c = m.crash;
     if (!c) continue;
     console.log(
-      `${m.system.name.padEnd(30)} crash: ${sizes.crashRuns} runs, ${c.kills} SIGKILLs at effects ${sizes.killAt.join('/')}: ` +
+      `${m.system.name.padEnd(34)} crash: ${sizes.crashRuns} runs, ${c.kills} SIGKILLs at effects ${sizes.killAt.join('/')}: ` +
         `${c.effects} effects, ${c.duplicates} duplicate keys, ${c.missing} missing, ${f(c.seconds)} s; ` +
         `recovery ${rounds(c.recoverMs.map((v) => v / 1000))} s (p95 ${f(percentile(c.recoverMs, 95) / 1000)} s), ` +
         `restart ${rounds(c.restartMs.map((v) => v / 1000))} s`,
@@ -261,11 +263,13 @@ function report(measured: Measured[], sizes: Sizes, load: LoadSampler): void {
         ours: best(measured, 'durable-tools', (m) => median(m.msPerStep), true),
         restate: best(measured, 'restate', (m) => median(m.msPerStep), true),
         dbos: best(measured, 'dbos', (m) => median(m.msPerStep), true),
+        temporal: best(measured, 'temporal', (m) => median(m.msPerStep), true),
       },
       stepsPerSecond: {
         ours: best(measured, 'durable-tools', (m) => median(m.stepsPerSecond), false),
         restate: best(measured, 'restate', (m) => median(m.stepsPerSecond), false),
         dbos: best(measured, 'dbos', (m) => median(m.stepsPerSecond), false),
+        temporal: best(measured, 'temporal', (m) => median(m.stepsPerSecond), false),
       },
       duplicates: { ours: dup('durable-tools'), restate: dup('restate'), dbos: dup('dbos') },
     }),
@@ -288,15 +292,17 @@ async function main(): Promise<void> {
   const load = new LoadSampler();
   try {
     log(`sizes ${JSON.stringify(sizes)}; scratch ${dir}`);
-    // The engine's variants: regular activities, and the fast path (docs/fast-path.md) with chained turns and
-    // fused steps (its default), with fused steps but one turn per step, and without fused steps.
+    // The engine's variants, each with `fastPath` set explicitly (whatever the default): regular activities, and
+    // the fast path (docs/fast-path.md) with chained turns and fused steps (its default), with fused steps but one
+    // turn per step, and without fused steps.
+    const regular = 'durable-tools regular activities';
     const unfused = 'durable-tools fast path unfused';
     const unchained = 'durable-tools fast path unchained';
     const ungrouped = 'durable-tools fast path without group commit';
     const polled = 'durable-tools fast path without eager start';
     const unsynced = 'durable-tools fast path without fsync';
     const named: Array<[string, () => Promise<PeerSystem>]> = [
-      ['durable-tools', () => durableToolsSystem(ctx)],
+      [regular, () => durableToolsSystem(ctx, { name: regular, runInput: { fastPath: false } })],
       [
         'durable-tools fast path',
         () => durableToolsSystem(ctx, { name: 'durable-tools fast path', runInput: { fastPath: true } }),
@@ -321,6 +327,8 @@ async function main(): Promise<void> {
       ['restate (wal fsync off)', () => restateSystem(ctx, true)],
       ['dbos', () => dbosSystem(ctx, false)],
       ['dbos (synchronous_commit off)', () => dbosSystem(ctx, true)],
+      ['temporal local activities', () => temporalSystem(ctx, 'local')],
+      ['temporal regular activities', () => temporalSystem(ctx, 'regular')],
     ];
     // PEERS_ONLY="durable-tools fast path,restate": only the systems named (comma-separated). Default: all but
     // the engine's ablations (unchained, unfused, without group commit, without eager start, without fsync), which say what each part of the fast path

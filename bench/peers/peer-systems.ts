@@ -14,11 +14,16 @@ import type { AgentRunInput } from '../../src/contract/agent-run-types';
 import type { DurableToolsServiceConfig } from './durable-tools-service';
 import type { DbosServiceConfig } from './dbos-service';
 import type { RestateServiceConfig } from './restate-service';
+import type { TemporalServiceConfig } from './temporal-service';
+import type { PlainActivityKind } from './temporal-workflows';
 import type { ServiceProcess, ServiceSpec } from './service-process';
 import { engineBundleOptions } from '../../src/runtime/engine-bundle-options';
 
-/** Which column of the last line a system belongs to. */
-export type PeerFamily = 'durable-tools' | 'restate' | 'dbos';
+/**
+ * Which column of the last line a system belongs to: `temporal` is plain Temporal with local activities (the
+ * floor of the last line), `temporal-regular` the same workflow with regular activities (reported, not compared).
+ */
+export type PeerFamily = 'durable-tools' | 'restate' | 'dbos' | 'temporal' | 'temporal-regular';
 
 /** One system of the bench, set up and ready for its service process. */
 export interface PeerSystem {
@@ -107,6 +112,41 @@ export async function durableToolsSystem(
     family: 'durable-tools',
     spec: {
       script: require.resolve('./durable-tools-service'),
+      config,
+      ledgerUrl: ctx.ledgerUrl,
+      steps: ctx.steps,
+      output: ctx.output,
+    },
+    serverCpuMs: async () => new Map([[server.pid, processCpuMs(server.pid)]]),
+    serverLabel: 'Temporal dev server',
+    close: () => server.stop(),
+  };
+}
+
+/**
+ * Plain Temporal on the same tuned in-memory dev server as durable-tools: `plainLedgerRun`
+ * (bench/peers/temporal-workflows.ts) with `kind` activities, a worker with the SDK's defaults, eager start.
+ */
+export async function temporalSystem(ctx: PeerBenchContext, kind: PlainActivityKind): Promise<PeerSystem> {
+  const server: DevServer = await startDevServer({ ui: false });
+  const bundlePath = join(ctx.dir, `temporal-${kind}-workflow-bundle.js`);
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('./temporal-workflows'),
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
+  });
+  writeFileSync(bundlePath, code);
+  const config: TemporalServiceConfig = {
+    address: server.address,
+    namespace: server.namespace,
+    taskQueue: `peers-temporal-${kind}`,
+    bundlePath,
+    kind,
+  };
+  return {
+    name: `temporal ${kind} activities`,
+    family: kind === 'local' ? 'temporal' : 'temporal-regular',
+    spec: {
+      script: require.resolve('./temporal-service'),
       config,
       ledgerUrl: ctx.ledgerUrl,
       steps: ctx.steps,

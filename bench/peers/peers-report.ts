@@ -54,22 +54,25 @@ export function formatRatio(ours: number, theirs: number): string {
 
 /** The figures the last line compares: durable-tools against the best variant of each peer. */
 export interface PeersSummary {
-  msPerStep: { ours: number; restate: number; dbos: number };
-  stepsPerSecond: { ours: number; restate: number; dbos: number };
+  /** `temporal`: plain Temporal with local activities (the floor). */
+  msPerStep: { ours: number; restate: number; dbos: number; temporal: number };
+  stepsPerSecond: { ours: number; restate: number; dbos: number; temporal: number };
   /** Duplicate keys in each system's crash round. */
   duplicates: { ours: number; restate: number; dbos: number };
 }
 
 /**
- * The report's last line:
- * `peers: latency xA of restate, xB of dbos; throughput xC of restate, xD of dbos; duplicates D/R/B`.
- * Latency ratios above 1 mean durable-tools is slower; throughput ratios below 1 mean it does less.
+ * The report's last line: `peers: latency xA of restate, xB of dbos, xC of temporal; throughput xD of restate,
+ * xE of dbos, xF of temporal; duplicates D/R/B`. Latency ratios above 1 mean durable-tools is slower; throughput
+ * ratios below 1 mean it does less.
  */
 export function formatPeersLine(summary: PeersSummary): string {
   const { msPerStep: ms, stepsPerSecond: rate, duplicates: dup } = summary;
+  const against = (ours: number, of: { restate: number; dbos: number; temporal: number }): string =>
+    `${formatRatio(ours, of.restate)} of restate, ${formatRatio(ours, of.dbos)} of dbos, ` +
+    `${formatRatio(ours, of.temporal)} of temporal`;
   return (
-    `peers: latency ${formatRatio(ms.ours, ms.restate)} of restate, ${formatRatio(ms.ours, ms.dbos)} of dbos; ` +
-    `throughput ${formatRatio(rate.ours, rate.restate)} of restate, ${formatRatio(rate.ours, rate.dbos)} of dbos; ` +
+    `peers: latency ${against(ms.ours, ms)}; throughput ${against(rate.ours, rate)}; ` +
     `duplicates ${countOf(dup.ours)}/${countOf(dup.restate)}/${countOf(dup.dbos)}`
   );
 }

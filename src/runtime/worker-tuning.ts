@@ -10,9 +10,16 @@ import type { WorkerOptions } from '@temporalio/worker';
  *   per step measured with the cache off), so the cache must hold every run in flight on this worker. At
  *   least {@link WORKER_TUNING.minCachedWorkflows}, more when the heap allows (the SDK's own formula: ~600 per
  *   GiB of heap above 200 MiB). A cached agent run holds its state and step records: tens of KiB.
- * - `maxConcurrentActivityTaskExecutions`: tool calls wait on the network, not on this CPU: 200 slots.
- * - `maxConcurrentLocalActivityExecutions`: read-only tools declared `execution: 'local'` run here: 200.
- * - `maxConcurrentWorkflowTaskExecutions`: workflow tasks are CPU work; the SDK's 40 already exceeds the cores.
+ * - `maxConcurrentActivityTaskExecutions`, `maxConcurrentLocalActivityExecutions`: model and tool calls wait on
+ *   the network, not on this CPU: one slot of each per run the cache holds (`maxCachedWorkflows`), so that every
+ *   run in flight can wait on its model at once (`npm run bench:scale`).
+ * - `maxConcurrentWorkflowTaskExecutions`: as many as the cache holds (the SDK's upper bound). A fast-path run
+ *   keeps its workflow task, and the task's slot, open while its model turn runs as a local activity: with the
+ *   SDK's 40, 40 runs waiting on their models took every slot, and every other run's task — a new run's first —
+ *   waited on the server (`bench:scale`, 200 runs of 0.5–3 s turns: p99 113 s added per turn). A slot costs
+ *   nothing while its task waits. The cost: a worker whose CPU cannot keep up takes more tasks than it finishes
+ *   within their timeout, and the runs replay (docs/benchmarks.md, `bench:scale`); give it the cores it needs, or
+ *   `workerOptions: { maxConcurrentWorkflowTaskExecutions }`.
  * - `isolateExecutionTimeout`: the SDK's workflow deadlock detector (default 5 s) is switched off, because it
  *   kills the worker process after a pause (docs/pauses.md). The SDK runs each activation in
  *   `vm.runInContext` with this wall-clock timeout; a process stopped (SIGSTOP, a frozen container, a
@@ -27,9 +34,6 @@ import type { WorkerOptions } from '@temporalio/worker';
  */
 export const WORKER_TUNING = {
   minCachedWorkflows: 1_000,
-  maxConcurrentActivityTaskExecutions: 200,
-  maxConcurrentLocalActivityExecutions: 200,
-  maxConcurrentWorkflowTaskExecutions: 40,
   /** The largest timeout Node's vm accepts (2^32 - 1 ms, ~49.7 days): the SDK's own value in `debugMode`. */
   isolateExecutionTimeout: '4294967295 ms',
   /**
@@ -63,11 +67,12 @@ export function tunedWorkerOptions(): Pick<
   Required<DeadlockTimeoutOption> {
   const heapMiB = getHeapStatistics().heap_size_limit / 1024 / 1024;
   const sdkDefault = Math.floor((Math.max(heapMiB - 200, 0) * 600) / 1024);
+  const cached = Math.max(WORKER_TUNING.minCachedWorkflows, sdkDefault);
   return {
-    maxCachedWorkflows: Math.max(WORKER_TUNING.minCachedWorkflows, sdkDefault),
-    maxConcurrentActivityTaskExecutions: WORKER_TUNING.maxConcurrentActivityTaskExecutions,
-    maxConcurrentLocalActivityExecutions: WORKER_TUNING.maxConcurrentLocalActivityExecutions,
-    maxConcurrentWorkflowTaskExecutions: WORKER_TUNING.maxConcurrentWorkflowTaskExecutions,
+    maxCachedWorkflows: cached,
+    maxConcurrentActivityTaskExecutions: cached,
+    maxConcurrentLocalActivityExecutions: cached,
+    maxConcurrentWorkflowTaskExecutions: cached,
     isolateExecutionTimeout: WORKER_TUNING.isolateExecutionTimeout,
     stickyQueueScheduleToStartTimeout: WORKER_TUNING.stickyQueueScheduleToStartTimeout,
   };

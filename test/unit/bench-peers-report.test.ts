@@ -42,23 +42,24 @@ describe('the figures of bench:peers', () => {
     expect(percentile([], 95)).toBeNaN();
   });
 
-  test('the last line gives latency, throughput and duplicates against both peers', () => {
+  test('the last line gives latency, throughput and duplicates against both peers and plain Temporal', () => {
     expect(
       formatPeersLine({
-        msPerStep: { ours: 36, restate: 12, dbos: 18 },
-        stepsPerSecond: { ours: 30, restate: 150, dbos: 100 },
+        msPerStep: { ours: 36, restate: 12, dbos: 18, temporal: 9 },
+        stepsPerSecond: { ours: 30, restate: 150, dbos: 100, temporal: 60 },
         duplicates: { ours: 0, restate: 36, dbos: 50 },
       }),
     ).toBe(
-      'peers: latency x3.00 of restate, x2.00 of dbos; throughput x0.20 of restate, x0.30 of dbos; duplicates 0/36/50',
+      'peers: latency x3.00 of restate, x2.00 of dbos, x4.00 of temporal; ' +
+        'throughput x0.20 of restate, x0.30 of dbos, x0.50 of temporal; duplicates 0/36/50',
     );
   });
 
   test('the last line shows ? for a peer the run left out (PEERS_ONLY)', () => {
     expect(
       formatPeersLine({
-        msPerStep: { ours: 6, restate: Number.NaN, dbos: Number.NaN },
-        stepsPerSecond: { ours: 300, restate: Number.NaN, dbos: Number.NaN },
+        msPerStep: { ours: 6, restate: Number.NaN, dbos: Number.NaN, temporal: Number.NaN },
+        stepsPerSecond: { ours: 300, restate: Number.NaN, dbos: Number.NaN, temporal: Number.NaN },
         duplicates: { ours: 0, restate: Number.NEGATIVE_INFINITY, dbos: Number.NEGATIVE_INFINITY },
       }),
     ).toMatch(/; duplicates 0\/\?\/\?$/);

@@ -1,0 +1,286 @@
+/**
+ * The phases of `npm run bench:scale` (see bench/scale.ts): a load phase (N agent runs of `turns` turns at once,
+ * on the engine or on the plain Temporal floor) and the approval phase (N runs parked on an approval, then
+ * decided). Each load phase gets a fresh dev server and worker process.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { appendFileSync } from 'node:fs';
+import { getPendingApprovals, approveStep, type PendingApproval } from '../src/client/approval-client';
+import { startAgentRun } from '../src/client/agent-run-client';
+import type { AgentRunInput, AgentRunResult } from '../src/contract/agent-run-types';
+import { startDevServer } from '../src/dev-server/dev-server';
+import { percentile } from './peers/peers-report';
+import type { PeerLedger } from './peers/peer-ledger';
+import { ledgerRunInput } from './peers/durable-tools-service';
+import {
+  prometheusCounter,
+  formatSticky,
+  stickyBetween,
+  turnTimes,
+  type ScalePhaseFigures,
+  type StickyCounts,
+  type TurnTime,
+} from './scale-report';
+import { driveRuns, pool, type RunDriver, type RunTrack } from './scale-runs';
+import { simulatedModelMs } from './scale-model';
+import { startScaleWorker, type ScaleWorkerProcess } from './scale-worker-process';
+
+/** What every phase shares. */
+export interface ScaleContext {
+  ledger: PeerLedger;
+  seed: number;
+  turns: number;
+  /** `fastPath` of the engine's runs, set explicitly whatever the engine's default. */
+  fastPath: boolean;
+  /** `--slots N`: the workers' slot counts (default: `tunedWorkerOptions()`'s). */
+  slots?: number;
+  dir: string;
+  log(line: string): void;
+}
+
+/** A dev server, a client on it and a worker process of one system. */
+export interface ScaleSystem {
+  client: Client;
+  worker: ScaleWorkerProcess;
+  taskQueue: string;
+  close(): Promise<void>;
+}
+
+let metricsPortBase = 19_400 + (process.pid % 500) * 2;
+
+/** Starts a fresh tuned dev server and a worker process of `system` on it. */
+export async function startScaleSystem(ctx: ScaleContext, system: 'engine' | 'plain'): Promise<ScaleSystem> {
+  const server = await startDevServer({ ui: false });
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection, namespace: server.namespace });
+  const taskQueue = `scale-${system}`;
+  metricsPortBase += 1;
+  const worker = await startScaleWorker({
+    system,
+    address: server.address,
+    namespace: server.namespace,
+    taskQueue,
+    ledgerUrl: ctx.ledger.url,
+    seed: ctx.seed,
+    metricsPort: metricsPortBase,
+    dir: ctx.dir,
+    ...(ctx.slots === undefined ? {} : { slots: ctx.slots }),
+  });
+  return {
+    client,
+    worker,
+    taskQueue,
+    async close() {
+      await worker.stop();
+      await connection.close();
+      await server.stop();
+    },
+  };
+}
+
+/** The engine's run input: `turns` calls of `tool`, one per turn of the simulated model, then a final answer. */
+function engineInput(ctx: ScaleContext, id: string, turns: number, tool: string): AgentRunInput {
+  const input = ledgerRunInput(id, turns, { fastPath: ctx.fastPath }, 'simulated');
+  const model = input.model as unknown as { script: Array<{ toolCalls: Array<{ name: string }> }> };
+  for (const turn of model.script) for (const call of turn.toolCalls) call.name = tool;
+  return input;
+}
+
+/** How the runs of `system` start and end. */
+export function runDriver(ctx: ScaleContext, sys: ScaleSystem, system: 'engine' | 'plain'): RunDriver {
+  const turns = ctx.turns;
+  if (system === 'plain') {
+    return {
+      steps: turns,
+      async start(id) {
+        const handle = await sys.client.workflow.start('plainAgentRun', {
+          taskQueue: sys.taskQueue,
+          workflowId: id,
+          args: [id, turns, 'local'],
+        });
+        return async () => (await handle.result()) === turns;
+      },
+    };
+  }
+  return {
+    steps: turns,
+    async start(id) {
+      const handle = await startAgentRun(sys.client, engineInput(ctx, id, turns, 'ledger_step'), {
+        taskQueue: sys.taskQueue,
+        workflowId: id,
+      });
+      return async () => {
+        const result = (await handle.result()) as AgentRunResult;
+        return result.status === 'completed' && result.stepCount === turns;
+      };
+    },
+  };
+}
+
+/** Mean history size (bytes) of up to 20 of `ids`, from `describe()`. */
+async function historyBytes(client: Client, ids: readonly string[]): Promise<number> {
+  const sample = ids.slice(0, 20);
+  let total = 0;
+  for (const id of sample) total += (await client.workflow.getHandle(id).describe()).historySize ?? Number.NaN;
+  return total / sample.length;
+}
+
+/** The sticky cache's counters so far (the SDK's). */
+async function stickyCounts(worker: ScaleWorkerProcess): Promise<StickyCounts> {
+  const text = await worker.metrics();
+  return {
+    hit: prometheusCounter(text, 'temporal_sticky_cache_hit'),
+    miss: prometheusCounter(text, 'temporal_sticky_cache_miss'),
+    evicted: prometheusCounter(text, 'temporal_sticky_cache_total_forced_eviction'),
+  };
+}
+
+/** Runs `n` runs of `system` at once and measures them (see bench/scale.ts). */
+export async function loadPhase(
+  ctx: ScaleContext,
+  sys: ScaleSystem,
+  system: 'engine' | 'plain',
+  n: number,
+): Promise<ScalePhaseFigures> {
+  const driver = runDriver(ctx, sys, system);
+  const label = system === 'engine' ? 'engine' : 'plain Temporal';
+  const watch = { worker: sys.worker, log: ctx.log, label };
+  await driveRuns(ids('w', 5), driver, ctx.ledger, { ...watch, label: `${label} warm-up` });
+  const [baselineKb, cpu0, sticky0] = [sys.worker.rssKb(), sys.worker.cpuMs(), await stickyCounts(sys.worker)];
+  const runIds = ids(system === 'engine' ? 'e' : 'p', n);
+  const { tracks, peak } = await driveRuns(runIds, driver, ctx.ledger, watch);
+  const [cpu1, sticky1] = [sys.worker.cpuMs(), await stickyCounts(sys.worker)];
+  const sticky = stickyBetween(sticky0, sticky1);
+  ctx.log(
+    `${label}: peak ${peak.inFlight} runs in flight, RSS at most ${(peak.rssKb / 1024).toFixed(0)} MB (idle ` +
+      `${(baselineKb / 1024).toFixed(0)} MB), after ${(sys.worker.rssKb() / 1024).toFixed(0)} MB; ` +
+      `sticky cache ${JSON.stringify(sticky)}`,
+  );
+  const tracked = [...tracks.values()];
+  // SCALE_TURNS_FILE=<path>: every run's turns (wall and added ms, in order), one JSON line per run, to look into.
+  const dump = process.env.SCALE_TURNS_FILE;
+  if (dump)
+    for (const t of tracked)
+      appendFileSync(
+        dump,
+        `${JSON.stringify({ id: t.id, startMs: (t.acceptedAt ?? NaN) - t.startedAt, turns: turnsOf(ctx, t) })}\n`,
+      );
+  return {
+    runs: n,
+    turns: tracked.flatMap((t) => turnsOf(ctx, t)),
+    rssPerRunKb: peak.inFlight > 0 ? (peak.rssKb - baselineKb) / peak.inFlight : Number.NaN,
+    cpuPerStepMs: (cpu1 - cpu0) / (n * ctx.turns),
+    sticky,
+    historyKbPerRun: (await historyBytes(sys.client, runIds)) / 1024,
+    failed: tracked.filter((t) => t.ok !== true).length,
+    duplicates: tracked.reduce((sum, t) => sum + t.duplicates, 0),
+  };
+}
+
+function turnsOf(ctx: ScaleContext, track: RunTrack): TurnTime[] {
+  return turnTimes(track, (turn) => simulatedModelMs(ctx.seed, track.id, turn));
+}
+
+/** Run ids of a phase: `scale-<phase>-<i>` (the index picks the simulated latencies: same on both systems). */
+function ids(phase: string, n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `scale-${phase}-${i}`);
+}
+
+/** What the approval phase measured. */
+export interface ApprovalFigures {
+  runs: number;
+  parkedSeconds: number;
+  rssPerParkedRunKb: number;
+  /** From the approve call to the tool's effect, ms. */
+  decisionToEffectMs: number[];
+  sticky: StickyCounts;
+  failed: number;
+  duplicates: number;
+}
+
+/** Waits until every run of `runIds` has a pending approval; returns them. */
+async function awaitParked(
+  ctx: ScaleContext,
+  sys: ScaleSystem,
+  runIds: readonly string[],
+): Promise<Map<string, PendingApproval>> {
+  const parked = new Map<string, PendingApproval>();
+  while (parked.size < runIds.length) {
+    await pool(
+      runIds.filter((id) => !parked.has(id)),
+      20,
+      async (id) => {
+        const [pending] = await getPendingApprovals(sys.client, id).catch(() => []);
+        if (pending) parked.set(id, pending);
+      },
+    );
+    ctx.log(`approvals: ${parked.size}/${runIds.length} runs parked on an approval`);
+    if (parked.size < runIds.length) await new Promise((resolve) => setTimeout(resolve, 2_000));
+  }
+  return parked;
+}
+
+/** N runs parked on an approval for `parkSeconds`, then approved (see bench/scale.ts). */
+export async function approvalPhase(
+  ctx: ScaleContext,
+  sys: ScaleSystem,
+  n: number,
+  parkSeconds: number,
+): Promise<ApprovalFigures> {
+  const runIds = ids('a', n);
+  const baselineKb = sys.worker.rssKb();
+  const driver: RunDriver = {
+    steps: 1,
+    async start(id) {
+      const handle = await startAgentRun(sys.client, engineInput(ctx, id, 1, 'ledger_approved'), {
+        taskQueue: sys.taskQueue,
+        workflowId: id,
+      });
+      return async () => ((await handle.result()) as AgentRunResult).status === 'completed';
+    },
+  };
+  const decidedAt = new Map<string, number>();
+  let rssPerParkedRunKb = Number.NaN;
+  let sticky0: StickyCounts = { hit: 0, miss: 0, evicted: 0 };
+  const decide = async (): Promise<void> => {
+    const parked = await awaitParked(ctx, sys, runIds);
+    const since = performance.now();
+    sticky0 = await stickyCounts(sys.worker);
+    ctx.log(`approvals: all ${n} parked; waiting ${parkSeconds} s`);
+    await new Promise((resolve) => setTimeout(resolve, parkSeconds * 1000));
+    rssPerParkedRunKb = (sys.worker.rssKb() - baselineKb) / n;
+    ctx.log(`approvals: parked ${((performance.now() - since) / 1000).toFixed(0)} s, deciding`);
+    await pool(runIds, 20, async (id) => {
+      const pending = parked.get(id)!;
+      decidedAt.set(id, performance.now());
+      await approveStep(sys.client, id, { stepId: pending.stepId, digest: pending.digest, approver: 'bench:scale' });
+    });
+  };
+  const [{ tracks }] = await Promise.all([
+    driveRuns(runIds, driver, ctx.ledger, { worker: sys.worker, log: ctx.log, label: 'approvals' }),
+    decide(),
+  ]);
+  const sticky = stickyBetween(sticky0, await stickyCounts(sys.worker));
+  const tracked = [...tracks.values()];
+  return {
+    runs: n,
+    parkedSeconds: parkSeconds,
+    rssPerParkedRunKb,
+    decisionToEffectMs: tracked
+      .filter((t) => t.effectsAt[0] !== undefined)
+      .map((t) => t.effectsAt[0]! - decidedAt.get(t.id)!),
+    sticky,
+    failed: tracked.filter((t) => t.ok !== true).length,
+    duplicates: tracked.reduce((sum, t) => sum + t.duplicates, 0),
+  };
+}
+
+/** The approval phase's line. */
+export function formatApprovalLine(a: ApprovalFigures): string {
+  const f = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : '?');
+  return (
+    `approvals: ${a.runs} runs parked ${a.parkedSeconds} s, RSS per parked run ${f(a.rssPerParkedRunKb)} KB, ` +
+    `decision to effect p50 ${f(percentile(a.decisionToEffectMs, 50))} ms p99 ${f(percentile(a.decisionToEffectMs, 99))} ms, ` +
+    `sticky hit ${formatSticky(a.sticky)}, failed ${a.failed}, duplicates ${a.duplicates}`
+  );
+}

@@ -1,0 +1,140 @@
+/**
+ * Driving the runs of one phase of `npm run bench:scale`: starts them (at most {@link START_CONCURRENCY}
+ * start calls at once), follows each run's steps at the ledger (the first effect of each key, in order; a
+ * second effect under a key is a duplicate), awaits each result, and samples the worker's RSS against the
+ * runs in flight once a second, logging progress every {@link PROGRESS_EVERY_MS}.
+ */
+import type { PeerLedger } from './peers/peer-ledger';
+import type { ScaleWorkerProcess } from './scale-worker-process';
+
+/** Start calls in flight at once. */
+export const START_CONCURRENCY = 50;
+/** How often a phase prints its progress, ms. */
+export const PROGRESS_EVERY_MS = 5_000;
+
+/** What the ledger and the client saw of one run. */
+export interface RunTrack {
+  id: string;
+  startedAt: number;
+  /** When the start call returned. */
+  acceptedAt?: number;
+  /** First effect of each of its keys, in order. */
+  effectsAt: number[];
+  keys: Set<string>;
+  duplicates: number;
+  /** Set once its result is in: undefined while running. */
+  ok?: boolean;
+  error?: string;
+}
+
+/** How a phase starts one run and checks its result. */
+export interface RunDriver {
+  /** Starts run `id`; resolves with a function that awaits its result and says whether it is the expected one. */
+  start(id: string): Promise<() => Promise<boolean>>;
+  /** Effects a run makes before it counts as no longer in flight (its last step). */
+  steps: number;
+}
+
+/** The most runs in flight at a sample of the phase, and the highest worker RSS of any sample. */
+export interface PeakSample {
+  inFlight: number;
+  rssKb: number;
+}
+
+/** Follows the ledger's effects of the runs in `tracks` (keys `<run id>/...`); returns the unsubscribe. */
+export function followLedger(ledger: PeerLedger, tracks: Map<string, RunTrack>): () => void {
+  return ledger.onEffect((key) => {
+    const track = tracks.get(key.slice(0, key.indexOf('/')));
+    if (!track) return;
+    if (track.keys.has(key)) {
+      track.duplicates += 1;
+      return;
+    }
+    track.keys.add(key);
+    track.effectsAt.push(performance.now());
+  });
+}
+
+/** Runs `work` over `items`, at most `concurrency` at once. */
+export async function pool<T>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, lane));
+}
+
+/** Starts every run of `ids` and awaits them all; the tracks say what happened. */
+export async function driveRuns(
+  ids: readonly string[],
+  driver: RunDriver,
+  ledger: PeerLedger,
+  watch: { worker: ScaleWorkerProcess; log: (line: string) => void; label: string },
+): Promise<{ tracks: Map<string, RunTrack>; peak: PeakSample }> {
+  const tracks = new Map<string, RunTrack>();
+  const unsubscribe = followLedger(ledger, tracks);
+  const results: Array<Promise<void>> = [];
+  const sampler = sampleInFlight(tracks, driver.steps, ids.length, watch);
+  try {
+    await pool(ids, START_CONCURRENCY, async (id) => {
+      const track: RunTrack = { id, startedAt: performance.now(), effectsAt: [], keys: new Set(), duplicates: 0 };
+      tracks.set(id, track);
+      const settle = (ok: boolean, error?: string): void => {
+        track.ok = ok;
+        if (error) track.error = error;
+      };
+      try {
+        const result = await driver.start(id);
+        track.acceptedAt = performance.now();
+        results.push(
+          result().then(
+            (ok) => settle(ok, ok ? undefined : 'unexpected result'),
+            (e: unknown) => settle(false, String(e)),
+          ),
+        );
+      } catch (error) {
+        settle(false, String(error));
+      }
+    });
+    await Promise.all(results);
+  } finally {
+    unsubscribe();
+    sampler.stop();
+  }
+  return { tracks, peak: sampler.peak };
+}
+
+/** Samples RSS and runs in flight every second, and logs progress. */
+function sampleInFlight(
+  tracks: Map<string, RunTrack>,
+  steps: number,
+  total: number,
+  watch: { worker: ScaleWorkerProcess; log: (line: string) => void; label: string },
+): { peak: PeakSample; stop(): void } {
+  const peak: PeakSample = { inFlight: 0, rssKb: 0 };
+  let lastLog = performance.now();
+  const timer = setInterval(() => {
+    let inFlight = 0;
+    let done = 0;
+    let effects = 0;
+    for (const track of tracks.values()) {
+      effects += track.effectsAt.length;
+      if (track.ok !== undefined) done += 1;
+      else if (track.effectsAt.length < steps) inFlight += 1;
+    }
+    const rssKb = watch.worker.rssKb();
+    peak.inFlight = Math.max(peak.inFlight, inFlight);
+    peak.rssKb = Math.max(peak.rssKb, rssKb);
+    if (performance.now() - lastLog < PROGRESS_EVERY_MS) return;
+    lastLog = performance.now();
+    watch.log(
+      `${watch.label}: ${tracks.size}/${total} started, ${inFlight} in flight, ${done} done, ${effects} steps, ` +
+        `worker RSS ${(rssKb / 1024).toFixed(0)} MB`,
+    );
+  }, 1_000);
+  return { peak, stop: () => clearInterval(timer) };
+}
