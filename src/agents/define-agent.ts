@@ -103,7 +103,10 @@ function outputSpecOf(name: string, output: z.ZodType, maxAttempts: number | und
     );
   }
   if (maxAttempts !== undefined && (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 10)) {
-    throw new ToolDefinitionError(`Agent ${name}: maxAnswerAttempts must be an integer from 1 to 10.`, 'INVALID_OPTION');
+    throw new ToolDefinitionError(
+      `Agent ${name}: maxAnswerAttempts must be an integer from 1 to 10.`,
+      'INVALID_OPTION',
+    );
   }
   return { schema, ...(maxAttempts !== undefined ? { maxAttempts } : {}) };
 }

@@ -3,12 +3,7 @@ import { z } from 'zod';
 import { agentRunInputOf, type AgentAnswer, type AgentDefinition } from '../agents/define-agent';
 import type { AgentRunInput, AgentRunResult } from '../contract/agent-run-types';
 import { AgentAnswerError } from './agent-answer-error';
-import {
-  startAgentRun,
-  waitForAgentRun,
-  type AgentRunHandle,
-  type StartAgentRunOptions,
-} from './agent-run-client';
+import { startAgentRun, waitForAgentRun, type AgentRunHandle, type StartAgentRunOptions } from './agent-run-client';
 
 /** Run input fields a start of an agent may set besides the agent's own (`startAgent(..., { input })`). */
 export type AgentRunExtras = Partial<

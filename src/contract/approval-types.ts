@@ -176,5 +176,4 @@ export interface ReviewEditedArgumentsInput {
 
 /** What `reviewEditedArguments` found: the validated arguments and their digest, or why they are refused. */
 export type EditedArgumentsReview =
-  | { ok: true; digest: string; arguments: unknown }
-  | { ok: false; observation: ToolErrorObservation };
+  { ok: true; digest: string; arguments: unknown } | { ok: false; observation: ToolErrorObservation };

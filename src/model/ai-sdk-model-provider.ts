@@ -1,4 +1,9 @@
-import { DEFAULT_SYSTEM_PROMPT, fromGenerateResult, toLanguageModelPrompt, toLanguageModelTools } from './ai-sdk-mapping';
+import {
+  DEFAULT_SYSTEM_PROMPT,
+  fromGenerateResult,
+  toLanguageModelPrompt,
+  toLanguageModelTools,
+} from './ai-sdk-mapping';
 import {
   AI_SDK_SPECIFICATIONS,
   isSupportedSpecification,
@@ -7,13 +12,7 @@ import {
 } from './ai-sdk-spec';
 import { ModelConfigError } from './model-config-error';
 import { streamedGenerateResult } from './ai-sdk-stream';
-import type {
-  ModelCallContext,
-  ModelProvider,
-  ModelRequest,
-  ModelSettings,
-  ModelTurn,
-} from '../contract/model-types';
+import type { ModelCallContext, ModelProvider, ModelRequest, ModelSettings, ModelTurn } from '../contract/model-types';
 
 /**
  * A language model of AI SDK 6 (`LanguageModelV3`) or AI SDK 7 (`LanguageModelV4`), or a function that makes

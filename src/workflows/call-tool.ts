@@ -89,7 +89,8 @@ export async function callTool<O = unknown>(name: string, args: unknown, options
   try {
     const undo = entry.undo !== undefined ? catalog.get(entry.undo) : undefined;
     // Approved with edits: the call runs with the arguments the approver approved (approval-edits.ts).
-    const approved = gate.kind === 'approved' && gate.arguments !== undefined ? prepareCall(gate.arguments, entry) : prepared;
+    const approved =
+      gate.kind === 'approved' && gate.arguments !== undefined ? prepareCall(gate.arguments, entry) : prepared;
     return (await runCall({ step, entry, undo, prepared: approved, gate }, scope, options)) as O;
   } finally {
     step.endedAt = Date.now();

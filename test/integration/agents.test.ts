@@ -67,9 +67,13 @@ test('one defineAgent object runs on its own, as a sub-agent and as a tool of th
 
   const parent = await startAgentRun(
     temporal.client,
-    scriptedRun('Plan my trip', [callTurn(plannerAgent.name, { task: 'Plan Berlin' }), { text: 'Planned.', final: true }], {
-      allowedTools: [plannerAgent.name],
-    }),
+    scriptedRun(
+      'Plan my trip',
+      [callTurn(plannerAgent.name, { task: 'Plan Berlin' }), { text: 'Planned.', final: true }],
+      {
+        allowedTools: [plannerAgent.name],
+      },
+    ),
     { taskQueue },
   );
   const parentResult = await waitForAgentRun(parent);

@@ -38,8 +38,10 @@ describe('the SQLite audit store and approvals with edits', () => {
       decision TEXT, decided_by TEXT, reason TEXT, decided_at INTEGER, outcome TEXT, outcome_code TEXT,
       completed_at INTEGER, phase INTEGER NOT NULL)`);
     old
-      .prepare(`INSERT INTO approval_audit VALUES ('old/1', 'old', 1, 'pay', ?, '{}', 1, 2,
-        NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0)`)
+      .prepare(
+        `INSERT INTO approval_audit VALUES ('old/1', 'old', 1, 'pay', ?, '{}', 1, 2,
+        NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0)`,
+      )
       .run('c'.repeat(64));
     old.close();
 

@@ -145,7 +145,7 @@ function editedArguments(kind: DecisionKind, text: string | undefined): Record<s
     throw new CliUsageError(`--arguments must be JSON: ${(error as Error).message}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new CliUsageError('--arguments must be a JSON object of the tool\'s parameters.');
+    throw new CliUsageError("--arguments must be a JSON object of the tool's parameters.");
   }
   return value as Record<string, unknown>;
 }
