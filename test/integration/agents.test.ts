@@ -45,6 +45,17 @@ test('an agent whose model first answers a wrong shape, then a right one, comple
   });
 });
 
+test('on the fast path too, the wrong answer is refused on the worker and the right one completes the run', async () => {
+  const handle = await startAgent(temporal.client, plannerAgent, 'Plan a weekend in Berlin', {
+    taskQueue,
+    input: { fastPath: true },
+  });
+  const result = await handle.wait();
+
+  expect(result).toMatchObject({ status: 'completed', output: { city: 'Berlin', nights: 2 } });
+  expect(result.steps.map((step) => [step.tool, step.status])).toEqual([[FINAL_ANSWER_STEP_TOOL, 'failed']]);
+});
+
 test('an agent that keeps answering the wrong shape fails with INVALID_ANSWER, never completes', async () => {
   const stubborn = defineAgent({
     name: 'stubborn',

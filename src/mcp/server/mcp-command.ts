@@ -34,7 +34,8 @@ export const MCP_COMMAND_USAGE = `usage: durable-tools mcp (--stdio | --http [--
   --http              serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp (sessions, cancel, tasks)
   --port N            HTTP port (default 8765; 0 picks a free one)
   --host H            interface to bind (default 127.0.0.1); beyond loopback a token is required
-  --tools M           module exporting \`tools: Tool[]\` (default: $DURABLE_TOOLS_TOOLS_MODULE, else the demo's)
+  --tools M           module exporting \`tools: Tool[]\` (default: $DURABLE_TOOLS_TOOLS_MODULE, else the demo's); its
+                      \`agents\` export (defineAgent agents) is served too, each as a tool called with { task }
   --name N            server name (default: the tools module's name and a digest of its path); part of the task
                       queue and of every caller's scope
   --task-queue Q      task queue of the calls (default: $DURABLE_TOOLS_TASK_QUEUE, else durable-tools-mcp-<name>)
