@@ -71,6 +71,15 @@ test('a call approved with edited arguments runs them once, and the audit shows 
     editedArgumentsDigest: argumentsDigest(edited),
     outcome: 'succeeded',
   });
+  const auditEnv = {
+    ...testServerCliEnv(dir),
+    DURABLE_TOOLS_AUDIT_STORE: 'sqlite',
+    DURABLE_TOOLS_AUDIT_SQLITE_PATH: join(dir, 'audit.sqlite'),
+  };
+  const audit = await withProcessEnv(auditEnv, () => runCliInProcess(['audit', handle.workflowId]));
+  expect(audit.stdout).toContain(`pay  ${JSON.stringify(original)}`);
+  expect(audit.stdout).toContain(`edited    ${JSON.stringify(edited)}`);
+  expect(audit.stdout).toContain(`edited digest ${argumentsDigest(edited)}`);
 });
 
 test('edited arguments the tool schema refuses leave the call waiting; `approve --arguments` then runs valid ones', async () => {
