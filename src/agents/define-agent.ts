@@ -23,8 +23,11 @@ export interface AgentSpec<O extends z.ZodType | undefined = undefined> {
   model: ModelSettings;
   /** Tools the agent may call, by name (tools of the worker; agent tools included). */
   tools: readonly string[];
+  /** The run's limits (steps, turns, tokens, cost). */
   limits?: AgentRunLimits;
+  /** When a failed tool call aborts the run (and compensates). */
   failurePolicy?: FailurePolicy;
+  /** The run's approval overrides, timeout and what a rejection does. */
   approval?: RunApprovalPolicy;
   /** Run the tool calls of one model turn concurrently. */
   parallelToolCalls?: boolean;
@@ -56,8 +59,20 @@ const AGENT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * Defines an agent once: its instructions, model, tools, limits, failure and approval policy, and optionally the
- * zod schema of its answer. The same object starts a run (`startAgentRun(client, agent, goal)`), a conversation,
- * serves as a sub-agent or handoff and as a tool of the MCP server.
+ * zod schema of its answer (docs/agents.md). The same object starts a run (`startAgent(client, agent, goal)` of
+ * durable-tools/client), serves as a sub-agent or handoff (`agentTool(agent)`) and as a tool of the MCP server (the
+ * tools module's `agents` export).
+ *
+ * @example
+ * ```ts
+ * export const planner = defineAgent({
+ *   name: 'trip_planner',
+ *   instructions: 'You plan trips.',
+ *   model: { provider: 'openai', model: 'gpt-4.1', temperature: 0.2 },
+ *   tools: ['get_weather'],
+ *   output: z.object({ city: z.string(), nights: z.number().int() }),
+ * });
+ * ```
  */
 export function defineAgent<O extends z.ZodType | undefined = undefined>(spec: AgentSpec<O>): AgentDefinition<O> {
   if (!AGENT_NAME.test(spec.name)) {
