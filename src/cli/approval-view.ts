@@ -49,6 +49,10 @@ export function auditRecordLines(r: ApprovalAuditRecord): string[] {
   return [
     `${r.idempotencyKey}  ${r.tool}  ${oneLine(r.arguments)}`,
     `    digest    ${r.argumentsDigest}`,
+    // Approved with edits: what ran instead of the model's arguments, and its digest.
+    ...(r.editedArgumentsDigest !== undefined
+      ? [`    edited    ${oneLine(r.editedArguments)}`, `    edited digest ${r.editedArgumentsDigest}`]
+      : []),
     `    requested ${iso(r.requestedAt)}`,
     `    decision  ${decision}`,
     `    outcome   ${outcome}`,

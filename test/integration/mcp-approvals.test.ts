@@ -309,3 +309,36 @@ test('`durable-tools mcp` with DURABLE_TOOLS_MCP_APPROVERS naming no token of DU
   expect(code).toBe(2);
   expect(stderr).toContain('"mallory"');
 });
+
+describe('approve with edits over MCP', () => {
+  test('decide_approval with arguments runs the edited call once, and the audit keeps both', async () => {
+    const [alice, carol] = [await mcp.connect('alice-secret'), await mcp.connect('carol-secret')];
+    const waiting = await wireWaiting(alice, ALICE);
+    const listed = await onceListed(carol, waiting.workflowId);
+    const edited = { amount: waiting.amount + 1000 };
+
+    const decided = await decide(carol, {
+      workflowId: listed.workflowId,
+      stepId: listed.stepId,
+      decision: 'approve',
+      digest: listed.digest,
+      arguments: edited,
+    });
+    expect(decided.structuredContent).toMatchObject({ decision: 'approved', editedDigest: argumentsDigest(edited) });
+    expect(await waiting.call()).toMatchObject({ structuredContent: { wired: edited.amount } });
+    expect(wired.filter((amount) => amount === edited.amount)).toHaveLength(1);
+    expect(wired).not.toContain(waiting.amount);
+
+    const [audit] = await waitFor('the audit record to be complete', async () => {
+      const records = await auditStore.list({ workflowId: waiting.workflowId });
+      return records[0]?.outcome ? records : undefined;
+    });
+    expect(audit).toMatchObject({
+      arguments: { amount: waiting.amount },
+      argumentsDigest: waiting.digest,
+      editedArguments: edited,
+      editedArgumentsDigest: argumentsDigest(edited),
+      outcome: 'succeeded',
+    });
+  });
+});

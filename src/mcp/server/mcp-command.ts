@@ -5,7 +5,7 @@ import { connectClient } from '../../client/agent-run-client';
 import { connectionSettingsFromEnv } from '../../client/connection-settings';
 import { ensureLocalTemporal } from '../../dev-server/local-temporal';
 import { createToolRegistry, type ToolRegistry } from '../../tools/tool-registry';
-import { createWorker, loadToolsModule } from '../../runtime/create-worker';
+import { createWorker, loadToolsModuleExports } from '../../runtime/create-worker';
 import { enableTypeScriptFor } from '../../runtime/typescript-tools-module';
 import { loadMcpConfigFile } from '../client/mcp-config';
 import { McpHost, withMcpTools } from '../client/mcp-host';
@@ -34,7 +34,8 @@ export const MCP_COMMAND_USAGE = `usage: durable-tools mcp (--stdio | --http [--
   --http              serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp (sessions, cancel, tasks)
   --port N            HTTP port (default 8765; 0 picks a free one)
   --host H            interface to bind (default 127.0.0.1); beyond loopback a token is required
-  --tools M           module exporting \`tools: Tool[]\` (default: $DURABLE_TOOLS_TOOLS_MODULE, else the demo's)
+  --tools M           module exporting \`tools: Tool[]\` (default: $DURABLE_TOOLS_TOOLS_MODULE, else the demo's); its
+                      \`agents\` export (defineAgent agents) is served too, each as a tool called with { task }
   --name N            server name (default: the tools module's name and a digest of its path); part of the task
                       queue and of every caller's scope
   --task-queue Q      task queue of the calls (default: $DURABLE_TOOLS_TASK_QUEUE, else durable-tools-mcp-<name>)
@@ -120,7 +121,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
   const telemetry = await startTelemetryFromEnv();
   const tracing = telemetry?.traces === true;
   const temporal = await ensureLocalTemporal(settings, { log: say });
-  const tools = await loadToolsModule(toolsModule);
+  const { tools, agents } = await loadToolsModuleExports(toolsModule);
   const host = mcpConfigPath ? new McpHost(loadMcpConfigFile(mcpConfigPath)) : undefined;
   await host?.refresh();
   const registry: ToolRegistry = host ? withMcpTools(createToolRegistry(tools), host) : createToolRegistry(tools);
@@ -134,6 +135,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
       taskQueue,
       name,
       catalog: registry.catalog(),
+      ...(agents ? { agents } : {}),
       approvals,
       ...(caller ? { caller } : {}),
     });
