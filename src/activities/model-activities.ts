@@ -65,6 +65,8 @@ export interface CallModelInput {
    * descriptions and `describe_tools` instead of every schema. Absent means the full catalog.
    */
   toolView?: 'summary';
+  /** Tools of the workflow itself the model sees too: a conversation's `undo_step` (docs/conversations.md). */
+  extraTools?: ToolCatalogEntry[];
 }
 
 const tokenCount = z.number().int().nonnegative().optional().catch(undefined);
@@ -142,7 +144,10 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         goal: input.goal,
         turn: input.turn,
         transcript,
-        tools: modelTools(modelVisibleTools(deps.registry.catalog(), input.allowedTools), input.toolView ?? 'full'),
+        tools: modelTools(
+          [...modelVisibleTools(deps.registry.catalog(), input.allowedTools), ...(input.extraTools ?? [])],
+          input.toolView ?? 'full',
+        ),
         settings: input.settings,
       };
       const live = deps.streams

@@ -1,3 +1,4 @@
 /** Workflow entry point for the worker bundle. Deterministic code only. */
 export { agentRun } from './agent-run';
 export { mcpToolCall } from './mcp-tool-call';
+export { conversation } from './conversation';
