@@ -2,11 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { agentRunInputOf, type AgentDefinition } from '../agents/define-agent';
-import {
-  closeConversationUpdate,
-  getConversationQuery,
-  sendMessageUpdate,
-} from '../contract/conversation-messages';
+import { closeConversationUpdate, getConversationQuery, sendMessageUpdate } from '../contract/conversation-messages';
 import type {
   ConversationAgentSettings,
   ConversationInput,

@@ -1,10 +1,6 @@
 import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { AgentRunCarryOver } from '../contract/agent-run-types';
-import {
-  closeConversationUpdate,
-  getConversationQuery,
-  sendMessageUpdate,
-} from '../contract/conversation-messages';
+import { closeConversationUpdate, getConversationQuery, sendMessageUpdate } from '../contract/conversation-messages';
 import type {
   ConversationInput,
   ConversationMessage,

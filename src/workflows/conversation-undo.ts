@@ -50,7 +50,10 @@ async function undoOwedCall(ctx: StepContext, args: unknown): Promise<ToolActivi
   const result = (await compensateOne(owed, ctx.catalog.get(owed.undo), ctx.scope, false)) as ToolActivityResult;
   const index = ctx.pending.indexOf(owed);
   if (index >= 0) ctx.pending.splice(index, 1);
-  return { attempt: 1, output: { undone: true, step: owed.stepId, tool: owed.tool, undo: owed.undo, output: result?.output } };
+  return {
+    attempt: 1,
+    output: { undone: true, step: owed.stepId, tool: owed.tool, undo: owed.undo, output: result?.output },
+  };
 }
 
 /** The owed call the arguments name: by step, or the newest call of the tool (the newest owed call without either). */

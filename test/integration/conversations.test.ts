@@ -1,0 +1,118 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineAgent } from '../../src/agents/define-agent';
+import {
+  closeConversation,
+  getConversationView,
+  getMessages,
+  sendMessage,
+  startConversation,
+} from '../../src/client/conversation-client';
+import type { ScriptedTurn } from '../../src/model/scripted-model';
+import { CONVERSATION_LEDGER_KINDS } from '../support/conversation-tools';
+import { CONVERSATION_WORKER } from '../support/conversation-worker';
+import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
+import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
+
+/*
+ * Conversations (docs/conversations.md) on the real dev server: one workflow across messages, its tool calls'
+ * effects counted at the downstream (the test ledger, which does not deduplicate).
+ */
+
+const temporal = useTestTemporal();
+let ledger: LedgerServer;
+beforeAll(async () => {
+  ledger = await startLedgerServer();
+});
+afterAll(() => ledger.close());
+
+/** The scripted model of the booking conversation: turn N of the conversation plays `script[N]`. */
+const bookingScript: ScriptedTurn[] = [
+  { text: 'Hello! Where would you like to stay?', final: true },
+  { toolCalls: [{ name: 'book_hotel', arguments: { city: 'Berlin', nights: 2 } }] },
+  { text: 'Booked two nights in Berlin.', final: true },
+  { toolCalls: [{ name: 'undo_step', arguments: { tool: 'book_hotel' } }] },
+  { text: 'Your Berlin booking is cancelled.', final: true },
+];
+
+const concierge = defineAgent({
+  name: 'concierge',
+  instructions: 'You book hotels, and cancel them when asked.',
+  model: { provider: 'scripted', script: bookingScript },
+  tools: ['book_hotel'],
+});
+
+test('a booking of message 2 is undone in message 3, once, across a worker SIGKILL and a message sent twice', async () => {
+  const taskQueue = uniqueTaskQueue('conversation-kill');
+  const keysPath = join(mkdtempSync(join(tmpdir(), 'conversation-')), 'keys.sqlite');
+  const settings = { ledgerUrl: ledger.url, keysPath, transcriptsPath: `${keysPath}.transcripts` };
+  let worker: ChildProcess = await spawnTestWorkerProcess(CONVERSATION_WORKER, taskQueue, settings);
+  try {
+    const chat = await startConversation(temporal.client, concierge, { id: `chat-${taskQueue}`, taskQueue });
+    expect((await sendMessage(chat, 'Hi!')).answer).toBe('Hello! Where would you like to stay?');
+    expect((await sendMessage(chat, 'Two nights in Berlin, please.')).answer).toBe('Booked two nights in Berlin.');
+
+    await killProcess(worker);
+    worker = await spawnTestWorkerProcess(CONVERSATION_WORKER, taskQueue, settings);
+    const cancel = { messageId: 'message-3' };
+    const [first, again] = await Promise.all([
+      sendMessage(chat, 'Cancel that booking.', cancel),
+      sendMessage(chat, 'Cancel that booking.', cancel),
+    ]);
+    const late = await sendMessage(chat, 'Cancel that booking.', cancel);
+
+    expect([first.answer, again.answer, late.answer]).toEqual(Array(3).fill('Your Berlin booking is cancelled.'));
+    const { runKey } = await getConversationView(chat);
+    const effects = ledger.effects.filter((effect) => effect.key.startsWith(`${runKey}/`));
+    expect(effects.map((effect) => [effect.kind, effect.key])).toEqual([
+      [CONVERSATION_LEDGER_KINDS.booking, `${runKey}/1`],
+      [CONVERSATION_LEDGER_KINDS.cancellation, `${runKey}/1/undo`],
+    ]);
+    expect((await getMessages(chat)).map((m) => [m.seq, m.status, m.steps])).toEqual([
+      [1, 'answered', []],
+      [2, 'answered', [1]],
+      [3, 'answered', [2]],
+    ]);
+    const closed = await closeConversation(chat);
+    expect(closed.status).toBe('closed');
+    expect(ledger.effects.filter((effect) => effect.key.startsWith(`${runKey}/`))).toHaveLength(2);
+  } finally {
+    await killProcess(worker);
+  }
+}, 600_000); // two worker starts on a loaded machine
+
+test('a 300-message conversation continues as new and keeps every message, in order', async () => {
+  const taskQueue = uniqueTaskQueue('conversation-long');
+  const worker = await createTestWorker(temporal, { tools: [], taskQueue });
+  const running = worker.run();
+  try {
+    const agent = defineAgent({
+      name: 'notary',
+      instructions: 'You acknowledge every message.',
+      model: { provider: 'scripted', script: [{ text: 'Noted.' }], repeat: 1_000 },
+      tools: [],
+    });
+    const chat = await startConversation(temporal.client, agent, {
+      id: `chat-${taskQueue}`,
+      taskQueue,
+      continueAsNewAfterMessages: 100,
+    });
+    for (let i = 1; i <= 300; i++) {
+      expect((await sendMessage(chat, `message ${i}`)).answer).toBe('Noted.');
+    }
+
+    const view = await getConversationView(chat);
+    expect(view.generation).toBeGreaterThanOrEqual(2);
+    expect(view.messages.map((m) => [m.seq, m.text, m.status])).toEqual(
+      Array.from({ length: 300 }, (_, i) => [i + 1, `message ${i + 1}`, 'answered']),
+    );
+    const { historyLength } = await chat.describe();
+    expect(historyLength).toBeLessThan(2_000);
+  } finally {
+    worker.shutdown();
+    await running;
+  }
+}, 900_000);
