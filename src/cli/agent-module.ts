@@ -12,12 +12,16 @@ function isAgent(value: unknown): value is AgentDefinition {
  * else `agent`, else its only agent. A TypeScript module is loaded with the project's tsx. A usage error says
  * what the module exports instead.
  */
-export function loadAgentModule(path: string, context: CliContext, exportName?: string): AgentDefinition {
+export async function loadAgentModule(
+  path: string,
+  context: CliContext,
+  exportName?: string,
+): Promise<AgentDefinition> {
   const absolute = isAbsolute(path) ? path : resolve(context.cwd, path);
   enableTypeScriptFor(absolute, context.cwd);
   let exports: Record<string, unknown>;
   try {
-    exports = require(absolute) as Record<string, unknown>;
+    exports = (await import(absolute)) as Record<string, unknown>;
   } catch (error) {
     throw new CliUsageError(`Cannot load ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -43,7 +43,7 @@ exit codes: 0 closed or left, 3 a message's turn failed (the conversation ended)
       { min: 1, max: 1, names: '<agent module>' },
     );
     if (help) return (context.out(chatCommand.help), EXIT_CODES.ok);
-    const agent = loadAgentModule(positionals[0]!, context, stringOption(values, 'agent'));
+    const agent = await loadAgentModule(positionals[0]!, context, stringOption(values, 'agent'));
     const { client, settings } = await connectForCommand(context);
     const id = stringOption(values, 'id') ?? `chat-${randomUUID()}`;
     const taskQueue = stringOption(values, 'task-queue', settings.taskQueue)!;
