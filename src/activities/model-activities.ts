@@ -22,6 +22,8 @@ import { callWithDeadline, modelFailure } from './model-call';
 import { announceWorker } from './dead-worker-sticky';
 import { boundModelTurn } from '../contract/bound-model-turn';
 import { PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
+import type { AgentOutputSpec } from '../contract/agent-output';
+import { checkAnswer } from '../guard/check-answer';
 
 /** Dependencies of {@link createModelActivities}. */
 export interface ModelActivityDeps {
@@ -52,6 +54,10 @@ export interface CallModelInput {
   runKey: string;
   goal: string;
   settings: ModelSettings;
+  /** The agent's standing instructions (the system prompt of every turn), when the run has them. */
+  instructions?: string;
+  /** The shape of the final answer, when the run has one: the activity checks an answer against it. */
+  output?: AgentOutputSpec;
   /** Tool names the model may see; all tools of the worker when omitted. */
   allowedTools?: readonly string[];
   /** Model turns taken before this one, over the whole run. */
@@ -140,8 +146,10 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
           `The transcript store has no transcript up to message ${input.fromIndex} for ${input.runKey}.`,
         );
       }
-      const request = {
+      const request: ModelRequest = {
         goal: input.goal,
+        ...(input.instructions !== undefined ? { instructions: input.instructions } : {}),
+        ...(input.output !== undefined ? { output: input.output } : {}),
         turn: input.turn,
         transcript,
         tools: modelTools(
@@ -154,7 +162,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         ? openTurnStream(deps.streams, input.runKey, segmentOf(input), activityLog())
         : undefined;
       try {
-        const turn = await answer(input, provider, request, deps, live);
+        const turn = withAnswerCheck(await answer(input, provider, request, deps, live), input.output);
         await live?.complete(turn);
         await forgetting;
         return turn;
@@ -229,6 +237,15 @@ async function answer(
     ...(turn.finishReason !== undefined ? { finishReason: turn.finishReason } : {}),
     ...(turn.issue !== undefined && turn.toolCalls.length === 0 ? { issue: turn.issue } : {}),
   });
+}
+
+/**
+ * A final answer of a run with a typed answer, checked against its schema here, on the worker (the workflow
+ * cannot run zod): the turn carries the validated value, or the observation the model reads.
+ */
+function withAnswerCheck(turn: ModelTurn, output: AgentOutputSpec | undefined): ModelTurn {
+  if (!output || !turn.done || turn.issue !== undefined) return turn;
+  return { ...turn, answerCheck: checkAnswer(output, turn.text) };
 }
 
 /** The segment this attempt writes: the activity's run and attempt (a direct call outside an activity: attempt 1). */

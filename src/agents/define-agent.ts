@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import { z } from 'zod';
+import type { AgentOutputSpec } from '../contract/agent-output';
 import type { AgentRunInput, AgentRunLimits, FailurePolicy } from '../contract/agent-run-types';
 import type { RunApprovalPolicy } from '../contract/approval-types';
 import type { ModelSettings } from '../contract/model-types';
@@ -27,8 +28,14 @@ export interface AgentSpec<O extends z.ZodType | undefined = undefined> {
   approval?: RunApprovalPolicy;
   /** Run the tool calls of one model turn concurrently. */
   parallelToolCalls?: boolean;
-  /** A zod schema of the final answer: the run's result is validated against it and typed by it. */
+  /**
+   * A zod schema of the final answer, an object (docs/agents.md, "Typed answers"): the worker checks the answer
+   * like tool arguments (its JSON Schema travels in the run input), a wrong one is an observation the model
+   * corrects, and the client validates the result's `output` again with this schema (refinements included).
+   */
   output?: O;
+  /** Wrong answers the model may correct before the run fails with `INVALID_ANSWER` (default 3). */
+  maxAnswerAttempts?: number;
 }
 
 /** An agent made by {@link defineAgent}: frozen, and reusable as a run, a conversation, a sub-agent or an MCP tool. */
@@ -37,7 +44,13 @@ export interface AgentDefinition<O extends z.ZodType | undefined = z.ZodType | u
 > {
   readonly kind: 'durable-tools.agent';
   readonly tools: readonly string[];
+  /** What the run input carries of `output`: its JSON Schema (absent without `output`). */
+  readonly outputSpec?: AgentOutputSpec;
 }
+
+/** The type of an agent's typed answer: `z.output` of its `output` schema, `unknown` without one. */
+export type AgentAnswer<A> =
+  A extends AgentDefinition<infer O> ? (O extends z.ZodType ? z.output<O> : unknown) : unknown;
 
 const AGENT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -59,7 +72,55 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(spec: A
   if (!spec.model || typeof spec.model.provider !== 'string') {
     throw new ToolDefinitionError(`Agent ${spec.name}: model needs a provider.`, 'INVALID_OPTION');
   }
-  return Object.freeze({ ...spec, tools: Object.freeze([...spec.tools]), kind: 'durable-tools.agent' as const });
+  if (!Array.isArray(spec.tools) || spec.tools.some((tool) => typeof tool !== 'string')) {
+    throw new ToolDefinitionError(`Agent ${spec.name}: tools must be tool names.`, 'INVALID_OPTION');
+  }
+  const outputSpec = spec.output ? outputSpecOf(spec.name, spec.output, spec.maxAnswerAttempts) : undefined;
+  return Object.freeze({
+    ...spec,
+    tools: Object.freeze([...spec.tools]),
+    kind: 'durable-tools.agent' as const,
+    ...(outputSpec ? { outputSpec: Object.freeze(outputSpec) } : {}),
+  });
+}
+
+/** The output schema as JSON Schema, for the worker; refused unless it describes a JSON object. */
+function outputSpecOf(name: string, output: z.ZodType, maxAttempts: number | undefined): AgentOutputSpec {
+  let schema: Record<string, unknown>;
+  try {
+    // Refinements and transforms have no JSON Schema: the worker checks the shape, the client the whole schema.
+    schema = closedObjects(z.toJSONSchema(output, { unrepresentable: 'any', io: 'input' })) as Record<string, unknown>;
+  } catch (error) {
+    throw new ToolDefinitionError(
+      `Agent ${name}: output has no JSON Schema (${(error as Error).message}).`,
+      'INVALID_OPTION',
+    );
+  }
+  if (schema.type !== 'object') {
+    throw new ToolDefinitionError(
+      `Agent ${name}: output must be an object schema (z.object(...)); wrap other answers in a field.`,
+      'INVALID_OPTION',
+    );
+  }
+  if (maxAttempts !== undefined && (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 10)) {
+    throw new ToolDefinitionError(`Agent ${name}: maxAnswerAttempts must be an integer from 1 to 10.`, 'INVALID_OPTION');
+  }
+  return { schema, ...(maxAttempts !== undefined ? { maxAttempts } : {}) };
+}
+
+/**
+ * An object schema without `additionalProperties` gets `false` (as `z.object` means: a field the schema does not
+ * name is an invented one, refused like in tool arguments); a loose object keeps what it says.
+ */
+function closedObjects(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(closedObjects);
+  if (typeof node !== 'object' || node === null) return node;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) copy[key] = closedObjects(value);
+  if (copy.type === 'object' && copy.properties !== undefined && copy.additionalProperties === undefined) {
+    copy.additionalProperties = false;
+  }
+  return copy;
 }
 
 /** The run input of one goal given to an agent (its settings, its tools as the run's allowed tools). */
@@ -67,6 +128,8 @@ export function agentRunInputOf(agent: AgentDefinition, goal: string): AgentRunI
   return {
     goal,
     model: agent.model,
+    instructions: agent.instructions,
+    ...(agent.outputSpec && { output: agent.outputSpec }),
     allowedTools: [...agent.tools],
     ...(agent.limits && { limits: agent.limits }),
     ...(agent.failurePolicy && { failurePolicy: agent.failurePolicy }),

@@ -90,6 +90,11 @@ export const TOOL_ERROR_CODES = {
    * validated arguments to answer it from; it was not run.
    */
   DRY_RUN_NO_RECORD: 'DRY_RUN_NO_RECORD',
+  /**
+   * The model's final answer does not match the run's `output` schema (or is not JSON): the model reads why and
+   * answers again; past the run's attempts the run fails with this code (docs/agents.md).
+   */
+  INVALID_ANSWER: 'INVALID_ANSWER',
 } as const;
 
 /** One of {@link TOOL_ERROR_CODES}. */

@@ -8,6 +8,7 @@ import type { ToolObservation } from './activity-protocol';
 import type { ToolDisclosureBudget } from './tool-disclosure';
 import type { FastPathSetting } from './fast-path';
 import type { AgentRunDryRun, DryRunReadOnlyTools, DryRunStepAnswer } from './dry-run-types';
+import type { AgentOutputSpec } from './agent-output';
 
 /** Limits that end a run that does not finish by itself. */
 export interface AgentRunLimits {
@@ -63,6 +64,17 @@ export interface AgentRunInput {
   goal: string;
   /** Which model to use; `{ provider: 'scripted', script }` runs offline. */
   model: ModelSettings;
+  /**
+   * The agent's standing instructions: every provider gets them as the system prompt of every turn, after the
+   * engine's own (docs/agents.md). A sub-agent gets its own agent's.
+   */
+  instructions?: string;
+  /**
+   * The shape of the final answer (docs/agents.md, "Typed answers"): a JSON object the worker validates like tool
+   * arguments; a wrong answer is an observation the model corrects, never a completed run. Set by `defineAgent`'s
+   * `output` (from its zod schema).
+   */
+  output?: AgentOutputSpec;
   /** Tool names the model may see and call; all tools of the worker when omitted. */
   allowedTools?: string[];
   limits?: AgentRunLimits;
@@ -274,6 +286,11 @@ export interface StepRecord {
   argumentsDigest?: string;
   /** In a dry run: how the step was answered (from the record, refused, or a read-only tool that ran). */
   dryRun?: DryRunStepAnswer;
+  /**
+   * Set on a step that is not a tool call but a final answer the run's `output` schema refused: `tool` is
+   * `final_answer`, `arguments` the answer as sent, `observation` the `INVALID_ANSWER` the model read. No tool ran.
+   */
+  finalAnswer?: true;
 }
 
 /** Status of a whole run; also the value of the `DurableRunStatus` search attribute. */
@@ -338,6 +355,13 @@ export interface AgentRunState {
   steps: StepRecord[];
   /** The model's final answer, once completed. */
   answer?: string;
+  /**
+   * The typed answer of a run with `output`: the final answer as validated (parsed JSON) by the worker. Present
+   * once a run with `output` completed; a run never completes with an answer its schema refused.
+   */
+  output?: unknown;
+  /** A machine-readable code of why the run failed, when the engine has one (e.g. `INVALID_ANSWER`). */
+  failureCode?: string;
   /** Why the run stopped, when it did not complete. */
   reason?: string;
   /** The step whose compensation failed, when status is `compensation_failed`. */
@@ -368,5 +392,8 @@ export interface AgentRunState {
   subAgentCompensations?: PendingCompensation[];
 }
 
-/** What an agent run returns. */
-export type AgentRunResult = AgentRunState;
+/**
+ * What an agent run returns. `O` is the type of the typed answer (`output`) of an agent with an `output` schema
+ * (`AgentRunResult<z.infer<typeof schema>>`); `unknown` otherwise.
+ */
+export type AgentRunResult<O = unknown> = Omit<AgentRunState, 'output'> & { output?: O };

@@ -3,6 +3,7 @@
  */
 import type { ToolCatalogEntry } from './tool-catalog-entry';
 import type { ToolObservation } from './activity-protocol';
+import type { AgentOutputSpec, AnswerCheck } from './agent-output';
 
 /** One tool call as the model proposed it. `arguments` is untrusted: often a JSON string, sometimes broken. */
 export interface ModelToolCall {
@@ -57,6 +58,11 @@ export interface ModelTurn {
   issue?: ModelTurnIssue;
   /** Calls beyond the per-turn limit that the engine dropped (never run); absent when none. */
   droppedToolCalls?: number;
+  /**
+   * The worker's check of a final answer against the run's `output` schema (set by the model activity when the
+   * run has one and the turn answers).
+   */
+  answerCheck?: AnswerCheck;
 }
 
 /** One message of the run's transcript. */
@@ -71,12 +77,47 @@ export type TranscriptMessage =
  */
 export interface ModelSettings {
   provider: string;
+  /** The provider's model id (AI SDK providers: the id their model source is asked for). */
+  model?: string;
+  /** A system prompt of the run's own, instead of the engine's default one (AI SDK providers). */
+  system?: string;
+  /** Sampling temperature (AI SDK `temperature`). */
+  temperature?: number;
+  /** Output token limit of one turn (AI SDK `maxOutputTokens`). */
+  maxOutputTokens?: number;
+  /** Nucleus sampling (AI SDK `topP`). */
+  topP?: number;
+  /** Top-K sampling (AI SDK `topK`). */
+  topK?: number;
+  /** AI SDK `presencePenalty`. */
+  presencePenalty?: number;
+  /** AI SDK `frequencyPenalty`. */
+  frequencyPenalty?: number;
+  /** Sequences that stop the generation (AI SDK `stopSequences`). */
+  stopSequences?: string[];
+  /** Seed of the sampling, where the provider supports one (AI SDK `seed`). */
+  seed?: number;
+  /** Provider-specific options, by provider name (AI SDK `providerOptions`), passed through as given. */
+  providerOptions?: Record<string, Record<string, unknown>>;
+  /** Extra HTTP headers of the provider's request (AI SDK `headers`). */
+  headers?: Record<string, string>;
+  /** Deadline of one turn, in milliseconds (default 90 s). */
+  turnTimeoutMs?: number;
+  /** Attempts of one turn (default 5). */
+  maxAttempts?: number;
   [setting: string]: unknown;
 }
 
 /** Everything a model provider gets for one turn. */
 export interface ModelRequest {
   goal: string;
+  /**
+   * The agent's standing instructions (`AgentRunInput.instructions`): a provider gives them to the model as its
+   * system prompt, after its own. With a typed answer they end with the answer's JSON Schema.
+   */
+  instructions?: string;
+  /** The shape the final answer must have, when the run has one (`AgentRunInput.output`). */
+  output?: AgentOutputSpec;
   /** Model turns taken before this one (0 for the first turn), over the whole run. */
   turn: number;
   transcript: readonly TranscriptMessage[];

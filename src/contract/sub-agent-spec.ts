@@ -4,6 +4,7 @@
  */
 import type { AgentRunLimits, FailurePolicy } from './agent-run-types';
 import type { ModelSettings } from './model-types';
+import type { AgentOutputSpec } from './agent-output';
 
 /** The child run an agent tool's call asks for, built on the worker from the call's validated arguments. */
 export interface SubAgentSpec {
@@ -17,6 +18,10 @@ export interface SubAgentSpec {
   limits?: AgentRunLimits;
   failurePolicy?: FailurePolicy;
   parallelToolCalls?: boolean;
+  /** The child agent's standing instructions (its system prompt), when it has them. */
+  instructions?: string;
+  /** The child agent's typed answer: its final answer is checked against this schema. */
+  output?: AgentOutputSpec;
 }
 
 /** Largest goal an agent tool may build, in characters (the child's input stays far below the payload limits). */
@@ -29,6 +34,8 @@ export const HANDOFF_CONVERSATION_MAX_CHARS = 16_000;
 export interface SubAgentOutput {
   /** The child's final answer. */
   answer: string;
+  /** The child's typed answer, validated on the worker, when the child agent has an `output` schema. */
+  output?: unknown;
   /** The child's workflow id (its history is in the Temporal UI, under the parent's Relationships tab). */
   childWorkflowId: string;
   /** Tool calls the child (and its own sub-agents) made. */

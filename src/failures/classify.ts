@@ -130,6 +130,7 @@ export const DEFAULT_HINTS_BY_CODE: Readonly<Record<ToolErrorCode, string>> = {
     'Do not retry: the credentials of this MCP server lack the scope named in `missingScope`. Use another tool, or tell the user which scope an operator must grant.',
   DRY_RUN_NO_RECORD:
     'This is a dry run: calls with effects are answered only from the recorded run, which made no such call. Nothing was run.',
+  INVALID_ANSWER: "Answer again with only a JSON object that matches the agent's output schema.",
 };
 
 /** The taxonomy classes of `tool-errors.ts`: kind by class name; code, message and hint come from the error. */

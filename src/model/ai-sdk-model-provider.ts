@@ -1,4 +1,4 @@
-import { fromGenerateResult, toLanguageModelPrompt, toLanguageModelTools } from './ai-sdk-mapping';
+import { DEFAULT_SYSTEM_PROMPT, fromGenerateResult, toLanguageModelPrompt, toLanguageModelTools } from './ai-sdk-mapping';
 import {
   AI_SDK_SPECIFICATIONS,
   isSupportedSpecification,
@@ -7,7 +7,13 @@ import {
 } from './ai-sdk-spec';
 import { ModelConfigError } from './model-config-error';
 import { streamedGenerateResult } from './ai-sdk-stream';
-import type { ModelCallContext, ModelProvider, ModelRequest, ModelTurn } from '../contract/model-types';
+import type {
+  ModelCallContext,
+  ModelProvider,
+  ModelRequest,
+  ModelSettings,
+  ModelTurn,
+} from '../contract/model-types';
 
 /**
  * A language model of AI SDK 6 (`LanguageModelV3`) or AI SDK 7 (`LanguageModelV4`), or a function that makes
@@ -37,8 +43,10 @@ export interface AiSdkProviderOptions {
  * the engine's abort signal (cancellation and the turn's deadline); the provider's own errors are thrown
  * unchanged for the engine to classify. When the worker streams turns (it has a stream store), a turn is one
  * `doStream` call instead, its text deltas and tool-call starts reported as they arrive and its parts read by the
- * same mapping, so the durable turn is the same either way. A run's settings may choose the model id (`model`) and override
- * `system`, `maxOutputTokens` and `temperature`.
+ * same mapping, so the durable turn is the same either way. A run's settings may choose the model id (`model`),
+ * override `system`, `maxOutputTokens` and `temperature`, and set every other call setting of the AI SDK (`topP`,
+ * `topK`, `presencePenalty`, `frequencyPenalty`, `stopSequences`, `seed`, `providerOptions`, `headers`), passed
+ * through as given. The agent's `instructions` (and a typed answer's JSON Schema) follow the system prompt.
  *
  * @example
  * ```ts
@@ -65,15 +73,12 @@ export function aiSdkModelProvider(source: LanguageModelSource, options: AiSdkPr
     const settings = request.settings;
     const model = modelFor(typeof settings.model === 'string' ? settings.model : undefined);
     assertSupported(model);
-    const maxOutputTokens = numberSetting(settings.maxOutputTokens) ?? options.maxOutputTokens;
-    const temperature = numberSetting(settings.temperature) ?? options.temperature;
     const call: AiSdkCallOptions = {
-      prompt: toLanguageModelPrompt(request, stringSetting(settings.system) ?? options.system),
+      prompt: toLanguageModelPrompt(request, systemPrompt(request, options)),
       ...(request.tools.length > 0
         ? { tools: toLanguageModelTools(request.tools), toolChoice: { type: 'auto' as const } }
         : {}),
-      ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
-      ...(temperature !== undefined ? { temperature } : {}),
+      ...callSettings(settings, options),
       abortSignal: context.signal,
     };
     const result =
@@ -83,6 +88,49 @@ export function aiSdkModelProvider(source: LanguageModelSource, options: AiSdkPr
     const turn = fromGenerateResult(result);
     return turn.modelId ? turn : { ...turn, modelId: model.modelId };
   };
+}
+
+/**
+ * The turn's system prompt: the run's `system` setting, the provider's, or the engine's default; then the agent's
+ * instructions; then, for a typed answer, the JSON Schema the answer must match.
+ */
+export function systemPrompt(request: ModelRequest, options: AiSdkProviderOptions = {}): string {
+  const base = stringSetting(request.settings.system) ?? options.system ?? DEFAULT_SYSTEM_PROMPT;
+  const parts = [base];
+  if (request.instructions) parts.push(request.instructions);
+  if (request.output) {
+    parts.push(
+      `Your final answer (the turn in which you call no tool) must be only one JSON object matching this JSON Schema, with no other text: ${JSON.stringify(request.output.schema)}`,
+    );
+  }
+  return parts.join('\n\n');
+}
+
+/** The AI SDK call settings of a run's model settings, over the provider's defaults; anything else is left out. */
+function callSettings(settings: ModelSettings, options: AiSdkProviderOptions): Partial<AiSdkCallOptions> {
+  const numbers = {
+    maxOutputTokens: numberSetting(settings.maxOutputTokens) ?? options.maxOutputTokens,
+    temperature: numberSetting(settings.temperature) ?? options.temperature,
+    topP: numberSetting(settings.topP),
+    topK: numberSetting(settings.topK),
+    presencePenalty: numberSetting(settings.presencePenalty),
+    frequencyPenalty: numberSetting(settings.frequencyPenalty),
+    seed: numberSetting(settings.seed),
+  };
+  const call: Partial<AiSdkCallOptions> = Object.fromEntries(
+    Object.entries(numbers).filter(([, value]) => value !== undefined),
+  );
+  const stops = settings.stopSequences;
+  if (Array.isArray(stops) && stops.every((stop) => typeof stop === 'string')) call.stopSequences = [...stops];
+  if (isPlainObject(settings.providerOptions)) {
+    call.providerOptions = settings.providerOptions as AiSdkCallOptions['providerOptions'];
+  }
+  if (isPlainObject(settings.headers)) call.headers = settings.headers as Record<string, string>;
+  return call;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function assertSupported(model: AiSdkLanguageModel): void {

@@ -76,6 +76,15 @@ export interface AiSdkCallOptions {
   toolChoice?: { type: 'auto' };
   maxOutputTokens?: number;
   temperature?: number;
+  topP?: number;
+  topK?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  stopSequences?: string[];
+  seed?: number;
+  /** Provider-specific options by provider name, passed through as the run's settings give them. */
+  providerOptions?: Record<string, Record<string, AiSdkJsonValue | undefined>>;
+  headers?: Record<string, string | undefined>;
   abortSignal?: AbortSignal;
 }
 

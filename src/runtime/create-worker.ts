@@ -3,6 +3,7 @@ import { enableTypeScriptFor } from './typescript-tools-module';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from '../client/connection-settings';
 import type { Tool } from '../tools/define-tool';
+import type { AgentDefinition } from '../agents/define-agent';
 import { openStreamStore, STREAM_STORE_ENV, streamStoreConfigFromEnv } from '../stores/streams/open-stream-store';
 import { modelProvidersFromEnv } from '../model/configured-model-providers';
 import type { McpServersConfigInput } from '../mcp/client/mcp-config';
@@ -156,6 +157,8 @@ export interface ToolsModuleExports {
   tools: Tool[];
   /** The module's `mcp` export: `{ mcpServers: ... }` whose tools the worker also runs. */
   mcp?: McpServersConfigInput;
+  /** The module's `agents` export: agents made by `defineAgent` (`durable-tools mcp` serves them as tools). */
+  agents?: AgentDefinition[];
 }
 
 /**
@@ -176,9 +179,9 @@ export async function loadToolsModuleExports(
 ): Promise<ToolsModuleExports> {
   const resolved = isAbsolute(modulePath) ? modulePath : resolve(cwd, modulePath);
   enableTypeScriptFor(resolved, cwd);
-  let loaded: { tools?: unknown; mcp?: unknown };
+  let loaded: { tools?: unknown; mcp?: unknown; agents?: unknown };
   try {
-    loaded = (await import(resolved)) as { tools?: unknown; mcp?: unknown };
+    loaded = (await import(resolved)) as { tools?: unknown; mcp?: unknown; agents?: unknown };
   } catch (error) {
     throw new Error(`Could not load the tools module ${resolved}: ${error instanceof Error ? error.message : error}`, {
       cause: error,
@@ -190,10 +193,21 @@ export async function loadToolsModuleExports(
   if (loaded.mcp !== undefined && (typeof loaded.mcp !== 'object' || loaded.mcp === null)) {
     throw new Error(`${resolved} exports "mcp", which must be a { mcpServers: ... } configuration.`);
   }
+  if (loaded.agents !== undefined && !isAgentList(loaded.agents)) {
+    throw new Error(`${resolved} exports "agents", which must be an array of defineAgent(...) agents.`);
+  }
   return {
     tools: loaded.tools as Tool[],
     ...(loaded.mcp !== undefined ? { mcp: loaded.mcp as McpServersConfigInput } : {}),
+    ...(loaded.agents !== undefined ? { agents: loaded.agents } : {}),
   };
+}
+
+function isAgentList(value: unknown): value is AgentDefinition[] {
+  return (
+    Array.isArray(value) &&
+    value.every((agent) => (agent as Partial<AgentDefinition> | undefined)?.kind === 'durable-tools.agent')
+  );
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Duration } from '@temporalio/common';
 import type { ToolApprovalPolicy } from '../contract/approval-policy';
 import type { AgentRunLimits, FailurePolicy } from '../contract/agent-run-types';
 import type { ModelSettings } from '../contract/model-types';
+import type { AgentOutputSpec } from '../contract/agent-output';
 import { SUB_AGENT_GOAL_MAX_CHARS, type SubAgentSpec } from '../contract/sub-agent-spec';
 import { ToolDefinitionError } from '../contract/tool-definition-error';
 import { PAYLOAD_LIMITS } from '../contract/payload-limits';
@@ -40,6 +41,10 @@ export interface AgentToolSpec<I extends z.ZodType = z.ZodType> {
    * with the child's answer instead of taking another turn.
    */
   handoff?: boolean;
+  /** The child's standing instructions (its system prompt); `agentTool` sets the agent's. */
+  instructions?: string;
+  /** The child's typed answer (a JSON Schema); `agentTool` sets the agent's `output`. */
+  output?: AgentOutputSpec;
 }
 
 const SPEC_OUTPUT = z.object({
@@ -63,6 +68,10 @@ const SPEC_OUTPUT = z.object({
     })
     .optional(),
   parallelToolCalls: z.boolean().optional(),
+  instructions: z.string().max(SUB_AGENT_GOAL_MAX_CHARS).optional(),
+  output: z
+    .object({ schema: z.record(z.string(), z.unknown()), maxAttempts: z.number().int().min(1).max(10).optional() })
+    .optional(),
 });
 
 /** The JSON Schema of what the parent's model reads back from a completed sub-agent (`SubAgentOutput`). */
@@ -70,6 +79,7 @@ const OBSERVATION_SCHEMA: Record<string, unknown> = {
   type: 'object',
   properties: {
     answer: { type: 'string' },
+    output: { description: "The child's typed answer, when it has one." },
     childWorkflowId: { type: 'string' },
     steps: { type: 'integer' },
     usage: { type: 'object' },
@@ -161,6 +171,8 @@ function childSpec<I extends z.ZodType>(spec: AgentToolSpec<I>, input: z.output<
     ...(spec.limits !== undefined ? { limits: { ...spec.limits } } : {}),
     ...(spec.failurePolicy !== undefined ? { failurePolicy: spec.failurePolicy } : {}),
     ...(spec.parallelToolCalls !== undefined ? { parallelToolCalls: spec.parallelToolCalls } : {}),
+    ...(spec.instructions !== undefined ? { instructions: spec.instructions } : {}),
+    ...(spec.output !== undefined ? { output: spec.output } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import { turnLimitAbort } from './run-limits';
 import { showOutcome, endWithOutcome } from './run-outcome';
 import { takeTurn } from './run-turn';
 import { judgeTurn } from './turn-verdict';
+import { judgeTypedAnswer } from './typed-answer';
 
 /**
  * One agent run: model → tool calls → observations, until the model finishes or the run is aborted.
@@ -86,8 +87,14 @@ async function playRound(run: RunLoop): Promise<AgentRunResult | undefined> {
     case 'retry':
       run.transcript.push({ role: 'user', content: verdict.note });
       return undefined;
-    case 'answer':
+    case 'answer': {
+      // A typed answer (docs/agents.md): validated on the worker, refused ones corrected by the model.
+      const typed = judgeTypedAnswer(run, turn, verdict.answer);
+      if (typed?.kind === 'retry') return undefined;
+      if (typed?.kind === 'abort') return await abortRun(run, typed.abort);
+      if (typed?.kind === 'accept') run.state.output = typed.value;
       return await completeRun(run, verdict.answer);
+    }
     case 'run-calls': {
       const settled = runTurnCalls(run, reading.calls, ranAhead);
       const abortReason = settled instanceof Promise ? await settled : settled;

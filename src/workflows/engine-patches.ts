@@ -46,3 +46,15 @@ export function engineOf(input: AgentRunInput): Engine {
 export function patchedBefore(current: boolean, patchId: string): boolean {
   return current || patched(patchId);
 }
+
+/**
+ * Typed answers (docs/agents.md): a run with `output` judges its final answer by the worker's check, records a
+ * refused one as a step and asks again. Evaluated only by a run that has `output`, when it first answers.
+ */
+export const TYPED_ANSWERS_PATCH = 'durable-tools/typed-answers';
+
+/**
+ * Approve with edits (docs/approvals.md): a decision that carries edited arguments has them checked on the worker
+ * (an activity, from the update's handler) and the call runs with them. Evaluated only when a decision edits.
+ */
+export const APPROVE_WITH_EDITS_PATCH = 'durable-tools/approve-with-edits';

@@ -51,6 +51,7 @@ function handedOverCompensations(run: RunLoop): PendingCompensation[] {
 export async function abortRun(run: RunLoop, abort: RunAbort): Promise<AgentRunResult> {
   const { state, step, background } = run;
   state.reason = truncateText(abort.reason, PAYLOAD_LIMITS.errorTextChars * 2);
+  if (abort.code !== undefined) state.failureCode = abort.code;
   if (background.outstanding > 0) await background.cancelAll();
   if (!abort.compensate || step.pending.length === 0) return finishRun(run, abort.status);
   const stepsById = new Map(state.steps.map((s) => [s.stepId, s]));

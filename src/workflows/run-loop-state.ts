@@ -12,6 +12,8 @@ export interface LoopCounters {
   consecutiveTurnIssues: number;
   /** Tool calls settled in this continue-as-new generation. */
   stepsThisGeneration: number;
+  /** Final answers the run's `output` schema refused in this generation (typed-answer.ts). */
+  refusedAnswers?: number;
 }
 
 /** How a run ends early: its status, the reason, and whether the compensations owed run now. */
@@ -19,6 +21,8 @@ export interface RunAbort {
   status: 'failed' | 'cancelled';
   reason: string;
   compensate: boolean;
+  /** A machine-readable code of the failure (the state's `failureCode`), when the engine has one. */
+  code?: string;
 }
 
 /** The counters a generation starts with: the carried error streak, nothing else. */

@@ -21,6 +21,8 @@ export function modelRequest(
     runKey: run.modelRunKey,
     goal: input.goal,
     settings: input.model,
+    ...(input.instructions !== undefined ? { instructions: input.instructions } : {}),
+    ...(input.output !== undefined ? { output: input.output } : {}),
     ...(input.allowedTools ? { allowedTools: input.allowedTools } : {}),
     turn: state.turns,
     ...delta,

@@ -86,6 +86,7 @@ export async function callAgentTool(
   if (entry.agent?.handoff) calls.handoffAnswer = answer;
   const output: SubAgentOutput = {
     answer: truncateText(answer, ANSWER_MAX_CHARS),
+    ...(child.output !== undefined ? { output: child.output } : {}),
     childWorkflowId: workflowId,
     steps: child.stepCount + (child.subAgentSteps ?? 0),
     usage: {
@@ -115,6 +116,8 @@ function childInput(
     limits,
     ...(spec.failurePolicy ? { failurePolicy: spec.failurePolicy } : {}),
     ...(spec.parallelToolCalls !== undefined ? { parallelToolCalls: spec.parallelToolCalls } : {}),
+    ...(spec.instructions !== undefined ? { instructions: spec.instructions } : {}),
+    ...(spec.output !== undefined ? { output: spec.output } : {}),
     ...(parent.approval ? { approval: parent.approval } : {}),
     ...(parent.compensation ? { compensation: parent.compensation } : {}),
     ...(parent.costTable ? { costTable: parent.costTable } : {}),

@@ -6,6 +6,7 @@ import type { McpOAuthOptions } from '../../src/mcp/server/mcp-oauth-resource';
 import type { McpApprovalOptions } from '../../src/mcp/server/mcp-approver-rules';
 import { createDurableMcpServer } from '../../src/mcp/server/mcp-server';
 import type { TestTemporal } from './temporal-test-env';
+import type { AgentDefinition } from '../../src/agents/define-agent';
 
 /** The durable MCP server of a test file, on a Streamable HTTP listener, and its SDK clients. */
 export interface McpTestListener {
@@ -34,6 +35,8 @@ export function useMcpTestListener(
     oauth?: () => McpOAuthOptions;
     /** The approval rules of the servers (default theirs). */
     approvals?: McpApprovalOptions;
+    /** Agents the servers serve as tools. */
+    agents?: readonly AgentDefinition[];
   },
 ): McpTestListener {
   let listener: McpHttpListener | undefined;
@@ -50,6 +53,7 @@ export function useMcpTestListener(
           catalog: options.catalog(),
           caller,
           ...(options.approvals ? { approvals: options.approvals } : {}),
+          ...(options.agents ? { agents: options.agents } : {}),
         }),
     });
   });

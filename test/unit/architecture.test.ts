@@ -14,7 +14,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['stores/idempotency'],
   ['stores/transcripts', 'stores/audit', 'stores/streams'],
   ['tools', 'model', 'telemetry', 'encryption'],
-  ['long-calls'],
+  ['long-calls', 'agents'],
   ['activities'],
   ['workflows'],
   ['client'],

@@ -5,7 +5,7 @@ import { connectClient } from '../../client/agent-run-client';
 import { connectionSettingsFromEnv } from '../../client/connection-settings';
 import { ensureLocalTemporal } from '../../dev-server/local-temporal';
 import { createToolRegistry, type ToolRegistry } from '../../tools/tool-registry';
-import { createWorker, loadToolsModule } from '../../runtime/create-worker';
+import { createWorker, loadToolsModuleExports } from '../../runtime/create-worker';
 import { enableTypeScriptFor } from '../../runtime/typescript-tools-module';
 import { loadMcpConfigFile } from '../client/mcp-config';
 import { McpHost, withMcpTools } from '../client/mcp-host';
@@ -118,7 +118,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
   const telemetry = await startTelemetryFromEnv();
   const tracing = telemetry?.traces === true;
   const temporal = await ensureLocalTemporal(settings, { log: say });
-  const tools = await loadToolsModule(toolsModule);
+  const { tools, agents } = await loadToolsModuleExports(toolsModule);
   const host = mcpConfigPath ? new McpHost(loadMcpConfigFile(mcpConfigPath)) : undefined;
   await host?.refresh();
   const registry: ToolRegistry = host ? withMcpTools(createToolRegistry(tools), host) : createToolRegistry(tools);
@@ -132,6 +132,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
       taskQueue,
       name,
       catalog: registry.catalog(),
+      ...(agents ? { agents } : {}),
       approvals,
       ...(caller ? { caller } : {}),
     });

@@ -17,6 +17,8 @@ import type { ToolCatalogEntry } from '../../contract/tool-catalog-entry';
 import { modelVisibleTools } from '../../contract/tool-visibility';
 import { approvalRequested, approvalRequiredResult } from './mcp-approval-wait';
 import { agentRunTools, type AgentRunTool } from './mcp-agent-run-tools';
+import { agentTools } from './mcp-agent-tools';
+import type { AgentDefinition } from '../../agents/define-agent';
 import { approvalTools, type ApprovalTool } from './mcp-approval-tools';
 import type { McpApprovalOptions } from './mcp-approver-rules';
 import {
@@ -43,6 +45,11 @@ export interface DurableMcpServerOptions {
   catalog: readonly ToolCatalogEntry[];
   /** Also serve `start_agent_run` and `get_agent_run` (default true). */
   agentRuns?: boolean;
+  /**
+   * Agents served as tools (docs/agents.md): each by its name, called with `{ task }`, runs the agent and answers
+   * with its result (`durable-tools mcp` serves the tools module's `agents` export).
+   */
+  agents?: readonly AgentDefinition[];
   /**
    * The server's name (default `durable-tools`): reported to clients, and part of every caller's scope, so two servers
    * of other names never reach each other's calls, tasks or runs.
@@ -105,10 +112,10 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
   const levels = new McpLogLevels();
   levels.install(server);
   const served = new Map(modelVisibleTools(options.catalog).map((entry) => [entry.name, entry]));
-  const runTools =
-    options.agentRuns === false
-      ? new Map<string, AgentRunTool>()
-      : agentRunTools(options.client, options.taskQueue, scope);
+  const runTools = new Map<string, AgentRunTool>([
+    ...(options.agentRuns === false ? [] : agentRunTools(options.client, options.taskQueue, scope)),
+    ...agentTools(options.client, options.taskQueue, scope, options.agents ?? []),
+  ]);
   const decisionTools =
     options.approvals === false
       ? new Map<string, ApprovalTool>()
