@@ -35,6 +35,8 @@ export interface ConversationMessage {
   status: ConversationMessageStatus;
   /** The agent's answer, once answered. */
   answer?: string;
+  /** The typed answer, when the agent has an `output` schema (docs/agents.md, "Typed answers"). */
+  output?: unknown;
   /** Why the message got no answer (the turn failed or the conversation ended first). */
   reason?: string;
   /** The tool calls the message's turn made: their step numbers (keys `${runKey}/${step}`). */

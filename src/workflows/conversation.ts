@@ -71,6 +71,7 @@ async function answer(talk: Conversation, message: ConversationMessage): Promise
   if (result.status === 'completed') {
     message.status = 'answered';
     message.answer = result.answer ?? '';
+    if (result.output !== undefined) message.output = result.output;
     return undefined;
   }
   message.status = 'failed';

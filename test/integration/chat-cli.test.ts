@@ -1,7 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Worker } from '@temporalio/worker';
 import { SqliteStreamStore } from '../../src/stores/streams/sqlite-stream-store';
 import { REPO_ROOT } from '../support/cli-process';
 import { testServerCliEnv } from '../support/cli-in-process';
@@ -15,27 +14,21 @@ import { startTmuxSession } from '../support/tmux-session';
  * approve the booking inline, close. The worker streams to a SQLite stream store the command reads.
  */
 
-const temporal = useTestTemporal();
 const dir = mkdtempSync(join(tmpdir(), 'chat-cli-'));
 const taskQueue = uniqueTaskQueue('chat-cli');
 const streamsPath = join(dir, 'streams.sqlite');
 let ledger: LedgerServer;
-let worker: Worker;
-let running: Promise<void>;
-beforeAll(async () => {
-  ledger = await startLedgerServer();
-  worker = await createTestWorker(temporal, {
-    tools: conversationTools(ledger.url, { approval: true }),
-    taskQueue,
-    streams: new SqliteStreamStore({ path: streamsPath }),
-  });
-  running = worker.run();
+useTestTemporal({
+  worker: async (temporal) => {
+    ledger = await startLedgerServer();
+    return await createTestWorker(temporal, {
+      tools: conversationTools(ledger.url, { approval: true }),
+      taskQueue,
+      streams: new SqliteStreamStore({ path: streamsPath }),
+    });
+  },
 });
-afterAll(async () => {
-  worker.shutdown();
-  await running;
-  await ledger.close();
-});
+afterAll(() => ledger.close());
 
 const AGENT_MODULE = `
 import { defineAgent } from ${JSON.stringify(join(REPO_ROOT, 'src', 'agents', 'define-agent'))};
