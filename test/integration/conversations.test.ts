@@ -11,10 +11,12 @@ import {
   startConversation,
 } from '../../src/client/conversation-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
-import { CONVERSATION_LEDGER_KINDS } from '../support/conversation-tools';
+import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
+import { CONVERSATION_LEDGER_KINDS, conversationTools } from '../support/conversation-tools';
 import { CONVERSATION_WORKER } from '../support/conversation-worker';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
 import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { waitFor } from '../support/wait-for';
 import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
 
 /*
@@ -116,3 +118,126 @@ test('a 300-message conversation continues as new and keeps every message, in or
     await running;
   }
 }, 900_000);
+
+/** Runs `body` with an in-process worker of the conversation tools (approval-gated bookings with `approval`). */
+async function withWorker(
+  name: string,
+  options: { approval?: boolean },
+  body: (taskQueue: string) => Promise<void>,
+): Promise<void> {
+  const taskQueue = uniqueTaskQueue(name);
+  const tools = conversationTools(ledger.url, options);
+  const worker = await createTestWorker(temporal, { tools, taskQueue });
+  const running = worker.run();
+  try {
+    await body(taskQueue);
+  } finally {
+    worker.shutdown();
+    await running;
+  }
+}
+
+function scriptedAgent(script: ScriptedTurn[]) {
+  return defineAgent({
+    name: 'concierge',
+    instructions: 'You book hotels.',
+    model: { provider: 'scripted', script },
+    tools: ['book_hotel'],
+  });
+}
+
+test('messages sent while a turn waits for approval are queued, then answered in the order sent', async () => {
+  await withWorker('conversation-queue', { approval: true }, async (taskQueue) => {
+    const agent = scriptedAgent([
+      { toolCalls: [{ name: 'book_hotel', arguments: { city: 'Lisbon', nights: 1 } }] },
+      { text: 'Booked Lisbon.', final: true },
+      { text: 'Second answer.', final: true },
+      { text: 'Third answer.', final: true },
+    ]);
+    const chat = await startConversation(temporal.client, agent, { id: `chat-${taskQueue}`, taskQueue });
+    const first = sendMessage(chat, 'Book Lisbon.');
+    const waiting = await waitFor('the booking to wait', async () =>
+      (await getPendingApprovals(temporal.client, chat.workflowId)).find((call) => call.tool === 'book_hotel'),
+    );
+    const second = sendMessage(chat, 'Second.');
+    await waitFor('message 2 to be queued', async () => (await getMessages(chat)).length === 2);
+    const third = sendMessage(chat, 'Third.');
+    await waitFor('message 3 to be queued', async () => (await getMessages(chat)).length === 3);
+    expect((await getMessages(chat)).map((m) => m.status)).toEqual(['running', 'queued', 'queued']);
+
+    await approveStep(temporal.client, chat.workflowId, {
+      stepId: waiting.stepId,
+      digest: waiting.digest,
+      approver: 'alice',
+    });
+
+    const replies = await Promise.all([first, second, third]);
+    expect(replies.map((r) => [r.seq, r.answer])).toEqual([
+      [1, 'Booked Lisbon.'],
+      [2, 'Second answer.'],
+      [3, 'Third answer.'],
+    ]);
+  });
+}, 300_000);
+
+test('a message sent again after the conversation continued as new gets its first answer, once', async () => {
+  await withWorker('conversation-resend', {}, async (taskQueue) => {
+    const agent = scriptedAgent([{ text: 'First answer.' }, { text: 'Another answer.' }]);
+    const chat = await startConversation(temporal.client, agent, {
+      id: `chat-${taskQueue}`,
+      taskQueue,
+      continueAsNewAfterMessages: 1,
+    });
+    const first = await sendMessage(chat, 'Hello.', { messageId: 'hello-1' });
+    await waitFor('the conversation to continue as new', async () => (await getConversationView(chat)).generation >= 1);
+
+    const again = await sendMessage(chat, 'Hello.', { messageId: 'hello-1' });
+
+    expect(again).toEqual(first);
+    expect((await getMessages(chat)).map((m) => m.messageId)).toEqual(['hello-1']);
+  });
+}, 300_000);
+
+test('a conversation closes after its idle timeout, its effects standing, and refuses later messages', async () => {
+  await withWorker('conversation-idle', {}, async (taskQueue) => {
+    const agent = scriptedAgent([
+      { toolCalls: [{ name: 'book_hotel', arguments: { city: 'Porto', nights: 1 } }] },
+      { text: 'Booked Porto.', final: true },
+    ]);
+    const chat = await startConversation(temporal.client, agent, {
+      id: `chat-${taskQueue}`,
+      taskQueue,
+      idleTimeoutMs: 1_000,
+    });
+    await sendMessage(chat, 'Book Porto.');
+
+    const ended = await chat.result();
+
+    expect(ended.status).toBe('closed');
+    expect(ended.reason).toMatch(/No message came for 1000 ms/);
+    expect(ledger.effects.filter((e) => e.key.startsWith(`${ended.runKey}/`)).map((e) => e.kind)).toEqual([
+      CONVERSATION_LEDGER_KINDS.booking,
+    ]);
+    await expect(sendMessage(chat, 'Anyone?')).rejects.toThrow();
+  });
+}, 300_000);
+
+test('a conversation cancelled between messages undoes the bookings it still owes', async () => {
+  await withWorker('conversation-cancel', {}, async (taskQueue) => {
+    const agent = scriptedAgent([
+      { toolCalls: [{ name: 'book_hotel', arguments: { city: 'Madrid', nights: 3 } }] },
+      { text: 'Booked Madrid.', final: true },
+    ]);
+    const chat = await startConversation(temporal.client, agent, { id: `chat-${taskQueue}`, taskQueue });
+    await sendMessage(chat, 'Book Madrid.');
+    const { runKey } = await getConversationView(chat);
+
+    await chat.cancel();
+
+    await expect(chat.result()).rejects.toThrow();
+    expect(ledger.effects.filter((e) => e.key.startsWith(`${runKey}/`)).map((e) => [e.kind, e.key])).toEqual([
+      [CONVERSATION_LEDGER_KINDS.booking, `${runKey}/1`],
+      [CONVERSATION_LEDGER_KINDS.cancellation, `${runKey}/1/undo`],
+    ]);
+  });
+}, 300_000);
