@@ -11,11 +11,13 @@ import {
   startConversation,
 } from '../../src/client/conversation-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
+import { Worker } from '@temporalio/worker';
+import { fetchRunHistories } from '../../src/client/agent-run-client';
 import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
 import { CONVERSATION_LEDGER_KINDS, conversationTools } from '../support/conversation-tools';
 import { CONVERSATION_WORKER } from '../support/conversation-worker';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
-import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 import { killProcess, spawnTestWorkerProcess } from '../support/worker-process';
 
@@ -239,5 +241,25 @@ test('a conversation cancelled between messages undoes the bookings it still owe
       [CONVERSATION_LEDGER_KINDS.booking, `${runKey}/1`],
       [CONVERSATION_LEDGER_KINDS.cancellation, `${runKey}/1/undo`],
     ]);
+  });
+}, 300_000);
+
+test("a conversation's histories replay on the current workflow code, across continue-as-new", async () => {
+  await withWorker('conversation-replay', {}, async (taskQueue) => {
+    const agent = scriptedAgent(bookingScript);
+    const chat = await startConversation(temporal.client, agent, {
+      id: `chat-${taskQueue}`,
+      taskQueue,
+      continueAsNewAfterMessages: 2,
+    });
+    for (const text of ['Hi!', 'Two nights in Berlin, please.', 'Cancel that booking.']) await sendMessage(chat, text);
+    const { runKey } = await closeConversation(chat);
+
+    const firstRunId = runKey.slice(chat.workflowId.length + 1);
+    const histories = await fetchRunHistories(temporal.client, chat.workflowId, firstRunId);
+    expect(histories).toHaveLength(2);
+    for (const history of histories) {
+      await Worker.runReplayHistory({ workflowBundle: { codePath: testServer().bundlePath } }, history);
+    }
   });
 }, 300_000);
