@@ -263,3 +263,35 @@ test("a conversation's histories replay on the current workflow code, across con
     }
   });
 }, 300_000);
+
+test('a message whose turn fails ends the conversation and undoes what earlier messages booked', async () => {
+  await withWorker('conversation-saga', {}, async (taskQueue) => {
+    const agent = defineAgent({
+      name: 'concierge',
+      instructions: 'You book hotels.',
+      model: {
+        provider: 'scripted',
+        script: [
+          { toolCalls: [{ name: 'book_hotel', arguments: { city: 'Rome', nights: 2 } }] },
+          { text: 'Booked Rome.', final: true },
+          { toolCalls: [{ name: 'book_hotel', arguments: { city: 'Rome', nights: -1 } }] },
+          { text: 'Never said.', final: true },
+        ],
+      },
+      tools: ['book_hotel'],
+      failurePolicy: { criticalTools: ['book_hotel'] },
+    });
+    const chat = await startConversation(temporal.client, agent, { id: `chat-${taskQueue}`, taskQueue });
+    await sendMessage(chat, 'Book Rome.');
+
+    const failed = await sendMessage(chat, 'Book Rome for minus one night.');
+    const ended = await chat.result();
+
+    expect(failed).toMatchObject({ seq: 2, status: 'failed' });
+    expect(ended.status).toBe('compensated');
+    expect(ledger.effects.filter((e) => e.key.startsWith(`${ended.runKey}/`)).map((e) => [e.kind, e.key])).toEqual([
+      [CONVERSATION_LEDGER_KINDS.booking, `${ended.runKey}/1`],
+      [CONVERSATION_LEDGER_KINDS.cancellation, `${ended.runKey}/1/undo`],
+    ]);
+  });
+}, 300_000);
