@@ -1,5 +1,11 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { ApprovalAuditRecord, ApprovalEvaluation, EvaluateApprovalInput } from '../contract/approval-types';
+import type {
+  ApprovalAuditRecord,
+  ApprovalEvaluation,
+  EditedArgumentsReview,
+  EvaluateApprovalInput,
+  ReviewEditedArgumentsInput,
+} from '../contract/approval-types';
 import { argumentsDigest } from './arguments-digest';
 import type { AuditStore } from '../stores/audit/audit-store';
 import { MemoryAuditStore } from '../stores/audit/memory-audit-store';
@@ -43,6 +49,11 @@ export interface ApprovalActivities {
   evaluateApproval(input: EvaluateApprovalInput): Promise<ApprovalEvaluation>;
   /** Writes (completes) the audit record of a gated call. */
   recordApprovalAudit(record: ApprovalAuditRecord): Promise<void>;
+  /**
+   * Validates an approver's edited arguments with the tool's schema (the argument guard, as for the model's) and
+   * computes their digest: the call runs with them only if they validate. Recorded in history.
+   */
+  reviewEditedArguments(input: ReviewEditedArgumentsInput): Promise<EditedArgumentsReview>;
 }
 
 /**
@@ -77,7 +88,20 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
       await writeAudit(auditStore, record);
       approvalWaitEnded(metrics, record);
     },
+    reviewEditedArguments: async (input) => reviewEdited(input, deps),
   };
+}
+
+/** The edited arguments validated by the tool's schema and shown as they will run, or why not. */
+function reviewEdited(input: ReviewEditedArgumentsInput, deps: ApprovalActivityDeps): EditedArgumentsReview {
+  const tool = deps.registry.get(input.tool);
+  if (!tool) return { ok: false, observation: notRegistered(input.tool) };
+  const limits = toolArgumentGuard(deps.argumentGuard ?? ARGUMENT_GUARD_LIMITS, tool.contract.spec.argumentGuard);
+  const parsed = parseToolArguments(tool.contract.spec.input, input.arguments, limits);
+  if (!parsed.ok) return { ok: false, observation: parsed.error };
+  const shown = shownArguments(input.tool, parsed.value);
+  if ('observation' in shown) return { ok: false, observation: shown.observation };
+  return { ok: true, digest: shown.digest, arguments: shown.arguments };
 }
 
 /** Who decided a waived call, in its audit record: the run's approval policy. */

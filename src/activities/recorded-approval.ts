@@ -68,8 +68,10 @@ function missingApproval(
 ): string | undefined {
   if (!record) return 'no approval was recorded for this call';
   if (record.tool !== call.tool.contract.name) return `the approval recorded under this key is for "${record.tool}"`;
-  if (call.digest === undefined || record.argumentsDigest !== call.digest)
-    return `the approval recorded for this call is for other arguments (digest ${record.argumentsDigest}, these ${call.digest ?? 'not JSON'})`;
+  // Approved with edits: only the edited arguments' digest lets the call run, never the model's.
+  const approvedDigest = record.editedArgumentsDigest ?? record.argumentsDigest;
+  if (call.digest === undefined || approvedDigest !== call.digest)
+    return `the approval recorded for this call is for other arguments (digest ${approvedDigest}, these ${call.digest ?? 'not JSON'})`;
   if (record.decision === 'approved') return undefined;
   if (record.decision === 'waived')
     return allowRunsToWaive ? undefined : 'its run waived the approval, but this worker does not allow runs to waive';

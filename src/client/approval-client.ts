@@ -46,6 +46,16 @@ export interface StepDecision {
   reason?: string;
 }
 
+/** What approving names: the decision, and optionally the edited arguments the call runs with instead. */
+export interface StepApprovalDecision extends StepDecision {
+  /**
+   * Approve with these arguments instead of the model's (docs/approvals.md, "Approve with edits"): the worker
+   * validates them with the tool's schema, they get their own digest, the call runs with them, and the audit
+   * record keeps both. Invalid ones refuse the approval (`APPROVAL_INVALID_ARGUMENTS`); the call keeps waiting.
+   */
+  arguments?: Record<string, unknown>;
+}
+
 /**
  * The calls of one run that wait for a decision, read from the run's state (a query: a worker must be up).
  *
@@ -154,7 +164,8 @@ export async function listPendingApprovals(
 
 /**
  * Approves one waiting call, bound to the digest of the arguments the approver reviewed. The tool then runs
- * once, under the step's idempotency key.
+ * once, under the step's idempotency key: with the model's arguments, or with `decision.arguments` when the
+ * approver edited them.
  *
  * @throws {@link ApprovalError} when the digest is not the step's, the step is unknown or already decided,
  * or the run is not running. Nothing is approved then.
@@ -168,7 +179,7 @@ export async function listPendingApprovals(
 export function approveStep(
   client: Client,
   workflowId: string,
-  decision: StepDecision,
+  decision: StepApprovalDecision,
 ): Promise<ApprovalDecisionResult> {
   return decide(client, workflowId, 'approve', decision);
 }
@@ -191,7 +202,7 @@ async function decide(
   client: Client,
   workflowId: string,
   kind: 'approve' | 'reject',
-  decision: StepDecision,
+  decision: StepApprovalDecision,
 ): Promise<ApprovalDecisionResult> {
   try {
     return await client.workflow.getHandle(workflowId).executeUpdate(decideApprovalUpdate, {
@@ -202,6 +213,7 @@ async function decide(
           decision: kind,
           approver: decision.approver,
           ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+          ...(decision.arguments !== undefined ? { arguments: decision.arguments } : {}),
         },
       ],
     });

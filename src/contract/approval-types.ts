@@ -75,6 +75,13 @@ export interface StepApproval {
   decidedBy?: string;
   reason?: string;
   decidedAt?: number;
+  /**
+   * Set when the approver approved with edited arguments: the arguments the call runs with, validated by the
+   * tool's schema (`arguments` stays what the model proposed).
+   */
+  editedArguments?: unknown;
+  /** Digest of {@link StepApproval.editedArguments}: the one the tool activity checks. */
+  editedDigest?: string;
 }
 
 /** Argument of the `decideApproval` update. */
@@ -87,6 +94,12 @@ export interface ApprovalDecisionInput {
   approver: string;
   /** Why; required to reject (the model reads it). */
   reason?: string;
+  /**
+   * Approve with these arguments instead of the model's (approve only; a JSON object): the worker validates them
+   * with the tool's schema, they get their own digest, and the call runs with them. Invalid ones refuse the
+   * decision (`APPROVAL_INVALID_ARGUMENTS`) and the call keeps waiting.
+   */
+  arguments?: Record<string, unknown>;
 }
 
 /** What the `decideApproval` update returns. */
@@ -99,6 +112,10 @@ export interface ApprovalDecisionResult {
   approver: string;
   reason?: string;
   decidedAt: number;
+  /** The validated edited arguments the call runs with, when the approver edited them. */
+  editedArguments?: unknown;
+  /** Their digest. */
+  editedDigest?: string;
 }
 
 /** Codes of the update's validator, as the `type` of the ApplicationFailure it throws. */
@@ -107,6 +124,8 @@ export const APPROVAL_REFUSAL_CODES = {
   ALREADY_DECIDED: 'APPROVAL_ALREADY_DECIDED',
   DIGEST_MISMATCH: 'APPROVAL_DIGEST_MISMATCH',
   INVALID_DECISION: 'APPROVAL_INVALID_DECISION',
+  /** The edited arguments of an approval do not validate against the tool's schema; the call keeps waiting. */
+  INVALID_ARGUMENTS: 'APPROVAL_INVALID_ARGUMENTS',
 } as const;
 
 /** One of {@link APPROVAL_REFUSAL_CODES}. */
@@ -136,8 +155,26 @@ export interface ApprovalAuditRecord {
   decidedBy?: string;
   reason?: string;
   decidedAt?: number;
+  /**
+   * The arguments an approver approved instead of the model's (`arguments`), validated by the tool's schema: the
+   * call runs with them, and the tool activity checks their digest ({@link ApprovalAuditRecord.editedArgumentsDigest}).
+   */
+  editedArguments?: unknown;
+  /** Digest of the edited arguments; when set, the only digest the approval lets run. */
+  editedArgumentsDigest?: string;
   outcome?: ApprovalOutcome;
   /** The error code when the call failed or was not run (e.g. `APPROVAL_REJECTED`). */
   outcomeCode?: string;
   completedAt?: number;
 }
+
+/** Input of the engine's `reviewEditedArguments` activity: an approver's edited arguments of a gated call. */
+export interface ReviewEditedArgumentsInput {
+  tool: string;
+  arguments: unknown;
+}
+
+/** What `reviewEditedArguments` found: the validated arguments and their digest, or why they are refused. */
+export type EditedArgumentsReview =
+  | { ok: true; digest: string; arguments: unknown }
+  | { ok: false; observation: ToolErrorObservation };

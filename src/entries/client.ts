@@ -20,6 +20,15 @@ export {
   type AgentRunIdReusePolicy,
   type ConnectClientOptions,
 } from '../client/agent-run-client';
+// Runs of agents defined with defineAgent, their typed answers (docs/agents.md)
+export {
+  startAgent,
+  typedAgentResult,
+  type AgentHandle,
+  type StartAgentOptions,
+  type AgentRunExtras,
+} from '../client/agent-client';
+export type { AgentOutputSpec } from '../contract/agent-output';
 export { runningCalls, type RunningCall } from '../long-calls/live-progress';
 export type { ToolProgress } from '../contract/tool-progress';
 export type { ModelSettings } from '../contract/model-types';
@@ -83,6 +92,7 @@ export {
   listPendingApprovals,
   type PendingApproval,
   type StepDecision,
+  type StepApprovalDecision,
   type ListPendingApprovalsOptions,
 } from '../client/approval-client';
 export type {

@@ -45,4 +45,5 @@ export { PayloadBudgetError, type PayloadBudgetErrorCode } from '../client/paylo
 export { AgentRunForkError, type AgentRunForkErrorCode } from '../client/agent-run-fork-error';
 export { EvalSuiteError, type EvalSuiteErrorCode } from '../client/eval-suite';
 export { ApprovalError, type ApprovalErrorCode } from '../client/approval-error';
+export { AgentAnswerError, type AgentAnswerErrorCode } from '../client/agent-answer-error';
 export { AgentRunStreamServerConfigError } from '../client/agent-run-stream-server-config-error';

@@ -16,6 +16,14 @@ export { defineTool, type ToolSpec, type Tool } from '../tools/define-tool';
 export type { ToolContext } from '../tools/tool-context';
 // Sub-agents and handoffs (docs/sub-agents.md)
 export { defineAgentTool, defineHandoff } from '../tools/define-agent-tool';
+// Agents defined once: a run, a sub-agent or handoff, a tool of the MCP server (docs/agents.md)
+export {
+  defineAgent,
+  type AgentSpec,
+  type AgentDefinition,
+  type AgentAnswer,
+} from '../agents/define-agent';
+export { agentTool, type AgentToolOptions } from '../agents/agent-tool';
 // Async-job tools: submit now, result by callback or polling (docs/long-calls.md)
 export { defineAsyncJobTool } from '../tools/define-async-job-tool';
 export { compensationInput } from '../tools/compensation-input';

@@ -4,7 +4,7 @@ import type { AgentRunState } from '../contract/agent-run-types';
 import type { ApprovalDecisionInput } from '../contract/approval-types';
 import { decideApprovalUpdate } from '../contract/approval-messages';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes';
-import { applyDecision, validateDecision, type ApprovalGate } from './approval-gate';
+import { decide, validateDecision, type ApprovalGate } from './approval-gate';
 import { waitingDetails } from './approval-details';
 import { boundedRunView } from './run-budget';
 
@@ -42,7 +42,7 @@ export function joinApprovalDesk(gate: ApprovalGate, view: () => AgentRunState):
 
 function installDesk(): Desk {
   const created: Desk = { gates: [], views: new Map() };
-  setHandler(decideApprovalUpdate, (input) => applyDecision(routeDecision(created, input), input), {
+  setHandler(decideApprovalUpdate, (input) => decide(routeDecision(created, input), input), {
     validator: (input) => validateDecision(routeDecision(created, input), input),
   });
   setHandler(getRunStateQuery, () => deskView(created));

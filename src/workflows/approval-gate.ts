@@ -25,6 +25,7 @@ import { TOOL_ERROR_CODES, type ToolErrorObservation } from '../contract/activit
 import type { AgentRunState, StepRecord } from '../contract/agent-run-types';
 import { approvalTimerSummary, waitingDetails } from './approval-details';
 import { decideApprovalUpdate } from '../contract/approval-messages';
+import { checkEditShape, editsArguments, reviewEdit, type ApprovedEdit } from './approval-edits';
 
 /** Options of the engine's approval activities: a few minutes of retries, then the call is refused. */
 const APPROVAL_ACTIVITY_OPTIONS = {
@@ -43,6 +44,8 @@ interface Decision {
   approver: string;
   reason?: string;
   decidedAt: number;
+  /** The approver's edited arguments, validated by the worker: the call runs with them. */
+  edit?: ApprovedEdit;
 }
 
 /** A call waiting for its decision. */
@@ -69,7 +72,10 @@ export interface ApprovalGate {
 
 /** What the gate decided for one call. */
 export type GateResult =
-  { kind: 'open' } | { kind: 'approved'; digest: string } | { kind: 'refused'; observation: ToolErrorObservation };
+  | { kind: 'open' }
+  /** Approved: the digest the activity checks; `arguments` when the approver edited them (the call runs with them). */
+  | { kind: 'approved'; digest: string; arguments?: unknown }
+  | { kind: 'refused'; observation: ToolErrorObservation };
 
 /** Creates the gate of a run and installs the `decideApproval` update handler. */
 export function createApprovalGate(
@@ -79,7 +85,7 @@ export function createApprovalGate(
   track: boolean,
 ): ApprovalGate {
   const gate = newApprovalGate(workflowId, state, policy, track);
-  setHandler(decideApprovalUpdate, (input) => applyDecision(gate, input), {
+  setHandler(decideApprovalUpdate, (input) => decide(gate, input), {
     validator: (input) => validateDecision(gate, input),
   });
   return gate;
@@ -146,6 +152,7 @@ export async function passApprovalGate(
     decision: decision?.decision ?? 'timed_out',
     ...(decision ? { decidedBy: decision.approver, decidedAt: decision.decidedAt } : { decidedAt: Date.now() }),
     ...(decision?.reason !== undefined ? { reason: decision.reason } : {}),
+    ...(decision?.edit ? { editedArguments: decision.edit.arguments, editedDigest: decision.edit.digest } : {}),
   });
   if (!decision || decision.decision === 'rejected') return refuseUndecided(step, entry, gate, timeoutMs);
   try {
@@ -157,7 +164,10 @@ export async function passApprovalGate(
       observation: unavailable(entry.name, 'its approval could not be written to the audit trail'),
     };
   }
-  return { kind: 'approved', digest: evaluation.digest };
+  const edit = decision.edit;
+  return edit
+    ? { kind: 'approved', digest: edit.digest, arguments: edit.arguments }
+    : { kind: 'approved', digest: evaluation.digest };
 }
 
 /** A call rejected, or not decided in time: nothing runs, and the audit trail says so. */
@@ -264,6 +274,7 @@ export function validateDecision(gate: ApprovalGate, input: ApprovalDecisionInpu
   }
   if (input.decision === 'reject' && !input.reason?.trim())
     throw invalid('A rejection needs a reason (the model reads it).');
+  checkEditShape(input);
   const waiting = gate.waiting.get(input.stepId);
   const step = waiting?.step ?? gate.state.steps.find((s) => s.stepId === input.stepId);
   if (waiting?.decision || (!waiting && step?.approval?.decision)) {
@@ -293,8 +304,25 @@ export function validateDecision(gate: ApprovalGate, input: ApprovalDecisionInpu
   }
 }
 
-/** The update's handler: records the decision the waiting call then reads. */
-export function applyDecision(gate: ApprovalGate, input: ApprovalDecisionInput): ApprovalDecisionResult {
+/**
+ * The update's handler: a plain decision is taken at once ({@link applyDecision}); one with edited arguments once
+ * the worker validated them (approval-edits.ts; invalid ones refuse the update and the call keeps waiting).
+ */
+export function decide(
+  gate: ApprovalGate,
+  input: ApprovalDecisionInput,
+): ApprovalDecisionResult | Promise<ApprovalDecisionResult> {
+  if (!editsArguments(input)) return applyDecision(gate, input);
+  const tool = gate.waiting.get(input.stepId)?.step.tool ?? '';
+  return reviewEdit(tool, input.arguments).then((edit) => applyDecision(gate, input, edit));
+}
+
+/** Records the decision the waiting call then reads (with the edited arguments the worker validated, if any). */
+export function applyDecision(
+  gate: ApprovalGate,
+  input: ApprovalDecisionInput,
+  edit?: ApprovedEdit,
+): ApprovalDecisionResult {
   const waiting = gate.waiting.get(input.stepId);
   if (!waiting || waiting.decision) {
     throw ApplicationFailure.create({
@@ -308,14 +336,17 @@ export function applyDecision(gate: ApprovalGate, input: ApprovalDecisionInput):
     approver: input.approver.trim(),
     ...(input.reason?.trim() ? { reason: input.reason.trim() } : {}),
     decidedAt: Date.now(),
+    ...(edit ? { edit } : {}),
   };
   waiting.decision = decision;
+  const { edit: _edit, ...decided } = decision;
   return {
     workflowId: gate.workflowId,
     stepId: input.stepId,
     tool: waiting.step.tool,
     digest: waiting.digest,
-    ...decision,
+    ...decided,
+    ...(edit ? { editedArguments: edit.arguments, editedDigest: edit.digest } : {}),
   };
 }
 
@@ -368,6 +399,9 @@ function writeAudit(step: StepRecord, completion: Partial<ApprovalAuditRecord>):
     ...(approval.decidedBy !== undefined ? { decidedBy: approval.decidedBy } : {}),
     ...(approval.reason !== undefined ? { reason: approval.reason } : {}),
     ...(approval.decidedAt !== undefined ? { decidedAt: approval.decidedAt } : {}),
+    ...(approval.editedDigest !== undefined
+      ? { editedArguments: approval.editedArguments, editedArgumentsDigest: approval.editedDigest }
+      : {}),
     ...completion,
   });
 }

@@ -88,7 +88,9 @@ export async function callTool<O = unknown>(name: string, args: unknown, options
   if (gate.kind === 'refused') return refuse(step, gate.observation);
   try {
     const undo = entry.undo !== undefined ? catalog.get(entry.undo) : undefined;
-    return (await runCall({ step, entry, undo, prepared, gate }, scope, options)) as O;
+    // Approved with edits: the call runs with the arguments the approver approved (approval-edits.ts).
+    const approved = gate.kind === 'approved' && gate.arguments !== undefined ? prepareCall(gate.arguments, entry) : prepared;
+    return (await runCall({ step, entry, undo, prepared: approved, gate }, scope, options)) as O;
   } finally {
     step.endedAt = Date.now();
     if (gate.kind === 'approved') await recordApprovalOutcome(step, callGate(scope));

@@ -45,7 +45,9 @@ export async function runToolStep(call: ModelToolCall, ctx: StepContext): Promis
   }
   const gate = await passApprovalGate(step, entry, ctx.approvals);
   if (gate.kind === 'refused') return refuse(step, gate.observation);
-  await callTool({ step, entry, prepared, gate, ...registerCompensation(step, entry, prepared, ctx) }, ctx);
+  // Approved with edits: the call (and its compensation) runs with the arguments the approver approved.
+  const approved = gate.kind === 'approved' && gate.arguments !== undefined ? prepareCall(gate.arguments, entry) : prepared;
+  await callTool({ step, entry, prepared: approved, gate, ...registerCompensation(step, entry, approved, ctx) }, ctx);
   if (gate.kind === 'approved') await recordApprovalOutcome(step, ctx.approvals);
   return step;
 }

@@ -59,3 +59,35 @@ describe('the AI SDK adapter and the spec a model implements', () => {
     expect(fake.calls).toEqual([]);
   });
 });
+
+describe("the AI SDK adapter and a run's settings", () => {
+  test("gives the agent's instructions after the engine's system prompt, and the typed answer's schema", async () => {
+    const fake = model('v3');
+    const schema = { type: 'object', properties: { city: { type: 'string' } } };
+    await aiSdkModelProvider(fake)({ ...REQUEST, instructions: 'You plan trips.', output: { schema } }, CONTEXT);
+    const [system] = fake.calls[0]!.prompt;
+    expect(system).toMatchObject({ role: 'system', content: expect.stringContaining('You plan trips.') });
+    expect((system as { content: string }).content).toContain(JSON.stringify(schema));
+    expect((system as { content: string }).content).toMatch(/^You are an agent/);
+  });
+
+  test('passes every AI SDK call setting of the run through as given', async () => {
+    const fake = model('v4');
+    const settings = {
+      provider: 'p',
+      temperature: 0.2,
+      maxOutputTokens: 300,
+      topP: 0.9,
+      topK: 40,
+      presencePenalty: 0.1,
+      frequencyPenalty: 0.3,
+      seed: 7,
+      stopSequences: ['END'],
+      providerOptions: { openai: { reasoningEffort: 'low' } },
+      headers: { 'x-team': 'travel' },
+    };
+    await aiSdkModelProvider(fake)({ ...REQUEST, settings }, CONTEXT);
+    const { provider: _provider, ...passed } = settings;
+    expect(fake.calls[0]).toMatchObject(passed);
+  });
+});

@@ -289,6 +289,45 @@ describe('the tool activity of a tool that requires approval', () => {
   });
 });
 
+describe('the tool activity of a call approved with edited arguments', () => {
+  /** The gate's record of an approval whose approver edited `args` into `edited` (reviewed by the worker). */
+  async function approveWithEdits(w: ReturnType<typeof worker>, args: unknown, edited: unknown): Promise<void> {
+    const review = await w.approvals.reviewEditedArguments({ tool: 'pay', arguments: edited });
+    if (!review.ok) throw new Error(`expected the edit to validate: ${review.observation.message}`);
+    await decide(w, 'pay', args, 'approved');
+    const record = await w.auditStore.get(KEY);
+    await w.auditStore.write({
+      ...record!,
+      editedArguments: review.arguments,
+      editedArgumentsDigest: review.digest,
+      decidedAt: Date.now(),
+    });
+  }
+
+  test('runs the edited arguments under the approved edited digest', async () => {
+    const w = worker();
+    await approveWithEdits(w, { amount: 500 }, { amount: 50 });
+    const approvedDigest = argumentsDigest({ amount: 50, to: 'ACME' });
+    await expect(w.call('pay', { amount: 50 }, { approvedDigest })).resolves.toMatchObject({ output: { paid: 50 } });
+    expect(w.ran).toEqual(['pay 50']);
+  });
+
+  test("refuses the model's original arguments once the approver edited them", async () => {
+    const w = worker();
+    await approveWithEdits(w, { amount: 500 }, { amount: 50 });
+    const { failure, observation } = await refusal(w.call('pay', { amount: 500 }));
+    expect(failure.type).toBe('APPROVAL_REQUIRED');
+    expect(observation.message).toContain('other arguments');
+    expect(w.ran).toEqual([]);
+  });
+
+  test("an edit the tool's schema refuses is never given a digest", async () => {
+    const w = worker();
+    const review = await w.approvals.reviewEditedArguments({ tool: 'pay', arguments: { amount: 'fifty' } });
+    expect(review).toMatchObject({ ok: false, observation: { code: 'INVALID_ARGUMENTS' } });
+  });
+});
+
 describe('the tool activity of a tool without an approval requirement', () => {
   test('never reads the audit store', async () => {
     const auditStore = new MemoryAuditStore();

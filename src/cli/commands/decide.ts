@@ -17,6 +17,7 @@ const OPTIONS = {
   digest: { type: 'string' },
   approver: { type: 'string' },
   reason: { type: 'string' },
+  arguments: { type: 'string' },
   yes: { type: 'boolean', short: 'y' },
 } as const;
 
@@ -34,12 +35,14 @@ changed, already decided, answered no, or the server is unreachable, 2 bad argum
 /** `durable-tools approve`. */
 export const approveCommand: CliCommand = {
   name: 'approve',
-  help: `usage: durable-tools approve <workflow id> [step] [--digest <sha256>] [--approver <name>] [--reason <text>] [--yes]
+  help: `usage: durable-tools approve <workflow id> [step] [--digest <sha256>] [--arguments <json>] [--approver <name>] [--reason <text>] [--yes]
 
 Prints the waiting call (tool, arguments, digest), asks on a terminal, then approves it through the run's
 decideApproval update, bound to the printed digest. The tool then runs once, under the step's idempotency key.
 
 options:
+  --arguments <json>   approve with these arguments instead (a JSON object): the worker validates them with the
+                       tool's schema, the call runs with them, and the audit trail keeps both
   --reason <text>      why (kept in the audit trail)
 ${COMMON_HELP}`,
   run: (argv, context) => decide('approve', argv, context),
@@ -68,6 +71,8 @@ interface DecisionRequest {
   digest?: string;
   approver: string;
   reason?: string;
+  /** Edited arguments to approve instead of the model's (approve only). */
+  arguments?: Record<string, unknown>;
   yes: boolean;
 }
 
@@ -116,6 +121,7 @@ function decisionRequest(
   }
   const approver = (stringOption(values, 'approver') ?? context.env.USER ?? '').trim();
   if (!approver) throw new CliUsageError('Say who decides with --approver <name> (USER is not set).');
+  const edited = editedArguments(kind, stringOption(values, 'arguments'));
   return {
     kind,
     workflowId,
@@ -123,8 +129,25 @@ function decisionRequest(
     ...(digest !== undefined ? { digest } : {}),
     approver,
     ...(reason !== undefined ? { reason } : {}),
+    ...(edited !== undefined ? { arguments: edited } : {}),
     yes: values.yes === true,
   };
+}
+
+/** `--arguments`: a JSON object, with `approve` only. */
+function editedArguments(kind: DecisionKind, text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  if (kind !== 'approve') throw new CliUsageError('--arguments comes with approve only.');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CliUsageError(`--arguments must be JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new CliUsageError('--arguments must be a JSON object of the tool\'s parameters.');
+  }
+  return value as Record<string, unknown>;
 }
 
 /** The waiting call the request names, or undefined after saying why there is none. */
@@ -177,6 +200,7 @@ async function send(
     digest: call.digest,
     approver: request.approver,
     ...(request.reason !== undefined ? { reason: request.reason } : {}),
+    ...(request.arguments !== undefined ? { arguments: request.arguments } : {}),
   };
   try {
     const result =
@@ -185,7 +209,7 @@ async function send(
         : await rejectStep(client, call.workflowId, { ...decision, reason: request.reason ?? '' });
     context.out(
       result.decision === 'approved'
-        ? `Approved by ${result.approver}: step ${result.stepId} (${result.tool}) runs now. Follow it with \`${context.self} show ${request.workflowId}\`.`
+        ? `Approved by ${result.approver}${result.editedDigest ? ` with edited arguments (digest ${result.editedDigest})` : ''}: step ${result.stepId} (${result.tool}) runs now. Follow it with \`${context.self} show ${request.workflowId}\`.`
         : `Rejected by ${result.approver}: step ${result.stepId} (${result.tool}) will not run.`,
     );
     return EXIT_CODES.ok;

@@ -43,6 +43,12 @@ const decideInput = z.strictObject({
     .regex(/^[0-9a-f]{64}$/)
     .describe('The digest of the arguments you reviewed: the decision is refused if they are not the waiting ones.'),
   reason: z.string().min(1).max(2_000).optional().describe('Why (required to reject: the model reads it).'),
+  arguments: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "Approve with these arguments instead (approve only): validated by the tool's schema, the call runs with them.",
+    ),
 });
 
 /**
@@ -103,9 +109,12 @@ export function approvalTools(
     call: async (args, scopes) => {
       const parsed = parseToolArguments(decideInput, args);
       if (!parsed.ok) return toolError('INVALID_ARGUMENTS', parsed.error.message, parsed.error.hint);
-      const { workflowId, stepId, decision, digest, reason } = parsed.value;
+      const { workflowId, stepId, decision, digest, reason, arguments: edited } = parsed.value;
       if (decision === 'reject' && reason === undefined) {
         return toolError('INVALID_ARGUMENTS', 'A rejection needs a reason.', 'Send reason: the model reads it.');
+      }
+      if (decision === 'reject' && edited !== undefined) {
+        return toolError('INVALID_ARGUMENTS', 'Edited arguments come with an approval only.', 'Leave arguments out.');
       }
       const caller = who(scopes);
       const access = await accessOf(client, workflowId, caller);
@@ -122,7 +131,13 @@ export function approvalTools(
       try {
         const result =
           decision === 'approve'
-            ? await approveStep(client, workflowId, { stepId, digest, approver, ...(reason ? { reason } : {}) })
+            ? await approveStep(client, workflowId, {
+                stepId,
+                digest,
+                approver,
+                ...(reason ? { reason } : {}),
+                ...(edited ? { arguments: edited } : {}),
+              })
             : await rejectStep(client, workflowId, { stepId, digest, approver, reason: reason ?? '' });
         return structuredResultOf({ ...result, decidedAt: new Date(result.decidedAt).toISOString() });
       } catch (error) {

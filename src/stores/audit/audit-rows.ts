@@ -19,6 +19,17 @@ export const AUDIT_COLUMNS = [
   'outcome_code',
   'completed_at',
   'phase',
+  'edited_arguments_digest',
+  'edited_arguments',
+] as const;
+
+/**
+ * Columns added after the table's first version (approve with edits), each with its SQL type: a store adds the
+ * ones an existing table lacks when it opens it.
+ */
+export const AUDIT_ADDED_COLUMNS = [
+  ['edited_arguments_digest', 'TEXT'],
+  ['edited_arguments', 'TEXT'],
 ] as const;
 
 /** One row of the audit table. */
@@ -40,6 +51,9 @@ export interface AuditRow {
   outcome_code: string | null;
   completed_at: number | null;
   phase: number;
+  edited_arguments_digest: string | null;
+  /** JSON text. */
+  edited_arguments: string | null;
 }
 
 /** The row values of a record, in {@link AUDIT_COLUMNS} order. */
@@ -61,6 +75,8 @@ export function auditRowValues(record: ApprovalAuditRecord): unknown[] {
     record.outcomeCode ?? null,
     record.completedAt ?? null,
     auditPhase(record),
+    record.editedArgumentsDigest ?? null,
+    record.editedArgumentsDigest !== undefined ? JSON.stringify(record.editedArguments ?? null) : null,
   ];
 }
 
@@ -83,5 +99,11 @@ export function auditRecordFromRow(row: AuditRow): ApprovalAuditRecord {
     ...(row.outcome !== null ? { outcome: row.outcome as ApprovalOutcome } : {}),
     ...(row.outcome_code !== null ? { outcomeCode: row.outcome_code } : {}),
     ...(row.completed_at !== null ? { completedAt: num(row.completed_at)! } : {}),
+    ...(row.edited_arguments_digest != null
+      ? {
+          editedArgumentsDigest: row.edited_arguments_digest,
+          editedArguments: JSON.parse(row.edited_arguments ?? 'null') as unknown,
+        }
+      : {}),
   };
 }

@@ -2,7 +2,7 @@ import { Pool, type PoolClient } from 'pg';
 import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from '../idempotency/idempotency-defaults';
 import { createTablesSerialized, POSTGRES_IDENTIFIER } from '../create-tables';
 import type { ApprovalAuditRecord } from '../../contract/approval-types';
-import { AUDIT_COLUMNS, auditRecordFromRow, auditRowValues, type AuditRow } from './audit-rows';
+import { AUDIT_ADDED_COLUMNS, AUDIT_COLUMNS, auditRecordFromRow, auditRowValues, type AuditRow } from './audit-rows';
 import { AUDIT_LIST_DEFAULT_LIMIT, type AuditQuery, type AuditStore } from './audit-store';
 import { AuditStoreError } from './audit-store-error';
 
@@ -171,6 +171,10 @@ export class PostgresAuditStore implements AuditStore {
         completed_at BIGINT,
         phase INTEGER NOT NULL
       )`,
+      // A table from before approve with edits gets its columns.
+      ...AUDIT_ADDED_COLUMNS.map(
+        ([column, type]) => `ALTER TABLE ${this.tableName} ADD COLUMN IF NOT EXISTS ${column} ${type}`,
+      ),
     ];
     try {
       await createTablesSerialized(this.pool, `durable-tools:${this.tableName}`, statements);

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { preparePrivateStateFile } from '../private-state';
 import type { ApprovalAuditRecord } from '../../contract/approval-types';
-import { AUDIT_COLUMNS, auditRecordFromRow, auditRowValues, type AuditRow } from './audit-rows';
+import { AUDIT_ADDED_COLUMNS, AUDIT_COLUMNS, auditRecordFromRow, auditRowValues, type AuditRow } from './audit-rows';
 import { AUDIT_LIST_DEFAULT_LIMIT, type AuditQuery, type AuditStore } from './audit-store';
 import { AuditStoreError } from './audit-store-error';
 
@@ -46,6 +46,15 @@ export class SqliteAuditStore implements AuditStore {
       completed_at INTEGER,
       phase INTEGER NOT NULL
     )`);
+    // A table from before approve with edits gets its columns.
+    const columns = new Set(
+      (this.db.prepare(`PRAGMA table_info(${SQLITE_AUDIT_DEFAULTS.table})`).all() as { name: string }[]).map(
+        (column) => column.name,
+      ),
+    );
+    for (const [column, type] of AUDIT_ADDED_COLUMNS) {
+      if (!columns.has(column)) this.db.exec(`ALTER TABLE ${SQLITE_AUDIT_DEFAULTS.table} ADD COLUMN ${column} ${type}`);
+    }
     this.db.exec(
       `CREATE INDEX IF NOT EXISTS ${SQLITE_AUDIT_DEFAULTS.table}_by_run ON ${SQLITE_AUDIT_DEFAULTS.table} (workflow_id, step_id)`,
     );
