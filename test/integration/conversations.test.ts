@@ -295,3 +295,30 @@ test('a message whose turn fails ends the conversation and undoes what earlier m
     ]);
   });
 }, 300_000);
+
+test('messages sent while the conversation continues as new are all answered, none lost at the boundary', async () => {
+  await withWorker('conversation-boundary', {}, async (taskQueue) => {
+    const agent = defineAgent({
+      name: 'notary',
+      instructions: 'You acknowledge every message.',
+      model: { provider: 'scripted', script: [{ text: 'Noted.' }], repeat: 100 },
+      tools: [],
+    });
+    const chat = await startConversation(temporal.client, agent, {
+      id: `chat-${taskQueue}`,
+      taskQueue,
+      continueAsNewAfterMessages: 2,
+    });
+    const sent: Promise<unknown>[] = [];
+    for (let i = 1; i <= 12; i++) {
+      sent.push(sendMessage(chat, `message ${i}`, { messageId: `m-${i}` }));
+      await new Promise((resolve) => setTimeout(resolve, 30 * (i % 3)));
+    }
+    await Promise.all(sent);
+
+    const view = await getConversationView(chat);
+    expect(view.generation).toBeGreaterThanOrEqual(1);
+    expect(view.messages.map((m) => m.status)).toEqual(Array(12).fill('answered'));
+    expect(new Set(view.messages.map((m) => m.messageId)).size).toBe(12);
+  });
+}, 300_000);
