@@ -5,6 +5,7 @@ import {
   continueAsNew,
   isCancellation,
   proxyActivities,
+  setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentRunResult } from '../contract/agent-run-types';
@@ -72,6 +73,7 @@ async function answer(talk: Conversation, message: ConversationMessage): Promise
     message.status = 'answered';
     message.answer = result.answer ?? '';
     if (result.output !== undefined) message.output = result.output;
+    setCurrentDetails(`Answered message ${message.seq}; ${talk.queue.length} queued.`);
     return undefined;
   }
   message.status = 'failed';
