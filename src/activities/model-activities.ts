@@ -71,6 +71,8 @@ export interface CallModelInput {
    * descriptions and `describe_tools` instead of every schema. Absent means the full catalog.
    */
   toolView?: 'summary';
+  /** Tools of the workflow itself the model sees too: a conversation's `undo_step` (docs/conversations.md). */
+  extraTools?: ToolCatalogEntry[];
 }
 
 const tokenCount = z.number().int().nonnegative().optional().catch(undefined);
@@ -150,7 +152,10 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         ...(input.output !== undefined ? { output: input.output } : {}),
         turn: input.turn,
         transcript,
-        tools: modelTools(modelVisibleTools(deps.registry.catalog(), input.allowedTools), input.toolView ?? 'full'),
+        tools: modelTools(
+          [...modelVisibleTools(deps.registry.catalog(), input.allowedTools), ...(input.extraTools ?? [])],
+          input.toolView ?? 'full',
+        ),
         settings: input.settings,
       };
       const live = deps.streams

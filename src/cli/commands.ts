@@ -27,6 +27,11 @@ export const COMMANDS: readonly CliCommandEntry[] = [
     load: async () => (await import('./commands/run')).runCommand,
   },
   {
+    name: 'chat',
+    summary: 'talk with an agent in a conversation: one message per line, answers streamed, approvals inline',
+    load: async () => (await import('./commands/chat')).chatCommand,
+  },
+  {
     name: 'runs',
     summary: 'list runs with their status (newest first), filterable by status',
     load: async () => (await import('./commands/runs')).runsCommand,

@@ -106,3 +106,24 @@ export type {
   StepApproval,
   ApprovalDecisionResult,
 } from '../contract/approval-types';
+
+// Conversations: one workflow across messages (docs/conversations.md)
+export {
+  startConversation,
+  sendMessage,
+  getMessages,
+  getConversation,
+  getConversationView,
+  closeConversation,
+  type ConversationHandle,
+  type StartConversationOptions,
+  type SendMessageOptions,
+} from '../client/conversation-client';
+export type {
+  ConversationAgentSettings,
+  ConversationMessage,
+  ConversationMessageStatus,
+  ConversationReply,
+  ConversationStatus,
+  ConversationView,
+} from '../contract/conversation-types';

@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
-/** The engine's workflows module (`agentRun`, `mcpToolCall`, `durableToolCatalog`). */
+/** The engine's workflows module (`agentRun`, `mcpToolCall`, `durableToolCatalog`, `agentConversation`). */
 export function engineWorkflowsPath(): string {
   return require.resolve('../workflows');
 }
 
 /** The workflow types the engine registers; a user's workflow of the same name is shadowed by the engine's. */
-export const ENGINE_WORKFLOW_NAMES = ['agentRun', 'mcpToolCall', 'durableToolCatalog'] as const;
+export const ENGINE_WORKFLOW_NAMES = ['agentRun', 'mcpToolCall', 'durableToolCatalog', 'agentConversation'] as const;
 
 /** The file-name prefix of a generated module (bundles built from one carry it in their module ids). */
 export const ENGINE_WORKFLOWS_MODULE_PREFIX = 'durable-tools-workflows-';

@@ -108,7 +108,7 @@ async function playRound(run: RunLoop): Promise<AgentRunResult | undefined> {
 
 function continueAsNewDueNow(run: RunLoop): boolean {
   // Turns asked ahead are taken in this generation: their calls ran under this generation's keys.
-  if (run.turns.holdsTurnsAhead()) return false;
+  if (run.turns.holdsTurnsAhead() || run.continuesBetweenTurns) return false;
   return continueAsNewDue({
     suggested: workflowInfo().continueAsNewSuggested,
     everySteps: run.input.continueAsNewAfterSteps,

@@ -2,3 +2,4 @@
 export { agentRun } from './agent-run';
 export { mcpToolCall } from './mcp-tool-call';
 export { durableToolCatalog } from './durable-tool-catalog';
+export { agentConversation } from './conversation';

@@ -58,6 +58,8 @@ export interface Embedding {
   modelRunKey: string;
   /** Keep the `DurableAwaitingApproval` search attribute up to date (the namespace must have it registered). */
   trackApprovalSearchAttribute: boolean;
+  /** Called with the generation's loop once built: a conversation's turn adds its own (conversation-turn.ts). */
+  opened?(run: RunLoop): void;
 }
 
 function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {
@@ -104,11 +106,13 @@ export async function startRunLoop(input: AgentRunInput, embedding?: Embedding):
     const first = await askFirstStep({ ...opening, fastPath: decidedFirst }, () => describeToolsLocally());
     const run = buildRunLoop(opening, first.catalog);
     if (embedding) run.embedded = true;
+    embedding?.opened?.(run);
     takeFirstStep(run, first);
     return first.failure !== undefined ? { run, failure: first.failure } : { run };
   }
   const run = buildRunLoop(opening, await readCatalog(input, engine.current));
   if (embedding) run.embedded = true;
+  embedding?.opened?.(run);
   return { run };
 }
 

@@ -13,7 +13,7 @@ type TranscriptDelta = Pick<CallModelInput, 'fromIndex' | 'messages'>;
 
 /** The model activity's input for the next turn, with the part of the transcript it is sent. */
 export function modelRequest(
-  run: Pick<RunLoop, 'input' | 'state' | 'modelRunKey' | 'disclosedOnDemand'>,
+  run: Pick<RunLoop, 'input' | 'state' | 'modelRunKey' | 'disclosedOnDemand' | 'extraModelTools'>,
   delta: TranscriptDelta,
 ): CallModelInput {
   const { input, state } = run;
@@ -27,6 +27,7 @@ export function modelRequest(
     turn: state.turns,
     ...delta,
     ...(run.disclosedOnDemand ? { toolView: 'summary' as const } : {}),
+    ...(run.extraModelTools ? { extraTools: run.extraModelTools } : {}),
   };
 }
 

@@ -96,6 +96,10 @@ export interface RunLoop {
   turns: TurnSource;
   /** Set when the run is embedded in a user's workflow (`runAgent`): it never continues the workflow as new. */
   embedded?: true;
+  /** Tools the model sees besides the worker's: a conversation's `undo_step` (conversation-undo.ts). */
+  extraModelTools?: ToolCatalogEntry[];
+  /** A conversation's turn: the conversation continues as new between its messages, never inside a turn. */
+  continuesBetweenTurns?: true;
 }
 
 /**

@@ -18,6 +18,7 @@ import { modelVisibleTools } from '../../contract/tool-visibility';
 import { approvalRequested, approvalRequiredResult } from './mcp-approval-wait';
 import { agentRunTools, type AgentRunTool } from './mcp-agent-run-tools';
 import { agentTools } from './mcp-agent-tools';
+import { conversationTools } from './mcp-conversation-tools';
 import type { AgentDefinition } from '../../agents/define-agent';
 import { approvalTools, type ApprovalTool } from './mcp-approval-tools';
 import type { McpApprovalOptions } from './mcp-approver-rules';
@@ -115,6 +116,7 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
   const runTools = new Map<string, AgentRunTool>([
     ...(options.agentRuns === false ? [] : agentRunTools(options.client, options.taskQueue, scope)),
     ...agentTools(options.client, options.taskQueue, scope, options.agents ?? []),
+    ...conversationTools({ client: options.client, taskQueue: options.taskQueue, scope }, options.agents ?? []),
   ]);
   const decisionTools =
     options.approvals === false
