@@ -12,14 +12,14 @@ import type {
 } from '../contract/conversation-types';
 import type { AgentStreamEvent } from '../stores/streams/stream-events';
 import type { StreamStore } from '../stores/streams/stream-store';
-import type { conversation } from '../workflows/conversation';
+import type { agentConversation } from '../workflows/conversation';
 import { connectionSettingsFromEnv } from './connection-settings';
 
 /** The workflow type of a conversation. */
 export const CONVERSATION_WORKFLOW = 'agentConversation';
 
 /** A conversation's handle: the workflow's, for `sendMessage`, `getMessages` and `closeConversation`. */
-export type ConversationHandle = WorkflowHandle<typeof conversation>;
+export type ConversationHandle = WorkflowHandle<typeof agentConversation>;
 
 /** Options of {@link startConversation}. */
 export interface StartConversationOptions {
@@ -58,7 +58,7 @@ export async function startConversation(
       : {}),
   };
   const name = 'kind' in agent ? agent.name : 'agent';
-  return await client.workflow.start<typeof conversation>(CONVERSATION_WORKFLOW, {
+  return await client.workflow.start<typeof agentConversation>(CONVERSATION_WORKFLOW, {
     taskQueue: options.taskQueue ?? connectionSettingsFromEnv().taskQueue,
     workflowId: options.id,
     workflowIdConflictPolicy: 'USE_EXISTING',
@@ -76,7 +76,7 @@ function agentSettingsOf(agent: AgentDefinition | ConversationAgentSettings): Co
 
 /** The handle of the conversation with this id (the latest run of its chain). */
 export function getConversation(client: Client, id: string): ConversationHandle {
-  return client.workflow.getHandle<typeof conversation>(id);
+  return client.workflow.getHandle<typeof agentConversation>(id);
 }
 
 /** Options of {@link sendMessage}. */

@@ -4,7 +4,9 @@ import { AgentRunStartError } from './agent-run-start-error';
 /** Every field of {@link AgentRunInput}: a field added to the type and not here fails the typecheck. */
 const RUN_INPUT_FIELDS: Record<keyof AgentRunInput, true> = {
   goal: true,
+  instructions: true,
   model: true,
+  output: true,
   allowedTools: true,
   limits: true,
   failurePolicy: true,
