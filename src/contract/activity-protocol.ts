@@ -90,6 +90,12 @@ export const TOOL_ERROR_CODES = {
    * validated arguments to answer it from; it was not run.
    */
   DRY_RUN_NO_RECORD: 'DRY_RUN_NO_RECORD',
+  /**
+   * The tool is outside the authority of the run that called it (docs/security.md, "Authority of a run"): not in
+   * the set its trusted starter granted it (what the starter asked for and may call, and for a child its parent's
+   * set), or a restricted tool called by a run with no grant. It was not run; permanent for this run.
+   */
+  TOOL_NOT_PERMITTED: 'TOOL_NOT_PERMITTED',
 } as const;
 
 /** One of {@link TOOL_ERROR_CODES}. */

@@ -78,6 +78,7 @@ export function createMcpAccessTokenVerifier(options: McpAccessTokenVerifierOpti
         const clientId = typeof payload['client_id'] === 'string' ? payload['client_id'] : payload['azp'];
         const caller: McpCaller = {
           subject: payload.sub as string,
+          issuer: options.issuer,
           ...(typeof clientId === 'string' ? { clientId } : {}),
         };
         return { ok: true, caller, scopes: scopesGrantedBy(payload) };

@@ -16,6 +16,9 @@ import { fingerprint } from '../../stores/idempotency/canonical-json';
 import type { ToolCatalogEntry } from '../../contract/tool-catalog-entry';
 import { modelVisibleTools } from '../../contract/tool-visibility';
 import { approvalRequested, approvalRequiredResult } from './mcp-approval-wait';
+import { identityRecord, STARTED_BY_MEMO } from '../../contract/caller-identity';
+import type { RunGrant } from '../../contract/run-grant';
+import { mcpGrantedTools, type McpRunAuthorityOptions, type McpStarting } from './mcp-run-authority';
 import { agentRunTools, type AgentRunTool } from './mcp-agent-run-tools';
 import { approvalTools, type ApprovalTool } from './mcp-approval-tools';
 import type { McpApprovalOptions } from './mcp-approver-rules';
@@ -58,6 +61,13 @@ export interface DurableMcpServerOptions {
    * tokens with the `approvals` scope, and nobody approves its own call); `false` serves neither.
    */
   approvals?: McpApprovalOptions | false;
+  /**
+   * Give every call and agent run this server starts its authority (docs/security.md, "Authority of a run"): the
+   * tools its caller asked for and may call (per-tool scopes, named callers' tools), recorded in the workers' grant
+   * store before the workflow starts. The tool activity then refuses any other call of that run or of its children
+   * (`TOOL_NOT_PERMITTED`), whatever path schedules it. Without it runs have no grant.
+   */
+  authority?: McpRunAuthorityOptions;
 }
 
 /** `tools/call` as the SDK parses it, plus SEP-3182's `params.idempotencyKey` (which the SDK's schema drops). */
@@ -105,10 +115,23 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
   const levels = new McpLogLevels();
   levels.install(server);
   const served = new Map(modelVisibleTools(options.catalog).map((entry) => [entry.name, entry]));
+  const catalogNames = options.catalog.map((entry) => entry.name);
+  // What a start by this caller records: who started it, and (with `authority`) the run's grant.
+  const starting: McpStarting = (tokenScopes, requested) => ({
+    startedBy: identityRecord(caller),
+    ...(options.authority
+      ? {
+          grant: {
+            store: options.authority.grants,
+            tools: mcpGrantedTools(catalogNames, options.authority, { caller, tokenScopes, requested }),
+          },
+        }
+      : {}),
+  });
   const runTools =
     options.agentRuns === false
       ? new Map<string, AgentRunTool>()
-      : agentRunTools(options.client, options.taskQueue, scope);
+      : agentRunTools(options.client, options.taskQueue, scope, starting);
   const decisionTools =
     options.approvals === false
       ? new Map<string, ApprovalTool>()
@@ -127,13 +150,11 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
       const log = levels.requestLog(extra);
       const tool = request.params.name;
       const key = mcpIdempotencyKeyOf(request.params);
+      const scopes = extra.authInfo ? new Set(extra.authInfo.scopes) : undefined;
       const runTool = runTools.get(tool);
-      if (runTool) return runTool.call(request.params.arguments ?? {}, key);
+      if (runTool) return runTool.call(request.params.arguments ?? {}, key, scopes);
       const decisionTool = decisionTools.get(tool);
-      if (decisionTool) {
-        const scopes = extra.authInfo ? new Set(extra.authInfo.scopes) : undefined;
-        return decisionTool.call(request.params.arguments ?? {}, scopes);
-      }
+      if (decisionTool) return decisionTool.call(request.params.arguments ?? {}, scopes);
       const entry = served.get(tool);
       if (!entry) {
         log('error', { event: 'call.failed', message: 'There is no such tool.', code: 'UNKNOWN_TOOL' });
@@ -141,7 +162,8 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
           `UNKNOWN_TOOL: There is no tool "${tool}". Tools: ${[...served.keys(), ...runTools.keys(), ...decisionTools.keys()].join(', ')}.`,
         );
       }
-      const started = await startCall(options, entry, request, mcpCallWorkflowIdIn(scope, key), key);
+      const workflowId = mcpCallWorkflowIdIn(scope, key);
+      const started = await startCall(options, entry, request, { workflowId, key, ...starting(scopes, undefined) });
       if ('error' in started) {
         log('error', { event: 'call.failed', message: `${tool} was refused.`, tool, code: 'IDEMPOTENCY_CONFLICT' });
         return started.error;
@@ -215,12 +237,14 @@ async function startCall(
   options: DurableMcpServerOptions,
   entry: ToolCatalogEntry,
   request: CallToolWithKey,
-  workflowId: string,
-  key: string | undefined,
+  start: { workflowId: string; key: string | undefined } & ReturnType<McpStarting>,
 ): Promise<{ handle: WorkflowHandle } | { error: CallToolResult }> {
+  const { workflowId, key } = start;
   const args = request.params.arguments ?? {};
   const argumentsDigest = fingerprint(args);
   let handle: WorkflowHandle;
+  // The call's grant, before its workflow exists (a grant already recorded for the id stays: the first call's).
+  if (start.grant) await start.grant.store.recordGrant(callGrant(workflowId, start));
   try {
     const trackApprovalSearchAttribute = await ensureApprovalSearchAttribute(
       options.client,
@@ -232,7 +256,12 @@ async function startCall(
         taskQueue: options.taskQueue,
         workflowId,
         args: [{ tool: entry.name, arguments: args, trackApprovalSearchAttribute }],
-        memo: { tool: entry.name, argumentsDigest, structured: isObjectSchema(entry.outputSchema) },
+        memo: {
+          tool: entry.name,
+          argumentsDigest,
+          structured: isObjectSchema(entry.outputSchema),
+          [STARTED_BY_MEMO]: start.startedBy,
+        },
         staticSummary: `MCP call: ${entry.name}`,
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -280,6 +309,11 @@ async function resultOrApprovalRequest(
   } finally {
     stop.abort();
   }
+}
+
+/** The grant of an MCP tool call's workflow: every tool its caller may call (an agent tool's child draws on them). */
+function callGrant(workflowId: string, start: ReturnType<McpStarting>): RunGrant {
+  return { workflowId, tools: [...start.grant!.tools], holder: start.startedBy, grantedAt: Date.now() };
 }
 
 function listingOf(entry: ToolCatalogEntry): McpToolListing {

@@ -1,4 +1,5 @@
 import type { ApprovalAuditRecord, ApprovalOutcome } from '../../contract/approval-types';
+import type { CallerIdentity } from '../../contract/caller-identity';
 import { auditPhase } from './audit-store';
 
 /** Columns of the audit table, the same in SQLite and Postgres (times are ms since epoch). */
@@ -19,6 +20,7 @@ export const AUDIT_COLUMNS = [
   'outcome_code',
   'completed_at',
   'phase',
+  'decided_by_identity',
 ] as const;
 
 /** One row of the audit table. */
@@ -40,6 +42,8 @@ export interface AuditRow {
   outcome_code: string | null;
   completed_at: number | null;
   phase: number;
+  /** JSON text of the decider's identity (subject, issuer, client), or null. */
+  decided_by_identity?: string | null;
 }
 
 /** The row values of a record, in {@link AUDIT_COLUMNS} order. */
@@ -61,6 +65,7 @@ export function auditRowValues(record: ApprovalAuditRecord): unknown[] {
     record.outcomeCode ?? null,
     record.completedAt ?? null,
     auditPhase(record),
+    record.decidedByIdentity ? JSON.stringify(record.decidedByIdentity) : null,
   ];
 }
 
@@ -83,5 +88,6 @@ export function auditRecordFromRow(row: AuditRow): ApprovalAuditRecord {
     ...(row.outcome !== null ? { outcome: row.outcome as ApprovalOutcome } : {}),
     ...(row.outcome_code !== null ? { outcomeCode: row.outcome_code } : {}),
     ...(row.completed_at !== null ? { completedAt: num(row.completed_at)! } : {}),
+    ...(row.decided_by_identity ? { decidedByIdentity: JSON.parse(row.decided_by_identity) as CallerIdentity } : {}),
   };
 }
