@@ -5,6 +5,7 @@ import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server
 import type { McpOAuthOptions } from '../../src/mcp/server/mcp-oauth-resource';
 import type { McpApprovalOptions } from '../../src/mcp/server/mcp-approver-rules';
 import { createDurableMcpServer } from '../../src/mcp/server/mcp-server';
+import type { McpRunAuthorityOptions } from '../../src/mcp/server/mcp-run-authority';
 import type { TestTemporal } from './temporal-test-env';
 
 /** The durable MCP server of a test file, on a Streamable HTTP listener, and its SDK clients. */
@@ -34,6 +35,8 @@ export function useMcpTestListener(
     oauth?: () => McpOAuthOptions;
     /** The approval rules of the servers (default theirs). */
     approvals?: McpApprovalOptions;
+    /** The authority the servers give the calls and runs they start (default none: no grants). */
+    authority?: McpRunAuthorityOptions;
   },
 ): McpTestListener {
   let listener: McpHttpListener | undefined;
@@ -50,6 +53,7 @@ export function useMcpTestListener(
           catalog: options.catalog(),
           caller,
           ...(options.approvals ? { approvals: options.approvals } : {}),
+          ...(options.authority ? { authority: options.authority } : {}),
         }),
     });
   });
