@@ -107,9 +107,12 @@ test('the same run started with the admin scope makes its effect once', async ()
   expect(effectsOf(run.workflowId)).toHaveLength(1);
 });
 
-test("a sub-agent of a run started without the admin scope is refused raw_effect: TOOL_NOT_PERMITTED, no effect", async () => {
+test('a sub-agent of a run started without the admin scope is refused raw_effect: TOOL_NOT_PERMITTED, no effect', async () => {
   const agent = await connectAs('agent-app', AGENT);
-  const script = [{ toolCalls: [{ name: 'helper', arguments: { task: 'sub', times: 3 } }] }, { text: 'ok', final: true }];
+  const script = [
+    { toolCalls: [{ name: 'helper', arguments: { task: 'sub', times: 3 } }] },
+    { text: 'ok', final: true },
+  ];
   const run = await startRun(agent, ['helper', 'raw_effect'], script);
   const child = await childOf(run);
   expect(child.steps.map((s) => s.observation)).toEqual(
@@ -120,7 +123,10 @@ test("a sub-agent of a run started without the admin scope is refused raw_effect
 
 test("a sub-agent is bounded by its parent's tools: an admin's run of allowedTools [helper] cannot have its child call raw_effect", async () => {
   const admin = await connectAs('admin-app', ADMIN);
-  const script = [{ toolCalls: [{ name: 'helper', arguments: { task: 'sub', times: 2 } }] }, { text: 'ok', final: true }];
+  const script = [
+    { toolCalls: [{ name: 'helper', arguments: { task: 'sub', times: 2 } }] },
+    { text: 'ok', final: true },
+  ];
   const run = await startRun(admin, ['helper'], script);
   const child = await childOf(run);
   expect(child.steps).toHaveLength(2);

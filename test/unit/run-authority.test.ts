@@ -141,7 +141,7 @@ describe('the rules', () => {
     expect(grantedTools(['a', 'b'], { requested: ['a', 'b'], parent: ['b'], mayCall })).toEqual(['b']);
   });
 
-  test("an MCP caller may call the tools whose scopes its token grants, and a named caller only its own", () => {
+  test('an MCP caller may call the tools whose scopes its token grants, and a named caller only its own', () => {
     const catalog = ['note', 'raw_effect'];
     const options = { grants: new MemoryAuditStore(), scopes: { perTool: { raw_effect: ['admin'] } } };
     const caller = { subject: 'alice' };
