@@ -76,13 +76,14 @@ export class RunAuthority {
    * After an agent tool's call built its child's spec: records the child's grant (under the child's workflow id,
    * before the child starts), the tools the spec asks for that its parent's grant names. Only for a run with a
    * grant, and only for a call whose key is its own run's (a call under another run's key prepares no grant).
+   * Answers the child's recorded grant, if any.
    */
-  async grantChild(call: AuthorityCall, spec: unknown): Promise<void> {
+  async grantChild(call: AuthorityCall, spec: unknown): Promise<RunGrant | undefined> {
     const grants = this.deps.grants;
-    if (!grants || !isSpec(spec) || !call.input.idempotencyKey.startsWith(`${call.workflowId}/`)) return;
+    if (!grants || !isSpec(spec) || !call.input.idempotencyKey.startsWith(`${call.workflowId}/`)) return undefined;
     try {
       const parent = await this.grantOf(call.workflowId);
-      if (!parent) return;
+      if (!parent) return undefined;
       const childId = subAgentWorkflowId(call.input.idempotencyKey, call.tool.contract.name);
       const tools = grantedTools(spec.allowedTools, { parent: parent.tools, mayCall: () => true });
       const recorded = await grants.recordGrant({
@@ -93,6 +94,7 @@ export class RunAuthority {
         grantedAt: Date.now(),
       });
       this.remember(childId, recorded);
+      return recorded;
     } catch (error) {
       throw grantsUnavailable(call, error);
     }

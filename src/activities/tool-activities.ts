@@ -402,8 +402,12 @@ async function executeToolCall(
       record,
     });
     // An agent tool's output is its child's spec: the child's grant is recorded before the workflow starts it.
-    if (entry.agent && input.dryRun === undefined) await deps.authority.grantChild(authorityCall, result.output);
-    return digest === undefined ? result : { ...result, argumentsDigest: digest };
+    const child =
+      entry.agent && input.dryRun === undefined
+        ? await deps.authority.grantChild(authorityCall, result.output)
+        : undefined;
+    const granted = child ? { ...result, childGrant: child.tools } : result;
+    return digest === undefined ? granted : { ...granted, argumentsDigest: digest };
   } catch (error) {
     throw redactFailure(withArgumentsDigest(error, digest), secrets);
   } finally {

@@ -8,7 +8,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { identityRecord, STARTED_BY_MEMO, type CallerIdentity } from '../contract/caller-identity';
-import type { RunGrant } from '../contract/run-grant';
+import { GRANTED_TOOLS_MEMO, type RunGrant } from '../contract/run-grant';
 import type { RunGrantStore } from '../stores/audit/run-grant-store';
 import { ApplicationFailure, CancelledFailure, type Duration } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
@@ -213,6 +213,8 @@ export async function startAgentRun(
   const memo = {
     ...(input.dryRun ? { [DRY_RUN_MEMO]: input.dryRun.sourceWorkflowId } : {}),
     ...(holder ? { [STARTED_BY_MEMO]: holder } : {}),
+    // The run's grant, as recorded in the store, in its history too.
+    ...(options.grant ? { [GRANTED_TOOLS_MEMO]: [...new Set(options.grant.tools)].sort() } : {}),
   };
   let handle: Awaited<ReturnType<typeof client.workflow.start>>;
   try {

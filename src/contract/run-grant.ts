@@ -5,6 +5,9 @@
  */
 import type { CallerIdentity } from './caller-identity';
 
+/** The memo field of a run started with a grant: the tools the grant names (what the store holds), in its history. */
+export const GRANTED_TOOLS_MEMO = 'grantedTools';
+
 /** The tools one run may call, as its trusted starter (or, for a child, the activity that prepared it) recorded them. */
 export interface RunGrant {
   /** The run's workflow id (a grant is read by the workflow id Temporal tells the activity, never by its input). */

@@ -62,4 +62,9 @@ export interface ToolActivityResult {
   argumentsDigest?: string;
   /** In a dry run: the source step whose record answers this call; the tool did not run. */
   dryRunAnswer?: { sourceStep: number };
+  /**
+   * An agent tool's call in a run with a grant: the tools of the child's grant the activity recorded (docs/security.md,
+   * "Authority of a run"), so the run's history shows them.
+   */
+  childGrant?: string[];
 }

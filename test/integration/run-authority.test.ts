@@ -143,4 +143,5 @@ test("the run records its grant: the worker's store holds the tools it may call,
   });
   const { memo } = await temporal.client.workflow.getHandle(run.workflowId).describe();
   expect(memo?.['startedBy']).toEqual({ subject: 'agent-app', clientId: 'agent-app', issuer: provider().issuer });
+  expect(memo?.['grantedTools']).toEqual(['helper']);
 });

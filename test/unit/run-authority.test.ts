@@ -8,7 +8,7 @@ import { createToolActivities, type ToolActivity } from '../../src/activities/to
 import type { ToolErrorObservation } from '../../src/contract/activity-protocol';
 import { samePerson } from '../../src/contract/caller-identity';
 import { grantedTools } from '../../src/contract/run-grant';
-import type { ToolActivityInput } from '../../src/contract/tool-activity-types';
+import type { ToolActivityInput, ToolActivityResult } from '../../src/contract/tool-activity-types';
 import { mcpApprovalAccess } from '../../src/mcp/server/mcp-approver-rules';
 import { mcpCallerScope, mcpCallWorkflowIdIn } from '../../src/mcp/server/mcp-caller';
 import { mcpGrantedTools } from '../../src/mcp/server/mcp-run-authority';
@@ -120,8 +120,9 @@ describe('the tool activity', () => {
   test("records an agent tool's child grant: the tools of its spec that its parent's grant names", async () => {
     const w = worker();
     await w.grant(['helper', 'note']);
-    await w.call('helper', { idempotencyKey: `${RUN}/r1/3` });
+    const result = (await w.call('helper', { idempotencyKey: `${RUN}/r1/3` })) as ToolActivityResult;
     expect(await w.store.grantOf(`${RUN}/r1/3/helper`)).toMatchObject({ tools: ['note'], parentWorkflowId: RUN });
+    expect(result.childGrant).toEqual(['note']);
   });
 
   test("records no child grant for a call under another run's key", async () => {

@@ -17,7 +17,7 @@ import type { ToolCatalogEntry } from '../../contract/tool-catalog-entry';
 import { modelVisibleTools } from '../../contract/tool-visibility';
 import { approvalRequested, approvalRequiredResult } from './mcp-approval-wait';
 import { identityRecord, STARTED_BY_MEMO } from '../../contract/caller-identity';
-import type { RunGrant } from '../../contract/run-grant';
+import { GRANTED_TOOLS_MEMO, type RunGrant } from '../../contract/run-grant';
 import { mcpGrantedTools, type McpRunAuthorityOptions, type McpStarting } from './mcp-run-authority';
 import { agentRunTools, type AgentRunTool } from './mcp-agent-run-tools';
 import { approvalTools, type ApprovalTool } from './mcp-approval-tools';
@@ -261,6 +261,7 @@ async function startCall(
           argumentsDigest,
           structured: isObjectSchema(entry.outputSchema),
           [STARTED_BY_MEMO]: start.startedBy,
+          ...(start.grant ? { [GRANTED_TOOLS_MEMO]: callGrant(workflowId, start).tools } : {}),
         },
         staticSummary: `MCP call: ${entry.name}`,
         workflowIdConflictPolicy: 'USE_EXISTING',
@@ -313,7 +314,8 @@ async function resultOrApprovalRequest(
 
 /** The grant of an MCP tool call's workflow: every tool its caller may call (an agent tool's child draws on them). */
 function callGrant(workflowId: string, start: ReturnType<McpStarting>): RunGrant {
-  return { workflowId, tools: [...start.grant!.tools], holder: start.startedBy, grantedAt: Date.now() };
+  const tools = [...new Set(start.grant!.tools)].sort();
+  return { workflowId, tools, holder: start.startedBy, grantedAt: Date.now() };
 }
 
 function listingOf(entry: ToolCatalogEntry): McpToolListing {
