@@ -74,22 +74,26 @@ export class RunAuthority {
 
   /**
    * After an agent tool's call built its child's spec: records the child's grant (under the child's workflow id,
-   * before the child starts), the tools the spec asks for that its parent's grant names. Only for a run with a
-   * grant, and only for a call whose key is its own run's (a call under another run's key prepares no grant).
-   * Answers the child's recorded grant, if any.
+   * before the child starts), the tools the spec asks for that its parent may call: those its parent's grant names
+   * and its run's tools (`runTools`, the parent's `allowedTools`); without a parent grant, no restricted tool. Only
+   * for a run with a grant or `runTools`, and only for a call whose key is its own run's (a call under another run's
+   * key prepares no grant). Answers the child's recorded grant, if any.
    */
   async grantChild(call: AuthorityCall, spec: unknown): Promise<RunGrant | undefined> {
     const grants = this.deps.grants;
     if (!grants || !isSpec(spec) || !call.input.idempotencyKey.startsWith(`${call.workflowId}/`)) return undefined;
+    const declared = Array.isArray(call.input.runTools) ? new Set(call.input.runTools) : undefined;
     try {
       const parent = await this.grantOf(call.workflowId);
-      if (!parent) return undefined;
+      if (!parent && !declared) return undefined;
       const childId = subAgentWorkflowId(call.input.idempotencyKey, call.tool.contract.name);
-      const tools = grantedTools(spec.allowedTools, { parent: parent.tools, mayCall: () => true });
+      const mayCall = (tool: string) =>
+        (!declared || declared.has(tool)) && (parent !== undefined || !this.deps.restrictedTools.has(tool));
+      const tools = grantedTools(spec.allowedTools, { ...(parent ? { parent: parent.tools } : {}), mayCall });
       const recorded = await grants.recordGrant({
         workflowId: childId,
         tools,
-        ...(parent.holder ? { holder: parent.holder } : {}),
+        ...(parent?.holder ? { holder: parent.holder } : {}),
         parentWorkflowId: call.workflowId,
         grantedAt: Date.now(),
       });

@@ -40,6 +40,11 @@ export interface ToolActivityInput {
    * it is given or refuses (`DRY_RUN_NO_RECORD`); it never runs the code of a tool with effects.
    */
   dryRun?: DryRunCall;
+  /**
+   * Set by the engine on an agent tool's call of a run with `allowedTools`: those tools. The activity records the
+   * child's grant within them (and within the run's own grant): they only ever narrow it (docs/security.md).
+   */
+  runTools?: string[];
 }
 
 /** What an undo tool receives: what the forward call was given, what it returned if known, and its key. */

@@ -6,7 +6,7 @@
  * counted at a counting downstream.
  */
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { waitForAgentRun } from '../../src/client/agent-run-client';
+import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { AgentRunResult } from '../../src/contract/agent-run-types';
 import { mcpReadOnlyToolNames } from '../../src/mcp/server/mcp-oauth-scopes';
 import { MemoryAuditStore } from '../../src/stores/audit/memory-audit-store';
@@ -131,6 +131,26 @@ test("a sub-agent is bounded by its parent's tools: an admin's run of allowedToo
   const child = await childOf(run);
   expect(child.steps).toHaveLength(2);
   for (const step of child.steps) expect(step.observation).toMatchObject({ code: 'TOOL_NOT_PERMITTED' });
+  expect(effectsOf(run.workflowId)).toEqual([]);
+});
+
+test("a sub-agent of a run started from code, without a grant, is bounded by the run's allowedTools", async () => {
+  const script = [
+    { toolCalls: [{ name: 'helper', arguments: { task: 'code', times: 1 } }] },
+    { text: 'ok', final: true },
+  ];
+  const handle = await startAgentRun(
+    temporal.client,
+    { goal: 'Help', model: { provider: 'scripted', script }, allowedTools: ['helper'] },
+    { taskQueue },
+  );
+  const run = await waitForAgentRun(handle);
+  const child = await childOf(run);
+  expect(child.steps[0]!.observation).toMatchObject({ code: 'TOOL_NOT_PERMITTED' });
+  expect(await store.grantOf(run.steps[0]!.childWorkflowId!)).toMatchObject({
+    tools: [],
+    parentWorkflowId: run.workflowId,
+  });
   expect(effectsOf(run.workflowId)).toEqual([]);
 });
 

@@ -125,6 +125,16 @@ describe('the tool activity', () => {
     expect(result.childGrant).toEqual(['note']);
   });
 
+  test("bounds a child of a run without a grant by the run's tools, and never grants it a restricted tool", async () => {
+    const w = worker(['raw_effect']);
+    await w.call('helper', { idempotencyKey: `${RUN}/r1/4`, runTools: ['helper', 'note', 'raw_effect'] });
+    expect(await w.store.grantOf(`${RUN}/r1/4/helper`)).toMatchObject({ tools: ['note'] });
+    await w.call('helper', { idempotencyKey: `${RUN}/r1/5`, runTools: ['helper'] });
+    expect(await w.store.grantOf(`${RUN}/r1/5/helper`)).toMatchObject({ tools: [] });
+    await w.call('helper', { idempotencyKey: `${RUN}/r1/6` });
+    expect(await w.store.grantOf(`${RUN}/r1/6/helper`)).toBeUndefined();
+  });
+
   test("records no child grant for a call under another run's key", async () => {
     const w = worker();
     await w.grant(['helper', 'note']);
