@@ -50,6 +50,7 @@ export { classifyModelError } from './model/model-failure';
 
 // The worker: the plugin for your own Temporal Worker (docs/own-worker.md), or one made for you
 export { durableTools, type DurableToolsOptions, type DurableToolsPlugin } from './runtime/durable-tools-plugin';
+export type { WorkerAuthorityConfig } from './activities/run-authority';
 export {
   createWorker,
   runWorkerProcess,
@@ -68,6 +69,7 @@ export { MCP_IDEMPOTENCY_KEY_META } from './mcp/client/mcp-client-pool';
 
 // MCP: our tools served over MCP (docs/mcp.md; docs/mcp-security.md)
 export { createDurableMcpServer, type DurableMcpServerOptions } from './mcp/server/mcp-server';
+export type { McpRunAuthorityOptions } from './mcp/server/mcp-run-authority';
 export type { McpCaller } from './mcp/server/mcp-caller';
 export { staticTokenAuthenticator } from './mcp/server/mcp-caller-auth';
 export { startMcpHttpListener, type McpHttpListenerOptions } from './mcp/server/mcp-http-listener';

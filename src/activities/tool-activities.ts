@@ -27,6 +27,8 @@ import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-s
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import { assertApprovedArguments } from './approved-arguments';
 import { assertRecordedApproval } from './recorded-approval';
+import { RunAuthority } from './run-authority';
+import { asRunGrantStore, type RunGrantStore } from '../stores/audit/run-grant-store';
 import type { AuditStore } from '../stores/audit/audit-store';
 import { MemoryAuditStore } from '../stores/audit/memory-audit-store';
 import { dryRunDecision, forcedDry, validatedDigest, withArgumentsDigest } from './dry-run-call';
@@ -137,6 +139,19 @@ export interface ToolActivityDeps {
    * run: the same setting as the approval activities' `allowRunsToWaive` (default false).
    */
   allowRunsToWaive?: boolean;
+  /**
+   * Where trusted starters (the MCP server, `startAgentRun({ grant })`) recorded the tools each run may call, and where
+   * the activity of an agent tool records its child's (docs/security.md, "Authority of a run"). A run with a grant
+   * calls only the tools it names, whoever scheduled the call; otherwise the call fails with `TOOL_NOT_PERMITTED` and
+   * nothing runs. Default: the audit store, when it is one of the engine's (they keep grants in a table of their own).
+   */
+  grants?: RunGrantStore;
+  /**
+   * Tools that need a grant: a run without one (a workflow of one's own, a hand-made activity call, a run started
+   * without a grant) never calls them (`TOOL_NOT_PERMITTED`). Default none. The `durable-tools mcp` command restricts
+   * every tool behind a per-tool OAuth scope (`--oauth-tool-scope`).
+   */
+  restrictedTools?: Iterable<string>;
 }
 
 /** An activity implementing one tool call. */
@@ -158,6 +173,7 @@ type ResolvedDeps = ToolActivityDeps & {
   guard: ArgumentGuardLimits;
   metrics: EngineMetrics;
   auditStore: AuditStore;
+  authority: RunAuthority;
 };
 
 /**
@@ -187,6 +203,7 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
       return deps.registry.catalog(names);
     },
   };
+  const auditStore = deps.auditStore ?? new MemoryAuditStore();
   const resolved: ResolvedDeps = {
     ...deps,
     retryBudget: deps.retryBudget ?? new RetryBudget(),
@@ -195,7 +212,12 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
     payloadStore: deps.payloadStore ?? new MemoryTranscriptStore(),
     guard: resolveArgumentGuard(deps.argumentGuard),
     metrics: createEngineMetrics(deps.meterProvider),
-    auditStore: deps.auditStore ?? new MemoryAuditStore(),
+    auditStore,
+    authority: new RunAuthority({
+      registry: deps.registry,
+      grants: deps.grants ?? asRunGrantStore(auditStore),
+      restrictedTools: new Set(deps.restrictedTools ?? []),
+    }),
   };
   for (const tool of deps.registry.list()) {
     const bound = bindAsyncJob(tool, resolved.payloadStore);
@@ -294,6 +316,9 @@ async function executeToolCall(
   const compensating = typeof input.compensationOf === 'string';
   const retry: ToolRetrySettings = compensating ? { ...entry.retry, ...COMPENSATION_RETRY_OVERRIDES } : entry.retry;
 
+  // Whoever scheduled the call: a run calls only the tools of its authority (run-authority.ts).
+  const authorityCall = { tool, input, workflowId: workflowExecution?.workflowId ?? '', attempt, retry };
+  await deps.authority.assertPermitted(authorityCall);
   const workflowId = workflowExecution?.workflowId ?? input.idempotencyKey.split('/')[0] ?? '';
   // The owner of the call's stored data: the run (workflow id and first run id), never just the workflow id.
   const runKey = typeof input.runKey === 'string' && input.runKey.length > 0 ? input.runKey : workflowId;
@@ -376,7 +401,13 @@ async function executeToolCall(
       heartbeat,
       record,
     });
-    return digest === undefined ? result : { ...result, argumentsDigest: digest };
+    // An agent tool's output is its child's spec: the child's grant is recorded before the workflow starts it.
+    const child =
+      entry.agent && input.dryRun === undefined
+        ? await deps.authority.grantChild(authorityCall, result.output)
+        : undefined;
+    const granted = child ? { ...result, childGrant: child.tools } : result;
+    return digest === undefined ? granted : { ...granted, argumentsDigest: digest };
   } catch (error) {
     throw redactFailure(withArgumentsDigest(error, digest), secrets);
   } finally {

@@ -7,6 +7,9 @@ import {
   type InternalConnectionLike,
   type WorkflowHandle,
 } from '@temporalio/client';
+import { identityRecord, STARTED_BY_MEMO, type CallerIdentity } from '../contract/caller-identity';
+import { GRANTED_TOOLS_MEMO, type RunGrant } from '../contract/run-grant';
+import type { RunGrantStore } from '../stores/audit/run-grant-store';
 import { ApplicationFailure, CancelledFailure, type Duration } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from './connection-settings';
@@ -120,6 +123,19 @@ export interface StartAgentRunOptions {
    * Default false.
    */
   eagerStart?: boolean;
+  /**
+   * The run's authority (docs/security.md, "Authority of a run"): recorded in `store` (the workers' grant store: their
+   * audit store) under the workflow id before the run starts, once (a grant already recorded for the id stays). A run
+   * with a grant calls only its `tools`, its children only theirs that are also its; the tool activity refuses any
+   * other call with `TOOL_NOT_PERMITTED`, whoever scheduled it. Without it the run has no grant: it calls every tool
+   * but the workers' restricted ones.
+   */
+  grant?: { store: RunGrantStore; tools: readonly string[] };
+  /**
+   * Who starts the run, as authentication established it: the memo's `startedBy` and the holder of its grant. The
+   * MCP server's approval rules read it: nobody approves a call of a run they started, through whatever client.
+   */
+  startedBy?: CallerIdentity;
 }
 
 /**
@@ -193,6 +209,15 @@ export async function startAgentRun(
   const track =
     (await ensureStatusSearchAttribute(client, clientAddress(client))) && input.trackStatusSearchAttribute !== false;
   const trackApprovals = await ensureApprovalSearchAttribute(client, clientAddress(client));
+  const holder = options.startedBy ? identityRecord(options.startedBy) : undefined;
+  // Recorded before the run exists, so its first call already finds it (a recorded grant is never replaced).
+  if (options.grant) await options.grant.store.recordGrant(runGrantOf(workflowId, options.grant.tools, holder));
+  const memo = {
+    ...(input.dryRun ? { [DRY_RUN_MEMO]: input.dryRun.sourceWorkflowId } : {}),
+    ...(holder ? { [STARTED_BY_MEMO]: holder } : {}),
+    // The run's grant, as recorded in the store, in its history too.
+    ...(options.grant ? { [GRANTED_TOOLS_MEMO]: [...new Set(options.grant.tools)].sort() } : {}),
+  };
   let handle: Awaited<ReturnType<typeof client.workflow.start>>;
   try {
     handle = await client.workflow.start(AGENT_RUN_WORKFLOW, {
@@ -213,7 +238,7 @@ export async function startAgentRun(
         `${input.dryRun ? `Dry run of ${input.dryRun.sourceWorkflowId}` : 'Agent run'}: ${input.goal}`.slice(0, 200),
       staticDetails: `**Goal:** ${input.goal}`.slice(0, 10_000),
       // A dry run says so in its memo, which listings return: `eval` leaves dry runs out of its queries.
-      ...(input.dryRun ? { memo: { [DRY_RUN_MEMO]: input.dryRun.sourceWorkflowId } } : {}),
+      ...(Object.keys(memo).length > 0 ? { memo } : {}),
       ...(track ? { typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.runStatus, value: 'running' }] } : {}),
     });
   } catch (error) {
@@ -221,6 +246,11 @@ export async function startAgentRun(
     throw error;
   }
   return { ...handle, started: true };
+}
+
+/** The grant of a new run: its tools, sorted and without repeats. */
+function runGrantOf(workflowId: string, tools: readonly string[], holder: CallerIdentity | undefined): RunGrant {
+  return { workflowId, tools: [...new Set(tools)].sort(), ...(holder ? { holder } : {}), grantedAt: Date.now() };
 }
 
 /** The run's workflow task timeout: the caller's, else the fast path's default, else none (Temporal's). */

@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { CallerIdentity } from '../contract/caller-identity';
 import { ApplicationFailure } from '@temporalio/common';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes';
 import { getRunStateQuery } from '../contract/agent-run-messages';
@@ -43,6 +44,8 @@ export interface StepDecision {
   digest: string;
   /** Who decides. */
   approver: string;
+  /** Who decides, as an authenticated door established it (recorded in the run's state and the audit trail). */
+  approverIdentity?: CallerIdentity;
   reason?: string;
 }
 
@@ -212,6 +215,7 @@ async function decide(
           digest: decision.digest,
           decision: kind,
           approver: decision.approver,
+          ...(decision.approverIdentity ? { approverIdentity: decision.approverIdentity } : {}),
           ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
           ...(decision.arguments !== undefined ? { arguments: decision.arguments } : {}),
         },

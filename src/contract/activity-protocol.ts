@@ -95,6 +95,12 @@ export const TOOL_ERROR_CODES = {
    * answers again; past the run's attempts the run fails with this code (docs/agents.md).
    */
   INVALID_ANSWER: 'INVALID_ANSWER',
+  /**
+   * The tool is outside the authority of the run that called it (docs/security.md, "Authority of a run"): not in
+   * the set its trusted starter granted it (what the starter asked for and may call, and for a child its parent's
+   * set), or a restricted tool called by a run with no grant. It was not run; permanent for this run.
+   */
+  TOOL_NOT_PERMITTED: 'TOOL_NOT_PERMITTED',
 } as const;
 
 /** One of {@link TOOL_ERROR_CODES}. */

@@ -3,6 +3,7 @@
  * line. Types only: workflow code imports them without pulling anything into its bundle.
  */
 import type { ToolErrorObservation } from './activity-protocol';
+import type { CallerIdentity } from './caller-identity';
 
 /** What a run says about approvals (part of `AgentRunInput`). */
 export interface RunApprovalPolicy {
@@ -73,6 +74,8 @@ export interface StepApproval {
   deadline: number;
   decision?: ApprovalDecisionKind;
   decidedBy?: string;
+  /** Who decided, as authentication established it (subject, issuer, client), when known. */
+  decidedByIdentity?: CallerIdentity;
   reason?: string;
   decidedAt?: number;
   /**
@@ -92,6 +95,11 @@ export interface ApprovalDecisionInput {
   decision: 'approve' | 'reject';
   /** Who decides (a user name, an e-mail, a service). */
   approver: string;
+  /**
+   * Who decides, as an authenticated door established it (the MCP server: subject, issuer, client); recorded in the
+   * run's state and the audit trail next to `approver`.
+   */
+  approverIdentity?: CallerIdentity;
   /** Why; required to reject (the model reads it). */
   reason?: string;
   /**
@@ -110,6 +118,8 @@ export interface ApprovalDecisionResult {
   digest: string;
   decision: 'approved' | 'rejected';
   approver: string;
+  /** Who decided, as an authenticated door established it, when it said. */
+  approverIdentity?: CallerIdentity;
   reason?: string;
   decidedAt: number;
   /** The validated edited arguments the call runs with, when the approver edited them. */
@@ -153,6 +163,11 @@ export interface ApprovalAuditRecord {
    */
   decision?: ApprovalDecisionKind | 'waived';
   decidedBy?: string;
+  /**
+   * Who decided, as authentication established it (subject, issuer, client), when the decision came through an
+   * authenticated door (the MCP server's `decide_approval`); `decidedBy` is the name shown for it.
+   */
+  decidedByIdentity?: CallerIdentity;
   reason?: string;
   decidedAt?: number;
   /**

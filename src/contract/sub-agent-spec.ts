@@ -24,6 +24,16 @@ export interface SubAgentSpec {
   output?: AgentOutputSpec;
 }
 
+/**
+ * The workflow id of the child a call starts: derived from the call's key (the parent's workflow id, its first
+ * execution's run id and the step), so replay and a retried workflow task start the same child, and a parent
+ * whose workflow id is used again never meets an earlier parent's children. The tool activity that prepares the
+ * child records the child's grant under it (docs/security.md, "Authority of a run").
+ */
+export function subAgentWorkflowId(callKey: string, tool: string): string {
+  return `${callKey}/${tool}`;
+}
+
 /** Largest goal an agent tool may build, in characters (the child's input stays far below the payload limits). */
 export const SUB_AGENT_GOAL_MAX_CHARS = 32_000;
 

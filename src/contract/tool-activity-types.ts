@@ -40,6 +40,11 @@ export interface ToolActivityInput {
    * it is given or refuses (`DRY_RUN_NO_RECORD`); it never runs the code of a tool with effects.
    */
   dryRun?: DryRunCall;
+  /**
+   * Set by the engine on an agent tool's call of a run with `allowedTools`: those tools. The activity records the
+   * child's grant within them (and within the run's own grant): they only ever narrow it (docs/security.md).
+   */
+  runTools?: string[];
 }
 
 /** What an undo tool receives: what the forward call was given, what it returned if known, and its key. */
@@ -62,4 +67,9 @@ export interface ToolActivityResult {
   argumentsDigest?: string;
   /** In a dry run: the source step whose record answers this call; the tool did not run. */
   dryRunAnswer?: { sourceStep: number };
+  /**
+   * An agent tool's call in a run with a grant: the tools of the child's grant the activity recorded (docs/security.md,
+   * "Authority of a run"), so the run's history shows them.
+   */
+  childGrant?: string[];
 }

@@ -24,3 +24,8 @@ export { PAYLOAD_LIMITS } from '../contract/payload-limits';
 // The live stream of runs: the store workers publish to and readers read from (docs/streaming.md)
 export { openStreamStore, type StreamStoreConfig } from '../stores/streams/open-stream-store';
 export type { StreamStore } from '../stores/streams/stream-store';
+
+// The authority of a run: its grant, recorded by its trusted starter, and who acted (docs/security.md)
+export type { RunGrant } from '../contract/run-grant';
+export type { RunGrantStore } from '../stores/audit/run-grant-store';
+export type { CallerIdentity } from '../contract/caller-identity';

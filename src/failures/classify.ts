@@ -131,6 +131,8 @@ export const DEFAULT_HINTS_BY_CODE: Readonly<Record<ToolErrorCode, string>> = {
   DRY_RUN_NO_RECORD:
     'This is a dry run: calls with effects are answered only from the recorded run, which made no such call. Nothing was run.',
   INVALID_ANSWER: "Answer again with only a JSON object that matches the agent's output schema.",
+  TOOL_NOT_PERMITTED:
+    'This run may not call this tool (it is outside what the run was granted). Do not call it again; use the tools you were given or finish.',
 };
 
 /** The taxonomy classes of `tool-errors.ts`: kind by class name; code, message and hint come from the error. */

@@ -1,4 +1,5 @@
 import type { DataConverter } from '@temporalio/common';
+import type { WorkerAuthorityConfig } from '../activities/run-authority';
 import { SimplePlugin } from '@temporalio/plugin';
 import type {
   BundleOptions,
@@ -64,6 +65,11 @@ export interface DurableToolsOptions {
   streams?: StreamStore;
   /** Approval settings of this worker (whether runs may waive a tool's approval). */
   approvals?: WorkerApprovalConfig;
+  /**
+   * What runs may call (docs/security.md, "Authority of a run"): the tools that need a grant (`restrictedTools`,
+   * default none) and where grants are read (default: the audit store). A run with a grant calls only its tools.
+   */
+  authority?: WorkerAuthorityConfig;
   /** OpenTelemetry tracing and metrics (see docs/telemetry.md). */
   telemetry?: WorkerTelemetryOptions;
   /** Limits of the argument guard for this worker's tools (see `createWorker`). Checked at once. */
@@ -258,6 +264,7 @@ export class DurableToolsPlugin implements WorkerPlugin, BundlerPlugin {
         argumentGuard,
         ...(options.streams ? { streams: options.streams } : {}),
         ...(options.approvals ? { approvals: options.approvals } : {}),
+        ...(options.authority ? { authority: options.authority } : {}),
         ...(options.random ? { random: options.random } : {}),
         ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
         ...(options.deadHolderDrainMs !== undefined ? { deadHolderDrainMs: options.deadHolderDrainMs } : {}),

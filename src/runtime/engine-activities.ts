@@ -4,6 +4,7 @@ import { createFusedStepActivities } from '../activities/fused-step';
 import { createModelActivities } from '../activities/model-activities';
 import { createRecordedModelActivities } from '../activities/recorded-model-turn';
 import { createToolActivities } from '../activities/tool-activities';
+import type { WorkerAuthorityConfig } from '../activities/run-authority';
 import type { ModelProvider } from '../contract/model-types';
 import type { ArgumentGuardLimits } from '../guard/json-arguments';
 import type { AuditStore } from '../stores/audit/audit-store';
@@ -31,6 +32,8 @@ export interface EngineActivityDeps {
   streams?: StreamStore;
   /** Whether runs may waive a tool's approval. */
   approvals?: WorkerApprovalConfig;
+  /** The tools that need a grant, and where grants are read (default: the audit store). */
+  authority?: WorkerAuthorityConfig;
   /** The worker's argument guard limits, resolved (`resolveArgumentGuard`). */
   argumentGuard?: ArgumentGuardLimits;
   random?: () => number;
@@ -63,6 +66,9 @@ export function createEngineActivities(deps: EngineActivityDeps): EngineActiviti
     // The activity refuses a gated call without a decision the approval gate recorded in this trail.
     auditStore: deps.auditStore,
     ...(deps.approvals?.allowRunsToWaive !== undefined ? { allowRunsToWaive: deps.approvals.allowRunsToWaive } : {}),
+    // A run calls only the tools of its authority: its grant's, and no restricted tool without one.
+    ...(deps.authority?.grants ? { grants: deps.authority.grants } : {}),
+    ...(deps.authority?.restrictedTools ? { restrictedTools: deps.authority.restrictedTools } : {}),
     payloadStore: deps.transcripts,
     ...(deps.random ? { random: deps.random } : {}),
     ...(deps.leaseMs !== undefined ? { leaseMs: deps.leaseMs } : {}),

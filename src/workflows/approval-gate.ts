@@ -18,6 +18,7 @@ import {
   type RunApprovalPolicy,
 } from '../contract/approval-types';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes';
+import { identityRecord, type CallerIdentity } from '../contract/caller-identity';
 import { opensAtOnce, runOverride } from './approval-override';
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from '../contract/approval-policy';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
@@ -42,6 +43,7 @@ const DECISION_LIMITS = { approverLength: 200, reasonLength: 2000 } as const;
 interface Decision {
   decision: 'approved' | 'rejected';
   approver: string;
+  approverIdentity?: CallerIdentity;
   reason?: string;
   decidedAt: number;
   /** The approver's edited arguments, validated by the worker: the call runs with them. */
@@ -151,6 +153,7 @@ export async function passApprovalGate(
   Object.assign(step.approval, {
     decision: decision?.decision ?? 'timed_out',
     ...(decision ? { decidedBy: decision.approver, decidedAt: decision.decidedAt } : { decidedAt: Date.now() }),
+    ...(decision?.approverIdentity ? { decidedByIdentity: decision.approverIdentity } : {}),
     ...(decision?.reason !== undefined ? { reason: decision.reason } : {}),
     ...(decision?.edit ? { editedArguments: decision.edit.arguments, editedDigest: decision.edit.digest } : {}),
   });
@@ -266,6 +269,11 @@ export function validateDecision(gate: ApprovalGate, input: ApprovalDecisionInpu
   ) {
     throw invalid(`approver must be a non-empty string of at most ${DECISION_LIMITS.approverLength} characters.`);
   }
+  if (input.approverIdentity !== undefined && !isIdentity(input.approverIdentity)) {
+    throw invalid(
+      `approverIdentity must be { subject, issuer?, clientId? } of strings of at most ${DECISION_LIMITS.approverLength} characters.`,
+    );
+  }
   if (
     input.reason !== undefined &&
     (typeof input.reason !== 'string' || input.reason.length > DECISION_LIMITS.reasonLength)
@@ -334,6 +342,7 @@ export function applyDecision(
   const decision: Decision = {
     decision: input.decision === 'approve' ? 'approved' : 'rejected',
     approver: input.approver.trim(),
+    ...(input.approverIdentity ? { approverIdentity: identityRecord(input.approverIdentity) } : {}),
     ...(input.reason?.trim() ? { reason: input.reason.trim() } : {}),
     decidedAt: Date.now(),
     ...(edit ? { edit } : {}),
@@ -397,6 +406,7 @@ function writeAudit(step: StepRecord, completion: Partial<ApprovalAuditRecord>):
     deadline: approval.deadline,
     ...(approval.decision ? { decision: approval.decision } : {}),
     ...(approval.decidedBy !== undefined ? { decidedBy: approval.decidedBy } : {}),
+    ...(approval.decidedByIdentity !== undefined ? { decidedByIdentity: approval.decidedByIdentity } : {}),
     ...(approval.reason !== undefined ? { reason: approval.reason } : {}),
     ...(approval.decidedAt !== undefined ? { decidedAt: approval.decidedAt } : {}),
     ...(approval.editedDigest !== undefined
@@ -408,4 +418,12 @@ function writeAudit(step: StepRecord, completion: Partial<ApprovalAuditRecord>):
 
 function warn(gate: ApprovalGate, message: string): void {
   if (!gate.state.policyWarnings.includes(message)) gate.state.policyWarnings.push(message);
+}
+
+/** Whether a value is an identity of bounded strings (`{ subject, issuer?, clientId? }`). */
+function isIdentity(value: unknown): value is CallerIdentity {
+  if (!value || typeof value !== 'object') return false;
+  const { subject, issuer, clientId } = value as Record<string, unknown>;
+  const fits = (field: unknown) => typeof field === 'string' && field.length <= DECISION_LIMITS.approverLength;
+  return fits(subject) && (issuer === undefined || fits(issuer)) && (clientId === undefined || fits(clientId));
 }

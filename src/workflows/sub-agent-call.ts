@@ -11,7 +11,7 @@ import {
 import type { AgentRunInput, AgentRunResult, PendingCompensation, StepRecord } from '../contract/agent-run-types';
 import { TOOL_ERROR_CODES, toolFailure, type ToolErrorObservation } from '../contract/activity-protocol';
 import { PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
-import type { SubAgentOutput, SubAgentSpec } from '../contract/sub-agent-spec';
+import { subAgentWorkflowId, type SubAgentOutput, type SubAgentSpec } from '../contract/sub-agent-spec';
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
@@ -25,15 +25,6 @@ const AGENT_RUN_WORKFLOW = 'agentRun';
 
 /** Characters of a sub-agent's answer the parent's model reads inline. */
 const ANSWER_MAX_CHARS = 16_000;
-
-/**
- * The workflow id of the child a call starts: derived from the call's key (the parent's workflow id, its first
- * execution's run id and the step), so replay and a retried workflow task start the same child, and a parent
- * whose workflow id is used again never meets an earlier parent's children.
- */
-export function subAgentWorkflowId(callKey: string, tool: string): string {
-  return `${callKey}/${tool}`;
-}
 
 /**
  * Runs an agent tool's call (docs/sub-agents.md): the tool's activity validates the arguments and returns the

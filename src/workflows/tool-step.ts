@@ -199,6 +199,8 @@ function startCall(call: RunningCall, ctx: StepContext): StartedCall {
     ...(ctx.scope.runKey !== undefined ? { runKey: ctx.scope.runKey } : {}),
     ...(call.storeArguments ? { storeArguments: call.storeArguments } : {}),
     ...(gate.kind === 'approved' ? { approvedDigest: gate.digest } : {}),
+    // The run's own tools bound its child's grant (run-authority.ts): a sub-agent never calls more than its parent.
+    ...(entry.agent && ctx.subAgents?.input.allowedTools ? { runTools: [...ctx.subAgents.input.allowedTools] } : {}),
   };
   // An agent tool's call in a dry run starts no child: the dry run's executor (dry-run-calls.ts) sends it to the
   // dry activity, which answers it from the record or refuses it.

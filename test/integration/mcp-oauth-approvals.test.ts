@@ -28,7 +28,12 @@ const provider = useOidcTestProvider({
     { id: 'bob', scope: AGENT },
     { id: 'reviewer', scope: APPROVER },
     { id: 'desk', scope: 'approvals' },
+
+    // One person, carol, through two client apps (as a user signed in to both would be).
+    { id: 'carol-app1', scope: APPROVER },
+    { id: 'carol-app2', scope: APPROVER },
   ],
+  subjects: { 'carol-app1': 'carol', 'carol-app2': 'carol' },
 });
 const auditStore = new SqliteAuditStore({
   path: join(mkdtempSync(join(tmpdir(), 'mcp-oauth-approvals-audit-')), 'audit.sqlite'),
@@ -54,13 +59,16 @@ const connectAs = async (client: string, scope = AGENT) => mcp.connect(await tok
 let amounts = 200;
 const unique = (label: string) => `${label}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
 
-/** `client` (an OAuth client-credentials caller: subject = client id) calls `wire`; the call waits for approval. */
-async function wireWaiting(mcpClient: McpClient, client: string) {
+/**
+ * `client` (an OAuth client-credentials caller: subject = client id, unless `subject` says whom it acts for) calls
+ * `wire`; the call waits for approval.
+ */
+async function wireWaiting(mcpClient: McpClient, client: string, subject = client) {
   const amount = ++amounts;
   const key = unique('wire');
   const call = () => mcpClient.callTool({ name: 'wire', arguments: { amount }, _meta: { idempotencyKey: key } });
   expect(JSON.stringify((await call()).content)).toContain('APPROVAL_REQUIRED');
-  const workflowId = mcpCallWorkflowId(key, { caller: { subject: client, clientId: client } });
+  const workflowId = mcpCallWorkflowId(key, { caller: { subject, clientId: client } });
   return { call, amount, workflowId, digest: argumentsDigest({ amount }) };
 }
 
@@ -130,6 +138,35 @@ test("approving with the approvals scope runs the call once and records the toke
     return records[0]?.outcome ? records : undefined;
   });
   expect(audit).toMatchObject({ decision: 'approved', decidedBy: 'mcp:reviewer', outcome: 'succeeded' });
+});
+
+test('the audit records who approved as subject, client and issuer', async () => {
+  const [alice, carol] = [await connectAs('alice'), await connectAs('carol-app1', APPROVER)];
+  const waiting = await wireWaiting(alice, 'alice');
+  await onceListed(carol, waiting.workflowId);
+  const decided = await carol.callTool({
+    name: 'decide_approval',
+    arguments: { workflowId: waiting.workflowId, stepId: 1, decision: 'approve', digest: waiting.digest },
+  });
+  expect(decided.structuredContent).toMatchObject({ decision: 'approved', approver: 'mcp:carol (client carol-app1)' });
+  const [audit] = await waitFor('the audit record to be decided', async () => {
+    const records = await auditStore.list({ workflowId: waiting.workflowId });
+    return records[0]?.decision ? records : undefined;
+  });
+  expect(audit!.decidedByIdentity).toEqual({ subject: 'carol', clientId: 'carol-app1', issuer: provider().issuer });
+});
+
+test('carol cannot approve her own call through another client app: four eyes are two people, not two apps', async () => {
+  const [throughApp2, throughApp1] = [await connectAs('carol-app2', APPROVER), await connectAs('carol-app1', APPROVER)];
+  const waiting = await wireWaiting(throughApp2, 'carol-app2', 'carol');
+  expect(await onceListed(throughApp1, waiting.workflowId)).toMatchObject({ own: true, mayApprove: false });
+  const refused = await throughApp1.callTool({
+    name: 'decide_approval',
+    arguments: { workflowId: waiting.workflowId, stepId: 1, decision: 'approve', digest: waiting.digest },
+  });
+  expect(refused.isError).toBe(true);
+  expect(refused._meta?.['io.durable-tools/error']).toMatchObject({ code: 'APPROVAL_SELF_APPROVAL' });
+  expect(wired).not.toContain(waiting.amount);
 });
 
 test('an approver cannot approve a call it made itself', async () => {

@@ -5,6 +5,7 @@ import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server
 import type { McpOAuthOptions } from '../../src/mcp/server/mcp-oauth-resource';
 import type { McpApprovalOptions } from '../../src/mcp/server/mcp-approver-rules';
 import { createDurableMcpServer } from '../../src/mcp/server/mcp-server';
+import type { McpRunAuthorityOptions } from '../../src/mcp/server/mcp-run-authority';
 import type { TestTemporal } from './temporal-test-env';
 import type { AgentDefinition } from '../../src/agents/define-agent';
 
@@ -37,6 +38,8 @@ export function useMcpTestListener(
     approvals?: McpApprovalOptions;
     /** Agents the servers serve as tools. */
     agents?: readonly AgentDefinition[];
+    /** The authority the servers give the calls and runs they start (default none: no grants). */
+    authority?: McpRunAuthorityOptions;
   },
 ): McpTestListener {
   let listener: McpHttpListener | undefined;
@@ -54,6 +57,7 @@ export function useMcpTestListener(
           caller,
           ...(options.approvals ? { approvals: options.approvals } : {}),
           ...(options.agents ? { agents: options.agents } : {}),
+          ...(options.authority ? { authority: options.authority } : {}),
         }),
     });
   });

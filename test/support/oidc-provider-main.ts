@@ -18,6 +18,11 @@ export interface OidcTestProviderConfig {
   expiredClients?: string[];
   /** The lifetime of the access tokens of some clients, in seconds (default 600). */
   accessTokenTtlSeconds?: Record<string, number>;
+  /**
+   * The person some clients act for: their tokens' `sub` (default the client id), as an app a user signed in to
+   * would get it. Two clients of one subject are one person through two apps.
+   */
+  subjects?: Record<string, string>;
 }
 
 /** The environment variable holding the JSON configuration. */
@@ -63,7 +68,9 @@ async function main(): Promise<void> {
     },
     formats: {
       customizers: {
-        jwt: (_ctx: unknown, token: { clientId?: string }, jwt: { payload: Record<string, number> }) => {
+        jwt: (_ctx: unknown, token: { clientId?: string }, jwt: { payload: Record<string, number | string> }) => {
+          const subject = config.subjects?.[String(token.clientId)];
+          if (subject !== undefined) jwt.payload.sub = subject;
           if (!expired.has(String(token.clientId))) return;
           const now = Math.floor(Date.now() / 1000);
           jwt.payload.iat = now - 7200;

@@ -146,6 +146,7 @@ export async function createTestWorker(
     transcripts?: TranscriptStore;
     approvals?: CreateWorkerOptions['approvals'];
     auditStore?: CreateWorkerOptions['auditStore'];
+    authority?: CreateWorkerOptions['authority'];
     streams?: CreateWorkerOptions['streams'];
     workflowStackTraces?: boolean;
   },
@@ -168,6 +169,7 @@ export async function createTestWorker(
     ...(options.transcripts ? { transcripts: options.transcripts } : {}),
     ...(options.approvals ? { approvals: options.approvals } : {}),
     ...(options.auditStore ? { auditStore: options.auditStore } : {}),
+    ...(options.authority ? { authority: options.authority } : {}),
     ...(options.streams ? { streams: options.streams } : {}),
     ...(options.workflowStackTraces !== undefined ? { workflowStackTraces: options.workflowStackTraces } : {}),
   });

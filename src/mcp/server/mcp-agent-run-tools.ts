@@ -7,11 +7,17 @@ import type { AgentRunInput } from '../../contract/agent-run-types';
 import { isMcpAgentRunOf, mcpAgentRunIdIn } from './mcp-caller';
 import { builtInToolListing } from './mcp-built-in-tool-listing';
 import { callToolErrorOf, structuredResultOf } from './mcp-tool-call-result';
+import type { McpStarting } from './mcp-run-authority';
 
 /** A tool of the MCP server that works on agent runs rather than running a registry tool. */
 export interface AgentRunTool {
   listing: McpToolListing;
-  call(args: Record<string, unknown>, idempotencyKey: string | undefined): Promise<CallToolResult>;
+  /** `scopes`: those of the request's OAuth access token, when the server is an OAuth resource server. */
+  call(
+    args: Record<string, unknown>,
+    idempotencyKey: string | undefined,
+    scopes?: ReadonlySet<string>,
+  ): Promise<CallToolResult>;
 }
 
 const startInput = z.strictObject({
@@ -50,7 +56,12 @@ const getInput = z.strictObject({
  * observations). Workflow ids carry the caller's `scope` (`agent-run-mcp-<scope>-...`): `get_agent_run` reads only
  * runs its caller started through MCP and answers any other id, existing or not, with the same `NOT_FOUND`.
  */
-export function agentRunTools(client: Client, taskQueue: string, scope: string): Map<string, AgentRunTool> {
+export function agentRunTools(
+  client: Client,
+  taskQueue: string,
+  scope: string,
+  starting?: McpStarting,
+): Map<string, AgentRunTool> {
   const start: AgentRunTool = {
     listing: builtInToolListing(
       'start_agent_run',
@@ -60,12 +71,15 @@ export function agentRunTools(client: Client, taskQueue: string, scope: string):
       { readOnly: false, openWorld: true },
       startOutput,
     ),
-    call: async (args, key) => {
+    call: async (args, key, scopes) => {
       const parsed = parseToolArguments(startInput, args);
       if (!parsed.ok) return invalid(parsed.error.message, parsed.error.hint);
       const workflowId = mcpAgentRunIdIn(scope, key);
+      const input = parsed.value as AgentRunInput;
+      // Who starts it and, with the server's authority, what it may call: asked for, and allowed to its caller.
+      const authority = starting?.(scopes, input.allowedTools) ?? {};
       // A repeated start (same caller and key, so same id) starts nothing: it answers the existing run, running or closed.
-      const handle = await startAgentRun(client, parsed.value as AgentRunInput, { taskQueue, workflowId });
+      const handle = await startAgentRun(client, input, { taskQueue, workflowId, ...authority });
       // `runId`: the workflow id under its old name, for the clients that read it.
       const ids = { workflowId: handle.workflowId, runId: handle.workflowId };
       if (handle.started) return structuredResultOf({ ...ids, started: true });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { approveStep, getPendingApprovals, rejectStep, type PendingApproval } from '../../client/approval-client';
 import { ApprovalError } from '../../client/approval-error';
 import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes';
+import { identityRecord, STARTED_BY_MEMO, type CallerIdentity } from '../../contract/caller-identity';
 import { parseToolArguments } from '../../guard/parse-tool-arguments';
 import {
   mcpApprovalAccess,
@@ -67,7 +68,8 @@ export function approvalTools(
   const allowSelfApproval = options.allowSelfApproval ?? false;
   const who = (scopes: ReadonlySet<string> | undefined) => {
     const request: McpApproverRequest = { caller: server.caller, ...(scopes ? { scopes } : {}) };
-    return { scope: server.scope, approver: isApprover(request), taskQueue: server.taskQueue };
+    const person = identityRecord(server.caller);
+    return { scope: server.scope, approver: isApprover(request), taskQueue: server.taskQueue, person };
   };
 
   const list: ApprovalTool = {
@@ -127,18 +129,18 @@ export function approvalTools(
         },
       );
       if (refusal) return toolError(refusal.code, refusal.message, refusal.hint);
-      const approver = mcpApproverName(server.caller);
+      const named = { approver: mcpApproverName(server.caller), approverIdentity: identityRecord(server.caller) };
       try {
         const result =
           decision === 'approve'
             ? await approveStep(client, workflowId, {
                 stepId,
                 digest,
-                approver,
+                ...named,
                 ...(reason ? { reason } : {}),
                 ...(edited ? { arguments: edited } : {}),
               })
-            : await rejectStep(client, workflowId, { stepId, digest, approver, reason: reason ?? '' });
+            : await rejectStep(client, workflowId, { stepId, digest, ...named, reason: reason ?? '' });
         return structuredResultOf({ ...result, decidedAt: new Date(result.decidedAt).toISOString() });
       } catch (error) {
         if (!(error instanceof ApprovalError)) throw error;
@@ -155,7 +157,7 @@ export function approvalTools(
 /** The waiting calls of this server's runs that the caller may see, oldest first. */
 async function visiblePending(
   client: Client,
-  who: { scope: string; approver: boolean; taskQueue: string },
+  who: McpApprovalWho,
   tool: string | undefined,
 ): Promise<{ call: PendingApproval; access: McpApprovalAccess }[]> {
   const query = [
@@ -164,11 +166,17 @@ async function visiblePending(
     `TaskQueue = ${JSON.stringify(who.taskQueue)}`,
   ].join(' AND ');
   const found: { call: PendingApproval; access: McpApprovalAccess }[] = [];
+  const starters = new Map<string, CallerIdentity | undefined>();
   const listed = new Set<string>();
   let read = 0;
   for await (const execution of client.workflow.list({ query })) {
     const rootWorkflowId = execution.rootExecution?.workflowId ?? execution.workflowId;
-    const access = mcpApprovalAccess({ rootWorkflowId, taskQueue: execution.taskQueue }, who);
+    const startedBy =
+      rootWorkflowId === execution.workflowId
+        ? startedByOf(execution.memo)
+        : await rootStarter(client, rootWorkflowId, starters);
+    const place = { rootWorkflowId, taskQueue: execution.taskQueue, ...(startedBy ? { startedBy } : {}) };
+    const access = mcpApprovalAccess(place, who);
     if (access === 'hidden') continue;
     if (read++ >= MAX_LISTED_RUNS) break;
     // A run that just ended, or has no worker to answer, waits for nothing we can show.
@@ -186,19 +194,46 @@ async function visiblePending(
 }
 
 /** How the caller relates to the run `workflowId` (`hidden` when it does not exist). */
-async function accessOf(
-  client: Client,
-  workflowId: string,
-  who: { scope: string; approver: boolean; taskQueue: string },
-): Promise<McpApprovalAccess> {
+async function accessOf(client: Client, workflowId: string, who: McpApprovalWho): Promise<McpApprovalAccess> {
   try {
     const description = await client.workflow.getHandle(workflowId).describe();
     const rootWorkflowId = description.rootExecution?.workflowId ?? description.workflowId;
-    return mcpApprovalAccess({ rootWorkflowId, taskQueue: description.taskQueue }, who);
+    const startedBy =
+      rootWorkflowId === description.workflowId
+        ? startedByOf(description.memo)
+        : await rootStarter(client, rootWorkflowId, new Map());
+    const place = { rootWorkflowId, taskQueue: description.taskQueue, ...(startedBy ? { startedBy } : {}) };
+    return mcpApprovalAccess(place, who);
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return 'hidden';
     throw error;
   }
+}
+
+/** Who a caller is to the approval rules: its scope, whether it approves, its server's queue, the person it is. */
+type McpApprovalWho = { scope: string; approver: boolean; taskQueue: string; person: CallerIdentity };
+
+/** The `startedBy` identity of a workflow's memo (the MCP server sets it), or undefined. */
+function startedByOf(memo: Record<string, unknown> | undefined): CallerIdentity | undefined {
+  const value = memo?.[STARTED_BY_MEMO] as Partial<CallerIdentity> | undefined;
+  return value && typeof value.subject === 'string' ? identityRecord(value as CallerIdentity) : undefined;
+}
+
+/** Who started the root run `workflowId` (its memo), read once per listing; undefined when unknown or gone. */
+async function rootStarter(
+  client: Client,
+  workflowId: string,
+  known: Map<string, CallerIdentity | undefined>,
+): Promise<CallerIdentity | undefined> {
+  if (!known.has(workflowId)) {
+    const memo = await client.workflow
+      .getHandle(workflowId)
+      .describe()
+      .then((d) => d.memo)
+      .catch(() => undefined);
+    known.set(workflowId, startedByOf(memo));
+  }
+  return known.get(workflowId);
 }
 
 function hintOf(code: ApprovalError['code']): string {

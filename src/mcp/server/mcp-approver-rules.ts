@@ -2,6 +2,7 @@
  * Who may see and decide which waiting calls through the MCP server (`list_pending_approvals`, `decide_approval`):
  * pure rules, so they read and test apart from Temporal.
  */
+import { samePerson, type CallerIdentity } from '../../contract/caller-identity';
 import {
   isMcpAgentRunOf,
   isMcpCallOf,
@@ -49,7 +50,8 @@ export function mcpApproversByName(names: Iterable<string>): McpApproverRule {
 /**
  * The name recorded as the approver of a decision made through MCP (`decidedBy` in the run's state, the audit
  * store and the history): `mcp:` and the authenticated subject (a static token's caller is `token:<name>`), then the
- * OAuth client id when it differs from the subject. Never a name the caller sends.
+ * OAuth client id when it differs from the subject. Never a name the caller sends. The identity itself (subject,
+ * issuer, client) is recorded next to it (`decidedByIdentity`).
  */
 export function mcpApproverName(caller: McpCaller): string {
   const client =
@@ -63,6 +65,8 @@ export interface McpWaitingCallPlace {
   rootWorkflowId: string;
   /** The task queue the call's run is on. */
   taskQueue: string;
+  /** Who started the root (its memo's `startedBy`, set by the MCP server), when known. */
+  startedBy?: CallerIdentity;
 }
 
 /** How the caller of a request relates to a waiting call. */
@@ -77,17 +81,19 @@ export type McpApprovalAccess =
 /**
  * How a caller (of `scope`, on the server of `taskQueue`) relates to a waiting call:
  * - its own when the call's root is an MCP tool call it made or an agent run it started through MCP (ids carry the
- *   caller's scope, so this holds on any task queue);
+ *   caller's scope, so this holds on any task queue), or when the root was started by the same person (the same
+ *   subject of the same issuer, `who.person`) through another client: four eyes are two people, not two apps;
  * - `approver` when the caller is an approver and the root is another caller's MCP call or MCP agent run on this
  *   server's task queue (runs started from code, or through another server's queue, are never reached);
  * - `hidden` otherwise.
  */
 export function mcpApprovalAccess(
   call: McpWaitingCallPlace,
-  who: { scope: string; approver: boolean; taskQueue: string },
+  who: { scope: string; approver: boolean; taskQueue: string; person?: CallerIdentity },
 ): McpApprovalAccess {
   const root = call.rootWorkflowId;
   if (isMcpCallOf(who.scope, root) || isMcpAgentRunOf(who.scope, root)) return 'own';
+  if (call.startedBy && who.person && samePerson(call.startedBy, who.person)) return 'own';
   const throughMcp = root.startsWith(MCP_CALL_WORKFLOW_PREFIX) || root.startsWith(MCP_AGENT_RUN_PREFIX);
   return who.approver && throughMcp && call.taskQueue === who.taskQueue ? 'approver' : 'hidden';
 }

@@ -5,13 +5,18 @@ import { createHash, randomUUID } from 'node:crypto';
  * (tool-call workflows and their tasks, agent runs) is scoped to its identity: another caller is answered as if
  * it did not exist. The static tokens of `DURABLE_TOOLS_MCP_TOKENS` map each token to `{ subject: "token:<name>" }`;
  * the OAuth mode (`oauth` of the listener, `--oauth-issuer`) maps a verified access token to its `sub` and
- * `client_id` (or `azp`).
+ * `client_id` (or `azp`), and its issuer.
  */
 export interface McpCaller {
   /** The authenticated principal (a token's name, an OAuth `sub`). */
   readonly subject: string;
   /** The client application acting for the subject (an OAuth `client_id`), when known. */
   readonly clientId?: string;
+  /**
+   * The issuer whose subject this is (OAuth mode: the configured issuer). A person is a subject of an issuer: four
+   * eyes compare people, whatever client each call came through (`samePerson`).
+   */
+  readonly issuer?: string;
 }
 
 /**

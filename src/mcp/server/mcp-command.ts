@@ -1,4 +1,7 @@
 import { join, resolve } from 'node:path';
+import { createAuditStore } from '../../stores/audit/create-audit-store';
+import type { AuditStore } from '../../stores/audit/audit-store';
+import { asRunGrantStore } from '../../stores/audit/run-grant-store';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { connectClient } from '../../client/agent-run-client';
@@ -126,9 +129,15 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
   await host?.refresh();
   const registry: ToolRegistry = host ? withMcpTools(createToolRegistry(tools), host) : createToolRegistry(tools);
   const client = await connectClient({ ...settings, address: temporal.address }, { tracing });
+  // The worker's audit store, which keeps the runs' grants too: this server records them, the worker enforces them.
+  const auditStore = createAuditStore();
+  const readOnlyTools = mcpReadOnlyToolNames(registry.catalog());
+  const toolScopes = oauthBase ? { ...oauthBase.scopes, readOnlyTools } : undefined;
+  // A tool behind a per-tool scope is restricted: only a run whose grant names it calls it, whatever path.
+  const restrictedTools = Object.keys(oauthBase?.scopes?.perTool ?? {});
   const stopWorker = values['no-worker']
     ? async () => {}
-    : await startWorker(registry, temporal.address, taskQueue, tracing);
+    : await startWorker(registry, { address: temporal.address, taskQueue, tracing, auditStore, restrictedTools });
   const createServer = (caller?: McpCaller) =>
     createDurableMcpServer({
       client,
@@ -137,6 +146,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
       catalog: registry.catalog(),
       ...(agents ? { agents } : {}),
       approvals,
+      authority: { grants: asRunGrantStore(auditStore)!, ...(toolScopes ? { scopes: toolScopes } : {}) },
       ...(caller ? { caller } : {}),
     });
   const where = `${registry.list().length} tools, server "${name}" on task queue "${taskQueue}", Temporal at ${temporal.address}`;
@@ -150,8 +160,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
       await server.close();
     } else {
       const insecure = tokens.length === 0 && !withOAuth && !isLoopbackHost(values.host);
-      const readOnlyTools = mcpReadOnlyToolNames(registry.catalog());
-      const oauth = oauthBase && { ...oauthBase, scopes: { ...oauthBase.scopes, readOnlyTools } };
+      const oauth = oauthBase && { ...oauthBase, scopes: toolScopes };
       const listener = await startMcpHttpListener({
         port: http.port,
         host: values.host,
@@ -181,6 +190,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
     }
   } finally {
     await stopWorker();
+    await auditStore.close();
     await host?.close();
     await client.connection.close();
     await temporal.stop();
@@ -255,17 +265,18 @@ function httpSettingsOf(values: {
 /**
  * The worker of this process, with the same stores as `durable-tools worker` (`createWorker`'s durable defaults:
  * idempotency keys, transcripts and the approval audit trail in the configured stores, SQLite in `.data/` by
- * default), closed when its run ends.
+ * default; the audit store is the server's, whose grants it enforces), closed when its run ends.
  */
 async function startWorker(
   registry: ToolRegistry,
-  address: string,
-  taskQueue: string,
-  tracing: boolean,
+  options: { address: string; taskQueue: string; tracing: boolean; auditStore: AuditStore; restrictedTools: string[] },
 ): Promise<() => Promise<void>> {
+  const { address, taskQueue, tracing, auditStore, restrictedTools } = options;
   const { worker, close } = await createWorker({
     tools: registry,
     settings: { address, taskQueue },
+    auditStore,
+    authority: { restrictedTools },
     ...(tracing ? { telemetry: { tracing: true } } : {}),
   });
   const running = worker.run();

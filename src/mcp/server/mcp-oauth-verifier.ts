@@ -87,7 +87,7 @@ export function createMcpAccessTokenVerifier(options: McpAccessTokenVerifierOpti
           requiredClaims: ['exp', 'sub'],
           typ: options.tokenType ?? MCP_OAUTH_DEFAULT_TOKEN_TYPE,
         });
-        return checkOfClaims(payload);
+        return checkOfClaims(payload, options.issuer);
       } catch (error) {
         if (
           !(error instanceof errors.JOSEError) ||
@@ -107,10 +107,10 @@ export function createMcpAccessTokenVerifier(options: McpAccessTokenVerifierOpti
 }
 
 /**
- * The caller and scopes of a verified token's claims: `{ subject: sub, clientId: client_id ?? azp }`; refused when
+ * The caller and scopes of a verified token's claims: `{ subject: sub, issuer, clientId: client_id ?? azp }`; refused when
  * `sub` is not a non-empty string (`["alice"]` or `12345` would pass for another subject once printed).
  */
-function checkOfClaims(payload: JWTPayload): McpAccessTokenCheck {
+function checkOfClaims(payload: JWTPayload, issuer: string): McpAccessTokenCheck {
   if (typeof payload.sub !== 'string' || payload.sub === '') {
     return {
       ok: false,
@@ -119,7 +119,11 @@ function checkOfClaims(payload: JWTPayload): McpAccessTokenCheck {
     };
   }
   const clientId = typeof payload['client_id'] === 'string' ? payload['client_id'] : payload['azp'];
-  const caller: McpCaller = { subject: payload.sub, ...(typeof clientId === 'string' ? { clientId } : {}) };
+  const caller: McpCaller = {
+    subject: payload.sub,
+    issuer,
+    ...(typeof clientId === 'string' ? { clientId } : {}),
+  };
   return { ok: true, caller, scopes: scopesGrantedBy(payload) };
 }
 

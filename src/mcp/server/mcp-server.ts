@@ -16,6 +16,9 @@ import { fingerprint } from '../../stores/idempotency/canonical-json';
 import type { ToolCatalogEntry } from '../../contract/tool-catalog-entry';
 import { modelVisibleTools } from '../../contract/tool-visibility';
 import { approvalRequested, approvalRequiredResult } from './mcp-approval-wait';
+import { identityRecord, STARTED_BY_MEMO } from '../../contract/caller-identity';
+import { GRANTED_TOOLS_MEMO, type RunGrant } from '../../contract/run-grant';
+import { mcpGrantedTools, type McpRunAuthorityOptions, type McpStarting } from './mcp-run-authority';
 import { agentRunTools, type AgentRunTool } from './mcp-agent-run-tools';
 import { agentTools } from './mcp-agent-tools';
 import { conversationTools } from './mcp-conversation-tools';
@@ -66,6 +69,13 @@ export interface DurableMcpServerOptions {
    * tokens with the `approvals` scope, and nobody approves its own call); `false` serves neither.
    */
   approvals?: McpApprovalOptions | false;
+  /**
+   * Give every call and agent run this server starts its authority (docs/security.md, "Authority of a run"): the
+   * tools its caller asked for and may call (per-tool scopes, named callers' tools), recorded in the workers' grant
+   * store before the workflow starts. The tool activity then refuses any other call of that run or of its children
+   * (`TOOL_NOT_PERMITTED`), whatever path schedules it. Without it runs have no grant.
+   */
+  authority?: McpRunAuthorityOptions;
 }
 
 /** `tools/call` as the SDK parses it, plus SEP-3182's `params.idempotencyKey` (which the SDK's schema drops). */
@@ -113,8 +123,21 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
   const levels = new McpLogLevels();
   levels.install(server);
   const served = new Map(modelVisibleTools(options.catalog).map((entry) => [entry.name, entry]));
+  const catalogNames = options.catalog.map((entry) => entry.name);
+  // What a start by this caller records: who started it, and (with `authority`) the run's grant.
+  const starting: McpStarting = (tokenScopes, requested) => ({
+    startedBy: identityRecord(caller),
+    ...(options.authority
+      ? {
+          grant: {
+            store: options.authority.grants,
+            tools: mcpGrantedTools(catalogNames, options.authority, { caller, tokenScopes, requested }),
+          },
+        }
+      : {}),
+  });
   const runTools = new Map<string, AgentRunTool>([
-    ...(options.agentRuns === false ? [] : agentRunTools(options.client, options.taskQueue, scope)),
+    ...(options.agentRuns === false ? [] : agentRunTools(options.client, options.taskQueue, scope, starting)),
     ...agentTools(options.client, options.taskQueue, scope, options.agents ?? []),
     ...conversationTools({ client: options.client, taskQueue: options.taskQueue, scope }, options.agents ?? []),
   ]);
@@ -136,13 +159,11 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
       const log = levels.requestLog(extra);
       const tool = request.params.name;
       const key = mcpIdempotencyKeyOf(request.params);
+      const scopes = extra.authInfo ? new Set(extra.authInfo.scopes) : undefined;
       const runTool = runTools.get(tool);
-      if (runTool) return runTool.call(request.params.arguments ?? {}, key);
+      if (runTool) return runTool.call(request.params.arguments ?? {}, key, scopes);
       const decisionTool = decisionTools.get(tool);
-      if (decisionTool) {
-        const scopes = extra.authInfo ? new Set(extra.authInfo.scopes) : undefined;
-        return decisionTool.call(request.params.arguments ?? {}, scopes);
-      }
+      if (decisionTool) return decisionTool.call(request.params.arguments ?? {}, scopes);
       const entry = served.get(tool);
       if (!entry) {
         log('error', { event: 'call.failed', message: 'There is no such tool.', code: 'UNKNOWN_TOOL' });
@@ -150,7 +171,8 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
           `UNKNOWN_TOOL: There is no tool "${tool}". Tools: ${[...served.keys(), ...runTools.keys(), ...decisionTools.keys()].join(', ')}.`,
         );
       }
-      const started = await startCall(options, entry, request, mcpCallWorkflowIdIn(scope, key), key);
+      const workflowId = mcpCallWorkflowIdIn(scope, key);
+      const started = await startCall(options, entry, request, { workflowId, key, ...starting(scopes, undefined) });
       if ('error' in started) {
         log('error', { event: 'call.failed', message: `${tool} was refused.`, tool, code: 'IDEMPOTENCY_CONFLICT' });
         return started.error;
@@ -224,12 +246,14 @@ async function startCall(
   options: DurableMcpServerOptions,
   entry: ToolCatalogEntry,
   request: CallToolWithKey,
-  workflowId: string,
-  key: string | undefined,
+  start: { workflowId: string; key: string | undefined } & ReturnType<McpStarting>,
 ): Promise<{ handle: WorkflowHandle } | { error: CallToolResult }> {
+  const { workflowId, key } = start;
   const args = request.params.arguments ?? {};
   const argumentsDigest = fingerprint(args);
   let handle: WorkflowHandle;
+  // The call's grant, before its workflow exists (a grant already recorded for the id stays: the first call's).
+  if (start.grant) await start.grant.store.recordGrant(callGrant(workflowId, start));
   try {
     const trackApprovalSearchAttribute = await ensureApprovalSearchAttribute(
       options.client,
@@ -241,7 +265,13 @@ async function startCall(
         taskQueue: options.taskQueue,
         workflowId,
         args: [{ tool: entry.name, arguments: args, trackApprovalSearchAttribute }],
-        memo: { tool: entry.name, argumentsDigest, structured: isObjectSchema(entry.outputSchema) },
+        memo: {
+          tool: entry.name,
+          argumentsDigest,
+          structured: isObjectSchema(entry.outputSchema),
+          [STARTED_BY_MEMO]: start.startedBy,
+          ...(start.grant ? { [GRANTED_TOOLS_MEMO]: callGrant(workflowId, start).tools } : {}),
+        },
         staticSummary: `MCP call: ${entry.name}`,
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -289,6 +319,12 @@ async function resultOrApprovalRequest(
   } finally {
     stop.abort();
   }
+}
+
+/** The grant of an MCP tool call's workflow: every tool its caller may call (an agent tool's child draws on them). */
+function callGrant(workflowId: string, start: ReturnType<McpStarting>): RunGrant {
+  const tools = [...new Set(start.grant!.tools)].sort();
+  return { workflowId, tools, holder: start.startedBy, grantedAt: Date.now() };
 }
 
 function listingOf(entry: ToolCatalogEntry): McpToolListing {

@@ -1,4 +1,5 @@
 import type { ApprovalAuditRecord, ApprovalOutcome } from '../../contract/approval-types';
+import type { CallerIdentity } from '../../contract/caller-identity';
 import { auditPhase } from './audit-store';
 
 /** Columns of the audit table, the same in SQLite and Postgres (times are ms since epoch). */
@@ -21,6 +22,7 @@ export const AUDIT_COLUMNS = [
   'phase',
   'edited_arguments_digest',
   'edited_arguments',
+  'decided_by_identity',
 ] as const;
 
 /**
@@ -30,6 +32,7 @@ export const AUDIT_COLUMNS = [
 export const AUDIT_ADDED_COLUMNS = [
   ['edited_arguments_digest', 'TEXT'],
   ['edited_arguments', 'TEXT'],
+  ['decided_by_identity', 'TEXT'],
 ] as const;
 
 /** One row of the audit table. */
@@ -54,6 +57,8 @@ export interface AuditRow {
   edited_arguments_digest: string | null;
   /** JSON text. */
   edited_arguments: string | null;
+  /** JSON text of the decider's identity (subject, issuer, client), or null. */
+  decided_by_identity?: string | null;
 }
 
 /** The row values of a record, in {@link AUDIT_COLUMNS} order. */
@@ -77,6 +82,7 @@ export function auditRowValues(record: ApprovalAuditRecord): unknown[] {
     auditPhase(record),
     record.editedArgumentsDigest ?? null,
     record.editedArgumentsDigest !== undefined ? JSON.stringify(record.editedArguments ?? null) : null,
+    record.decidedByIdentity ? JSON.stringify(record.decidedByIdentity) : null,
   ];
 }
 
@@ -105,5 +111,6 @@ export function auditRecordFromRow(row: AuditRow): ApprovalAuditRecord {
           editedArguments: JSON.parse(row.edited_arguments ?? 'null') as unknown,
         }
       : {}),
+    ...(row.decided_by_identity ? { decidedByIdentity: JSON.parse(row.decided_by_identity) as CallerIdentity } : {}),
   };
 }

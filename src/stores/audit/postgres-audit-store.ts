@@ -5,11 +5,15 @@ import type { ApprovalAuditRecord } from '../../contract/approval-types';
 import { AUDIT_ADDED_COLUMNS, AUDIT_COLUMNS, auditRecordFromRow, auditRowValues, type AuditRow } from './audit-rows';
 import { AUDIT_LIST_DEFAULT_LIMIT, type AuditQuery, type AuditStore } from './audit-store';
 import { AuditStoreError } from './audit-store-error';
+import type { RunGrant } from '../../contract/run-grant';
+import { grantFromJson, type RunGrantStore } from './run-grant-store';
 
 /** Defaults of the Postgres audit store. */
 export const POSTGRES_AUDIT_DEFAULTS = {
   /** Table of the store (the SQLite store's table has the same name and columns). */
   table: 'approval_audit',
+  /** Table of the runs' grants (docs/security.md, "Authority of a run"), in the audit table's schema. */
+  grantsTable: 'run_grants',
   poolSize: 5,
   /** How long to wait for a connection before failing with `STORE_UNAVAILABLE`. */
   connectionTimeoutMs: 5_000,
@@ -40,9 +44,11 @@ export interface PostgresAuditStoreOptions {
  * const auditStore = new PostgresAuditStore({ connectionString: process.env.DURABLE_TOOLS_POSTGRES_URL });
  * ```
  */
-export class PostgresAuditStore implements AuditStore {
+export class PostgresAuditStore implements AuditStore, RunGrantStore {
   /** The quoted, schema-qualified table name. */
   readonly tableName: string;
+  /** The quoted, schema-qualified name of the grants table. */
+  readonly grantsTableName: string;
   private readonly pool: Pool;
   private readonly ownsPool: boolean;
   private readonly schema: string | undefined;
@@ -58,6 +64,8 @@ export class PostgresAuditStore implements AuditStore {
       }
     }
     this.tableName = this.schema === undefined ? `"${table}"` : `"${this.schema}"."${table}"`;
+    const grants = `${table === POSTGRES_AUDIT_DEFAULTS.table ? '' : `${table}_`}${POSTGRES_AUDIT_DEFAULTS.grantsTable}`;
+    this.grantsTableName = this.schema === undefined ? `"${grants}"` : `"${this.schema}"."${grants}"`;
     if (options.pool) {
       this.pool = options.pool;
       this.ownsPool = false;
@@ -121,6 +129,27 @@ export class PostgresAuditStore implements AuditStore {
     return rows.map(auditRecordFromRow);
   }
 
+  /** {@inheritDoc RunGrantStore.recordGrant} */
+  async recordGrant(grant: RunGrant): Promise<RunGrant> {
+    await this.run((client) =>
+      client.query(
+        `INSERT INTO ${this.grantsTableName} (workflow_id, run_grant) VALUES ($1, $2) ON CONFLICT (workflow_id) DO NOTHING`,
+        [grant.workflowId, JSON.stringify(grant)],
+      ),
+    );
+    return (await this.grantOf(grant.workflowId)) ?? grant;
+  }
+
+  /** {@inheritDoc RunGrantStore.grantOf} */
+  async grantOf(workflowId: string): Promise<RunGrant | undefined> {
+    const { rows } = await this.run((client) =>
+      client.query<{ run_grant: string }>(`SELECT run_grant FROM ${this.grantsTableName} WHERE workflow_id = $1`, [
+        workflowId,
+      ]),
+    );
+    return rows[0] ? grantFromJson(workflowId, rows[0].run_grant) : undefined;
+  }
+
   /** {@inheritDoc AuditStore.close} */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -175,6 +204,7 @@ export class PostgresAuditStore implements AuditStore {
       ...AUDIT_ADDED_COLUMNS.map(
         ([column, type]) => `ALTER TABLE ${this.tableName} ADD COLUMN IF NOT EXISTS ${column} ${type}`,
       ),
+      `CREATE TABLE IF NOT EXISTS ${this.grantsTableName} (workflow_id TEXT PRIMARY KEY, run_grant TEXT NOT NULL)`,
     ];
     try {
       await createTablesSerialized(this.pool, `durable-tools:${this.tableName}`, statements);

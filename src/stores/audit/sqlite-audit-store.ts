@@ -4,11 +4,15 @@ import type { ApprovalAuditRecord } from '../../contract/approval-types';
 import { AUDIT_ADDED_COLUMNS, AUDIT_COLUMNS, auditRecordFromRow, auditRowValues, type AuditRow } from './audit-rows';
 import { AUDIT_LIST_DEFAULT_LIMIT, type AuditQuery, type AuditStore } from './audit-store';
 import { AuditStoreError } from './audit-store-error';
+import type { RunGrant } from '../../contract/run-grant';
+import { grantFromJson, type RunGrantStore } from './run-grant-store';
 
 /** Defaults of the SQLite audit store. */
 export const SQLITE_AUDIT_DEFAULTS = {
   path: '.data/audit.sqlite',
   table: 'approval_audit',
+  /** Table of the runs' grants (docs/security.md, "Authority of a run"). */
+  grantsTable: 'run_grants',
   busyTimeoutMs: 5000,
 } as const;
 
@@ -17,7 +21,7 @@ export const SQLITE_AUDIT_DEFAULTS = {
  * processes of one machine and readable by `durable-tools audit` on that machine. The file and its -wal / -shm
  * files are 0600, a directory it creates 0700 (docs/at-rest.md).
  */
-export class SqliteAuditStore implements AuditStore {
+export class SqliteAuditStore implements AuditStore, RunGrantStore {
   private readonly db: Database.Database;
   private closed = false;
 
@@ -46,7 +50,7 @@ export class SqliteAuditStore implements AuditStore {
       completed_at INTEGER,
       phase INTEGER NOT NULL
     )`);
-    // A table from before approve with edits gets its columns.
+    // A table from before approve with edits (or the deciders' identities) gets its columns.
     const columns = new Set(
       (this.db.prepare(`PRAGMA table_info(${SQLITE_AUDIT_DEFAULTS.table})`).all() as { name: string }[]).map(
         (column) => column.name,
@@ -58,6 +62,26 @@ export class SqliteAuditStore implements AuditStore {
     this.db.exec(
       `CREATE INDEX IF NOT EXISTS ${SQLITE_AUDIT_DEFAULTS.table}_by_run ON ${SQLITE_AUDIT_DEFAULTS.table} (workflow_id, step_id)`,
     );
+    this.db.exec(
+      `CREATE TABLE IF NOT EXISTS ${SQLITE_AUDIT_DEFAULTS.grantsTable} (workflow_id TEXT PRIMARY KEY, run_grant TEXT NOT NULL)`,
+    );
+  }
+
+  /** {@inheritDoc RunGrantStore.recordGrant} */
+  async recordGrant(grant: RunGrant): Promise<RunGrant> {
+    const table = SQLITE_AUDIT_DEFAULTS.grantsTable;
+    this.open()
+      .prepare(`INSERT INTO ${table} (workflow_id, run_grant) VALUES (?, ?) ON CONFLICT (workflow_id) DO NOTHING`)
+      .run(grant.workflowId, JSON.stringify(grant));
+    return (await this.grantOf(grant.workflowId)) ?? grant;
+  }
+
+  /** {@inheritDoc RunGrantStore.grantOf} */
+  async grantOf(workflowId: string): Promise<RunGrant | undefined> {
+    const row = this.open()
+      .prepare(`SELECT run_grant FROM ${SQLITE_AUDIT_DEFAULTS.grantsTable} WHERE workflow_id = ?`)
+      .get(workflowId) as { run_grant: string } | undefined;
+    return row ? grantFromJson(workflowId, row.run_grant) : undefined;
   }
 
   /** {@inheritDoc AuditStore.write} */
@@ -115,3 +139,4 @@ export class SqliteAuditStore implements AuditStore {
     return this.db;
   }
 }
+
