@@ -139,4 +139,3 @@ export class SqliteAuditStore implements AuditStore, RunGrantStore {
     return this.db;
   }
 }
-
