@@ -80,6 +80,8 @@ export interface DurableToolsOptions {
   leaseMs?: number;
   /** Drain after taking over a key from a holder proved dead (default 1 s); `false` waits for the lease. */
   deadHolderDrainMs?: number | false;
+  /** Lease of a slot of a tool with limits (default 30 s): a dead worker's slot is free again after it. */
+  slotLeaseMs?: number;
   /**
    * The engine's workflow sandbox, as `createWorker` and the CLI run it (default `false` here: the worker is
    * yours). `true`: the SDK's workflow deadlock detector off unless the worker sets `isolateExecutionTimeout` (a
@@ -255,6 +257,8 @@ export class DurableToolsPlugin implements WorkerPlugin, BundlerPlugin {
         idempotencyStore,
         transcripts,
         auditStore: stores.auditStore,
+        limitStore: stores.limitStore,
+        ...(options.slotLeaseMs !== undefined ? { slotLeaseMs: options.slotLeaseMs } : {}),
         argumentGuard,
         ...(options.streams ? { streams: options.streams } : {}),
         ...(options.approvals ? { approvals: options.approvals } : {}),

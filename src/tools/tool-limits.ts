@@ -110,7 +110,7 @@ function positiveInteger(value: unknown, what: string, fail: (message: string) =
 export function limitKeyOf(key: ((args: unknown) => string) | undefined, args: unknown): string | undefined {
   if (!key) return undefined;
   const raw = key(args);
-  const text = typeof raw === 'string' ? raw : JSON.stringify(raw) ?? String(raw);
+  const text = typeof raw === 'string' ? raw : (JSON.stringify(raw) ?? String(raw));
   if (text.length <= TOOL_LIMIT_DEFAULTS.maxKeyChars) return text;
   return `sha256:${createHash('sha256').update(text).digest('hex')}`;
 }

@@ -31,7 +31,8 @@ export function decideSlot(request: SlotRequest, snap: ScopeSnapshot): SlotDecis
     if (now < breaker.openUntil) {
       return refused('paused', breaker.openUntil - now, snap, { openUntil: breaker.openUntil, breaker });
     }
-    const probing = breaker.probeHolder !== null && breaker.probeExpires > now && breaker.probeHolder !== request.holder;
+    const probing =
+      breaker.probeHolder !== null && breaker.probeExpires > now && breaker.probeHolder !== request.holder;
     if (probing || ahead > 0) return refused('probing', 100, snap, { breaker });
     probe = true;
   }
@@ -80,12 +81,7 @@ export function closedBreaker(scope: string): BreakerState {
  * {@link TOOL_LIMIT_DEFAULTS.breakerFailureThreshold} (a failed probe reopens at once, for twice as long); `other`
  * frees the probe for the next call.
  */
-export function breakerAfter(
-  current: BreakerState,
-  holder: string,
-  outcome: CallOutcome,
-  now: number,
-): BreakerState {
+export function breakerAfter(current: BreakerState, holder: string, outcome: CallOutcome, now: number): BreakerState {
   const wasProbe = current.probeHolder === holder;
   const b = { ...current, ...(wasProbe ? { probeHolder: null, probeExpires: 0 } : {}) };
   if (outcome.kind === 'ok') {
@@ -96,11 +92,19 @@ export function breakerAfter(
   const failures = b.failures + 1;
   if (outcome.retryAfterMs !== undefined) {
     const pause = Math.min(outcome.retryAfterMs, TOOL_LIMIT_DEFAULTS.breakerMaxRetryAfterMs);
-    return { ...b, failures, opens: b.opens + 1, openUntil: Math.max(b.openUntil, now + pause), reason: outcome.reason };
+    return {
+      ...b,
+      failures,
+      opens: b.opens + 1,
+      openUntil: Math.max(b.openUntil, now + pause),
+      reason: outcome.reason,
+    };
   }
   const open = wasProbe || (failures >= TOOL_LIMIT_DEFAULTS.breakerFailureThreshold && b.openUntil <= now);
   if (!open) return { ...b, failures };
   const pause = Math.min(TOOL_LIMIT_DEFAULTS.breakerBaseOpenMs * 2 ** b.opens, TOOL_LIMIT_DEFAULTS.breakerMaxOpenMs);
-  const reason = wasProbe ? `the probe failed too (${outcome.reason})` : `${failures} overload failures in a row (${outcome.reason})`;
+  const reason = wasProbe
+    ? `the probe failed too (${outcome.reason})`
+    : `${failures} overload failures in a row (${outcome.reason})`;
   return { ...b, failures, opens: b.opens + 1, openUntil: Math.max(b.openUntil, now + pause), reason };
 }

@@ -1,11 +1,5 @@
 import { breakerAfter, closedBreaker, decideSlot } from './limit-decision';
-import type {
-  BreakerState,
-  CallOutcome,
-  SlotDecision,
-  SlotRequest,
-  ToolLimitStore,
-} from './tool-limit-store';
+import type { BreakerState, CallOutcome, SlotDecision, SlotRequest, ToolLimitStore } from './tool-limit-store';
 
 interface ScopeState {
   /** holder -> lease expiry */
@@ -48,7 +42,8 @@ export class MemoryToolLimitStore implements ToolLimitStore {
       state.waiters.delete(request.waiter);
       state.slots.set(request.holder, now + request.leaseMs);
       if (request.rate) state.starts.push(now);
-      if (decision.probe) state.breaker = { ...state.breaker, probeHolder: request.holder, probeExpires: now + request.leaseMs };
+      if (decision.probe)
+        state.breaker = { ...state.breaker, probeHolder: request.holder, probeExpires: now + request.leaseMs };
     } else {
       state.waiters.set(request.waiter, [since, now]);
     }
@@ -65,11 +60,13 @@ export class MemoryToolLimitStore implements ToolLimitStore {
     return Promise.resolve(true);
   }
 
-  release(scope: string, holder: string, outcome: CallOutcome, breaker: boolean): Promise<void> {
+  release(scope: string, holder: string, outcome: CallOutcome, breaker: boolean): Promise<boolean> {
     const state = this.scope(scope);
     state.slots.delete(holder);
-    if (breaker) state.breaker = breakerAfter(state.breaker, holder, outcome, this.clock());
-    return Promise.resolve();
+    if (!breaker) return Promise.resolve(false);
+    const before = state.breaker.opens;
+    state.breaker = breakerAfter(state.breaker, holder, outcome, this.clock());
+    return Promise.resolve(state.breaker.opens > before);
   }
 
   leave(scope: string, waiter: string): Promise<void> {

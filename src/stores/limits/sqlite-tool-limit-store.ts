@@ -41,7 +41,7 @@ export class SqliteToolLimitStore implements ToolLimitStore {
   private readonly busyTimeoutMs: number;
   private readonly clock: () => number;
   private readonly acquireTx: (request: SlotRequest) => SlotDecision;
-  private readonly releaseTx: (scope: string, holder: string, outcome: CallOutcome, breaker: boolean) => void;
+  private readonly releaseTx: (scope: string, holder: string, outcome: CallOutcome, breaker: boolean) => boolean;
   private readonly sql: ReturnType<typeof statements>;
 
   constructor(options: SqliteToolLimitStoreOptions = {}) {
@@ -62,14 +62,18 @@ export class SqliteToolLimitStore implements ToolLimitStore {
     this.acquireTx = this.db.transaction((request: SlotRequest) => this.acquireIn(request));
     this.releaseTx = this.db.transaction((scope: string, holder: string, outcome: CallOutcome, breaker: boolean) => {
       this.sql.deleteSlot.run(scope, holder);
-      if (!breaker) return;
+      if (!breaker) return false;
       const current = this.breakerOf(scope);
-      this.writeBreaker(breakerAfter(current, holder, outcome, this.clock()));
+      const after = breakerAfter(current, holder, outcome, this.clock());
+      this.writeBreaker(after);
+      return after.opens > current.opens;
     });
   }
 
   acquire(request: SlotRequest): Promise<SlotDecision> {
-    return this.withLock(() => (this.acquireTx as unknown as { immediate: (r: SlotRequest) => SlotDecision }).immediate(request));
+    return this.withLock(() =>
+      (this.acquireTx as unknown as { immediate: (r: SlotRequest) => SlotDecision }).immediate(request),
+    );
   }
 
   renew(scope: string, holder: string, leaseMs: number): Promise<boolean> {
@@ -81,9 +85,14 @@ export class SqliteToolLimitStore implements ToolLimitStore {
     });
   }
 
-  release(scope: string, holder: string, outcome: CallOutcome, breaker: boolean): Promise<void> {
+  release(scope: string, holder: string, outcome: CallOutcome, breaker: boolean): Promise<boolean> {
     return this.withLock(() =>
-      (this.releaseTx as unknown as { immediate: (...a: unknown[]) => void }).immediate(scope, holder, outcome, breaker),
+      (this.releaseTx as unknown as { immediate: (...a: unknown[]) => boolean }).immediate(
+        scope,
+        holder,
+        outcome,
+        breaker,
+      ),
     );
   }
 

@@ -49,7 +49,8 @@ export type SlotDecision = SlotGranted | SlotRefused;
  * How a call that held a slot ended, as the breaker counts it: `ok` (the downstream answered), `overloaded` (429,
  * 503, unreachable; with the Retry-After it asked for) or `other` (any other failure).
  */
-export type CallOutcome = { kind: 'ok' } | { kind: 'overloaded'; retryAfterMs?: number; reason: string } | { kind: 'other' };
+export type CallOutcome =
+  { kind: 'ok' } | { kind: 'overloaded'; retryAfterMs?: number; reason: string } | { kind: 'other' };
 
 /** The breaker of one scope, as the store keeps it. */
 export interface BreakerState {
@@ -77,8 +78,8 @@ export interface ToolLimitStore {
   acquire(request: SlotRequest): Promise<SlotDecision>;
   /** Extends a held slot's lease; false when it was lost (expired and reclaimed). */
   renew(scope: string, holder: string, leaseMs: number): Promise<boolean>;
-  /** Frees a slot and tells the scope's breaker how the call ended (when `breaker`). */
-  release(scope: string, holder: string, outcome: CallOutcome, breaker: boolean): Promise<void>;
+  /** Frees a slot and tells the scope's breaker how the call ended (when `breaker`); true when that opened it. */
+  release(scope: string, holder: string, outcome: CallOutcome, breaker: boolean): Promise<boolean>;
   /** Removes a waiting call from the line (it was cancelled or ended). */
   leave(scope: string, waiter: string): Promise<void>;
   /** The breakers that are open or half-open now. */
