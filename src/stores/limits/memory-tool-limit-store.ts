@@ -1,3 +1,4 @@
+import { rateWindowMs } from '../../contract/tool-limits';
 import { breakerAfter, closedBreaker, decideSlot } from './limit-decision';
 import type { BreakerState, CallOutcome, SlotDecision, SlotRequest, ToolLimitStore } from './tool-limit-store';
 
@@ -94,8 +95,8 @@ export class MemoryToolLimitStore implements ToolLimitStore {
 
 function prune(state: ScopeState, now: number, request: SlotRequest): void {
   for (const [holder, expiry] of state.slots) if (expiry <= now) state.slots.delete(holder);
-  const periodMs = request.rate?.periodMs ?? 0;
-  while (state.starts.length > 0 && state.starts[0]! <= now - periodMs) state.starts.shift();
+  const windowMs = request.rate ? rateWindowMs(request.rate) : 0;
+  while (state.starts.length > 0 && state.starts[0]! <= now - windowMs) state.starts.shift();
   for (const [waiter, [, seen]] of state.waiters) {
     if (seen < now - request.waiterStaleMs) state.waiters.delete(waiter);
   }

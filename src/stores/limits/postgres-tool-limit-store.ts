@@ -1,6 +1,7 @@
 import { Pool, type PoolClient } from 'pg';
 import { createTablesSerialized, POSTGRES_IDENTIFIER } from '../create-tables';
 import { withPooledClient } from '../pooled-client';
+import { rateWindowMs } from '../../contract/tool-limits';
 import { breakerAfter, closedBreaker, decideSlot } from './limit-decision';
 import type { BreakerState, CallOutcome, SlotDecision, SlotRequest, ToolLimitStore } from './tool-limit-store';
 
@@ -65,7 +66,7 @@ export class PostgresToolLimitStore implements ToolLimitStore {
       if (request.rate) {
         await c.query(`DELETE FROM ${this.p}_starts WHERE scope = $1 AND started_at <= $2`, [
           scope,
-          now - request.rate.periodMs,
+          now - rateWindowMs(request.rate),
         ]);
       }
       const mine = await c.query<{ since: string }>(

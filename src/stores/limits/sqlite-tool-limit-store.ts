@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { preparePrivateStateFile } from '../private-state';
+import { rateWindowMs } from '../../contract/tool-limits';
 import { breakerAfter, closedBreaker, decideSlot } from './limit-decision';
 import type { BreakerState, CallOutcome, SlotDecision, SlotRequest, ToolLimitStore } from './tool-limit-store';
 
@@ -114,7 +115,7 @@ export class SqliteToolLimitStore implements ToolLimitStore {
     const { scope, holder, waiter } = request;
     this.sql.pruneSlots.run(scope, now);
     this.sql.pruneWaiters.run(scope, now - request.waiterStaleMs);
-    if (request.rate) this.sql.pruneStarts.run(scope, now - request.rate.periodMs);
+    if (request.rate) this.sql.pruneStarts.run(scope, now - rateWindowMs(request.rate));
     const mine = this.sql.waiter.get(scope, waiter);
     const since = mine?.since ?? now;
     const window = request.rate ? this.sql.window.get(scope)! : { count: 0, oldest: null };
