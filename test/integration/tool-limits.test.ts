@@ -47,6 +47,7 @@ async function limitsWorker(
     limitStore,
     ...more,
     connection: temporal.nativeConnection,
+    workerOptions: { shutdownGraceTime: '1 second' },
     settings: { namespace: testServer().namespace, taskQueue },
     workflowBundle: { codePath: testServer().bundlePath },
   });
@@ -58,6 +59,27 @@ async function limitsWorker(
     await limitStore.close();
   });
   return worker;
+}
+
+/**
+ * A worker process running `limited_call` (test/support/limits-worker.ts), its slots in the SQLite file `db`: a
+ * second worker (Temporal allows one worker per task queue in a process) or one the test kills.
+ */
+async function childWorker(
+  taskQueue: string,
+  db: string,
+  settings: { concurrency?: string; perSecond?: string; slotLeaseMs?: string; label?: string },
+): Promise<ChildProcess> {
+  const name = `${taskQueue}-${Math.random().toString(36).slice(2)}`;
+  const child = await spawnTestWorkerProcess(LIMITS_WORKER, taskQueue, {
+    keysPath: join(dir, `${name}-keys.sqlite`),
+    transcriptsPath: join(dir, `${name}-transcripts.sqlite`),
+    url: downstream!.url,
+    limitsDb: db,
+    ...settings,
+  });
+  cleanups.push(() => (child.exitCode === null && child.signalCode === null ? killProcess(child) : Promise.resolve()));
+  return child;
 }
 
 /** A run whose one turn calls `limited_call` for `account` `calls` times in parallel. */
@@ -76,7 +98,7 @@ describe('per-tool limits across workers', () => {
     const db = join(dir, 'two-workers.sqlite');
     const limits = { concurrency: 2, perSecond: 4 };
     await limitsWorker(taskQueue, db, { ...limits, label: 'w1' });
-    await limitsWorker(taskQueue, db, { ...limits, label: 'w2' });
+    await childWorker(taskQueue, db, { concurrency: '2', perSecond: '4', label: 'w2' });
     const handles = await Promise.all([1, 2, 3].map(() => startCalls(taskQueue, 'acct-a', 4)));
     const results = await Promise.all(handles.map((handle) => waitForAgentRun(handle)));
     expect(results.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
@@ -110,7 +132,7 @@ describe('per-tool limits across workers', () => {
     const taskQueue = uniqueTaskQueue('limits-429');
     const db = join(dir, 'breaker.sqlite');
     await limitsWorker(taskQueue, db, {});
-    await limitsWorker(taskQueue, db, {});
+    await childWorker(taskQueue, db, {});
     const order = downstream.answer429('acct-r', 2);
     const first = await startCalls(taskQueue, 'acct-r', 1);
     await waitFor('the 429', () => order.answeredAtMs !== undefined);
@@ -128,15 +150,7 @@ describe('per-tool limits across workers', () => {
     downstream = await startLimitsDownstream(100, { holdFirstMs: 600_000 });
     const taskQueue = uniqueTaskQueue('limits-kill');
     const db = join(dir, 'kill.sqlite');
-    const child: ChildProcess = await spawnTestWorkerProcess(LIMITS_WORKER, taskQueue, {
-      keysPath: join(dir, 'kill-keys.sqlite'),
-      transcriptsPath: join(dir, 'kill-transcripts.sqlite'),
-      url: downstream.url,
-      limitsDb: db,
-      concurrency: '1',
-      slotLeaseMs: '2000',
-    });
-    cleanups.push(() => (child.exitCode === null ? killProcess(child) : Promise.resolve()));
+    const child = await childWorker(taskQueue, db, { concurrency: '1', slotLeaseMs: '2000' });
     const handle = await startCalls(taskQueue, 'acct-k', 1);
     await waitFor('the first request, held by the downstream', () => downstream!.requests.length === 1);
     await killProcess(child);

@@ -9,6 +9,7 @@ export const LIMITS_WORKER_ENV = workerProcessEnv('LIMITS_WORKER', {
   concurrency: 'CONCURRENCY',
   perSecond: 'PER_SECOND',
   slotLeaseMs: 'SLOT_LEASE_MS',
+  label: 'LABEL',
 });
 
 /**
@@ -22,11 +23,13 @@ if (require.main === module) {
     const concurrency = process.env[LIMITS_WORKER_ENV.concurrency];
     const perSecond = process.env[LIMITS_WORKER_ENV.perSecond];
     const slotLeaseMs = process.env[LIMITS_WORKER_ENV.slotLeaseMs];
+    const label = process.env[LIMITS_WORKER_ENV.label];
     return {
       tools: [
         limitedCallTool(required(LIMITS_WORKER_ENV.url), {
           ...(concurrency ? { concurrency: Number(concurrency) } : {}),
           ...(perSecond ? { perSecond: Number(perSecond) } : {}),
+          ...(label ? { label } : {}),
         }),
       ],
       limitStore: new SqliteToolLimitStore({ path: required(LIMITS_WORKER_ENV.limitsDb) }),
