@@ -136,7 +136,11 @@ function startCallRun(client: Parameters<typeof startAgentRun>[0], taskQueue: st
     { toolCalls: Array.from({ length: calls }, (_, n) => ({ name: 'limited_call', arguments: { account, n } })) },
     { text: 'done', final: true },
   ];
-  return startAgentRun(client, { goal: 'bench limits', model: { provider: 'scripted', script } }, { taskQueue });
+  return startAgentRun(
+    client,
+    { goal: 'bench limits', model: { provider: 'scripted', script }, parallelToolCalls: true },
+    { taskQueue },
+  );
 }
 
 async function expectCompleted(handles: Awaited<ReturnType<typeof startAgentRun>>[]): Promise<void> {

@@ -70,11 +70,11 @@ export interface ToolWaiting {
 }
 
 /**
- * The window a rate limit counts starts in: its period plus a margin of a tenth of it (at most 250 ms). A start is
- * counted when its slot is granted; the request reaches the downstream a little later, by a delay that varies from
- * call to call, and the margin keeps those delays from putting more than the limit in any period the downstream
- * measures. The cost: at most ~10% of the rate (`perSecond: 20` runs ~18 per second when saturated).
+ * Until when a call counts against its rate limit: a period after it ended, or after a period past its grant when it
+ * runs longer. So any window of a period holds at most the limit of calls that were running in it — whenever their
+ * requests reached the downstream between their grant and their end, whatever the delays on the way. The cost: a
+ * call occupies its place for its duration plus the period (`perSecond: 20` with 100 ms calls runs ~18 per second).
  */
-export function rateWindowMs(rate: { periodMs: number }): number {
-  return rate.periodMs + Math.min(rate.periodMs / 10, 250);
+export function rateCountsUntil(rate: { periodMs: number }, grantedAt: number, endedAt: number): number {
+  return Math.min(endedAt, grantedAt + rate.periodMs) + rate.periodMs;
 }

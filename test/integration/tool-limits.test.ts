@@ -88,7 +88,11 @@ function startCalls(taskQueue: string, account: string, calls: number) {
     { toolCalls: Array.from({ length: calls }, (_, n) => ({ name: 'limited_call', arguments: { account, n } })) },
     { text: 'done', final: true },
   ];
-  return startAgentRun(temporal.client, { goal: 'limits', model: { provider: 'scripted', script } }, { taskQueue });
+  return startAgentRun(
+    temporal.client,
+    { goal: 'limits', model: { provider: 'scripted', script }, parallelToolCalls: true },
+    { taskQueue },
+  );
 }
 
 describe('per-tool limits across workers', () => {

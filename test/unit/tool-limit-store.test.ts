@@ -41,7 +41,7 @@ const backends: Array<{ name: string; open(): [ToolLimitStore, ToolLimitStore] }
 
 afterAll(async () => {
   for (const p of prefixes) {
-    for (const t of ['slots', 'starts', 'waiters', 'breakers']) await pool.query(`DROP TABLE IF EXISTS ${p}_${t}`);
+    for (const t of ['slots', 'rate', 'waiters', 'breakers']) await pool.query(`DROP TABLE IF EXISTS ${p}_${t}`);
   }
   await pool.end();
   rmSync(dir, { recursive: true, force: true });

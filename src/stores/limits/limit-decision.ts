@@ -2,7 +2,7 @@
  * The pure rules every tool limit store applies inside its transaction: whether a request gets a slot, and what a
  * call's outcome does to its scope's breaker.
  */
-import { rateWindowMs, TOOL_LIMIT_DEFAULTS, type ToolWaitReason } from '../../contract/tool-limits';
+import { TOOL_LIMIT_DEFAULTS, type ToolWaitReason } from '../../contract/tool-limits';
 import type { BreakerState, CallOutcome, SlotDecision, SlotRequest } from './tool-limit-store';
 
 /** What a store reads of one scope, inside the transaction, for one request. */
@@ -10,9 +10,9 @@ export interface ScopeSnapshot {
   now: number;
   /** Slots held (lease not expired), other than the requester's. */
   running: number;
-  /** Starts within the rate window (`now - periodMs`, `now`]. */
+  /** Calls that still count against the rate (`rateCountsUntil` after now). */
   startsInWindow: number;
-  /** The oldest start within the window. */
+  /** When the first of them stops counting (undefined while they all run). */
   oldestStart: number | undefined;
   /** Fresh waiters ahead of the requester. */
   ahead: number;
@@ -41,11 +41,10 @@ export function decideSlot(request: SlotRequest, snap: ScopeSnapshot): SlotDecis
   const free = probe ? Math.min(1, concurrencyFree, rateFree) : Math.min(concurrencyFree, rateFree);
   if (ahead < free) return { granted: true, probe };
   if (rateFree <= ahead && request.rate) {
-    const { limit } = request.rate;
-    const windowMs = rateWindowMs(request.rate);
-    // The window frees its oldest start first; later ones follow about one per window/limit each.
-    const oldestFrees = (snap.oldestStart ?? now) + windowMs - now;
-    const turn = Math.max(0, ahead - Math.max(0, rateFree)) * (windowMs / limit);
+    const { limit, periodMs } = request.rate;
+    // The first place frees when its call stops counting; later ones follow about one per period/limit each.
+    const oldestFrees = (snap.oldestStart ?? now + periodMs) - now;
+    const turn = Math.max(0, ahead - Math.max(0, rateFree)) * (periodMs / limit);
     return refused('rate', oldestFrees + turn, snap, {});
   }
   if (concurrencyFree <= ahead) return refused('concurrency', POLL.concurrencyMs * (1 + ahead), snap, {});

@@ -1,11 +1,11 @@
-import { rateWindowMs } from '../../contract/tool-limits';
 import { breakerAfter, closedBreaker, decideSlot } from './limit-decision';
 import type { BreakerState, CallOutcome, SlotDecision, SlotRequest, ToolLimitStore } from './tool-limit-store';
 
 interface ScopeState {
   /** holder -> lease expiry */
   slots: Map<string, number>;
-  starts: number[];
+  /** Calls counting against the rate: holder, until when (a period after it ends), its period. */
+  starts: Array<{ holder: string; until: number; periodMs: number }>;
   /** waiter -> [since, seen] */
   waiters: Map<string, [number, number]>;
   breaker: BreakerState;
@@ -31,18 +31,22 @@ export class MemoryToolLimitStore implements ToolLimitStore {
       if (waiter !== request.waiter && (s < since || (s === since && waiter < request.waiter))) ahead += 1;
     }
     const window = request.rate ? state.starts : [];
+    const oldest = window.length > 0 ? Math.min(...window.map((start) => start.until)) : undefined;
     const decision = decideSlot(request, {
       now,
       running: [...state.slots.keys()].filter((holder) => holder !== request.holder).length,
       startsInWindow: window.length,
-      oldestStart: window[0],
+      oldestStart: oldest,
       ahead,
       breaker: state.breaker,
     });
     if (decision.granted) {
       state.waiters.delete(request.waiter);
       state.slots.set(request.holder, now + request.leaseMs);
-      if (request.rate) state.starts.push(now);
+      if (request.rate) {
+        const { periodMs } = request.rate;
+        state.starts.push({ holder: request.holder, until: now + 2 * periodMs, periodMs });
+      }
       if (decision.probe)
         state.breaker = { ...state.breaker, probeHolder: request.holder, probeExpires: now + request.leaseMs };
     } else {
@@ -64,6 +68,10 @@ export class MemoryToolLimitStore implements ToolLimitStore {
   release(scope: string, holder: string, outcome: CallOutcome, breaker: boolean): Promise<boolean> {
     const state = this.scope(scope);
     state.slots.delete(holder);
+    const now = this.clock();
+    for (const start of state.starts) {
+      if (start.holder === holder) start.until = Math.min(start.until, now + start.periodMs);
+    }
     if (!breaker) return Promise.resolve(false);
     const before = state.breaker.opens;
     state.breaker = breakerAfter(state.breaker, holder, outcome, this.clock());
@@ -95,8 +103,7 @@ export class MemoryToolLimitStore implements ToolLimitStore {
 
 function prune(state: ScopeState, now: number, request: SlotRequest): void {
   for (const [holder, expiry] of state.slots) if (expiry <= now) state.slots.delete(holder);
-  const windowMs = request.rate ? rateWindowMs(request.rate) : 0;
-  while (state.starts.length > 0 && state.starts[0]! <= now - windowMs) state.starts.shift();
+  state.starts = state.starts.filter((start) => start.until > now);
   for (const [waiter, [, seen]] of state.waiters) {
     if (seen < now - request.waiterStaleMs) state.waiters.delete(waiter);
   }

@@ -1,7 +1,6 @@
 import { Pool, type PoolClient } from 'pg';
 import { createTablesSerialized, POSTGRES_IDENTIFIER } from '../create-tables';
 import { withPooledClient } from '../pooled-client';
-import { rateWindowMs } from '../../contract/tool-limits';
 import { breakerAfter, closedBreaker, decideSlot } from './limit-decision';
 import type { BreakerState, CallOutcome, SlotDecision, SlotRequest, ToolLimitStore } from './tool-limit-store';
 
@@ -64,10 +63,7 @@ export class PostgresToolLimitStore implements ToolLimitStore {
         now - request.waiterStaleMs,
       ]);
       if (request.rate) {
-        await c.query(`DELETE FROM ${this.p}_starts WHERE scope = $1 AND started_at <= $2`, [
-          scope,
-          now - rateWindowMs(request.rate),
-        ]);
+        await c.query(`DELETE FROM ${this.p}_rate WHERE scope = $1 AND counts_until <= $2`, [scope, now]);
       }
       const mine = await c.query<{ since: string }>(
         `SELECT since FROM ${this.p}_waiters WHERE scope = $1 AND waiter = $2`,
@@ -77,7 +73,7 @@ export class PostgresToolLimitStore implements ToolLimitStore {
       const window = request.rate
         ? (
             await c.query<{ count: string; oldest: string | null }>(
-              `SELECT COUNT(*) AS count, MIN(started_at) AS oldest FROM ${this.p}_starts WHERE scope = $1`,
+              `SELECT COUNT(*) AS count, MIN(counts_until) AS oldest FROM ${this.p}_rate WHERE scope = $1`,
               [scope],
             )
           ).rows[0]!
@@ -115,7 +111,15 @@ export class PostgresToolLimitStore implements ToolLimitStore {
          ON CONFLICT (scope, holder) DO UPDATE SET expires_at = excluded.expires_at`,
         [scope, holder, now + request.leaseMs],
       );
-      if (request.rate) await c.query(`INSERT INTO ${this.p}_starts (scope, started_at) VALUES ($1, $2)`, [scope, now]);
+      if (request.rate) {
+        const { periodMs } = request.rate;
+        await c.query(`INSERT INTO ${this.p}_rate (scope, holder, counts_until, period_ms) VALUES ($1, $2, $3, $4)`, [
+          scope,
+          holder,
+          now + 2 * periodMs,
+          periodMs,
+        ]);
+      }
       if (decision.probe)
         await this.writeBreaker(c, { ...breaker, probeHolder: holder, probeExpires: now + request.leaseMs });
       return decision;
@@ -142,6 +146,10 @@ export class PostgresToolLimitStore implements ToolLimitStore {
   release(scope: string, holder: string, outcome: CallOutcome, breaker: boolean): Promise<boolean> {
     return this.inScope(scope, async (c, now) => {
       await c.query(`DELETE FROM ${this.p}_slots WHERE scope = $1 AND holder = $2`, [scope, holder]);
+      await c.query(
+        `UPDATE ${this.p}_rate SET counts_until = LEAST(counts_until, $1 + period_ms) WHERE scope = $2 AND holder = $3`,
+        [now, scope, holder],
+      );
       if (!breaker) return false;
       const current = await this.breakerOf(c, scope);
       const after = breakerAfter(current, holder, outcome, now);
@@ -204,8 +212,8 @@ export class PostgresToolLimitStore implements ToolLimitStore {
     try {
       await createTablesSerialized(this.pool, `durable-tools:${p}`, [
         `CREATE TABLE IF NOT EXISTS ${p}_slots (scope TEXT NOT NULL, holder TEXT NOT NULL, expires_at BIGINT NOT NULL, PRIMARY KEY (scope, holder))`,
-        `CREATE TABLE IF NOT EXISTS ${p}_starts (scope TEXT NOT NULL, started_at BIGINT NOT NULL)`,
-        `CREATE INDEX IF NOT EXISTS ${p}_starts_scope ON ${p}_starts (scope, started_at)`,
+        `CREATE TABLE IF NOT EXISTS ${p}_rate (scope TEXT NOT NULL, holder TEXT NOT NULL, counts_until BIGINT NOT NULL, period_ms BIGINT NOT NULL)`,
+        `CREATE INDEX IF NOT EXISTS ${p}_rate_scope ON ${p}_rate (scope, counts_until)`,
         `CREATE TABLE IF NOT EXISTS ${p}_waiters (scope TEXT NOT NULL, waiter TEXT NOT NULL, since BIGINT NOT NULL, seen BIGINT NOT NULL, PRIMARY KEY (scope, waiter))`,
         `CREATE INDEX IF NOT EXISTS ${p}_waiters_line ON ${p}_waiters (scope, since, waiter)`,
         `CREATE TABLE IF NOT EXISTS ${p}_breakers (scope TEXT PRIMARY KEY, open_until BIGINT NOT NULL, failures INTEGER NOT NULL, opens INTEGER NOT NULL, probe_holder TEXT, probe_expires BIGINT NOT NULL, reason TEXT NOT NULL)`,

@@ -2,7 +2,6 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { preparePrivateStateFile } from '../private-state';
-import { rateWindowMs } from '../../contract/tool-limits';
 import { breakerAfter, closedBreaker, decideSlot } from './limit-decision';
 import type { BreakerState, CallOutcome, SlotDecision, SlotRequest, ToolLimitStore } from './tool-limit-store';
 
@@ -63,6 +62,7 @@ export class SqliteToolLimitStore implements ToolLimitStore {
     this.acquireTx = this.db.transaction((request: SlotRequest) => this.acquireIn(request));
     this.releaseTx = this.db.transaction((scope: string, holder: string, outcome: CallOutcome, breaker: boolean) => {
       this.sql.deleteSlot.run(scope, holder);
+      this.sql.endStart.run(this.clock(), scope, holder);
       if (!breaker) return false;
       const current = this.breakerOf(scope);
       const after = breakerAfter(current, holder, outcome, this.clock());
@@ -115,7 +115,7 @@ export class SqliteToolLimitStore implements ToolLimitStore {
     const { scope, holder, waiter } = request;
     this.sql.pruneSlots.run(scope, now);
     this.sql.pruneWaiters.run(scope, now - request.waiterStaleMs);
-    if (request.rate) this.sql.pruneStarts.run(scope, now - rateWindowMs(request.rate));
+    if (request.rate) this.sql.pruneStarts.run(scope, now);
     const mine = this.sql.waiter.get(scope, waiter);
     const since = mine?.since ?? now;
     const window = request.rate ? this.sql.window.get(scope)! : { count: 0, oldest: null };
@@ -137,7 +137,7 @@ export class SqliteToolLimitStore implements ToolLimitStore {
     }
     this.sql.deleteWaiter.run(scope, waiter);
     this.sql.upsertSlot.run(scope, holder, now + request.leaseMs);
-    if (request.rate) this.sql.insertStart.run(scope, now);
+    if (request.rate) this.sql.insertStart.run(scope, holder, now + 2 * request.rate.periodMs, request.rate.periodMs);
     if (decision.probe) this.writeBreaker({ ...breaker, probeHolder: holder, probeExpires: now + request.leaseMs });
     return decision;
   }
@@ -182,8 +182,9 @@ function schema(p: string): string {
   return `
     CREATE TABLE IF NOT EXISTS ${p}_slots (scope TEXT NOT NULL, holder TEXT NOT NULL, expires_at INTEGER NOT NULL,
       PRIMARY KEY (scope, holder)) WITHOUT ROWID;
-    CREATE TABLE IF NOT EXISTS ${p}_starts (scope TEXT NOT NULL, started_at INTEGER NOT NULL);
-    CREATE INDEX IF NOT EXISTS ${p}_starts_scope ON ${p}_starts (scope, started_at);
+    CREATE TABLE IF NOT EXISTS ${p}_rate (scope TEXT NOT NULL, holder TEXT NOT NULL, counts_until INTEGER NOT NULL,
+      period_ms INTEGER NOT NULL);
+    CREATE INDEX IF NOT EXISTS ${p}_rate_scope ON ${p}_rate (scope, counts_until);
     CREATE TABLE IF NOT EXISTS ${p}_waiters (scope TEXT NOT NULL, waiter TEXT NOT NULL, since INTEGER NOT NULL,
       seen INTEGER NOT NULL, PRIMARY KEY (scope, waiter)) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS ${p}_waiters_line ON ${p}_waiters (scope, since, waiter);
@@ -196,12 +197,12 @@ function statements(db: Database.Database, p: string) {
   return {
     pruneSlots: db.prepare<[string, number]>(`DELETE FROM ${p}_slots WHERE scope = ? AND expires_at <= ?`),
     pruneWaiters: db.prepare<[string, number]>(`DELETE FROM ${p}_waiters WHERE scope = ? AND seen < ?`),
-    pruneStarts: db.prepare<[string, number]>(`DELETE FROM ${p}_starts WHERE scope = ? AND started_at <= ?`),
+    pruneStarts: db.prepare<[string, number]>(`DELETE FROM ${p}_rate WHERE scope = ? AND counts_until <= ?`),
     waiter: db.prepare<[string, string], { since: number }>(
       `SELECT since FROM ${p}_waiters WHERE scope = ? AND waiter = ?`,
     ),
     window: db.prepare<[string], { count: number; oldest: number | null }>(
-      `SELECT COUNT(*) AS count, MIN(started_at) AS oldest FROM ${p}_starts WHERE scope = ?`,
+      `SELECT COUNT(*) AS count, MIN(counts_until) AS oldest FROM ${p}_rate WHERE scope = ?`,
     ),
     running: db.prepare<[string, string], { count: number }>(
       `SELECT COUNT(*) AS count FROM ${p}_slots WHERE scope = ? AND holder <> ?`,
@@ -225,7 +226,12 @@ function statements(db: Database.Database, p: string) {
       `UPDATE ${p}_breakers SET probe_expires = ? WHERE scope = ? AND probe_holder = ?`,
     ),
     deleteSlot: db.prepare<[string, string]>(`DELETE FROM ${p}_slots WHERE scope = ? AND holder = ?`),
-    insertStart: db.prepare<[string, number]>(`INSERT INTO ${p}_starts (scope, started_at) VALUES (?, ?)`),
+    insertStart: db.prepare<[string, string, number, number]>(
+      `INSERT INTO ${p}_rate (scope, holder, counts_until, period_ms) VALUES (?, ?, ?, ?)`,
+    ),
+    endStart: db.prepare<[number, string, string]>(
+      `UPDATE ${p}_rate SET counts_until = MIN(counts_until, ? + period_ms) WHERE scope = ? AND holder = ?`,
+    ),
     breaker: db.prepare<[string], BreakerRow>(`SELECT * FROM ${p}_breakers WHERE scope = ?`),
     openBreakers: db.prepare<[], BreakerRow>(`SELECT * FROM ${p}_breakers WHERE open_until > 0`),
     upsertBreaker: db.prepare<[string, number, number, number, string | null, number, string]>(
