@@ -9,8 +9,9 @@
  *    arrivals with more than 5 in progress; rate violations: windows of 1 s (from an arrival) with more than 20;
  *    throughput: calls per second from the first arrival to the last answer, over the limit (20 per second; the
  *    downstream holds each request `--hold-ms`, default 100 ms, so 5 at once allow 50 per second).
- * 2. Retry-After: the downstream answers the first request of a key 429 `Retry-After: 2`; `--probe-runs` runs
- *    (default 10) of `--calls` calls each on that key; probes: requests of the key that arrived within those 2 s.
+ * 2. Retry-After: the downstream answers the first request of a key 429 `Retry-After: 2` (one run of one call); once
+ *    it did, `--probe-runs` runs (default 10) of `--calls` calls each start on that key; probes: requests of the key
+ *    that arrived within those 2 s (a request already sent when the 429 came is not the breaker's to stop).
  *
  * `--small`: 8 runs of 5 calls, 3 probe runs (a check that it works). Last line:
  * `limits: concurrency violations V, rate violations R, throughput xT of the limit, probes during Retry-After P`.
@@ -114,9 +115,12 @@ async function main(): Promise<void> {
         `most in progress at once ${downstream.maxInFlight()}, load ${loadText()}`,
     );
 
+    // The first call of the key meets the 429; the runs started while it pauses must wait it out, then probe once.
     const order = downstream.answer429('acct-probe', LIMITS.retryAfterSeconds);
+    const first = await startCallRun(temporal.client, taskQueue, 'acct-probe', 1);
+    while (order.answeredAtMs === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
     const probeRuns = await Promise.all(Array.from({ length: opts.probeRuns }, () => run('acct-probe')));
-    await expectCompleted(probeRuns);
+    await expectCompleted([first, ...probeRuns]);
     const probes = downstream.requestsDuring(order).length;
     console.log(`limits: Retry-After phase ${opts.probeRuns} runs x ${opts.calls} calls, load ${loadText()}`);
     console.log(

@@ -45,10 +45,16 @@ export function decideSlot(request: SlotRequest, snap: ScopeSnapshot): SlotDecis
     // The first place frees when its call stops counting; later ones follow about one per period/limit each.
     const oldestFrees = (snap.oldestStart ?? now + periodMs) - now;
     const turn = Math.max(0, ahead - Math.max(0, rateFree)) * (periodMs / limit);
-    return refused('rate', oldestFrees + turn, snap, {});
+    // A running call's place frees a period after it ends, which no one knows yet: the first in line ask often.
+    return refused('rate', Math.min(oldestFrees + turn, headOfLine(ahead)), snap, {});
   }
-  if (concurrencyFree <= ahead) return refused('concurrency', POLL.concurrencyMs * (1 + ahead), snap, {});
+  if (concurrencyFree <= ahead) return refused('concurrency', headOfLine(ahead), snap, {});
   return refused('queued', POLL.concurrencyMs, snap, {});
+}
+
+/** How soon a call `ahead` places back in line asks again: the first ones every ~50 ms, the last ones every second. */
+function headOfLine(ahead: number): number {
+  return POLL.concurrencyMs + 25 * ahead;
 }
 
 function refused(
