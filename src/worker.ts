@@ -28,6 +28,13 @@ export { createTranscriptStore, type TranscriptStoreConfig } from './stores/tran
 export { createPayloadReaper } from './stores/transcripts/payload-reaper';
 export { createAuditStore, type AuditStoreConfig } from './stores/audit/create-audit-store';
 export type { AuditStore } from './stores/audit/audit-store';
+export {
+  createToolLimitStore,
+  toolLimitStoreConfigFromEnv,
+  type ToolLimitStoreConfig,
+} from './stores/limits/create-tool-limit-store';
+export type { ToolLimitStore, BreakerState } from './stores/limits/tool-limit-store';
+export { TOOL_LIMIT_DEFAULTS, type ToolWaiting } from './contract/tool-limits';
 export type { ApprovalAuditRecord } from './contract/approval-types';
 
 // Models (docs/models.md)

@@ -2,6 +2,7 @@ import type { PayloadStore } from '../stores/transcripts/claim-check';
 import { CheckpointError } from '../tools/checkpoint-error';
 import { PROGRESS_MESSAGE_MAX_CHARS, type ToolProgress } from '../contract/tool-progress';
 import type { ToolLogger } from '../tools/tool-context';
+import type { ToolWaiting } from '../contract/tool-limits';
 
 /** A checkpoint as it travels: its sequence number over all attempts of the call, and the tool's state. */
 export interface SavedCheckpoint {
@@ -24,6 +25,8 @@ export interface CallHeartbeatDetails {
   tool?: unknown;
   checkpoint?: SavedCheckpoint;
   progress?: ToolProgress;
+  /** Present while the call waits for a slot of its tool's limits or its breaker (docs/limits.md). */
+  waiting?: ToolWaiting;
 }
 
 /** Handle of a call's checkpoint in the transcript store. */
@@ -80,6 +83,17 @@ export class CallHeartbeat {
       ...(typeof message === 'string' ? { message: message.slice(0, PROGRESS_MESSAGE_MAX_CHARS) } : {}),
       at: now.toISOString(),
     };
+  }
+
+  /** What the call is waiting for before its tool runs; undefined once it runs. */
+  setWaiting(waiting: ToolWaiting | undefined): void {
+    if (waiting) this.details.waiting = waiting;
+    else delete this.details.waiting;
+  }
+
+  /** The last heartbeat of an attempt that defers its wait for a slot: it did not run the tool, so not counted. */
+  defer(executions: number): void {
+    this.send?.({ ...this.details, executions });
   }
 
   /** The last heartbeat of an attempt that failed transiently: the chosen delay, the checkpoint kept. */

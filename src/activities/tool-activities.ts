@@ -31,6 +31,10 @@ import { RunAuthority } from './run-authority';
 import { asRunGrantStore, type RunGrantStore } from '../stores/audit/run-grant-store';
 import type { AuditStore } from '../stores/audit/audit-store';
 import { MemoryAuditStore } from '../stores/audit/memory-audit-store';
+import type { ToolLimitStore } from '../stores/limits/tool-limit-store';
+import { MemoryToolLimitStore } from '../stores/limits/memory-tool-limit-store';
+import { TOOL_LIMIT_DEFAULTS } from '../contract/tool-limits';
+import { acquireSlot, limitKeyOfCall, releasingSlot, type HeldSlot } from './tool-call-limits';
 import { dryRunDecision, forcedDry, validatedDigest, withArgumentsDigest } from './dry-run-call';
 import { DRY_RUN_ACTIVITY_PREFIX, dryRunActivityType } from '../contract/dry-run-types';
 import {
@@ -152,6 +156,14 @@ export interface ToolActivityDeps {
    * every tool behind a per-tool OAuth scope (`--oauth-tool-scope`).
    */
   restrictedTools?: Iterable<string>;
+  /**
+   * Where the slots, rate windows and breakers of tools with limits (`defineTool({ concurrency, rateLimit, breaker })`)
+   * live: share one store between every worker of the task queue (`createToolLimitStore()`: SQLite next to the
+   * idempotency keys on one machine). Default: a memory store of this process (the limits hold per worker only).
+   */
+  limitStore?: ToolLimitStore;
+  /** Lease of a held slot (default 30 s): the slot of a worker that died is free again after this. */
+  slotLeaseMs?: number;
 }
 
 /** An activity implementing one tool call. */
@@ -174,6 +186,7 @@ type ResolvedDeps = ToolActivityDeps & {
   metrics: EngineMetrics;
   auditStore: AuditStore;
   authority: RunAuthority;
+  limitStore: ToolLimitStore;
 };
 
 /**
@@ -218,6 +231,7 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
       grants: deps.grants ?? asRunGrantStore(auditStore),
       restrictedTools: new Set(deps.restrictedTools ?? []),
     }),
+    limitStore: deps.limitStore ?? new MemoryToolLimitStore(),
   };
   for (const tool of deps.registry.list()) {
     const bound = bindAsyncJob(tool, resolved.payloadStore);
@@ -391,8 +405,10 @@ async function executeToolCall(
     resumeFrom: resumeFrom?.state,
   });
   ctx.log = redactingLogger(ctx.log, secrets);
+  let slot: HeldSlot | undefined;
   try {
-    const result = await claimAndRun(tool, parsed.value, ctx, lease, {
+    slot = await waitForLimits(tool, parsed.value, { input, attempt, executions, heartbeat, deps });
+    const result = await claimAndRun(slot ? releasingSlot(tool, slot) : tool, parsed.value, ctx, lease, {
       retry,
       compensating,
       executions,
@@ -412,7 +428,45 @@ async function executeToolCall(
     throw redactFailure(withArgumentsDigest(error, digest), secrets);
   } finally {
     lease.stop();
+    // A slot whose tool never ran (a replayed key, a call in flight elsewhere) is freed without a verdict.
+    await slot?.release({ kind: 'other' });
   }
+}
+
+/**
+ * The call's slot under its tool's limits, held (undefined for a tool without limits). The attempt waits only
+ * within what its start-to-close timeout grants beyond the tool's own timeout, so the tool keeps all of it.
+ */
+async function waitForLimits(
+  tool: Tool,
+  args: unknown,
+  call: { input: ToolActivityInput; attempt: number; executions: number; heartbeat: CallHeartbeat; deps: ResolvedDeps },
+): Promise<HeldSlot | undefined> {
+  const limits = tool.contract.catalogEntry.limits;
+  if (!limits) return undefined;
+  const activity = Context.current();
+  const { info } = activity;
+  const budget = info.isLocal ? 0 : (info.startToCloseTimeoutMs ?? 0) - tool.contract.catalogEntry.timeoutMs;
+  return acquireSlot(
+    {
+      tool: tool.contract.name,
+      limits,
+      key: limitKeyOfCall(tool, args, call.attempt),
+      callId: call.input.idempotencyKey,
+      holder: `${call.deps.owner}/attempt-${call.attempt}/${call.input.idempotencyKey}`,
+      waitBudgetMs: Math.max(0, Math.min(budget, limits.slotWaitMs)),
+      heartbeat: call.heartbeat,
+      executionsBefore: call.executions - 1,
+      attempt: call.attempt,
+      cancellation: activity.cancellationSignal,
+    },
+    {
+      store: call.deps.limitStore,
+      leaseMs: call.deps.slotLeaseMs ?? TOOL_LIMIT_DEFAULTS.slotLeaseMs,
+      metrics: call.deps.metrics,
+      log: activity.log,
+    },
+  );
 }
 
 /** What {@link toolContext} builds the context from. */

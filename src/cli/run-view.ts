@@ -75,6 +75,7 @@ function attemptsText(attempts: number | undefined): string {
 /** What a step's observation says, in one short line (the steps table's last column). */
 export function observationText(step: StepRecord): string {
   const observation = step.observation;
+  if (!observation && step.status === 'running' && step.waiting) return `⏳ ${step.waiting.message}`;
   if (!observation) return step.compensationError ? 'undo failed (see below)' : '';
   if (observation.status === 'ok') return `ok: ${preview(observation.output, VIEW.observation)}`;
   return `${observation.code} (see below)`;
@@ -348,6 +349,7 @@ export class LiveSteps {
 /** A waiting or running call's current state: awaiting approval, or its latest progress. */
 function openDetail(step: StepRecord): string | undefined {
   if (step.status === 'awaiting_approval') return '⏸ awaiting approval';
+  if (step.status === 'running' && step.waiting) return `⏳ ${step.waiting.message}`;
   const progress = progressText(step);
   return progress ? `⋯ ${progress}` : undefined;
 }

@@ -2,6 +2,7 @@
  * Input, state and result of an agent run. Pure types: shared by the workflow, the client and the worker.
  */
 import type { ToolProgress } from './tool-progress';
+import type { ToolWaiting } from './tool-limits';
 import type { RunApprovalPolicy, StepApproval } from './approval-types';
 import type { ModelSettings, ModelTurnIssue, TranscriptMessage } from './model-types';
 import type { ToolObservation } from './activity-protocol';
@@ -272,6 +273,11 @@ export interface StepRecord {
    * bare `getRunState` query.
    */
   progress?: ToolProgress;
+  /**
+   * What a running call waits for before its tool runs (a slot of the tool's limits, its breaker's pause), read
+   * from its activity's heartbeat details like `progress` (docs/limits.md).
+   */
+  waiting?: ToolWaiting;
   /** Workflow time (ms since epoch) when the step started and ended. */
   startedAt?: number;
   endedAt?: number;

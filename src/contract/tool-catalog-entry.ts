@@ -4,6 +4,7 @@
  */
 
 import type { ToolBudget } from './tool-budget';
+import type { ToolLimitSettings } from './tool-limits';
 
 /** How much a tool changes the world. */
 export type ToolEffect = 'read-only' | 'compensable' | 'irreversible';
@@ -88,6 +89,11 @@ export interface ToolCatalogEntry {
    * the arguments and returns the child's run spec; the workflow then runs the child as a child workflow.
    */
   agent?: ToolAgentSettings;
+  /**
+   * Present when the tool declares per-tool limits across workers (`concurrency`, `rateLimit`) or a shared breaker
+   * (docs/limits.md, "Per-tool limits across workers"): its attempts wait for a slot before the tool runs.
+   */
+  limits?: ToolLimitSettings;
 }
 
 /** How an agent tool's call runs (see {@link ToolCatalogEntry.agent}). */

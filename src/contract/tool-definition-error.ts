@@ -19,7 +19,9 @@ export type ToolDefinitionErrorCode =
   | 'DUPLICATE_TOOL'
   | 'INVALID_BUDGET'
   /** `argumentGuard` names an unknown limit or a value out of range. */
-  | 'INVALID_ARGUMENT_GUARD';
+  | 'INVALID_ARGUMENT_GUARD'
+  /** `concurrency`, `rateLimit` or `breaker` is malformed, or declared where a call cannot wait (a local tool). */
+  | 'INVALID_LIMITS';
 
 /**
  * A tool was declared or registered inconsistently. Raised at start-up, never during a run.

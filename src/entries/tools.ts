@@ -14,6 +14,8 @@ export * from './error-family';
 // Defining tools (docs/tools.md)
 export { defineTool, type ToolSpec, type Tool } from '../tools/define-tool';
 export type { ToolContext } from '../tools/tool-context';
+// Per-tool limits across workers and the shared breaker (docs/limits.md)
+export type { ToolConcurrencyOptions, ToolRateLimitOptions, ToolLimitKey } from '../tools/tool-limits';
 // Sub-agents and handoffs (docs/sub-agents.md)
 export { defineAgentTool, defineHandoff } from '../tools/define-agent-tool';
 // Agents defined once: a run, a sub-agent or handoff, a tool of the MCP server (docs/agents.md)

@@ -3,6 +3,7 @@ import type { temporal } from '@temporalio/proto';
 import { decodePayloads } from '../contract/decode-payloads';
 import { TOOL_ERROR_CODES } from '../contract/activity-protocol';
 import type { ToolProgress } from '../contract/tool-progress';
+import type { ToolWaiting } from '../contract/tool-limits';
 import type { AgentRunState } from '../contract/agent-run-types';
 
 /** What a running tool activity reports through its heartbeat details, as a client reads it. */
@@ -13,6 +14,8 @@ export interface RunningCall {
   /** Temporal's attempt number of the running attempt. */
   attempt: number;
   progress?: ToolProgress;
+  /** What the call waits for before its tool runs (a slot of its tool's limits, a breaker's pause). */
+  waiting?: ToolWaiting;
   /**
    * How the previous attempt failed, when this is a retry: the error code its failure carried (one of
    * `TOOL_ERROR_CODES`, the `type` of the tool's `ApplicationFailure`), or `TIMEOUT` when it timed out.
@@ -38,6 +41,7 @@ export async function runningCalls(client: Client, workflowId: string): Promise<
     const stepId = (details as { stepId?: unknown } | undefined)?.stepId;
     if (typeof stepId !== 'number') continue;
     const progress = (details as { progress?: ToolProgress }).progress;
+    const waiting = (details as { waiting?: ToolWaiting }).waiting;
     const seconds = pending.lastHeartbeatTime?.seconds;
     const lastFailureCode = failureCodeOf(pending.lastFailure);
     calls.push({
@@ -45,6 +49,7 @@ export async function runningCalls(client: Client, workflowId: string): Promise<
       tool: pending.activityType?.name ?? '',
       attempt: pending.attempt ?? 1,
       ...(progress ? { progress } : {}),
+      ...(waiting ? { waiting } : {}),
       ...(lastFailureCode ? { lastFailureCode } : {}),
       ...(seconds != null ? { lastHeartbeatAt: new Date(Number(seconds) * 1000) } : {}),
     });
@@ -72,8 +77,9 @@ export async function withLiveProgress(client: Client, state: AgentRunState): Pr
   return {
     ...state,
     steps: state.steps.map((step) => {
-      const progress = step.status === 'running' ? byStep.get(step.stepId)?.progress : undefined;
-      return progress ? { ...step, progress } : step;
+      const call = step.status === 'running' ? byStep.get(step.stepId) : undefined;
+      if (!call?.progress && !call?.waiting) return step;
+      return { ...step, ...(call.progress ? { progress: call.progress } : {}), ...(call.waiting ? { waiting: call.waiting } : {}) };
     }),
   };
 }

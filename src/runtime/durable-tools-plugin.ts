@@ -28,6 +28,7 @@ import { createEngineActivities, type EngineActivities } from './engine-activiti
 import { withEngineWorkflows } from './engine-workflows-module';
 import { WORKER_TUNING, type DeadlockTimeoutOption } from './worker-tuning';
 import { openWorkerStores } from './worker-stores';
+import type { ToolLimitStore } from '../stores/limits/tool-limit-store';
 import type { AuditStore } from '../stores/audit/audit-store';
 import type { IdempotencyStore } from '../stores/idempotency/idempotency-store';
 import type { TranscriptStore } from '../stores/transcripts/transcript-store';
@@ -52,6 +53,12 @@ export interface DurableToolsOptions {
   transcripts?: TranscriptStore;
   /** The audit trail of gated calls (approval decisions, read by the tool activities too). You close it. */
   auditStore?: AuditStore;
+  /**
+   * Slots, rate windows and breakers of tools with limits (`concurrency`, `rateLimit`, `breaker`; docs/limits.md):
+   * every worker of the task queue must share it. Default: `createToolLimitStore()` (tables next to the idempotency
+   * keys: the SQLite file, or the Postgres database); a memory store with `stores: 'memory'`. You close it.
+   */
+  limitStore?: ToolLimitStore;
   /**
    * MCP servers whose tools this worker also runs, as `{ mcpServers: { name: {command, args, env, cwd} | {url,
    * headers} } }` (the plugin owns the connections and closes them when the worker's run ends), or a host you
@@ -86,6 +93,8 @@ export interface DurableToolsOptions {
   leaseMs?: number;
   /** Drain after taking over a key from a holder proved dead (default 1 s); `false` waits for the lease. */
   deadHolderDrainMs?: number | false;
+  /** Lease of a slot of a tool with limits (default 30 s): a dead worker's slot is free again after it. */
+  slotLeaseMs?: number;
   /**
    * The engine's workflow sandbox, as `createWorker` and the CLI run it (default `false` here: the worker is
    * yours). `true`: the SDK's workflow deadlock detector off unless the worker sets `isolateExecutionTimeout` (a
@@ -261,6 +270,8 @@ export class DurableToolsPlugin implements WorkerPlugin, BundlerPlugin {
         idempotencyStore,
         transcripts,
         auditStore: stores.auditStore,
+        limitStore: stores.limitStore,
+        ...(options.slotLeaseMs !== undefined ? { slotLeaseMs: options.slotLeaseMs } : {}),
         argumentGuard,
         ...(options.streams ? { streams: options.streams } : {}),
         ...(options.approvals ? { approvals: options.approvals } : {}),

@@ -10,6 +10,7 @@ import type { ArgumentGuardLimits } from '../guard/json-arguments';
 import type { AuditStore } from '../stores/audit/audit-store';
 import type { IdempotencyStore } from '../stores/idempotency/idempotency-store';
 import type { StreamStore } from '../stores/streams/stream-store';
+import type { ToolLimitStore } from '../stores/limits/tool-limit-store';
 import type { TranscriptStore } from '../stores/transcripts/transcript-store';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { planChainedTurn } from '../workflows/fused-chain-plan';
@@ -28,6 +29,10 @@ export interface EngineActivityDeps {
   transcripts: TranscriptStore;
   /** The audit trail: the approval gate writes it, the tool activities read the decisions it holds. */
   auditStore: AuditStore;
+  /** Slots, rate windows and breakers of tools with limits (none: a memory store of this process). */
+  limitStore?: ToolLimitStore;
+  /** Lease of a held slot (default 30 s). */
+  slotLeaseMs?: number;
   /** Live streams of model turns and tool progress (none: nothing streamed). */
   streams?: StreamStore;
   /** Whether runs may waive a tool's approval. */
@@ -74,6 +79,8 @@ export function createEngineActivities(deps: EngineActivityDeps): EngineActiviti
     ...(deps.leaseMs !== undefined ? { leaseMs: deps.leaseMs } : {}),
     ...(deps.deadHolderDrainMs !== undefined ? { deadHolderDrainMs: deps.deadHolderDrainMs } : {}),
     ...(deps.argumentGuard ? { argumentGuard: deps.argumentGuard } : {}),
+    ...(deps.limitStore ? { limitStore: deps.limitStore } : {}),
+    ...(deps.slotLeaseMs !== undefined ? { slotLeaseMs: deps.slotLeaseMs } : {}),
     ...streams,
     ...telemetry,
   });

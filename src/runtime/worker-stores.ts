@@ -9,6 +9,9 @@ import { createTranscriptStore } from '../stores/transcripts/create-transcript-s
 import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
 import { createPayloadReaper } from '../stores/transcripts/payload-reaper';
 import type { TranscriptStore } from '../stores/transcripts/transcript-store';
+import { createToolLimitStore } from '../stores/limits/create-tool-limit-store';
+import { MemoryToolLimitStore } from '../stores/limits/memory-tool-limit-store';
+import type { ToolLimitStore } from '../stores/limits/tool-limit-store';
 
 /**
  * Where a worker's stores come from when they are not given one by one: `'durable'` (the default) opens the
@@ -30,6 +33,11 @@ export interface WorkerStoreOptions {
   transcripts?: TranscriptStore;
   /** The audit trail of gated calls (approval decisions). The caller closes it. */
   auditStore?: AuditStore;
+  /**
+   * Slots, rate windows and breakers of tools with limits (docs/limits.md); every worker of the task queue must share
+   * it. Default: `createToolLimitStore()` (the idempotency keys' SQLite file or Postgres database). The caller closes it.
+   */
+  limitStore?: ToolLimitStore;
 }
 
 /** A worker's stores, and the closing of those it opened itself. */
@@ -37,6 +45,7 @@ export interface WorkerStores {
   idempotencyStore: IdempotencyStore;
   transcripts: TranscriptStore;
   auditStore: AuditStore;
+  limitStore: ToolLimitStore;
   /** Whether keys live in this process's memory only. */
   keysInMemory: boolean;
   /** Stops the reapers of the stores opened here and closes those stores (given ones stay open). */
@@ -60,12 +69,14 @@ export function openWorkerStores(options: WorkerStoreOptions): WorkerStores {
       options.idempotencyStore ?? own(memory ? new MemoryIdempotencyStore() : createIdempotencyStore());
     const transcripts = options.transcripts ?? own(memory ? new MemoryTranscriptStore() : createTranscriptStore());
     const auditStore = options.auditStore ?? own(memory ? new MemoryAuditStore() : createAuditStore());
+    const limitStore = options.limitStore ?? own(memory ? new MemoryToolLimitStore() : createToolLimitStore());
     if (!memory && !options.idempotencyStore) reapers.push(createIdempotencyReaper(idempotencyStore));
     if (!memory && !options.transcripts) reapers.push(createPayloadReaper(transcripts));
     return {
       idempotencyStore,
       transcripts,
       auditStore,
+      limitStore,
       keysInMemory: idempotencyStore instanceof MemoryIdempotencyStore,
       close: () => closeAll(reapers, owned),
     };

@@ -29,6 +29,10 @@ export const ENGINE_METRICS = {
   approvalWaits: 'durable_tools.approval.waits',
   /** Histogram (ms): how long a call waited for its approval decision, by `tool` and `decision`. */
   approvalWaitDuration: 'durable_tools.approval.wait_duration',
+  /** Histogram (ms): how long a call waited for a slot of its tool's limits or breaker, by `tool` and `reason`. */
+  slotWait: 'durable_tools.tool.slot_wait',
+  /** Counter: times a tool's breaker opened (a 429 with Retry-After, a storm of 503s, a failed probe), by `tool`. */
+  breakerOpens: 'durable_tools.tool.breaker_opens',
 } as const;
 
 /** The engine's instruments. */
@@ -43,6 +47,8 @@ export interface EngineMetrics {
   compensations: Counter;
   approvalWaits: Counter;
   approvalWaitDuration: Histogram;
+  slotWait: Histogram;
+  breakerOpens: Counter;
 }
 
 /**
@@ -79,5 +85,10 @@ export function createEngineMetrics(provider: MeterProvider = metrics.getMeterPr
       ...ms,
       description: 'Time a call waited for its approval decision.',
     }),
+    slotWait: meter.createHistogram(ENGINE_METRICS.slotWait, {
+      ...ms,
+      description: "Time a call waited for a slot of its tool's limits or breaker.",
+    }),
+    breakerOpens: meter.createCounter(ENGINE_METRICS.breakerOpens, { description: "Times a tool's breaker opened." }),
   };
 }

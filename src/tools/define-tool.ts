@@ -17,6 +17,7 @@ import {
 import { TOOL_NAME_PATTERN } from '../contract/tool-defaults';
 import { resolveLongCall, type ToolLongCallOptions } from './long-call';
 import { ToolDefinitionError } from '../contract/tool-definition-error';
+import { resolveToolLimits, type ToolConcurrencyOptions, type ToolRateLimitOptions } from './tool-limits';
 
 /** Retry settings a tool may override; durations as Temporal durations (`'2s'`, `500`). */
 export interface ToolRetryOptions {
@@ -127,6 +128,22 @@ export interface ToolSpecFields<
    * `ctx.resumeFrom`. See docs/long-calls.md.
    */
   longCall?: ToolLongCallOptions;
+  /**
+   * At most `max` calls of this tool run at once across every worker of the task queue, per `key` (a function of
+   * the validated arguments, e.g. per account) when given. A call past the limit waits, visibly, and its wait does
+   * not count against its attempt timeout. See docs/limits.md, "Per-tool limits across workers".
+   */
+  concurrency?: ToolConcurrencyOptions<z.output<I>>;
+  /** At most `perSecond` (or `perMinute`) calls start in any such window across every worker, per `key` when given. */
+  rateLimit?: ToolRateLimitOptions<z.output<I>>;
+  /**
+   * The shared backoff: a 429 with Retry-After (or a storm of 503s) pauses every pending call of the tool (and key)
+   * on every worker, then one call probes. Default: on when `concurrency` or `rateLimit` is declared; `true` turns
+   * it on alone.
+   */
+  breaker?: boolean;
+  /** How long one attempt may wait for its slot before it defers and waits again (default 60 s). */
+  slotWait?: Duration;
 }
 
 /** The function that performs a tool call. It receives validated input and must return the output. */
@@ -248,6 +265,11 @@ function toCatalogEntry<I extends z.ZodType, O extends z.ZodType>(spec: ToolSpec
       'INVALID_OPTION',
     );
   }
+  const limits = resolveToolLimits(
+    name,
+    { concurrency: spec.concurrency, rateLimit: spec.rateLimit, breaker: spec.breaker, slotWait: spec.slotWait } as never,
+    local,
+  );
   const retry = resolveRetry(name, spec.retry as Record<string, unknown> | undefined);
   // A long call's deadline is its attempt timeout and its retry deadline unless it sets them itself.
   if (longCall && spec.retry?.totalDeadline === undefined) retry.totalDeadlineMs = longCall.deadlineMs;
@@ -275,6 +297,7 @@ function toCatalogEntry<I extends z.ZodType, O extends z.ZodType>(spec: ToolSpec
         : {}),
     ...(longCall ? { longCall } : {}),
     budget: resolveToolBudget(name, spec.budget),
+    ...(limits ? { limits: limits.settings } : {}),
   };
 }
 

@@ -25,6 +25,8 @@ export function qualifiesLocally(
     !approved &&
     entry.longCall === undefined &&
     entry.asyncJob === undefined &&
+    // A call under limits waits for its slot, visibly, in a regular activity (docs/limits.md).
+    entry.limits === undefined &&
     entry.timeoutMs <= FAST_PATH_LIMITS.maxToolTimeoutMs
   );
 }

@@ -1,4 +1,9 @@
-import { ActivityCancellationType, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  patched,
+  type ActivityOptions,
+  type LocalActivityOptions,
+} from '@temporalio/workflow';
 import { TOOL_ACTIVITY_NON_RETRYABLE_TYPES } from '../contract/activity-protocol';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import {
@@ -21,6 +26,7 @@ export function toolActivityOptions(
     summary: summarize(entry.name, redactedArguments, marks),
     startToCloseTimeout: entry.timeoutMs,
     ...heartbeatTimeout(entry),
+    ...slotWait(entry),
     scheduleToCloseTimeout: entry.retry.totalDeadlineMs,
     // Wait for a cancelled call to really stop, so a compensation never races its forward call. A call
     // waiting for its callback runs nowhere and would never hear of the cancellation: it is only requested.
@@ -38,6 +44,22 @@ export function toolActivityOptions(
       // A tool missing on the worker fails at once instead of retrying.
       nonRetryableErrorTypes: [...TOOL_ACTIVITY_NON_RETRYABLE_TYPES],
     },
+  };
+}
+
+/**
+ * The `patched()` id of tools with limits (docs/limits.md): their attempts get the slot wait on top of the tool's
+ * timeout, and a heartbeat timeout (a worker that dies while its call waits is noticed). Evaluated only for a
+ * catalog entry with limits, which no history recorded before them has.
+ */
+export const TOOL_LIMITS_PATCH = 'durable-tools/tool-limits';
+
+/** A tool with limits: its start-to-close timeout grants the slot wait beyond the tool's own timeout. */
+function slotWait(entry: ToolCatalogEntry): Pick<ActivityOptions, 'startToCloseTimeout' | 'heartbeatTimeout'> {
+  if (!entry.limits || entry.asyncJob?.completion === 'callback' || !patched(TOOL_LIMITS_PATCH)) return {};
+  return {
+    startToCloseTimeout: entry.timeoutMs + entry.limits.slotWaitMs,
+    heartbeatTimeout: entry.longCall?.heartbeatTimeoutMs ?? TOOL_HEARTBEAT_TIMEOUT_MS,
   };
 }
 

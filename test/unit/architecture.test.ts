@@ -11,7 +11,7 @@ const SRC = join(__dirname, '..', '..', 'src');
 const LAYERS: readonly (readonly string[])[] = [
   ['contract'],
   ['failures', 'guard', 'net', 'stores'],
-  ['stores/idempotency'],
+  ['stores/idempotency', 'stores/limits'],
   ['stores/transcripts', 'stores/audit', 'stores/streams'],
   ['tools', 'model', 'telemetry', 'encryption'],
   ['long-calls', 'agents'],

@@ -4,6 +4,7 @@ import { EXIT_CODES, type CliCommand } from '../command';
 import { connectForCommand } from '../connect';
 import { temporalShowCommand } from '../hints';
 import { readRun } from '../../client/read-run';
+import { withLiveProgress } from '../../long-calls/live-progress';
 import { outputWidth, runSummary, stepsTable } from '../run-view';
 
 /** `durable-tools show <run>`: a run's outcome and its steps table. */
@@ -39,7 +40,9 @@ exit codes: 0 shown, 1 no such run or the server is unreachable, 2 bad arguments
       }
       throw error;
     }
-    const { description, state, historySteps } = view;
+    const { description, historySteps } = view;
+    // A running call's progress and wait (a slot of its tool's limits, a breaker's pause) from its heartbeat.
+    const state = view.state && (await withLiveProgress(client, view.state));
     if (values.json === true) {
       context.out(
         JSON.stringify(state ?? { workflowId, status: description.status.name, steps: historySteps }, null, 2),
