@@ -3,6 +3,7 @@
  * happened, a steps table, the run's summary and a progress line. Errors are printed whole — code, message and
  * hint, wrapped to the output width, never cut; only previews of arguments and outputs are shortened.
  */
+import { waitingText } from '../contract/model-outage';
 import type { ToolErrorObservation } from '../contract/activity-protocol';
 import type { AgentRunState, RunUsageTotals, StepRecord } from '../contract/agent-run-types';
 
@@ -171,6 +172,7 @@ export function runSummary(state: AgentRunState, width = DEFAULT_OUTPUT_WIDTH): 
     ...field('status', state.status),
     ...field('turns', `${plural(state.turns, 'model turn')}, ${plural(state.stepCount, 'tool call')}`),
     ...field('tokens', usageText(state.usage, state.turns)),
+    ...(state.waitingForModel ? field('model', waitingText(state.waitingForModel)) : []),
     ...(state.reason ? field('why', state.reason) : []),
     ...(state.answer ? field('answer', state.answer) : []),
     ...(state.dryRun ? field('dry run', dryRunSummary(state)) : []),
@@ -349,5 +351,6 @@ export function progressLine(state: AgentRunState | undefined, startedAt: number
   const seconds = ((now - startedAt) / 1000).toFixed(1);
   if (!state) return `… waiting for a worker to pick up the run (${seconds} s)`;
   const running = state.steps.filter((s) => s.status === 'running').length;
-  return `… ${state.status} · ${plural(state.turns, 'turn')} · ${plural(state.stepCount, 'tool call')}${running ? ` (${running} running)` : ''} · ${seconds} s`;
+  const waiting = state.waitingForModel ? ` · ${waitingText(state.waitingForModel)}` : '';
+  return `… ${state.status} · ${plural(state.turns, 'turn')} · ${plural(state.stepCount, 'tool call')}${running ? ` (${running} running)` : ''}${waiting} · ${seconds} s`;
 }

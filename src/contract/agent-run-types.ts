@@ -2,6 +2,7 @@
  * Input, state and result of an agent run. Pure types: shared by the workflow, the client and the worker.
  */
 import type { ToolProgress } from './tool-progress';
+import type { ModelProviderWait } from './model-outage';
 import type { RunApprovalPolicy, StepApproval } from './approval-types';
 import type { ModelSettings, ModelTurnIssue, TranscriptMessage } from './model-types';
 import type { ToolObservation } from './activity-protocol';
@@ -366,6 +367,11 @@ export interface AgentRunState {
    * aborts later). Present only in the result of a completed sub-agent that owes any.
    */
   subAgentCompensations?: PendingCompensation[];
+  /**
+   * Set while the run waits out an outage of its model provider (docs/models.md, "Provider outages"): who, since
+   * when, how many attempts, and the last error.
+   */
+  waitingForModel?: ModelProviderWait;
 }
 
 /** What an agent run returns. */
