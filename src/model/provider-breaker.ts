@@ -81,7 +81,14 @@ export function createProviderBreaker(options: ProviderBreakerOptions = {}): Pro
       states.delete(key);
     },
     failed(key, nowMs, failure) {
-      const state = states.get(key) ?? { failures: 0, since: nowMs, probing: false, nextProbeAt: 0, lastCode: '', lastError: '' };
+      const state = states.get(key) ?? {
+        failures: 0,
+        since: nowMs,
+        probing: false,
+        nextProbeAt: 0,
+        lastCode: '',
+        lastError: '',
+      };
       state.failures += 1;
       state.probing = false;
       state.lastCode = failure.code;

@@ -1,10 +1,4 @@
-import {
-  ApplicationFailure,
-  getCurrentDetails,
-  patched,
-  setCurrentDetails,
-  sleep,
-} from '@temporalio/workflow';
+import { ApplicationFailure, getCurrentDetails, patched, setCurrentDetails, sleep } from '@temporalio/workflow';
 import { applicationFailureOf } from '../contract/activity-protocol';
 import type { ModelSettings } from '../contract/model-types';
 import {
@@ -78,7 +72,11 @@ export async function waitingOutOutages<T>(run: Pick<RunLoop, 'input' | 'state'>
         const windowMs = outageWaitMs(run.input.model);
         const remainingMs = wait.since + windowMs - now;
         if (remainingMs <= 0) {
-          throw ApplicationFailure.create({ type: outage.code, message: gaveUpText(wait, now, windowMs), nonRetryable: true });
+          throw ApplicationFailure.create({
+            type: outage.code,
+            message: gaveUpText(wait, now, windowMs),
+            nonRetryable: true,
+          });
         }
         run.state.waitingForModel = wait;
         setCurrentDetails(waitingText(wait));
