@@ -1,3 +1,4 @@
+import { cachedRead } from './cached-read';
 import { redactFailure, redactingLogger } from './redact-sensitive';
 import type { StreamStore } from '../stores/streams/stream-store';
 import { publishProgress } from './progress-stream';
@@ -367,15 +368,19 @@ async function executeToolCall(
   });
   ctx.log = redactingLogger(ctx.log, secrets);
   try {
-    const result = await claimAndRun(tool, parsed.value, ctx, lease, {
-      retry,
-      compensating,
-      executions,
-      deps,
-      sent: parsed.sent,
-      heartbeat,
-      record,
-    });
+    // A cached read's answer is shared from the idempotency store (cached-read.ts); never in a dry run.
+    const cache = { store: deps.idempotencyStore, owner: deps.owner, skip: compensating || input.dryRun !== undefined };
+    const result = await cachedRead(tool, parsed.value, cache, () =>
+      claimAndRun(tool, parsed.value, ctx, lease, {
+        retry,
+        compensating,
+        executions,
+        deps,
+        sent: parsed.sent,
+        heartbeat,
+        record,
+      }),
+    );
     return digest === undefined ? result : { ...result, argumentsDigest: digest };
   } catch (error) {
     throw redactFailure(withArgumentsDigest(error, digest), secrets);

@@ -77,7 +77,9 @@ function attemptsText(attempts: number | undefined): string {
 export function observationText(step: StepRecord): string {
   const observation = step.observation;
   if (!observation) return step.compensationError ? 'undo failed (see below)' : '';
-  if (observation.status === 'ok') return `ok: ${preview(observation.output, VIEW.observation)}`;
+  if (observation.status === 'ok') {
+    return `ok${observation.cached ? ' (cached)' : ''}: ${preview(observation.output, VIEW.observation)}`;
+  }
   return `${observation.code} (see below)`;
 }
 
@@ -107,7 +109,7 @@ function outcomeLines(step: StepRecord, width: number, first: string, indent: st
   const observation = step.observation;
   if (!observation) return [`${first}${step.status}`];
   if (observation.status === 'error') return errorLines(observation, width, first, indent);
-  const head = `${first}✓ ok${attemptsText(step.attempts)}${observation.replayed ? ' (replayed)' : ''}: `;
+  const head = `${first}✓ ok${attemptsText(step.attempts)}${observation.replayed ? ' (replayed)' : ''}${observation.cached ? ' (cached)' : ''}: `;
   return [`${head}${preview(observation.output, Math.max(20, width - head.length))}`];
 }
 

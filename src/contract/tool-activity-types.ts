@@ -62,4 +62,6 @@ export interface ToolActivityResult {
   argumentsDigest?: string;
   /** In a dry run: the source step whose record answers this call; the tool did not run. */
   dryRunAnswer?: { sourceStep: number };
+  /** True when a cached read answered from the cache (`defineTool({ cache })`): the tool did not run. */
+  cached?: boolean;
 }

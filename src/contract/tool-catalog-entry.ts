@@ -88,6 +88,13 @@ export interface ToolCatalogEntry {
    * the arguments and returns the child's run spec; the workflow then runs the child as a child workflow.
    */
   agent?: ToolAgentSettings;
+  /** Present when a read-only tool's answers are shared for a while (`defineTool({ cache })`, docs/tools.md). */
+  cache?: ToolCacheSettings;
+}
+
+/** How long a cached read's answers are reused (see {@link ToolCatalogEntry.cache}). */
+export interface ToolCacheSettings {
+  ttlMs: number;
 }
 
 /** How an agent tool's call runs (see {@link ToolCatalogEntry.agent}). */

@@ -19,7 +19,9 @@ export type ToolDefinitionErrorCode =
   | 'DUPLICATE_TOOL'
   | 'INVALID_BUDGET'
   /** `argumentGuard` names an unknown limit or a value out of range. */
-  | 'INVALID_ARGUMENT_GUARD';
+  | 'INVALID_ARGUMENT_GUARD'
+  /** `cache` on a tool with effects, or a cache without a positive `ttl` (docs/tools.md, "Cached reads"). */
+  | 'INVALID_CACHE';
 
 /**
  * A tool was declared or registered inconsistently. Raised at start-up, never during a run.

@@ -17,6 +17,7 @@ import {
 import { TOOL_NAME_PATTERN } from '../contract/tool-defaults';
 import { resolveLongCall, type ToolLongCallOptions } from './long-call';
 import { ToolDefinitionError } from '../contract/tool-definition-error';
+import { resolveToolCache, type ToolCacheOptions } from './tool-cache-option';
 
 /** Retry settings a tool may override; durations as Temporal durations (`'2s'`, `500`). */
 export interface ToolRetryOptions {
@@ -127,6 +128,11 @@ export interface ToolSpecFields<
    * `ctx.resumeFrom`. See docs/long-calls.md.
    */
   longCall?: ToolLongCallOptions;
+  /**
+   * Read-only tools only: answers are reused for `ttl` across runs and workers, from the idempotency store
+   * (`key` picks what makes two calls the same read). See docs/tools.md, "Cached reads".
+   */
+  cache?: ToolCacheOptions<z.output<I>>;
 }
 
 /** The function that performs a tool call. It receives validated input and must return the output. */
@@ -236,6 +242,7 @@ function toCatalogEntry<I extends z.ZodType, O extends z.ZodType>(spec: ToolSpec
     );
   }
   const local = checkExecution(name, spec.execution, spec.effect);
+  const cache = resolveToolCache(name, spec.cache, spec.effect);
   checkArgumentGuardOptions(
     spec.argumentGuard,
     `Tool "${name}": argumentGuard`,
@@ -275,6 +282,7 @@ function toCatalogEntry<I extends z.ZodType, O extends z.ZodType>(spec: ToolSpec
         : {}),
     ...(longCall ? { longCall } : {}),
     budget: resolveToolBudget(name, spec.budget),
+    ...(cache ? { cache } : {}),
   };
 }
 
