@@ -22,6 +22,11 @@ export interface AgentRunLimits {
   maxOutputTokens?: number;
   /** The run stops once its model turns cost this much, in the currency of `costTable`. */
   maxCost?: number;
+  /**
+   * With `parallelToolCalls`: the calls of a turn in flight at once (default 8); the rest of the turn's calls
+   * queue and start as earlier ones end (docs/limits.md, "Fan-out").
+   */
+  maxConcurrentCalls?: number;
 }
 
 /** Prices of one model, per million tokens, in any one currency. */
