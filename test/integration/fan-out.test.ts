@@ -36,7 +36,8 @@ function probeTool(counts: { inFlight: number; maxInFlight: number; calls: numbe
 
 /**
  * The bytes of what each workflow task completion of a run asked of the server: the events its commands
- * recorded (from one `WorkflowTaskCompleted` to the next workflow task), largest first.
+ * recorded (from one `WorkflowTaskCompleted` to the next workflow task), largest first, with the activities it
+ * scheduled (`commands`).
  */
 async function completionBytes(handle: WorkflowHandle): Promise<Array<{ bytes: number; commands: number }>> {
   const events = (await handle.fetchHistory()).events ?? [];
@@ -50,7 +51,7 @@ async function completionBytes(handle: WorkflowHandle): Promise<Array<{ bytes: n
       current = undefined;
     } else if (current && (event.activityTaskScheduledEventAttributes || event.markerRecordedEventAttributes)) {
       current.bytes += proto.api.history.v1.HistoryEvent.encode(event).finish().length;
-      current.commands += 1;
+      if (event.activityTaskScheduledEventAttributes) current.commands += 1;
     }
   }
   return completions.sort((a, b) => b.bytes - a.bytes);
@@ -104,9 +105,25 @@ describe('fan-out caps', () => {
         'not. Ask for the ones you still need in your next turns.)',
     });
     expect(completions[0]!.bytes).toBeLessThan(PAYLOAD_LIMITS.temporalPayloadWarnBytes);
+    const widest = [...completions].sort((a, b) => b.commands - a.commands)[0]!;
+    expect(widest.commands).toBeLessThanOrEqual(8);
     console.log(
-      `fan-out: 1,000 asked, 32 ran, max ${counts.maxInFlight} in flight; largest completion ${completions[0]!.bytes} B ` +
-        `(${completions[0]!.commands} commands), ${completions.length} completions, ${ms} ms`,
+      `fan-out (cap 8): 1,000 asked, 32 ran, max ${counts.maxInFlight} in flight; largest completion ` +
+        `${completions[0]!.bytes} B (${completions[0]!.commands} commands), widest ${widest.bytes} B ` +
+        `(${widest.commands} commands), ${completions.length} completions, ${ms} ms`,
+    );
+  });
+
+  test('with maxConcurrentCalls: 32 one completion schedules all 32 calls of the turn', async () => {
+    const { result, counts, completions, ms } = await hostileRun('fan-out-cap-32', THOUSAND_CALLS, {
+      maxConcurrentCalls: 32,
+    });
+    expect(result.status).toBe('completed');
+    const widest = [...completions].sort((a, b) => b.commands - a.commands)[0]!;
+    expect(widest.commands).toBe(32);
+    console.log(
+      `fan-out (cap 32): max ${counts.maxInFlight} in flight; widest completion ${widest.bytes} B ` +
+        `(${widest.commands} commands), ${completions.length} completions, ${ms} ms`,
     );
   });
 
