@@ -13,6 +13,7 @@ export * from './error-family';
 
 // Defining tools (docs/tools.md)
 export { defineTool, type ToolSpec, type Tool } from '../tools/define-tool';
+export type { ToolCacheOptions } from '../tools/tool-cache-option';
 export type { ToolContext } from '../tools/tool-context';
 // Sub-agents and handoffs (docs/sub-agents.md)
 export { defineAgentTool, defineHandoff } from '../tools/define-agent-tool';
