@@ -139,6 +139,38 @@ describe('a model provider outage', () => {
     15 * 60_000,
   );
 
+  test('a run on the fast path waits its outage out on a server timer and completes once the provider is back', async () => {
+    respondByScript();
+    await server.stop();
+    const taskQueue = uniqueTaskQueue('outage-fast-path');
+    const provider = await createConfiguredModelProvider({ kind: 'openai', baseURL: server.baseURL, apiKey: 'k' });
+    const worker = await createTestWorker(temporal, {
+      tools: [holdTool('never-held', Promise.resolve(), () => undefined)],
+      taskQueue,
+      modelProviders: { openai: provider },
+    });
+    const result = await worker.runUntil(async () => {
+      const handle = await startAgentRun(
+        temporal.client,
+        { goal: 'outage fast', model: { provider: 'openai', model: 'm', maxAttempts: 2 }, fastPath: true },
+        { taskQueue },
+      );
+      await waitFor(
+        'the fast-path run to wait for its provider',
+        async () => (await getAgentRunState(temporal.client, handle.workflowId)).waitingForModel,
+        { timeoutMs: OUTAGE_MS, intervalMs: 500 },
+      );
+      await server.restart();
+      return waitForAgentRun(handle);
+    });
+    expect(result.status).toBe('completed');
+    expect(server.requests.map((request) => assistantTurns(request.body) + 1)).toEqual([1, 2]);
+    const timers = ((await temporal.client.workflow.getHandle(result.workflowId).fetchHistory()).events ?? []).filter(
+      (event) => event.timerStartedEventAttributes,
+    );
+    expect(timers.length).toBeGreaterThan(0);
+  });
+
   test('a 401 still fails the run at once, without waiting', async () => {
     server.enqueue({ kind: 'error', status: 401, body: { error: { message: 'Incorrect API key provided' } } });
     const taskQueue = uniqueTaskQueue('outage-401');
