@@ -21,6 +21,8 @@ import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { breakerRefusal, callWithDeadline, modelFailure } from './model-call';
 import { createProviderBreaker, providerBreakerKey, type ProviderBreaker } from '../model/provider-breaker';
 import { isModelOutageType } from '../contract/model-outage';
+import { sharedProbeSlot } from './shared-probe-slot';
+import type { IdempotencyStore } from '../stores/idempotency/idempotency-store';
 import { announceWorker } from './dead-worker-sticky';
 import { boundModelTurn } from '../contract/bound-model-turn';
 import { PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
@@ -48,6 +50,11 @@ export interface ModelActivityDeps {
    * while a provider is down one call at a time probes it (docs/models.md, "Provider outages").
    */
   breaker?: ProviderBreaker;
+  /**
+   * Where the probe of a provider that is down is shared with the other workers of the store (default: the
+   * breaker alone, one probe per worker): the idempotency store and this worker's name.
+   */
+  probeSlots?: { store: IdempotencyStore; owner: string };
 }
 
 /**
@@ -238,7 +245,7 @@ async function answer(
  */
 async function guardedCall<T>(
   input: CallModelInput,
-  deps: Pick<ModelActivityDeps, 'breaker' | 'random'>,
+  deps: Pick<ModelActivityDeps, 'breaker' | 'random' | 'probeSlots'>,
   call: () => Promise<T>,
 ): Promise<T> {
   const { provider } = input.settings;
@@ -246,13 +253,25 @@ async function guardedCall<T>(
   const key = providerBreakerKey(input.settings);
   const admission = breaker?.admit(key, Date.now());
   if (admission && !admission.admitted) throw breakerRefusal(provider, admission);
+  // A probe also takes the probe slot the workers of the store share (shared-probe-slot.ts).
+  const slot =
+    breaker && admission?.probe && deps.probeSlots
+      ? await sharedProbeSlot(deps.probeSlots.store, key, deps.probeSlots.owner, breaker.probeIntervalMs(key))
+      : undefined;
+  if (breaker && admission?.probe && slot && !slot.taken) {
+    breaker.released(key);
+    throw breakerRefusal(provider, { ...admission, retryAfterMs: slot.retryAfterMs });
+  }
   try {
     const value = await call();
     breaker?.succeeded(key);
+    if (slot?.taken) await slot.answered();
     return value;
   } catch (error) {
     const failure = modelFailure(error, provider, deps.random);
+    const outage = failure instanceof ApplicationFailure && isModelOutageType(failure.type);
     if (breaker) tellBreaker(breaker, key, failure);
+    if (slot?.taken && !outage) await slot.answered();
     throw failure;
   }
 }

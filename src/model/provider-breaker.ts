@@ -9,17 +9,22 @@ import { exponentialCeiling } from '../failures/backoff';
 
 /** What {@link ProviderBreaker.admit} decides for one call. */
 export type BreakerAdmission =
-  | { admitted: true; probe: boolean }
-  | {
+  | { admitted: true; probe: false }
+  | ({ admitted: true; probe: true } & BreakerOutage)
+  | ({
       admitted: false;
       /** When the next probe may go, from now. */
       retryAfterMs: number;
-      /** Epoch ms of the first failure of the run of failures. */
-      since: number;
-      /** The last failure's type and message. */
-      lastCode: string;
-      lastError: string;
-    };
+    } & BreakerOutage);
+
+/** The outage an open breaker has seen. */
+export interface BreakerOutage {
+  /** Epoch ms of the first failure of the run of failures. */
+  since: number;
+  /** The last failure's type and message. */
+  lastCode: string;
+  lastError: string;
+}
 
 /** A breaker per key (`provider/model`). */
 export interface ProviderBreaker {
@@ -31,6 +36,8 @@ export interface ProviderBreaker {
   failed(key: string, nowMs: number, failure: { code: string; message: string; retryAfterMs?: number }): void;
   /** The call ended without telling anything of the provider (cancelled, timed out): a probe slot is free again. */
   released(key: string): void;
+  /** The pause between probes of `key` now (the lease of a probe slot shared with other workers). */
+  probeIntervalMs(key: string): number;
 }
 
 /** Settings of {@link createProviderBreaker}. */
@@ -52,6 +59,8 @@ interface BreakerState {
   nextProbeAt: number;
   lastCode: string;
   lastError: string;
+  /** The last pause between probes. */
+  pauseMs: number;
 }
 
 /** The breaker of one worker process, in memory. */
@@ -65,17 +74,12 @@ export function createProviderBreaker(options: ProviderBreakerOptions = {}): Pro
     admit(key, nowMs) {
       const state = states.get(key);
       if (!state || state.failures < threshold) return { admitted: true, probe: false };
+      const outage = { since: state.since, lastCode: state.lastCode, lastError: state.lastError };
       if (!state.probing && nowMs >= state.nextProbeAt) {
         state.probing = true;
-        return { admitted: true, probe: true };
+        return { admitted: true, probe: true, ...outage };
       }
-      return {
-        admitted: false,
-        retryAfterMs: Math.max(interval, state.nextProbeAt - nowMs),
-        since: state.since,
-        lastCode: state.lastCode,
-        lastError: state.lastError,
-      };
+      return { admitted: false, retryAfterMs: Math.max(interval, state.nextProbeAt - nowMs), ...outage };
     },
     succeeded(key) {
       states.delete(key);
@@ -88,6 +92,7 @@ export function createProviderBreaker(options: ProviderBreakerOptions = {}): Pro
         nextProbeAt: 0,
         lastCode: '',
         lastError: '',
+        pauseMs: interval,
       };
       state.failures += 1;
       state.probing = false;
@@ -95,12 +100,16 @@ export function createProviderBreaker(options: ProviderBreakerOptions = {}): Pro
       state.lastError = failure.message;
       const ceiling = exponentialCeiling(Math.max(1, state.failures - threshold + 1), interval, maxInterval);
       const pause = Math.round(ceiling / 2 + (random() * ceiling) / 2);
-      state.nextProbeAt = nowMs + Math.max(pause, failure.retryAfterMs ?? 0);
+      state.pauseMs = Math.max(pause, failure.retryAfterMs ?? 0);
+      state.nextProbeAt = nowMs + state.pauseMs;
       states.set(key, state);
     },
     released(key) {
       const state = states.get(key);
       if (state) state.probing = false;
+    },
+    probeIntervalMs(key) {
+      return states.get(key)?.pauseMs ?? interval;
     },
   };
 }
