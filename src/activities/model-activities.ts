@@ -18,7 +18,11 @@ import { ENGINE_FAILURE_TYPES, engineFailure } from '../contract/activity-protoc
 import { modelVisibleTools } from '../contract/tool-visibility';
 import { withFetchToolResult } from '../contract/fetch-tool-result';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
-import { callWithDeadline, modelFailure } from './model-call';
+import { breakerRefusal, callWithDeadline, modelFailure } from './model-call';
+import { createProviderBreaker, providerBreakerKey, type ProviderBreaker } from '../model/provider-breaker';
+import { isModelOutageType } from '../contract/model-outage';
+import { sharedProbeSlot } from './shared-probe-slot';
+import type { IdempotencyStore } from '../stores/idempotency/idempotency-store';
 import { announceWorker } from './dead-worker-sticky';
 import { boundModelTurn } from '../contract/bound-model-turn';
 import { PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
@@ -43,6 +47,16 @@ export interface ModelActivityDeps {
    * and providers answer whole turns.
    */
   streams?: StreamStore;
+  /**
+   * The breaker of each provider and model, shared by the worker's runs (default: one in this process's memory):
+   * while a provider is down one call at a time probes it (docs/models.md, "Provider outages").
+   */
+  breaker?: ProviderBreaker;
+  /**
+   * Where the probe of a provider that is down is shared with the other workers of the store (default: the
+   * breaker alone, one probe per worker): the idempotency store and this worker's name.
+   */
+  probeSlots?: { store: IdempotencyStore; owner: string };
 }
 
 /**
@@ -125,6 +139,7 @@ export interface ModelActivities {
 export function createModelActivities(deps: ModelActivityDeps): ModelActivities {
   const providers: Record<string, ModelProvider> = { scripted: scriptedModel, ...deps.providers };
   const transcripts = deps.transcripts ?? new MemoryTranscriptStore();
+  const withBreaker = { ...deps, breaker: deps.breaker ?? createProviderBreaker({ random: deps.random }) };
   return {
     async callModel(input: CallModelInput): Promise<ModelTurn> {
       // Names this worker in a heartbeat at once; a retry whose previous worker died resets the sticky queue.
@@ -162,7 +177,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         ? openTurnStream(deps.streams, input.runKey, segmentOf(input), activityLog())
         : undefined;
       try {
-        const turn = withAnswerCheck(await answer(input, provider, request, deps, live), input.output);
+        const turn = withAnswerCheck(await answer(input, provider, request, withBreaker, live), input.output);
         await live?.complete(turn);
         await forgetting;
         return turn;
@@ -182,9 +197,8 @@ async function answer(
   deps: ModelActivityDeps,
   live: TurnStream | undefined,
 ): Promise<ModelTurn> {
-  let raw: unknown;
-  try {
-    raw = await callWithDeadline(
+  const raw = await guardedCall(input, deps, () =>
+    callWithDeadline(
       // The provider gets the sink only, never the segment's end.
       (context) =>
         provider(
@@ -192,10 +206,8 @@ async function answer(
           live ? { ...context, stream: { text: live.text, toolCallStart: live.toolCallStart } } : context,
         ),
       turnTimeoutMs(input.settings, deps.turnTimeoutMs),
-    );
-  } catch (error) {
-    throw modelFailure(error, input.settings.provider, deps.random);
-  }
+    ),
+  );
   // Values JSON cannot carry (a symbol as a tool name, a BigInt or a function in the arguments, a cycle)
   // make the turn an issue the model reads: the workflow only ever sees JSON, and no such call runs.
   const json = jsonModelTurn(raw);
@@ -246,6 +258,63 @@ async function answer(
 function withAnswerCheck(turn: ModelTurn, output: AgentOutputSpec | undefined): ModelTurn {
   if (!output || !turn.done || turn.issue !== undefined) return turn;
   return { ...turn, answerCheck: checkAnswer(output, turn.text) };
+}
+
+/**
+ * The provider's call behind its breaker (provider-breaker.ts): refused at once while another call probes a
+ * provider that is down; its outcome tells the breaker whether the provider answered. The scripted model plays
+ * each run's own script: it is no shared downstream, and has no breaker.
+ */
+async function guardedCall<T>(
+  input: CallModelInput,
+  deps: Pick<ModelActivityDeps, 'breaker' | 'random' | 'probeSlots'>,
+  call: () => Promise<T>,
+): Promise<T> {
+  const { provider } = input.settings;
+  const breaker = provider === 'scripted' ? undefined : deps.breaker;
+  const key = providerBreakerKey(input.settings);
+  const admission = breaker?.admit(key, Date.now());
+  if (admission && !admission.admitted) throw breakerRefusal(provider, admission);
+  // A probe also takes the probe slot the workers of the store share (shared-probe-slot.ts).
+  const slot =
+    breaker && admission?.probe && deps.probeSlots
+      ? await sharedProbeSlot(deps.probeSlots.store, key, deps.probeSlots.owner, breaker.probeIntervalMs(key))
+      : undefined;
+  if (breaker && admission?.probe && slot && !slot.taken) {
+    breaker.released(key);
+    throw breakerRefusal(provider, { ...admission, retryAfterMs: slot.retryAfterMs });
+  }
+  try {
+    const value = await call();
+    breaker?.succeeded(key);
+    if (slot?.taken) await slot.answered();
+    return value;
+  } catch (error) {
+    const failure = modelFailure(error, provider, deps.random);
+    const outage = failure instanceof ApplicationFailure && isModelOutageType(failure.type);
+    if (breaker) tellBreaker(breaker, key, failure);
+    if (slot?.taken && !outage) await slot.answered();
+    throw failure;
+  }
+}
+
+/**
+ * What a failed call tells the breaker: an outage counts against the provider; any other answer of the
+ * provider (a 401, a 400) shows it is up; a timeout or a cancellation tells nothing, and frees the probe.
+ */
+function tellBreaker(breaker: ProviderBreaker, key: string, failure: unknown): void {
+  const type = failure instanceof ApplicationFailure ? failure.type : undefined;
+  if (!(failure instanceof ApplicationFailure) || type === undefined || type === null) {
+    breaker.released(key);
+  } else if (isModelOutageType(type)) {
+    const details = failure.details?.[0] as { retryAfterMs?: number; said?: string } | undefined;
+    breaker.failed(key, Date.now(), {
+      code: type,
+      message: details?.said ?? failure.message,
+      ...(details?.retryAfterMs !== undefined ? { retryAfterMs: details.retryAfterMs } : {}),
+    });
+  } else if (type === ENGINE_FAILURE_TYPES.MODEL_TIMEOUT) breaker.released(key);
+  else breaker.succeeded(key);
 }
 
 /** The segment this attempt writes: the activity's run and attempt (a direct call outside an activity: attempt 1). */

@@ -87,6 +87,10 @@ export interface ModelFailureDetails {
   hint: string;
   statusCode?: number;
   retryAfterMs?: number;
+  /** What the provider said, without the hint (the reason a run gives when it stops waiting quotes it). */
+  said?: string;
+  /** The activity's attempt that failed (1 outside an activity). */
+  attempt?: number;
 }
 
 /**
@@ -120,10 +124,13 @@ function failureOf(error: unknown, provider: string, random: () => number): unkn
           hint: 'The provider did not answer in time; the turn is retried. Raise turnTimeoutMs in the model settings if it is just slow.',
         }
       : classifyModelError(error, { provider });
+  const attempt = activity?.info.attempt ?? 1;
   const details: ModelFailureDetails = {
     code: classification.code,
     provider,
     hint: classification.hint,
+    said: classification.message.slice(0, 500),
+    attempt,
     ...(classification.statusCode !== undefined ? { statusCode: classification.statusCode } : {}),
     ...(classification.retryAfterMs !== undefined ? { retryAfterMs: classification.retryAfterMs } : {}),
   };
@@ -138,10 +145,38 @@ function failureOf(error: unknown, provider: string, random: () => number): unkn
       common,
     );
   }
-  const attempt = activity?.info.attempt ?? 1;
   return engineFailure(classification.code, message, {
     ...common,
     retryable: true,
     nextRetryDelayMs: modelRetryDelayMs(classification, attempt, random),
+  });
+}
+
+/**
+ * The failure of a call the provider's breaker refused (provider-breaker.ts): the provider has failed since
+ * `since` and another call probes it; this one did not reach it. Retried after the time of the next probe.
+ */
+export function breakerRefusal(
+  provider: string,
+  refusal: { retryAfterMs: number; since: number; lastCode: string; lastError: string },
+): unknown {
+  const code = (Object.values(MODEL_FAILURE_CODES) as string[]).includes(refusal.lastCode)
+    ? (refusal.lastCode as ModelFailureClassification['code'])
+    : MODEL_FAILURE_CODES.unavailable;
+  const said =
+    `not sent: ${provider} has failed since ${new Date(refusal.since).toISOString()} (${refusal.lastError}); ` +
+    'one call at a time probes it';
+  const details: ModelFailureDetails = {
+    code,
+    provider,
+    hint: 'The worker waits for the provider to answer its probe before it sends further calls.',
+    retryAfterMs: refusal.retryAfterMs,
+    said,
+    attempt: currentActivity()?.info.attempt ?? 1,
+  };
+  return engineFailure(code, `${said} (${details.hint})`, {
+    details: [details],
+    retryable: true,
+    nextRetryDelayMs: refusal.retryAfterMs,
   });
 }

@@ -1,3 +1,4 @@
+import { cachedRead } from './cached-read';
 import { redactFailure, redactingLogger } from './redact-sensitive';
 import type { StreamStore } from '../stores/streams/stream-store';
 import { publishProgress } from './progress-stream';
@@ -407,15 +408,20 @@ async function executeToolCall(
   ctx.log = redactingLogger(ctx.log, secrets);
   let slot: HeldSlot | undefined;
   try {
-    slot = await waitForLimits(tool, parsed.value, { input, attempt, executions, heartbeat, deps });
-    const result = await claimAndRun(slot ? releasingSlot(tool, slot) : tool, parsed.value, ctx, lease, {
-      retry,
-      compensating,
-      executions,
-      deps,
-      sent: parsed.sent,
-      heartbeat,
-      record,
+    // A cached read's answer is shared from the idempotency store (cached-read.ts); never in a dry run. A cached
+    // answer takes no slot: the tool does not run.
+    const cache = { store: deps.idempotencyStore, owner: deps.owner, skip: compensating || input.dryRun !== undefined };
+    const result = await cachedRead(tool, parsed.value, cache, async () => {
+      slot = await waitForLimits(tool, parsed.value, { input, attempt, executions, heartbeat, deps });
+      return claimAndRun(slot ? releasingSlot(tool, slot) : tool, parsed.value, ctx, lease, {
+        retry,
+        compensating,
+        executions,
+        deps,
+        sent: parsed.sent,
+        heartbeat,
+        record,
+      });
     });
     // An agent tool's output is its child's spec: the child's grant is recorded before the workflow starts it.
     const child =

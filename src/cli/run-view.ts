@@ -3,6 +3,7 @@
  * happened, a steps table, the run's summary and a progress line. Errors are printed whole — code, message and
  * hint, wrapped to the output width, never cut; only previews of arguments and outputs are shortened.
  */
+import { waitingText } from '../contract/model-outage';
 import type { ToolErrorObservation } from '../contract/activity-protocol';
 import type { AgentRunState, RunUsageTotals, StepRecord } from '../contract/agent-run-types';
 
@@ -77,7 +78,9 @@ export function observationText(step: StepRecord): string {
   const observation = step.observation;
   if (!observation && step.status === 'running' && step.waiting) return `⏳ ${step.waiting.message}`;
   if (!observation) return step.compensationError ? 'undo failed (see below)' : '';
-  if (observation.status === 'ok') return `ok: ${preview(observation.output, VIEW.observation)}`;
+  if (observation.status === 'ok') {
+    return `ok${observation.cached ? ' (cached)' : ''}: ${preview(observation.output, VIEW.observation)}`;
+  }
   return `${observation.code} (see below)`;
 }
 
@@ -107,7 +110,7 @@ function outcomeLines(step: StepRecord, width: number, first: string, indent: st
   const observation = step.observation;
   if (!observation) return [`${first}${step.status}`];
   if (observation.status === 'error') return errorLines(observation, width, first, indent);
-  const head = `${first}✓ ok${attemptsText(step.attempts)}${observation.replayed ? ' (replayed)' : ''}: `;
+  const head = `${first}✓ ok${attemptsText(step.attempts)}${observation.replayed ? ' (replayed)' : ''}${observation.cached ? ' (cached)' : ''}: `;
   return [`${head}${preview(observation.output, Math.max(20, width - head.length))}`];
 }
 
@@ -172,6 +175,7 @@ export function runSummary(state: AgentRunState, width = DEFAULT_OUTPUT_WIDTH): 
     ...field('status', state.status),
     ...field('turns', `${plural(state.turns, 'model turn')}, ${plural(state.stepCount, 'tool call')}`),
     ...field('tokens', usageText(state.usage, state.turns)),
+    ...(state.waitingForModel ? field('model', waitingText(state.waitingForModel)) : []),
     ...(state.reason ? field('why', state.reason) : []),
     ...(state.answer ? field('answer', state.answer) : []),
     ...(state.dryRun ? field('dry run', dryRunSummary(state)) : []),
@@ -366,5 +370,6 @@ export function progressLine(state: AgentRunState | undefined, startedAt: number
   const seconds = ((now - startedAt) / 1000).toFixed(1);
   if (!state) return `… waiting for a worker to pick up the run (${seconds} s)`;
   const running = state.steps.filter((s) => s.status === 'running').length;
-  return `… ${state.status} · ${plural(state.turns, 'turn')} · ${plural(state.stepCount, 'tool call')}${running ? ` (${running} running)` : ''} · ${seconds} s`;
+  const waiting = state.waitingForModel ? ` · ${waitingText(state.waitingForModel)}` : '';
+  return `… ${state.status} · ${plural(state.turns, 'turn')} · ${plural(state.stepCount, 'tool call')}${running ? ` (${running} running)` : ''}${waiting} · ${seconds} s`;
 }

@@ -185,6 +185,8 @@ export interface ToolSuccessObservation {
   output: unknown;
   /** True when the result was replayed from the idempotency store instead of executing again. */
   replayed?: boolean;
+  /** True when a cached read's answer was reused (docs/tools.md, "Cached reads"): the tool did not run. */
+  cached?: boolean;
 }
 
 /** The observation of one tool call. */

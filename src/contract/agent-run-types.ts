@@ -3,6 +3,7 @@
  */
 import type { ToolProgress } from './tool-progress';
 import type { ToolWaiting } from './tool-limits';
+import type { ModelProviderWait } from './model-outage';
 import type { RunApprovalPolicy, StepApproval } from './approval-types';
 import type { ModelSettings, ModelTurnIssue, TranscriptMessage } from './model-types';
 import type { ToolObservation } from './activity-protocol';
@@ -23,6 +24,11 @@ export interface AgentRunLimits {
   maxOutputTokens?: number;
   /** The run stops once its model turns cost this much, in the currency of `costTable`. */
   maxCost?: number;
+  /**
+   * With `parallelToolCalls`: the calls of a turn in flight at once (default 8); the rest of the turn's calls
+   * queue and start as earlier ones end (docs/limits.md, "Fan-out").
+   */
+  maxConcurrentCalls?: number;
 }
 
 /** Prices of one model, per million tokens, in any one currency. */
@@ -396,6 +402,11 @@ export interface AgentRunState {
    * aborts later). Present only in the result of a completed sub-agent that owes any.
    */
   subAgentCompensations?: PendingCompensation[];
+  /**
+   * Set while the run waits out an outage of its model provider (docs/models.md, "Provider outages"): who, since
+   * when, how many attempts, and the last error.
+   */
+  waitingForModel?: ModelProviderWait;
 }
 
 /**

@@ -72,4 +72,6 @@ export interface ToolActivityResult {
    * "Authority of a run"), so the run's history shows them.
    */
   childGrant?: string[];
+  /** True when a cached read answered from the cache (`defineTool({ cache })`): the tool did not run. */
+  cached?: boolean;
 }

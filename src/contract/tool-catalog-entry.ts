@@ -94,6 +94,13 @@ export interface ToolCatalogEntry {
    * (docs/limits.md, "Per-tool limits across workers"): its attempts wait for a slot before the tool runs.
    */
   limits?: ToolLimitSettings;
+  /** Present when a read-only tool's answers are shared for a while (`defineTool({ cache })`, docs/tools.md). */
+  cache?: ToolCacheSettings;
+}
+
+/** How long a cached read's answers are reused (see {@link ToolCatalogEntry.cache}). */
+export interface ToolCacheSettings {
+  ttlMs: number;
 }
 
 /** How an agent tool's call runs (see {@link ToolCatalogEntry.agent}). */

@@ -21,7 +21,9 @@ export type ToolDefinitionErrorCode =
   /** `argumentGuard` names an unknown limit or a value out of range. */
   | 'INVALID_ARGUMENT_GUARD'
   /** `concurrency`, `rateLimit` or `breaker` is malformed, or declared where a call cannot wait (a local tool). */
-  | 'INVALID_LIMITS';
+  | 'INVALID_LIMITS'
+  /** `cache` on a tool with effects, or a cache without a positive `ttl` (docs/tools.md, "Cached reads"). */
+  | 'INVALID_CACHE';
 
 /**
  * A tool was declared or registered inconsistently. Raised at start-up, never during a run.

@@ -85,6 +85,7 @@ export type {
   PendingCompensation,
 } from '../contract/agent-run-types';
 export type { SubAgentOutput } from '../contract/sub-agent-spec';
+export type { ModelProviderWait } from '../contract/model-outage';
 
 // The fast path: local activities for short steps (docs/fast-path.md)
 export { FAST_PATH_LIMITS, type FastPathOptions, type FastPathSetting } from '../contract/fast-path';

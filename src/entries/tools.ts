@@ -13,6 +13,7 @@ export * from './error-family';
 
 // Defining tools (docs/tools.md)
 export { defineTool, type ToolSpec, type Tool } from '../tools/define-tool';
+export type { ToolCacheOptions } from '../tools/tool-cache-option';
 export type { ToolContext } from '../tools/tool-context';
 // Per-tool limits across workers and the shared breaker (docs/limits.md)
 export type { ToolConcurrencyOptions, ToolRateLimitOptions, ToolLimitKey } from '../tools/tool-limits';

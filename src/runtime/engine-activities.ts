@@ -1,3 +1,4 @@
+import { thisProcessHolder } from '../activities/holder-identity';
 import type { MeterProvider } from '@opentelemetry/api';
 import { createApprovalActivities, type WorkerApprovalConfig } from '../activities/approval-activities';
 import { createFusedStepActivities } from '../activities/fused-step';
@@ -63,6 +64,8 @@ export function createEngineActivities(deps: EngineActivityDeps): EngineActiviti
     registry: deps.registry,
     providers: deps.modelProviders,
     transcripts: deps.transcripts,
+    // One probe of a provider that is down across the workers sharing the store (docs/models.md).
+    probeSlots: { store: deps.idempotencyStore, owner: thisProcessHolder().owner },
     ...streams,
   });
   const toolActivities = createToolActivities({

@@ -18,6 +18,7 @@ import { TOOL_NAME_PATTERN } from '../contract/tool-defaults';
 import { resolveLongCall, type ToolLongCallOptions } from './long-call';
 import { ToolDefinitionError } from '../contract/tool-definition-error';
 import { resolveToolLimits, type ToolConcurrencyOptions, type ToolRateLimitOptions } from './tool-limits';
+import { resolveToolCache, type ToolCacheOptions } from './tool-cache-option';
 
 /** Retry settings a tool may override; durations as Temporal durations (`'2s'`, `500`). */
 export interface ToolRetryOptions {
@@ -144,6 +145,11 @@ export interface ToolSpecFields<
   breaker?: boolean;
   /** How long one attempt may wait for its slot before it defers and waits again (default 60 s). */
   slotWait?: Duration;
+  /**
+   * Read-only tools only: answers are reused for `ttl` across runs and workers, from the idempotency store
+   * (`key` picks what makes two calls the same read). See docs/tools.md, "Cached reads".
+   */
+  cache?: ToolCacheOptions<z.output<I>>;
 }
 
 /** The function that performs a tool call. It receives validated input and must return the output. */
@@ -253,6 +259,7 @@ function toCatalogEntry<I extends z.ZodType, O extends z.ZodType>(spec: ToolSpec
     );
   }
   const local = checkExecution(name, spec.execution, spec.effect);
+  const cache = resolveToolCache(name, spec.cache, spec.effect);
   checkArgumentGuardOptions(
     spec.argumentGuard,
     `Tool "${name}": argumentGuard`,
@@ -267,7 +274,12 @@ function toCatalogEntry<I extends z.ZodType, O extends z.ZodType>(spec: ToolSpec
   }
   const limits = resolveToolLimits(
     name,
-    { concurrency: spec.concurrency, rateLimit: spec.rateLimit, breaker: spec.breaker, slotWait: spec.slotWait } as never,
+    {
+      concurrency: spec.concurrency,
+      rateLimit: spec.rateLimit,
+      breaker: spec.breaker,
+      slotWait: spec.slotWait,
+    } as never,
     local,
   );
   const retry = resolveRetry(name, spec.retry as Record<string, unknown> | undefined);
@@ -298,6 +310,7 @@ function toCatalogEntry<I extends z.ZodType, O extends z.ZodType>(spec: ToolSpec
     ...(longCall ? { longCall } : {}),
     budget: resolveToolBudget(name, spec.budget),
     ...(limits ? { limits: limits.settings } : {}),
+    ...(cache ? { cache } : {}),
   };
 }
 

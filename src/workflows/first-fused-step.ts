@@ -18,6 +18,7 @@ import {
 import type { RunLoop } from './run-types';
 import { turnLimitAbort } from './run-limits';
 import { modelRequest } from './run-turn';
+import { waitsOutOutage } from './model-outage-wait';
 import { modelTurnSummary } from './run-usage';
 
 /*
@@ -64,7 +65,8 @@ export function firstStepReadsCatalog(
 /**
  * Asks the first turn with the catalog (`describeToolsAndCallModel`). When the step fails, the catalog is read on
  * its own (even in a cancelled run: its end needs one) and the failure is returned, for the loop to end the run
- * with; a transcript the worker lost is no failure: the loop asks the turn again with the whole transcript.
+ * with; a transcript the worker lost is no failure: the loop asks the turn again with the whole transcript; nor is
+ * a provider outage: the loop's ask waits it out (model-outage-wait.ts).
  */
 export async function askFirstStep(
   source: FirstStepSource,
@@ -103,8 +105,10 @@ export async function askFirstStep(
       taken: { result, checksum: transcriptChecksum(delta.fromIndex, delta.messages) },
     };
   } catch (error) {
+    // Evaluated before the catalog's local activity: a provider that is down is waited out by the loop's ask.
+    const askAgain = isEngineFailure(error, ENGINE_FAILURE_TYPES.TRANSCRIPT_MISSING) || waitsOutOutage(error);
     const catalog = isCancellation(error) ? await CancellationScope.nonCancellable(readCatalog) : await readCatalog();
-    return isEngineFailure(error, ENGINE_FAILURE_TYPES.TRANSCRIPT_MISSING) ? { catalog } : { catalog, failure: error };
+    return askAgain ? { catalog } : { catalog, failure: error };
   }
 }
 

@@ -1,4 +1,6 @@
+import { patched } from '@temporalio/workflow';
 import type { StepRecord } from '../contract/agent-run-types';
+import { FAN_OUT_CAP_PATCH, concurrentCallsCap, settledInPool } from './fan-out';
 import type { ModelToolCall } from '../contract/model-types';
 import { approvalRejectionVerdict } from './approval-gate';
 import { describeToolsStep, isDescribeToolsCall } from './describe-tools-step';
@@ -48,7 +50,12 @@ function settleStep(run: RunLoop, turn: TurnObservations, record: StepRecord): s
  */
 async function runInParallel(run: RunLoop, calls: readonly ModelToolCall[]): Promise<string | undefined> {
   const turn: TurnObservations = { usedBytes: 0 };
-  const outcomes = await Promise.allSettled(calls.map((call) => runStep(run, call)));
+  const cap = concurrentCallsCap(run.input);
+  // Past the run's cap the rest of the turn's calls queue (fan-out.ts); histories from before run them all at once.
+  const outcomes =
+    calls.length > cap && patched(FAN_OUT_CAP_PATCH)
+      ? await settledInPool(calls, cap, (call) => runStep(run, call))
+      : await Promise.allSettled(calls.map((call) => runStep(run, call)));
   const rejected = outcomes.find((outcome) => outcome.status === 'rejected');
   if (rejected) throw rejected.reason;
   let abortReason: string | undefined;

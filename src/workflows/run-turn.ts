@@ -4,6 +4,7 @@ import { ENGINE_FAILURE_TYPES, isEngineFailure } from '../contract/activity-prot
 import type { ModelSettings, ModelTurn } from '../contract/model-types';
 import { SUMMARY_MAX_LENGTH } from './agent-run-defaults';
 import { modelCallOptions } from './model-call-options';
+import { waitingOutOutages } from './model-outage-wait';
 import type { OpenedTurn, RunLoop, TurnSource } from './run-types';
 import { traceModelTurn, tracing } from './run-tracing';
 import { addTurnUsage, modelTurnSummary } from './run-usage';
@@ -42,16 +43,19 @@ async function askModel(run: RunLoop, opened: OpenedTurn): Promise<ModelTurn> {
   // A turn asked ahead is taken as it is: nothing is scheduled.
   if ('ready' in opened) return opened.ready;
   const callModel = opened.caller(summary);
-  try {
-    const turn = await callModel(modelRequest(run, transcript.delta()));
-    transcript.markStored();
-    return turn;
-  } catch (error) {
-    if (!isEngineFailure(error, ENGINE_FAILURE_TYPES.TRANSCRIPT_MISSING)) throw error;
-    const turn = await callModel(modelRequest(run, transcript.resend(input.goal)));
-    transcript.markStored();
-    return turn;
-  }
+  // A provider that is down is waited out (model-outage-wait.ts), each ask as the first.
+  return await waitingOutOutages(run, async () => {
+    try {
+      const turn = await callModel(modelRequest(run, transcript.delta()));
+      transcript.markStored();
+      return turn;
+    } catch (error) {
+      if (!isEngineFailure(error, ENGINE_FAILURE_TYPES.TRANSCRIPT_MISSING)) throw error;
+      const turn = await callModel(modelRequest(run, transcript.resend(input.goal)));
+      transcript.markStored();
+      return turn;
+    }
+  });
 }
 
 /** The model activity's call for a turn (what a regular generation's turns are). */

@@ -19,6 +19,7 @@ export function successObservation(result: ToolActivityResult, secrets: readonly
       status: 'ok',
       output: redactDeep(result.output, secrets),
       ...(result.replayed ? { replayed: true } : {}),
+      ...(result.cached ? { cached: true } : {}),
     },
     PAYLOAD_LIMITS.maxToolOutputBytes,
     'The output was larger than any tool may return inline.',

@@ -29,13 +29,26 @@ export function turnMessages(reading: TurnReading): TranscriptMessage[] {
   const messages: TranscriptMessage[] = [
     { role: 'assistant', ...(text !== undefined ? { text } : {}), toolCalls: transcriptToolCalls(calls) },
   ];
-  if (dropped > 0 && calls.length > 0) {
-    messages.push({
-      role: 'user',
-      content: `(${dropped} further tool calls of your last turn were not run: at most ${PAYLOAD_LIMITS.maxToolCallsPerTurn} calls per turn.)`,
-    });
-  }
+  if (dropped > 0 && calls.length > 0) messages.push({ role: 'user', content: overCapNote(calls.length, dropped) });
   return messages;
+}
+
+/**
+ * What the model reads after a turn over the per-turn cap (docs/limits.md, "Fan-out"): how many calls it asked
+ * for, how many ran, and that the rest did not.
+ */
+export function overCapNote(ran: number, dropped: number): string {
+  const asked = ran + dropped;
+  return (
+    `(You asked for ${grouped(asked)} tool calls in one turn; at most ` +
+    `${PAYLOAD_LIMITS.maxToolCallsPerTurn} run per turn: the first ${ran} ran, the other ` +
+    `${grouped(dropped)} did not. Ask for the ones you still need in your next turns.)`
+  );
+}
+
+/** `1,000` (no `Intl` in workflow code). */
+function grouped(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /** The tool a call of the model names, as text (the model may send anything as the name). */

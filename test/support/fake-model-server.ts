@@ -68,6 +68,10 @@ export interface FakeModelServer {
   /** Answers requests when the queue is empty. */
   respond(responder: (api: ModelApi, body: Record<string, unknown>) => FakeReply): void;
   close(): Promise<void>;
+  /** Stops listening, as a provider that went down: connections are refused until {@link restart}. */
+  stop(): Promise<void>;
+  /** Listens again on the same port, with the same queue, responder and record of requests. */
+  restart(): Promise<void>;
 }
 
 /** Default token usage reported per turn. */
@@ -151,6 +155,11 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+    stop: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+    restart: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
   };
 }
 

@@ -52,7 +52,7 @@ describe("reading a model's turn", () => {
 
     expect(messages[1]).toEqual({
       role: 'user',
-      content: `(2 further tool calls of your last turn were not run: at most ${PAYLOAD_LIMITS.maxToolCallsPerTurn} calls per turn.)`,
+      content: `(You asked for 3 tool calls in one turn; at most ${PAYLOAD_LIMITS.maxToolCallsPerTurn} run per turn: the first 1 ran, the other 2 did not. Ask for the ones you still need in your next turns.)`,
     });
   });
 

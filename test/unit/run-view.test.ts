@@ -195,6 +195,33 @@ describe('show and the summary', () => {
     expect(summary).toContain('tokens:  not reported by the model (2 turns)');
   });
 
+  test('a run waiting for its model provider says so in show and in the progress line of run', () => {
+    const waiting = state([], {
+      waitingForModel: {
+        provider: 'openai',
+        model: 'gpt-test',
+        since: Date.parse('2026-12-07T10:00:00.000Z'),
+        attempts: 5,
+        lastCode: 'MODEL_UNAVAILABLE',
+        lastError: 'connect ECONNREFUSED',
+      },
+    });
+    expect(runSummary(waiting, 200).join('\n')).toContain(
+      'model:   waiting for model provider openai (gpt-test) since 2026-12-07T10:00:00.000Z (5 attempts; last: MODEL_UNAVAILABLE: connect ECONNREFUSED)',
+    );
+    expect(progressLine(waiting, 0, 1_000)).toBe(
+      '… running · 0 turns · 0 tool calls · waiting for model provider openai (gpt-test) since 2026-12-07T10:00:00.000Z (5 attempts; last: MODEL_UNAVAILABLE: connect ECONNREFUSED) · 1.0 s',
+    );
+  });
+
+  test('a step answered from the cache says so in show', () => {
+    const cached = step(1, {
+      status: 'succeeded',
+      observation: { status: 'ok', output: { sky: 'clear' }, cached: true },
+    });
+    expect(stepsTable([cached])).toContain('ok (cached): {"sky":"clear"}');
+  });
+
   test('the progress line says "1 tool call"', () => {
     expect(progressLine(state([step(1, {})], { turns: 1, stepCount: 1 }), 0, 1_000)).toBe(
       '… running · 1 turn · 1 tool call · 1.0 s',
