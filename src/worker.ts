@@ -28,13 +28,8 @@ export { createTranscriptStore, type TranscriptStoreConfig } from './stores/tran
 export { createPayloadReaper } from './stores/transcripts/payload-reaper';
 export { createAuditStore, type AuditStoreConfig } from './stores/audit/create-audit-store';
 export type { AuditStore } from './stores/audit/audit-store';
-export {
-  createToolLimitStore,
-  toolLimitStoreConfigFromEnv,
-  type ToolLimitStoreConfig,
-} from './stores/limits/create-tool-limit-store';
-export type { ToolLimitStore, BreakerState } from './stores/limits/tool-limit-store';
-export { TOOL_LIMIT_DEFAULTS, type ToolWaiting } from './contract/tool-limits';
+export { createToolLimitStore, type ToolLimitStoreConfig } from './stores/limits/create-tool-limit-store';
+export type { ToolLimitStore } from './stores/limits/tool-limit-store';
 export type { ApprovalAuditRecord } from './contract/approval-types';
 
 // Models (docs/models.md)
@@ -57,7 +52,6 @@ export { classifyModelError } from './model/model-failure';
 
 // The worker: the plugin for your own Temporal Worker (docs/own-worker.md), or one made for you
 export { durableTools, type DurableToolsOptions, type DurableToolsPlugin } from './runtime/durable-tools-plugin';
-export type { WorkerAuthorityConfig } from './activities/run-authority';
 export {
   createWorker,
   runWorkerProcess,
@@ -76,13 +70,12 @@ export { MCP_IDEMPOTENCY_KEY_META } from './mcp/client/mcp-client-pool';
 
 // MCP: our tools served over MCP (docs/mcp.md; docs/mcp-security.md)
 export { createDurableMcpServer, type DurableMcpServerOptions } from './mcp/server/mcp-server';
-export type { McpRunAuthorityOptions } from './mcp/server/mcp-run-authority';
 export type { McpCaller } from './mcp/server/mcp-caller';
 export { staticTokenAuthenticator } from './mcp/server/mcp-caller-auth';
 export { startMcpHttpListener, type McpHttpListenerOptions } from './mcp/server/mcp-http-listener';
 export { mcpReadOnlyToolNames } from './mcp/server/mcp-oauth-scopes';
 export { mcpApproversByName, mcpApproversByScope } from './mcp/server/mcp-approver-rules';
-export { mcpStreamReaders, type McpStreamReadersOptions } from './mcp/server/mcp-stream-readers';
+export { mcpStreamReaders } from './mcp/server/mcp-stream-readers';
 
 // Reading encrypted runs: the codec server (docs/security.md, "Encryption")
 export { startCodecServer } from './encryption/codec-server';

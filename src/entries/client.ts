@@ -33,6 +33,10 @@ export { runningCalls, type RunningCall } from '../long-calls/live-progress';
 export type { ToolProgress } from '../contract/tool-progress';
 export type { ModelSettings } from '../contract/model-types';
 
+// The authority a trusted starter grants a run, and who acted (docs/security.md, "Authority of a run")
+export type { RunGrant } from '../contract/run-grant';
+export type { CallerIdentity } from '../contract/caller-identity';
+
 // Tracing of client calls (docs/telemetry.md)
 export { tracingClientInterceptors } from '../telemetry/client-tracing';
 

@@ -26,6 +26,4 @@ export { openStreamStore, type StreamStoreConfig } from '../stores/streams/open-
 export type { StreamStore } from '../stores/streams/stream-store';
 
 // The authority of a run: its grant, recorded by its trusted starter, and who acted (docs/security.md)
-export type { RunGrant } from '../contract/run-grant';
 export type { RunGrantStore } from '../stores/audit/run-grant-store';
-export type { CallerIdentity } from '../contract/caller-identity';

@@ -13,15 +13,13 @@ export * from './error-family';
 
 // Defining tools (docs/tools.md)
 export { defineTool, type ToolSpec, type Tool } from '../tools/define-tool';
-export type { ToolCacheOptions } from '../tools/tool-cache-option';
 export type { ToolContext } from '../tools/tool-context';
 // Per-tool limits across workers and the shared breaker (docs/limits.md)
-export type { ToolConcurrencyOptions, ToolRateLimitOptions, ToolLimitKey } from '../tools/tool-limits';
 // Sub-agents and handoffs (docs/sub-agents.md)
 export { defineAgentTool, defineHandoff } from '../tools/define-agent-tool';
 // Agents defined once: a run, a sub-agent or handoff, a tool of the MCP server (docs/agents.md)
 export { defineAgent, type AgentSpec, type AgentDefinition, type AgentAnswer } from '../agents/define-agent';
-export { agentTool, type AgentToolOptions } from '../agents/agent-tool';
+export { agentTool } from '../agents/agent-tool';
 // Async-job tools: submit now, result by callback or polling (docs/long-calls.md)
 export { defineAsyncJobTool } from '../tools/define-async-job-tool';
 export { compensationInput } from '../tools/compensation-input';
