@@ -296,7 +296,7 @@ async function main(): Promise<void> {
     const polled = 'durable-tools fast path without eager start';
     const unsynced = 'durable-tools fast path without fsync';
     const named: Array<[string, () => Promise<PeerSystem>]> = [
-      ['durable-tools', () => durableToolsSystem(ctx)],
+      ['durable-tools', () => durableToolsSystem(ctx, { name: 'durable-tools', runInput: { fastPath: false } })],
       [
         'durable-tools fast path',
         () => durableToolsSystem(ctx, { name: 'durable-tools fast path', runInput: { fastPath: true } }),
