@@ -506,13 +506,14 @@ describe('a run that says nothing of the fast path (the default) and one that op
       { keysPath: join(workDir, 'default-keys.sqlite') },
       { tools: createFastPathTools({ ledgerUrl: ledger.url, gateUrl: gate.url }) },
     );
-    runs.default = await runToEnd(worker, temporal.client, taskQueue, scriptedRun('Pay, then report.', script));
-    runs.optedOut = await runToEnd(
-      worker,
-      temporal.client,
-      taskQueue,
-      scriptedRun('Pay, then report, regular.', script, { fastPath: false }),
-    );
+    await worker.runUntil(async () => {
+      const run = async (input: AgentRunInput) => {
+        const handle = await startAgentRun(temporal.client, input, { taskQueue });
+        return { handle, result: await waitForAgentRun(handle) };
+      };
+      runs.default = await run(scriptedRun('Pay, then report.', script));
+      runs.optedOut = await run(scriptedRun('Pay, then report, regular.', script, { fastPath: false }));
+    });
     await close();
     events.default = await historyOf(runs.default.handle);
     events.optedOut = await historyOf(runs.optedOut.handle);
