@@ -146,7 +146,9 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         settings: input.settings,
       };
       const live = deps.streams
-        ? openTurnStream(deps.streams, input.runKey, segmentOf(input), activityLog())
+        ? openTurnStream(deps.streams, input.runKey, segmentOf(input), activityLog(), {
+            local: currentActivityInfo()?.isLocal === true,
+          })
         : undefined;
       try {
         const turn = await answer(input, provider, request, deps, live);
