@@ -24,7 +24,7 @@ function lookUpTool(failures: { left: number }) {
   });
 }
 
-async function runLookUp(name: string, failures: { left: number }, more: { fastPath?: false } = {}) {
+async function runLookUp(name: string, failures: { left: number }) {
   const taskQueue = uniqueTaskQueue(name);
   const worker = await createTestWorker(temporal, { tools: [lookUpTool(failures)], taskQueue });
   return worker.runUntil(async () => {
@@ -39,7 +39,6 @@ async function runLookUp(name: string, failures: { left: number }, more: { fastP
             { text: 'In stock.', final: true },
           ],
         },
-        ...more,
       },
       { taskQueue },
     );
@@ -62,9 +61,9 @@ describe('a read-only tool declared execution: local', () => {
   });
 
   test('is retried after a transient failure and reports the attempt that succeeded', async () => {
-    // Off the fast path: on it (the default) the first attempt runs inside the turn's fused step, and the attempts
-    // reported are those of the call's own local activity after it (docs/fast-path.md, "Attempts").
-    const { result } = await runLookUp('local-tool-retry', { left: 2 }, { fastPath: false });
+    // On the fast path (the default) the first attempt runs inside the turn's fused step; the call's own local
+    // activity goes on from its failure (docs/fast-path.md, "Attempts").
+    const { result } = await runLookUp('local-tool-retry', { left: 2 });
     expect(result.status).toBe('completed');
     expect(result.steps[0]?.status).toBe('succeeded');
     expect(result.steps[0]?.attempts).toBe(3);
