@@ -74,7 +74,7 @@ async function runOnce(target: Target, steps: number, fastPath = false): Promise
   const result = (await target.client.workflow.execute(AGENT_RUN_WORKFLOW, {
     taskQueue: target.taskQueue,
     workflowId: `bench-agent-${target.name}-${randomUUID()}`,
-    args: [agentBenchRun(steps, fastPath ? { fastPath: true } : {})],
+    args: [agentBenchRun(steps, { fastPath })],
   })) as AgentRunResult;
   if (result.status !== 'completed' || result.stepCount !== steps) {
     throw new Error(

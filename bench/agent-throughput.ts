@@ -77,7 +77,7 @@ async function main(): Promise<void> {
             temporal.client.workflow.start(AGENT_RUN_WORKFLOW, {
               taskQueue,
               workflowId: `bench-throughput-${randomUUID()}`,
-              args: [agentBenchRun(BENCH.steps, mode === 'fast path' ? { fastPath: true } : {})],
+              args: [agentBenchRun(BENCH.steps, { fastPath: mode === 'fast path' })],
             }),
           ),
         );

@@ -15,8 +15,8 @@
  * anything is duplicated or missing, a worker died, or a run ended in the wrong state.
  *
  * Sizes from the environment: CHAOS_RUNS, CHAOS_CONCURRENCY, CHAOS_KILLS, CHAOS_PAUSES, CHAOS_FAIL_FRACTION,
- * CHAOS_SEED; CHAOS_PAUSE_MOMENTS (e.g. `in-activation`) picks the pause moments; CHAOS_FAST_PATH=1 starts the
- * runs on the fast path (docs/fast-path.md). The worker processes get
+ * CHAOS_SEED; CHAOS_PAUSE_MOMENTS (e.g. `in-activation`) picks the pause moments; the runs take the fast path,
+ * the default (docs/fast-path.md); CHAOS_FAST_PATH=0 starts them with `fastPath: false` (regular activities). The worker processes get
  * the harness's environment, so DT_CHAOS_ISOLATE_EXECUTION_TIMEOUT=5s brings back the SDK's workflow deadlock
  * timeout, to reproduce what docs/pauses.md describes.
  */
@@ -68,6 +68,13 @@ function pauseMomentsFromEnv(): ChaosPauseAt[] | undefined {
   return moments as ChaosPauseAt[];
 }
 
+/** CHAOS_FAST_PATH: `0` opts the runs out of the fast path, `1` asks for it; absent, the runs take the default. */
+function fastPathFromEnv(value: string | undefined): { fastPath?: boolean } {
+  if (value === undefined || value === '') return {};
+  if (value === '0' || value === '1') return { fastPath: value === '1' };
+  throw new Error(`CHAOS_FAST_PATH must be 0 or 1; got "${value}".`);
+}
+
 /** `--mode X` or `--mode=X`; kill when absent. */
 function modeFromArgs(args: readonly string[]): ChaosMode {
   let value: string | undefined;
@@ -107,7 +114,7 @@ async function main(): Promise<number> {
     kills: fromEnv('CHAOS_KILLS', CHAOS_BENCH_DEFAULTS.kills),
     failFraction: fromEnv('CHAOS_FAIL_FRACTION', CHAOS_BENCH_DEFAULTS.failFraction),
     seed: fromEnv('CHAOS_SEED', CHAOS_BENCH_DEFAULTS.seed),
-    fastPath: process.env.CHAOS_FAST_PATH === '1',
+    ...fastPathFromEnv(process.env.CHAOS_FAST_PATH),
   };
   const pauseMoments = pauseMomentsFromEnv();
   const workDir = mkdtempSync(join(tmpdir(), 'durable-tools-chaos-'));

@@ -100,7 +100,7 @@ async function main(): Promise<void> {
     const result = (await client.workflow.execute(AGENT_RUN_WORKFLOW, {
       taskQueue,
       workflowId: `bench-profile-${randomUUID()}`,
-      args: [agentBenchRun(steps, BENCH.fastPath ? { fastPath: BENCH.fastPath } : {})],
+      args: [agentBenchRun(steps, { fastPath: BENCH.fastPath })],
     })) as AgentRunResult;
     if (result.status !== 'completed' || result.stepCount !== steps) throw new Error(`A run ended ${result.status}.`);
   };

@@ -154,7 +154,7 @@ async function main(options: TimelineOptions): Promise<void> {
     await worker.runUntil(async () => {
       for (let i = 0; i < options.runs; i += 1) {
         marks.restart();
-        const input = ledgerRunInput(`timeline-${i}`, options.steps, options.regular ? {} : { fastPath: true });
+        const input = ledgerRunInput(`timeline-${i}`, options.steps, { fastPath: !options.regular });
         const handle = await startAgentRun(client, input, {
           taskQueue: 'timeline',
           workflowId: `timeline-${i}-${Date.now()}`,

@@ -12,10 +12,13 @@ import type {
   FusedToolCall,
   NextChainedTurn,
   TakenTurn,
+  FusedFailedCall,
 } from '../contract/fused-step';
 import type { ModelSettings, ModelTurn } from '../contract/model-types';
 import { jsonByteLength } from '../contract/payload-limits';
-import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
+import type { FusedAttemptFailure, ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
+import { ApplicationFailure } from '@temporalio/common';
+import { msOptionalToNumber } from '@temporalio/common/lib/time';
 import type { ToolCatalogEntry } from '../contract/tool-catalog-entry';
 import { transcriptChecksum } from '../contract/transcript-checksum';
 import type { RecordedModelActivities, RecordedModelTurnInput } from './recorded-model-turn';
@@ -36,12 +39,16 @@ export interface ChainedTurn {
   checksum: string;
   turn: ModelTurn;
   executed: FusedToolCall[];
+  /** The call after them whose attempt failed, if one did. */
+  failed?: FusedFailedCall;
 }
 
 /** What `callModelAndTools` returns: the turn and the leading calls it ran, all successful, in order. */
 export interface FusedStepResult {
   turn: ModelTurn;
   executed: FusedToolCall[];
+  /** The call after them whose attempt failed, if one did: the workflow goes on from that failure. */
+  failed?: FusedFailedCall;
   /** The turns chained after it, in order (absent when none). */
   chained?: ChainedTurn[];
 }
@@ -158,7 +165,7 @@ async function fusedStep(
 ): Promise<FusedStepResult> {
   const started = now();
   const turn = await deps.callModelOnce(request);
-  const executed = await runPlannedCalls(deps, turn, request.settings, clearance);
+  const { executed, failed } = await runPlannedCalls(deps, turn, request.settings, clearance);
   const first: TakenTurn = {
     turn,
     clearance,
@@ -166,19 +173,20 @@ async function fusedStep(
     executed,
   };
   const chained = await chainTurns(deps, request, first, () => now() - started);
-  return chained.length > 0 ? { turn, executed, chained } : { turn, executed };
+  return { turn, executed, ...(failed ? { failed } : {}), ...(chained.length > 0 ? { chained } : {}) };
 }
 
 /**
  * Runs the turn's calls that the plan says the workflow would run as local activities at once, each through its
- * tool's activity function, until the first that does not succeed; returns those that ran.
+ * tool's activity function, until the first that does not succeed; returns those that ran, and the failure of
+ * the one that failed (not when the step is cancelled).
  */
 async function runPlannedCalls(
   deps: FusedStepActivityDeps,
   turn: ModelTurn,
   settings: ModelSettings,
   clearance: FusedClearance,
-): Promise<FusedToolCall[]> {
+): Promise<{ executed: FusedToolCall[]; failed?: FusedFailedCall }> {
   const executed: FusedToolCall[] = [];
   // A plan that cannot be made runs nothing here: the workflow then runs every call itself.
   let planned: FusedCall[] = [];
@@ -193,13 +201,33 @@ async function runPlannedCalls(
     const activity = deps.tools[call.tool];
     const entry = clearance.tools.find((tool) => tool.entry.name === call.tool)?.entry;
     if (typeof activity !== 'function' || !entry) break;
+    let thrown: unknown;
     const result = await runAsToolActivity(entry, call, () =>
       (activity as (input: ToolActivityInput) => Promise<ToolActivityResult>)(call.input),
-    ).catch(() => undefined);
-    if (!result) break;
+    ).catch((error: unknown) => void (thrown = error));
+    if (!result) {
+      if (thrown === undefined || Context.current().cancellationSignal.aborted) break;
+      return { executed, failed: { stepId: call.input.stepId, tool: call.tool, failure: attemptFailureOf(thrown) } };
+    }
     executed.push({ stepId: call.input.stepId, tool: call.tool, idempotencyKey: call.input.idempotencyKey, result });
   }
-  return executed;
+  return { executed };
+}
+
+/** What a call's attempt threw, as its own local activity's first attempt throws it again. */
+function attemptFailureOf(error: unknown): FusedAttemptFailure {
+  if (error instanceof ApplicationFailure) {
+    const delay = msOptionalToNumber(error.nextRetryDelay ?? undefined);
+    return {
+      message: error.message,
+      ...(error.type ? { type: error.type } : {}),
+      nonRetryable: error.nonRetryable === true,
+      ...(error.details && error.details.length > 0 ? { details: [...error.details] } : {}),
+      ...(delay !== undefined ? { nextRetryDelayMs: delay } : {}),
+    };
+  }
+  const failure = error instanceof Error ? error : new Error(String(error));
+  return { message: failure.message, type: failure.name, nonRetryable: false };
 }
 
 /**
@@ -267,11 +295,13 @@ async function takeChainedTurn(
     })
     .catch(() => undefined);
   if (!asked) return undefined;
+  const { executed, failed } = await runPlannedCalls(deps, asked, request.settings, next.clearance);
   return {
     turnNumber: next.turn + 1,
     checksum: transcriptChecksum(next.fromIndex, next.messages),
     turn: asked,
-    executed: await runPlannedCalls(deps, asked, request.settings, next.clearance),
+    executed,
+    ...(failed ? { failed } : {}),
   };
 }
 

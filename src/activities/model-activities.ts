@@ -174,7 +174,9 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         settings: input.settings,
       };
       const live = deps.streams
-        ? openTurnStream(deps.streams, input.runKey, segmentOf(input), activityLog())
+        ? openTurnStream(deps.streams, input.runKey, segmentOf(input), activityLog(), {
+            local: currentActivityInfo()?.isLocal === true,
+          })
         : undefined;
       try {
         const turn = withAnswerCheck(await answer(input, provider, request, withBreaker, live), input.output);

@@ -25,7 +25,7 @@ import type { ToolContext } from '../tools/tool-context';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { budgetOf } from '../contract/tool-budget';
 import { MemoryTranscriptStore } from '../stores/transcripts/memory-transcript-store';
-import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
+import type { FusedAttemptFailure, ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
 import { assertApprovedArguments } from './approved-arguments';
 import { assertRecordedApproval } from './recorded-approval';
 import { RunAuthority } from './run-authority';
@@ -295,6 +295,10 @@ async function runLateTool(input: ToolActivityInput, deps: ResolvedDeps): Promis
 
 /** One attempt of a tool call, with its telemetry (span attributes and metrics). */
 async function runToolCall(tool: Tool, input: ToolActivityInput, deps: ResolvedDeps): Promise<ToolActivityResult> {
+  // The first attempt ran inside the turn's fused step and failed (its metrics and audit are recorded there): this
+  // attempt ends with its failure, and the call's retry policy goes on from it (docs/fast-path.md, "Attempts").
+  const fused = input?.fusedAttemptFailure;
+  if (fused && Context.current().info.attempt === 1) throw fusedAttemptFailure(fused);
   const record = new ToolCallRecord(deps.metrics, {
     tool: tool.contract.name,
     idempotencyKey: typeof input?.idempotencyKey === 'string' ? input.idempotencyKey : '',
@@ -840,4 +844,15 @@ function storeUnavailable(
     { mayHaveHadEffect: true },
     lastAttempt ? undefined : Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** (attempt - 1)),
   );
+}
+
+/** The failure a fused step's attempt of the call threw, thrown again by its own local activity's first attempt. */
+function fusedAttemptFailure(failure: FusedAttemptFailure): ApplicationFailure {
+  return ApplicationFailure.create({
+    message: String(failure.message),
+    ...(typeof failure.type === 'string' ? { type: failure.type } : {}),
+    nonRetryable: failure.nonRetryable === true,
+    ...(Array.isArray(failure.details) ? { details: failure.details } : {}),
+    ...(typeof failure.nextRetryDelayMs === 'number' ? { nextRetryDelay: failure.nextRetryDelayMs } : {}),
+  });
 }

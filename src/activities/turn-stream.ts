@@ -24,9 +24,25 @@ interface Logger {
   warn(message: string, meta?: Record<string, unknown>): void;
 }
 
-/** Opens the segment of one attempt: writes its `segment-start` marker (a restart marker from attempt 2 on). */
-export function openTurnStream(store: StreamStore, stream: string, segment: StreamSegment, log?: Logger): TurnStream {
+/** How many of a stream's last events a local turn's segment reads for an earlier attempt's segment. */
+export const EARLIER_SEGMENT_LOOKBACK = 1_000;
+
+/**
+ * Opens the segment of one attempt: writes its `segment-start` marker (a restart marker from attempt 2 on). A
+ * local turn (`local`: the fast path) counts its attempts from 1 again when its workflow task is retried (its
+ * worker died mid-turn): its segment then follows the earlier one it finds in the stream, as the next attempt,
+ * marked as a restart.
+ */
+export function openTurnStream(
+  store: StreamStore,
+  stream: string,
+  segment: StreamSegment,
+  log?: Logger,
+  options: { local?: boolean } = {},
+): TurnStream {
   const queue: AgentStreamEventData[] = [];
+  const start = { type: 'segment-start' as const, segment, restart: segment.attempt > 1 };
+  const ready = options.local ? followEarlierSegment(store, stream, start) : undefined;
   let pumping: Promise<void> | undefined;
   let broken = false;
   let streamed = false;
@@ -46,6 +62,7 @@ export function openTurnStream(store: StreamStore, stream: string, segment: Stre
     pumping ??= pump();
   };
   const pump = async (): Promise<void> => {
+    if (ready) await ready;
     while (queue.length > 0 && !broken) {
       const batch = queue.splice(0, queue.length);
       try {
@@ -87,7 +104,7 @@ export function openTurnStream(store: StreamStore, stream: string, segment: Stre
     push({ type: 'tool-call-start', segment, toolCallId: String(call.id), toolName: String(call.name) });
   };
 
-  push({ type: 'segment-start', segment, restart: segment.attempt > 1 });
+  push(start);
   return {
     text,
     toolCallStart,
@@ -110,4 +127,32 @@ export function openTurnStream(store: StreamStore, stream: string, segment: Stre
       await flush();
     },
   };
+}
+
+/**
+ * Makes `start`'s segment the next attempt of the latest segment of the same turn and run among the stream's last
+ * {@link EARLIER_SEGMENT_LOOKBACK} events, marked as a restart; nothing when there is none. Best effort: a store
+ * that fails leaves the segment as it is.
+ */
+async function followEarlierSegment(
+  store: StreamStore,
+  stream: string,
+  start: { segment: StreamSegment; restart: boolean },
+): Promise<void> {
+  try {
+    const head = await store.head(stream);
+    if (head < 1) return;
+    const from = Math.max(1, head - EARLIER_SEGMENT_LOOKBACK + 1);
+    const { segment } = start;
+    let earlier = 0;
+    for (const event of await store.read(stream, from, EARLIER_SEGMENT_LOOKBACK)) {
+      if (event.type !== 'segment-start' || event.segment.runId !== segment.runId) continue;
+      if (event.segment.turn === segment.turn) earlier = Math.max(earlier, event.segment.attempt);
+    }
+    if (earlier === 0) return;
+    segment.attempt = Math.max(segment.attempt, earlier + 1);
+    start.restart = true;
+  } catch {
+    // The segment keeps its attempt: a reader still shows the turn's latest segment (streamTurnTexts).
+  }
 }

@@ -22,7 +22,7 @@ import { PayloadBudgetError } from './payload-budget-error';
 import { getRunStateQuery } from '../contract/agent-run-messages';
 import type { AgentRunInput, AgentRunResult, AgentRunState } from '../contract/agent-run-types';
 import { isFailedRunStatus } from '../contract/run-outcome-statuses';
-import { FAST_PATH_LIMITS, fastPathAsked } from '../contract/fast-path';
+import { FAST_PATH_LIMITS, fastPathByDefault } from '../contract/fast-path';
 import { encryptedDataConverter } from '../encryption/encryption-codec';
 import { resolveEncryptionKeys, type EncryptionKeyring } from '../encryption/encryption-keys';
 import { withLiveProgress } from '../long-calls/live-progress';
@@ -104,8 +104,8 @@ export interface StartAgentRunOptions {
   /** Whether the id of a closed run that did not complete may start a new run (default `REJECT_DUPLICATE`). */
   workflowIdReusePolicy?: AgentRunIdReusePolicy;
   /**
-   * Start-to-close timeout of the run's workflow tasks (at most 120 s). Default: 4 s for a run that asks for
-   * the fast path (`FAST_PATH_LIMITS.workflowTaskTimeoutMs`), Temporal's 10 s for any other. It is how long a
+   * Start-to-close timeout of the run's workflow tasks (at most 120 s). Default: 4 s for a run on the fast path,
+   * the default (`FAST_PATH_LIMITS.workflowTaskTimeoutMs`), Temporal's 10 s for one that opts out (`fastPath: false`). It is how long a
    * step of a fast-path run (local activities inside one workflow task) waits after its worker died before
    * another worker runs it again: the server only notices the death when this timeout passes. The price of a
    * short one: a workflow task that cannot finish within it (a replay of a long history on a starved worker)
@@ -253,13 +253,13 @@ function runGrantOf(workflowId: string, tools: readonly string[], holder: Caller
   return { workflowId, tools: [...new Set(tools)].sort(), ...(holder ? { holder } : {}), grantedAt: Date.now() };
 }
 
-/** The run's workflow task timeout: the caller's, else the fast path's default, else none (Temporal's). */
+/** The run's workflow task timeout: the caller's, else the fast path's unless the run opts out, else none (Temporal's). */
 function workflowTaskTimeoutOf(
   input: AgentRunInput,
   options: StartAgentRunOptions,
 ): { workflowTaskTimeout?: Duration } {
   if (options.workflowTaskTimeout !== undefined) return { workflowTaskTimeout: options.workflowTaskTimeout };
-  return fastPathAsked(input.fastPath) ? { workflowTaskTimeout: FAST_PATH_LIMITS.workflowTaskTimeoutMs } : {};
+  return fastPathByDefault(input.fastPath) ? { workflowTaskTimeout: FAST_PATH_LIMITS.workflowTaskTimeoutMs } : {};
 }
 
 /** Whether the client's connection can start a workflow eagerly (a worker's `NativeConnection`). */

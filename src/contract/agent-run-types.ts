@@ -90,7 +90,9 @@ export interface AgentRunInput {
   parallelToolCalls?: boolean;
   /**
    * The fast path (docs/fast-path.md): short tool calls and the model turns run as local activities inside
-   * one workflow task. Default off; `true` takes the default settings.
+   * one workflow task, for the calls that qualify (short, no heartbeats, no approval, no async job). Default: on
+   * with the default settings (runs started before the default replay as they were recorded); `false` keeps every
+   * step a regular activity; `true` or the settings as given. Sub-agents take their parent's.
    */
   fastPath?: FastPathSetting;
   compensation?: CompensationOptions;

@@ -39,7 +39,11 @@ export interface FastPathOptions {
   chainBudgetMs?: number;
 }
 
-/** The run input's switch: `true` for the defaults, or the settings. Absent or `false`: no fast path. */
+/**
+ * The run input's switch: `true` for the defaults, or the settings; `false`: no fast path (every step a regular
+ * activity). Absent: the fast path with its defaults for a run started since the fast path became the default
+ * (`patched('durable-tools/engine-2026-12-fast-default')`), regular activities for a run started before.
+ */
 export type FastPathSetting = boolean | FastPathOptions;
 
 /** Bounds of the fast path. */
@@ -82,7 +86,8 @@ export const FAST_PATH_LIMITS = {
    */
   maxFirstStepResultBytes: 256 * 1024,
   /**
-   * The workflow task timeout `startAgentRun` gives a run that asks for the fast path when its caller gives none
+   * The workflow task timeout `startAgentRun` gives a run on the fast path (one that does not opt out with
+   * `fastPath: false`) when its caller gives none
    * (Temporal's default: 10 s). A fast-path step runs inside a workflow task, which has no heartbeat: after its
    * worker dies the server hands the task to another worker only when this timeout passes (docs/fast-path.md,
    * "Recovery"). Local activities are not bounded by it (the SDK completes the task at 80% of it and goes on in
@@ -95,6 +100,20 @@ export const FAST_PATH_LIMITS = {
 /** Whether a run input's `fastPath` asks for the fast path (`true` or its options). */
 export function fastPathAsked(setting: FastPathSetting | undefined): boolean {
   return setting === true || (typeof setting === 'object' && setting !== null);
+}
+
+/** Whether a run input's `fastPath` opts out of the fast path (`false`). */
+export function fastPathOptedOut(setting: FastPathSetting | undefined): boolean {
+  return setting === false;
+}
+
+/**
+ * Whether a new run of this input takes the fast path: it asks for it, or says nothing of it (the default of the
+ * workers since `patched('durable-tools/engine-2026-12-fast-default')`). What a client starting a run goes by
+ * (its workflow task timeout); the workflow decides for itself.
+ */
+export function fastPathByDefault(setting: FastPathSetting | undefined): boolean {
+  return !fastPathOptedOut(setting);
 }
 
 /** The `patched()` id under which a run takes the fast path: histories from before it replay unchanged. */

@@ -8,7 +8,7 @@
 import type { AgentRunInput, CostTable, RunUsage } from './agent-run-types';
 import type { RunApprovalPolicy } from './approval-types';
 import type { ModelSettings, ModelTurn, TranscriptMessage } from './model-types';
-import type { ToolActivityInput, ToolActivityResult } from './tool-activity-types';
+import type { FusedAttemptFailure, ToolActivityInput, ToolActivityResult } from './tool-activity-types';
 import type { ToolCatalogEntry } from './tool-catalog-entry';
 import type { ToolDisclosureBudget } from './tool-disclosure';
 
@@ -118,6 +118,16 @@ export interface FusedToolCall {
   idempotencyKey: string;
   /** What the tool's activity returned (its output, attempt, `replayed`, arguments digest). */
   result: ToolActivityResult;
+}
+
+/**
+ * A call the fused step ran whose attempt failed, the last it ran: the workflow runs it as its own local activity,
+ * whose first attempt ends with this failure (`ToolActivityInput.fusedAttemptFailure`).
+ */
+export interface FusedFailedCall {
+  stepId: number;
+  tool: string;
+  failure: FusedAttemptFailure;
 }
 
 /** A call the fused step runs: the tool and the very input the workflow would give its local activity. */

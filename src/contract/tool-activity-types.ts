@@ -45,6 +45,23 @@ export interface ToolActivityInput {
    * child's grant within them (and within the run's own grant): they only ever narrow it (docs/security.md).
    */
   runTools?: string[];
+  /**
+   * Set on a call's own local activity when the turn's fused step ran the call's first attempt and it failed
+   * (docs/fast-path.md, "Attempts"): the activity's attempt 1 ends with that failure without running the tool
+   * again, so the call's retry policy (attempts, backoff, a non-retryable failure, a Retry-After) goes on from it.
+   */
+  fusedAttemptFailure?: FusedAttemptFailure;
+}
+
+/** The failure of a call's attempt inside a fused step, as the tool's activity threw it. */
+export interface FusedAttemptFailure {
+  message: string;
+  /** The failure's type (the error code, or the error's name). */
+  type?: string;
+  nonRetryable: boolean;
+  details?: unknown[];
+  /** The retry delay the failure asked for (a Retry-After), in ms. */
+  nextRetryDelayMs?: number;
 }
 
 /** What an undo tool receives: what the forward call was given, what it returned if known, and its key. */

@@ -5,7 +5,8 @@ import { callKey, callScope, numberCall } from './workflow-call-scope';
 /**
  * What {@link runAgent} takes: an agent run's input without what only the engine or the `agentRun` workflow sets
  * (carry-over, sub-agent link, fork and dry run, the search-attribute flags, continue-as-new) and without the fast
- * path (docs/fast-path.md: an `agentRun` option).
+ * path (docs/fast-path.md: the default of an `agentRun`; an embedded run keeps regular activities, since its steps
+ * would hold your workflow's task, and its recovery would wait for your workflow's task timeout).
  */
 export type EmbeddedAgentInput = Omit<
   AgentRunInput,

@@ -4,7 +4,7 @@ import type { StepRecord } from '../contract/agent-run-types';
 import type { ToolActivityResult } from '../contract/tool-activity-types';
 import { opensAtOnce } from './approval-override';
 import { fastPathToolOptions, toolRunsLocally } from './fast-path';
-import { takePreExecuted, type FastStepContext } from './fused-step';
+import { takePreExecuted, takePreFailed, type FastStepContext } from './fused-step';
 import { qualifiesLocally } from './local-qualification';
 import type { CallExecutor, ExecutedCall, StartedCall } from './run-types';
 import { localToolOptions, toolActivityOptions } from './tool-call-options';
@@ -36,11 +36,14 @@ function startOnFastPath(ctx: FastStepContext, call: ExecutedCall): StartedCall 
   // A call the turn's fused step already ran, with this very input (fused-step.ts), is not scheduled.
   const ran = takePreExecuted(ctx, call.stepId, entry.name);
   if (ran) return { ran };
+  // Its attempt failed inside the fused step: its first attempt here ends with that failure (retries go on).
+  const failed = takePreFailed(ctx, call.stepId, entry.name);
   const options =
     entry.execution === 'local'
       ? localToolOptions(entry, redacted, summarized)
       : fastPathToolOptions(entry, redacted, summarized);
-  return { running: scheduleLocalActivity<ToolActivityResult>(activityType, [input], options) };
+  const args = [failed ? { ...input, fusedAttemptFailure: failed.failure } : input];
+  return { running: scheduleLocalActivity<ToolActivityResult>(activityType, args, options) };
 }
 
 /**

@@ -131,11 +131,11 @@ export function takeFirstStep(run: FastRunLoop, step: FirstStep): void {
   }
   // Too large to return (the catalog with the turns): the loop asks the turn, and its record answers.
   if (!result.step) return;
-  const { turn, executed } = result.step;
+  const { turn, executed, failed } = result.step;
   const turnNumber = run.state.turns + 1;
   const chained = result.step.chained ?? [];
   run.chained = {
-    turns: [{ turnNumber, checksum, turn, executed }, ...chained],
+    turns: [{ turnNumber, checksum, turn, executed, ...(failed ? { failed } : {}) }, ...chained],
     through: turnNumber + chained.length,
   };
 }

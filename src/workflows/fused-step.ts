@@ -19,6 +19,7 @@ import type {
   FusedChain,
   FusedClearance,
   FusedClearanceBase,
+  FusedFailedCall,
   FusedToolCall,
 } from '../contract/fused-step';
 import { transcriptChecksum } from '../contract/transcript-checksum';
@@ -48,6 +49,8 @@ export interface FastStepContext extends StepContext {
   fastPath: FastPath;
   /** Calls of the current turn that its fused step already ran, by step id. */
   preExecuted?: Map<number, FusedToolCall>;
+  /** The call of the current turn whose attempt failed in its fused step: its local activity goes on from there. */
+  preFailed?: FusedFailedCall;
 }
 
 /** Turns a fused step asked ahead of the workflow, and the last turn number it asked. */
@@ -195,27 +198,32 @@ export async function callModelFused(
   const { callModelAndTools } = proxyLocalActivities<FusedStepActivities>(
     fusedStepOptions(run.input.model, summary, clearance),
   );
-  const { turn, executed, chained } = await callModelAndTools({
+  const { turn, executed, chained, failed } = await callModelAndTools({
     ...request,
     turnKey: modelTurnKey(request.turn + 1),
     clearance,
   });
-  takeExecuted(run, clearance, executed);
+  takeExecuted(run, clearance, executed, failed);
   if (clearance.chain && chained && chained.length > 0) {
     run.chained = { turns: [...chained], through: request.turn + 1 + chained.length };
   }
   return turn;
 }
 
-/** The calls a fused step ran for the turn whose first step is `clearance.firstStepId` wait for their steps. */
+/**
+ * The calls a fused step ran for the turn whose first step is `clearance.firstStepId` wait for their steps, and so
+ * does the failure of the call whose attempt failed there.
+ */
 function takeExecuted(
   run: FastRunLoop,
   clearance: Pick<FusedClearance, 'firstStepId'>,
   executed: FusedToolCall[],
+  failed?: FusedFailedCall,
 ): void {
   const last = clearance.firstStepId + FAST_PATH_LIMITS.maxFusedCallsPerStep - 1;
-  const mine = executed.filter((call) => call.stepId >= clearance.firstStepId && call.stepId <= last);
-  run.step.preExecuted = new Map(mine.map((call) => [call.stepId, call]));
+  const mine = (call: { stepId: number }) => call.stepId >= clearance.firstStepId && call.stepId <= last;
+  run.step.preExecuted = new Map(executed.filter(mine).map((call) => [call.stepId, call]));
+  run.step.preFailed = failed && mine(failed) ? failed : undefined;
 }
 
 /**
@@ -238,7 +246,7 @@ export function takeChainedTurn(run: FastRunLoop): ModelTurn | undefined {
     pending.turns = [];
     return undefined;
   }
-  takeExecuted(run, { firstStepId: run.state.stepCount + 1 }, next.executed);
+  takeExecuted(run, { firstStepId: run.state.stepCount + 1 }, next.executed, next.failed);
   run.transcript.markStored();
   return next.turn;
 }
@@ -262,4 +270,15 @@ export function takePreExecuted(ctx: FastStepContext, stepId: number, tool: stri
   if (!done || done.tool !== tool) return undefined;
   ctx.preExecuted!.delete(stepId);
   return done.result;
+}
+
+/**
+ * The failure of the step's call if its attempt failed in the fused step (the same step id and tool), taken once:
+ * the call's own local activity starts from it (`ToolActivityInput.fusedAttemptFailure`).
+ */
+export function takePreFailed(ctx: FastStepContext, stepId: number, tool: string): FusedFailedCall | undefined {
+  const failed = ctx.preFailed;
+  if (!failed || failed.stepId !== stepId || failed.tool !== tool) return undefined;
+  ctx.preFailed = undefined;
+  return failed;
 }

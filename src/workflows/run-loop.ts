@@ -21,7 +21,7 @@ import { initialRunUsage } from './run-usage';
 import type { RunLoop, StepContext } from './run-types';
 import type { FastRunLoop, FastStepContext } from './fused-step';
 import { catalogReadLocally, fastPathDecidedFirst, fastPathOf, type FastPath } from './fast-path';
-import { engineOf, type Engine } from './engine-patches';
+import { engineOf, withDefaultFastPath, type Engine } from './engine-patches';
 import { askFirstStep, firstStepReadsCatalog, takeFirstStep } from './first-fused-step';
 import { dryRunCalls } from './dry-run-calls';
 import { fastPathCalls } from './fast-path-calls';
@@ -99,9 +99,9 @@ export interface StartedRun {
  * what the model may see, and what the previous generation carried over. On the fast path a run's first step
  * reads the catalog and asks the first turn at once (first-fused-step.ts).
  */
-export async function startRunLoop(input: AgentRunInput, embedding?: Embedding): Promise<StartedRun> {
-  const opening = openGeneration(input, embedding);
-  const { engine, decidedFirst } = opening;
+export async function startRunLoop(given: AgentRunInput, embedding?: Embedding): Promise<StartedRun> {
+  const opening = openGeneration(given, embedding);
+  const { engine, decidedFirst, input } = opening;
   if (firstStepReadsCatalog(opening, decidedFirst, engine)) {
     const first = await askFirstStep({ ...opening, fastPath: decidedFirst }, () => describeToolsLocally());
     const run = buildRunLoop(opening, first.catalog);
@@ -126,11 +126,13 @@ interface Opening extends Pick<RunLoop, 'input' | 'state' | 'transcript' | 'coun
 }
 
 /** The generation before its catalog: its patches, keys, state (and query), approval gate, transcript, counters. */
-function openGeneration(input: AgentRunInput, embedding?: Embedding): Opening {
+function openGeneration(given: AgentRunInput, embedding?: Embedding): Opening {
   const { workflowId, firstExecutionRunId } = workflowInfo();
-  const carried = input.carriedOver;
+  const carried = given.carriedOver;
   // One patch for the engine's earlier ones, before anything else (engine-patches.ts).
-  const engine = engineOf(input);
+  const engine = engineOf(given);
+  // The fast path by default, as of that patch: the generation (and the next ones, its sub-agents) run with it.
+  const input = withDefaultFastPath(given, engine, embedding !== undefined);
   // Keys, compensations and claim checks belong to this run, not to its workflow id (run-ownership.ts).
   const scope =
     embedding?.scope ?? (input.subAgent ? subAgentScope(input.subAgent.callKey) : runScope(carried, engine.current));
@@ -221,6 +223,12 @@ function stepContextOf(
   };
   const dryRun = dryRunRecord(input, carried);
   if (dryRun) step.dryRun = dryRun;
-  step.subAgents = { input, limits, conversation: () => transcript.held() };
+  step.subAgents = {
+    input,
+    limits,
+    conversation: () => transcript.held(),
+    // Since the fast path became the default, a child takes its parent's (its opt-out too).
+    ...(opening.engine.fastByDefault ? { lendsFastPath: true } : {}),
+  };
   return step;
 }

@@ -51,6 +51,11 @@ export interface SubAgentCalls {
   conversation(): readonly TranscriptMessage[];
   /** Set when a handoff's child completed: the run ends with this answer. */
   handoffAnswer?: string;
+  /**
+   * The children take the run's `fastPath` (and a workflow task timeout fit for it), as runs whose engine has the
+   * fast path by default do (`ENGINE_FAST_DEFAULT_PATCH`); unset, a child's input says nothing of it, as before.
+   */
+  lendsFastPath?: boolean;
 }
 
 /** What a run does with background calls still running when it finishes (the model gave its answer). */

@@ -10,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { AgentRunInput, AgentRunResult, PendingCompensation, StepRecord } from '../contract/agent-run-types';
 import { TOOL_ERROR_CODES, toolFailure, type ToolErrorObservation } from '../contract/activity-protocol';
+import { FAST_PATH_LIMITS, fastPathByDefault } from '../contract/fast-path';
 import { PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
 import { subAgentWorkflowId, type SubAgentOutput, type SubAgentSpec } from '../contract/sub-agent-spec';
 import type { ToolActivityInput, ToolActivityResult } from '../contract/tool-activity-types';
@@ -114,6 +115,7 @@ function childInput(
     ...(parent.costTable ? { costTable: parent.costTable } : {}),
     ...(parent.trackStatusSearchAttribute ? { trackStatusSearchAttribute: true } : {}),
     ...(parent.trackApprovalSearchAttribute ? { trackApprovalSearchAttribute: true } : {}),
+    ...(calls.lendsFastPath && parent.fastPath !== undefined ? { fastPath: parent.fastPath } : {}),
     subAgent: {
       parentWorkflowId: workflowInfo().workflowId,
       parentStepId: step.stepId,
@@ -134,6 +136,10 @@ async function runChild(workflowId: string, input: AgentRunInput, ctx: StepConte
     return await executeChild<(input: AgentRunInput) => Promise<AgentRunResult>>(AGENT_RUN_WORKFLOW, {
       args: [input],
       workflowId,
+      // A child on the fast path goes on after its worker died as soon as a run that startAgentRun starts does.
+      ...(ctx.subAgents?.lendsFastPath && fastPathByDefault(input.fastPath)
+        ? { workflowTaskTimeout: FAST_PATH_LIMITS.workflowTaskTimeoutMs }
+        : {}),
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
       staticSummary: `sub-agent ${input.subAgent!.tool} of step ${input.subAgent!.parentStepId}`.slice(

@@ -64,11 +64,18 @@ async function run(
   });
 }
 
-/** The failures of `callModel` attempts recorded in the history (the last attempt's). */
+/**
+ * The failures of the model turn's attempts recorded in the history (the last attempt's): a regular activity's
+ * (`callModel`), or on the fast path (the default) a local activity's marker (`callModelOnce`, a fused step), whose
+ * failure is the activity's own or wraps it as its cause.
+ */
 async function modelFailures(handle: WorkflowHandle) {
   const history = await handle.fetchHistory();
   return (history.events ?? [])
-    .map((event) => event.activityTaskFailedEventAttributes?.failure)
+    .map((event) => {
+      const failure = event.activityTaskFailedEventAttributes?.failure ?? event.markerRecordedEventAttributes?.failure;
+      return failure && !failure.applicationFailureInfo && failure.cause ? failure.cause : failure;
+    })
     .filter((failure): failure is NonNullable<typeof failure> => failure != null);
 }
 

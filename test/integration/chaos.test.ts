@@ -11,12 +11,13 @@ import { connectTestTemporal, testServer, uniqueTaskQueue } from '../support/tem
  * Temporal's history keeps only an activity's final attempt. The full-size version is `npm run chaos`.
  */
 
-const SMALL_CHAOS = { runs: 14, concurrency: 6, kills: 3, failFraction: 0.35, seed: 4 } as const;
+/** Off the fast path (`fastPath: false`): every call a regular activity. */
+const SMALL_CHAOS = { runs: 14, concurrency: 6, kills: 3, failFraction: 0.35, seed: 4, fastPath: false } as const;
 /**
- * On the fast path (docs/fast-path.md): the completed runs' last call, `notify`, has no undo and so runs inside
- * the fused step of its turn (`callModelAndTools`); the first kill waits for a notify at the ledger.
+ * The runs' default, the fast path (docs/fast-path.md): the completed runs' last call, `notify`, has no undo and so
+ * runs inside the fused step of its turn (`callModelAndTools`); the first kill waits for a notify at the ledger.
  */
-const SMALL_FAST_PATH = { runs: 12, concurrency: 6, kills: 3, failFraction: 0.3, seed: 11, fastPath: true } as const;
+const SMALL_FAST_PATH = { runs: 12, concurrency: 6, kills: 3, failFraction: 0.3, seed: 11 } as const;
 /**
  * Pauses cycle through the moments: before the send, after a claim (issue 8), then while the workflow thread
  * runs an activation (issue 20: the moment at which a pause killed the worker).
@@ -32,7 +33,7 @@ const log = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
 
-test('SIGKILLs of the worker during agent runs: every run completes or compensates, one effect per key', async () => {
+test('SIGKILLs of the worker during agent runs on regular activities: every run completes or compensates, one effect per key', async () => {
   const result = await runChaos({ ...SMALL_CHAOS, temporal: temporal(), log });
   log(
     `chaos (small): ${formatChaosSummary(result)}; statuses ${JSON.stringify(result.statuses)}; ` +
@@ -51,7 +52,7 @@ test('SIGKILLs of the worker during agent runs: every run completes or compensat
   expect(result.notifyCalls!.regular).toBe(result.statuses.completed);
 }, 600_000); // a worker may take a minute to start on a loaded machine, and each kill starts one
 
-test('SIGKILLs of the worker on the fast path, with the last call of each completed run inside a fused step: one effect per key', async () => {
+test('SIGKILLs of the worker on the fast path, the default, with the last call of each completed run inside a fused step: one effect per key', async () => {
   const result = await runChaos({ ...SMALL_FAST_PATH, temporal: temporal(), log });
   log(
     `chaos (fast path): ${formatChaosSummary(result)}; statuses ${JSON.stringify(result.statuses)}; ` +

@@ -15,7 +15,7 @@ import { scriptedModel, type ScriptedTurn } from '../../src/model/scripted-model
 import { createWorker } from '../../src/runtime/create-worker';
 import { MemoryIdempotencyStore } from '../../src/stores/idempotency/memory-idempotency-store';
 import { defineTool } from '../../src/tools/define-tool';
-import { ENGINE_FIRST_STEP_PATCH } from '../../src/workflows/engine-patches';
+import { ENGINE_FAST_DEFAULT_PATCH } from '../../src/workflows/engine-patches';
 import { localActivities as markers, recordedPatches, type HistoryEvent } from '../support/history-markers';
 import { cancelAndWait } from '../support/run-outcome';
 import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
@@ -128,7 +128,8 @@ describe("a fast-path run's first step", () => {
       observation: { status: 'ok', output: { paid: 5 } },
     });
     expect(localActivities(events)).toEqual(['describeToolsAndCallModel']);
-    expect(recordedPatches(events)).toEqual([ENGINE_FIRST_STEP_PATCH]);
+    // The engine's newest patch, which implies the first step (engine-patches.ts).
+    expect(recordedPatches(events)).toEqual([ENGINE_FAST_DEFAULT_PATCH]);
     expect(payments).toContain(`${handle.workflowId}/${handle.firstExecutionRunId}/1`);
     expect(payments.filter((key) => key.startsWith(handle.workflowId))).toHaveLength(1);
   });

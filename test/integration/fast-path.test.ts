@@ -22,7 +22,8 @@ import { FAST_PATH_WORKER } from '../support/fast-path-worker';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
 import { createSqliteTestWorker } from '../support/sqlite-test-worker';
 import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
-import { localActivities, type HistoryEvent } from '../support/history-markers';
+import { localActivities, recordedPatches, type HistoryEvent } from '../support/history-markers';
+import { ENGINE_FAST_DEFAULT_PATCH } from '../../src/workflows/engine-patches';
 import { waitFor } from '../support/wait-for';
 import { spawnTestWorkerProcess } from '../support/worker-process';
 
@@ -490,6 +491,79 @@ describe('a fast-path run with chained turns', () => {
   });
 });
 
+describe('a run that says nothing of the fast path (the default) and one that opts out with fastPath: false', () => {
+  const taskQueue = uniqueTaskQueue('fast-path-default');
+  const script = [callTurn('pay_fast', { amount: 11 }), callTurn('slow_report'), { text: 'Paid.', final: true }];
+  const runs: Record<'default' | 'optedOut', { handle: AgentRunHandle; result: AgentRunResult }> = {} as never;
+  const events: Record<'default' | 'optedOut', HistoryEvent[]> = {} as never;
+  const keyOf = (handle: AgentRunHandle) => `${handle.workflowId}/${handle.firstExecutionRunId}/1`;
+
+  beforeAll(async () => {
+    gate.open();
+    const { worker, close } = await createSqliteTestWorker(
+      temporal,
+      taskQueue,
+      { keysPath: join(workDir, 'default-keys.sqlite') },
+      { tools: createFastPathTools({ ledgerUrl: ledger.url, gateUrl: gate.url }) },
+    );
+    await worker.runUntil(async () => {
+      const run = async (input: AgentRunInput) => {
+        const handle = await startAgentRun(temporal.client, input, { taskQueue });
+        return { handle, result: await waitForAgentRun(handle) };
+      };
+      runs.default = await run(scriptedRun('Pay, then report.', script));
+      runs.optedOut = await run(scriptedRun('Pay, then report, regular.', script, { fastPath: false }));
+    });
+    await close();
+    events.default = await historyOf(runs.default.handle);
+    events.optedOut = await historyOf(runs.optedOut.handle);
+  }, 120_000);
+
+  test('the default runs its short calls and turns locally: the history shows one fused step and no scheduled pay_fast', () => {
+    expect(runs.default.result).toMatchObject({ status: 'completed', answer: 'Paid.', stepCount: 2 });
+    expect(localActivities(events.default).map((a) => a.type)).toContain('describeToolsAndCallModel');
+    expect(scheduledActivities(events.default)).not.toContain('pay_fast');
+  });
+
+  test('the default still runs a call that does not qualify (a 60 s attempt timeout) as a regular activity', () => {
+    expect(scheduledActivities(events.default)).toContain('slow_report');
+    expect(localActivities(events.default).map((a) => a.type)).not.toContain('slow_report');
+  });
+
+  test('both record the one patch of the engine that has the fast path by default', () => {
+    expect(recordedPatches(events.default)).toContain(ENGINE_FAST_DEFAULT_PATCH);
+    expect(recordedPatches(events.optedOut)).toContain(ENGINE_FAST_DEFAULT_PATCH);
+  });
+
+  test('fastPath: false runs every step as a regular activity, with no local activity', () => {
+    expect(runs.optedOut.result).toMatchObject({ status: 'completed', answer: 'Paid.', stepCount: 2 });
+    expect(localActivities(events.optedOut)).toEqual([]);
+    expect(scheduledActivities(events.optedOut)).toEqual([
+      'describeTools',
+      'callModel',
+      'pay_fast',
+      'callModel',
+      'slow_report',
+      'callModel',
+    ]);
+  });
+
+  test('each run paid once, under its own key', () => {
+    for (const { handle } of [runs.default, runs.optedOut]) {
+      expect(ledger.effects.filter((e) => e.key === keyOf(handle))).toHaveLength(1);
+    }
+  });
+
+  test('both histories replay deterministically', async () => {
+    for (const { handle } of [runs.default, runs.optedOut]) {
+      const history = await handle.fetchHistory();
+      await expect(
+        Worker.runReplayHistory({ workflowBundle: { codePath: testServer().bundlePath } }, history),
+      ).resolves.toBeUndefined();
+    }
+  });
+});
+
 describe('the workflow task timeout a run starts with', () => {
   const taskQueue = uniqueTaskQueue('fast-path-task-timeout-default'); // no worker polls it
   const input = { goal: 'Nothing', model: { provider: 'scripted', script: [], finalText: 'Done.' } } as const;
@@ -509,7 +583,12 @@ describe('the workflow task timeout a run starts with', () => {
     expect(await taskTimeoutSecondsOf(handle)).toBe(FAST_PATH_LIMITS.workflowTaskTimeoutMs / 1000);
   });
 
-  test("is Temporal's 10 s for a run on regular activities", async () => {
+  test("is the fast path's 4 s for a run that says nothing of the fast path (its default)", async () => {
+    const handle = await startAgentRun(temporal.client, input, { taskQueue });
+    expect(await taskTimeoutSecondsOf(handle)).toBe(FAST_PATH_LIMITS.workflowTaskTimeoutMs / 1000);
+  });
+
+  test("is Temporal's 10 s for a run that opts out of the fast path (fastPath: false)", async () => {
     const handle = await startAgentRun(temporal.client, { ...input, fastPath: false }, { taskQueue });
     expect(await taskTimeoutSecondsOf(handle)).toBe(10);
   });

@@ -303,6 +303,9 @@ describe('a call cancelled while its tool fails, on the real server', () => {
         {
           goal: 'flush',
           model: { provider: 'scripted', script: [{ toolCalls: [{ name: 'flush_ledger', arguments: {} }] }] },
+          // Regular activities: the server delivers the cancellation to the running call through its heartbeat
+          // (a local call is cancelled only when its workflow task ends, docs/fast-path.md).
+          fastPath: false,
         },
         { taskQueue },
       );

@@ -61,6 +61,8 @@ describe('a read-only tool declared execution: local', () => {
   });
 
   test('is retried after a transient failure and reports the attempt that succeeded', async () => {
+    // On the fast path (the default) the first attempt runs inside the turn's fused step; the call's own local
+    // activity goes on from its failure (docs/fast-path.md, "Attempts").
     const { result } = await runLookUp('local-tool-retry', { left: 2 });
     expect(result.status).toBe('completed');
     expect(result.steps[0]?.status).toBe('succeeded');

@@ -2,7 +2,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { createMcpHost, type McpHost } from '../../src/mcp/client/mcp-host';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
-import type { AgentRunResult } from '../../src/contract/agent-run-types';
+import type { AgentRunInput, AgentRunResult } from '../../src/contract/agent-run-types';
 import { everythingStdio, startEverythingHttp, type EverythingHttp } from '../support/mcp-everything';
 import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
@@ -35,15 +35,19 @@ afterAll(async () => {
 
 const FINISH: ScriptedTurn = { text: 'done', final: true };
 
-/** Runs a scripted agent run on the shared worker; `during` runs while the run is live. */
+/**
+ * Runs a scripted agent run on the shared worker; `during` runs while the run is live; `more` is merged into its
+ * input (`fastPath: false`: every step a regular activity).
+ */
 async function runScript(
   name: string,
   script: ScriptedTurn[],
   during?: (handle: WorkflowHandle) => Promise<void>,
+  more: Partial<AgentRunInput> = {},
 ): Promise<{ result: AgentRunResult; handle: WorkflowHandle }> {
   const handle = await startAgentRun(
     temporal.client,
-    { goal: name, model: { provider: 'scripted', script } },
+    { goal: name, model: { provider: 'scripted', script }, ...more },
     { taskQueue },
   );
   await during?.(handle);
@@ -58,10 +62,14 @@ async function pendingHeartbeat(handle: WorkflowHandle): Promise<unknown> {
 
 describe('MCP tools of server-everything (stdio) in an agent run', () => {
   test('a call returns the server result and the catalog with namespaced names is recorded in history', async () => {
-    const { result, handle } = await runScript('mcp-sum', [
-      { toolCalls: [{ name: 'everything__get-sum', arguments: { a: 2, b: 40 } }] },
-      FINISH,
-    ]);
+    // Regular activities: the catalog is describeTools' result, the call an activity of the tool's name (on the
+    // fast path, the default, both are inside the first step's marker).
+    const { result, handle } = await runScript(
+      'mcp-sum',
+      [{ toolCalls: [{ name: 'everything__get-sum', arguments: { a: 2, b: 40 } }] }, FINISH],
+      undefined,
+      { fastPath: false },
+    );
     expect(result.status).toBe('completed');
     expect(result.steps[0]?.observation).toEqual({
       status: 'ok',

@@ -47,6 +47,7 @@ async function runHttpTool(
   responses: CannedResponse[],
   spec: { effect: ToolEffect; idempotent: boolean; retry?: ToolRetryOptions },
   random?: () => number,
+  more: { fastPath?: false } = {},
 ) {
   server = await startCountingHttpServer(respondInSequence(...responses));
   const url = `${server.url}/${name}`;
@@ -76,7 +77,7 @@ async function runHttpTool(
   const script: ScriptedTurn[] = [{ toolCalls: [{ name, arguments: {} }] }, REACT_TO_OBSERVATION];
   const handle = await startAgentRun(
     temporal.client,
-    { goal: name, model: { provider: 'scripted', script } },
+    { goal: name, model: { provider: 'scripted', script }, ...more },
     { taskQueue },
   );
   const result = await worker.runUntil(waitForAgentRun(handle));
@@ -84,7 +85,8 @@ async function runHttpTool(
   expect(result.steps).toHaveLength(1);
   const step = result.steps[0]!;
   const { events } = await handle.fetchHistory();
-  // The history keeps the tool activity's last attempt only, with the failure of the attempt before it.
+  // The history keeps the tool activity's last attempt only, with the failure of the attempt before it (on regular
+  // activities, `fastPath: false`: a local activity's attempts are not in the history).
   const lastStarted = events!
     .map((event) => event.activityTaskStartedEventAttributes)
     .filter((started) => started !== undefined && started !== null)
@@ -132,6 +134,8 @@ describe('retries of failing tool calls, measured at the downstream', () => {
       // A write the downstream deduplicates by key: a 500 (may have had an effect) is still safe to repeat.
       { effect: 'irreversible', idempotent: true, retry },
       createSeededRandom(seed),
+      // Regular activities: the history's last attempt carries the delay asked (lastStarted).
+      { fastPath: false },
     );
 
     expect(calls).toHaveLength(3);
@@ -166,6 +170,9 @@ describe('retries of failing tool calls, measured at the downstream', () => {
         { status: 200, body: { ok: true } },
       ],
       { effect: 'read-only', idempotent: true },
+      undefined,
+      // Regular activities: the history's last attempt carries the delay asked (lastStarted).
+      { fastPath: false },
     );
 
     expect(calls).toHaveLength(2);
@@ -236,6 +243,9 @@ describe('retries of failing tool calls, measured at the downstream', () => {
         { status: 200, body: { ok: true } },
       ],
       { effect: 'read-only', idempotent: true, retry: { maximumAttempts: 5, totalDeadline: '5s' } },
+      undefined,
+      // Regular activities: the history's last attempt and its failure are read (lastStarted, lastFailure).
+      { fastPath: false },
     );
 
     expect(calls).toHaveLength(1);

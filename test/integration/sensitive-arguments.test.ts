@@ -45,9 +45,11 @@ test('a sensitive argument reaches the tool but no summary, failure message, ste
     modelProviders: { recording: model },
   });
   const { result, history } = await worker.runUntil(async () => {
+    // Regular activities: the summary and the failure are the activity's (on the fast path, the default, the call
+    // runs inside the turn's fused step, and its failure makes the workflow run it again as its own local activity).
     const handle = await startAgentRun(
       temporal.client,
-      { goal: 'pay', model: { provider: 'recording' } },
+      { goal: 'pay', model: { provider: 'recording' }, fastPath: false },
       { taskQueue },
     );
     const result = await waitForAgentRun(handle);

@@ -10,6 +10,8 @@ import type { SubAgentOutput } from '../../src/contract/sub-agent-spec';
 import { callTurn, scriptedRun } from '../support/agent-runs';
 import { startLedgerServer, type LedgerServer } from '../support/ledger-server';
 import { runKeyOf } from '../support/run-key';
+import { localActivities } from '../support/history-markers';
+import { FAST_PATH_LIMITS } from '../../src/contract/fast-path';
 import { subAgentTools } from '../support/sub-agent-tools';
 import { createTestWorker, testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
@@ -85,6 +87,37 @@ test('a parent with two children completes: each answer is its call output, and 
     // The child's keys live under its parent's call key.
     expect(effectsUnder(`${key}/${stepId}/agent/`, 'book')).toHaveLength(1);
   }
+});
+
+test("a child takes its parent's fast path: the default's, with its 4 s workflow task timeout, or the parent's fastPath: false", async () => {
+  const childOf = async (more: Omit<AgentRunInput, 'goal' | 'model'>) => {
+    const handle = await start(
+      scriptedRun(
+        'Book a flight to OSL',
+        [callTurn('flight_agent', { to: 'OSL' }), { text: 'Booked.', final: true }],
+        more,
+      ),
+    );
+    const result = await waitForAgentRun(handle);
+    expect(result.status).toBe('completed');
+    const child = temporal.client.workflow.getHandle(outputOf(result, 1).childWorkflowId);
+    const events = (await child.fetchHistory()).events ?? [];
+    const { raw } = await child.describe();
+    return {
+      local: localActivities(events).map((a) => a.type),
+      scheduled: events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean),
+      taskTimeoutSeconds: Number(raw.executionConfig?.defaultWorkflowTaskTimeout?.seconds),
+    };
+  };
+  const fast = await childOf({});
+  expect(fast.local).toContain('book_flight');
+  expect(fast.scheduled).not.toContain('book_flight');
+  expect(fast.taskTimeoutSeconds).toBe(FAST_PATH_LIMITS.workflowTaskTimeoutMs / 1000);
+
+  const regular = await childOf({ fastPath: false });
+  expect(regular.local).toEqual([]);
+  expect(regular.scheduled).toEqual(expect.arrayContaining(['describeTools', 'callModel', 'book_flight']));
+  expect(regular.taskTimeoutSeconds).toBe(10);
 });
 
 test("a child's waiting call is listed through its parent, with the child's step, and deciding it finishes both", async () => {

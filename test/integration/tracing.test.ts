@@ -86,6 +86,9 @@ beforeAll(async () => {
         goal: 'Book and pay',
         model: { provider: 'scripted', script },
         failurePolicy: { criticalTools: ['charge_card'] },
+        // Regular activities: each call and turn its own activity span (docs/fast-path.md, trade-offs: a call
+        // fused into its turn's local activity has no activity span of its own).
+        fastPath: false,
       },
       { taskQueue },
     );

@@ -41,9 +41,12 @@ test('stopping the worker mid-run and starting a new one resumes the run to comp
     { text: 'done', final: true },
   ];
   const runA = workerA.run();
+  // Regular activities: a stopped worker's running activity is cancelled and retried on another worker. On the fast
+  // path (the default) a worker's shutdown waits for the workflow task it runs, local calls included
+  // (docs/fast-path.md, trade-offs); a killed worker's task goes to another (fast-path.test.ts).
   const handle = await startAgentRun(
     temporal.client,
-    { goal: 'restart', model: { provider: 'scripted', script } },
+    { goal: 'restart', model: { provider: 'scripted', script }, fastPath: false },
     { taskQueue },
   );
   await waitFor('the second step running', async () => {
@@ -89,9 +92,11 @@ test('a tool in the catalog that the worker does not implement fails clearly ins
     activities: activities as never,
   });
   const script: ScriptedTurn[] = [{ toolCalls: [{ name: 'slow_step', arguments: {} }] }, { text: 'done', final: true }];
+  // Regular activities: the call goes to the server's task queue (this hand-made worker lacks the fast path's
+  // engine activities, and on the fast path the worker that read the catalog runs the call).
   const handle = await startAgentRun(
     temporal.client,
-    { goal: 'x', model: { provider: 'scripted', script } },
+    { goal: 'x', model: { provider: 'scripted', script }, fastPath: false },
     { taskQueue },
   );
   const result = await worker.runUntil(waitForAgentRun(handle));

@@ -121,7 +121,10 @@ export interface ChaosOptions {
   log?: (line: string) => void;
   /** Directory for the key store, the transcripts and the worker log (default: a new temp dir). */
   workDir?: string;
-  /** Start the runs on the fast path (`fastPath: true`, docs/fast-path.md). */
+  /**
+   * The runs' `fastPath` (docs/fast-path.md): `false` keeps them on regular activities, `true` asks for the fast
+   * path; absent, the runs say nothing of it and take the default (the fast path).
+   */
   fastPath?: boolean;
 }
 
@@ -313,7 +316,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           }
           const plan = plans[next++]!;
           startedRuns += 1;
-          outcomes.push(await calls.run(() => runOne(client, plan, taskQueue, options.fastPath === true)));
+          outcomes.push(await calls.run(() => runOne(client, plan, taskQueue, options.fastPath)));
         }
       };
       await Promise.all(Array.from({ length: concurrency }, slot));
@@ -609,7 +612,12 @@ function scriptFor(turns: number[][], notify?: { account: string; total: number 
   ];
 }
 
-async function runOne(client: Client, plan: RunPlan, taskQueue: string, fastPath: boolean): Promise<RunOutcome> {
+async function runOne(
+  client: Client,
+  plan: RunPlan,
+  taskQueue: string,
+  fastPath: boolean | undefined,
+): Promise<RunOutcome> {
   let handle: WorkflowHandle;
   try {
     handle = await startAgentRun(
@@ -618,7 +626,7 @@ async function runOne(client: Client, plan: RunPlan, taskQueue: string, fastPath
         goal: `chaos run ${plan.index}`,
         model: { provider: 'scripted', script: plan.script },
         failurePolicy: { criticalTools: '*' },
-        ...(fastPath ? { fastPath: true } : {}),
+        ...(fastPath !== undefined ? { fastPath } : {}),
       },
       { taskQueue, runId: plan.runId },
     );

@@ -343,6 +343,22 @@ SCENARIOS['engine-2026-12-continue-as-new'] = SCENARIOS['continue-as-new']!;
 SCENARIOS['engine-first-step-fast-path'] = SCENARIOS['engine-2026-12-fast-path']!;
 SCENARIOS['engine-first-step-compensation'] = SCENARIOS.compensation!;
 
+// The scenarios above whose input says nothing of `fastPath` were recorded before the fast path became the default:
+// they guard runs on regular activities (recorded again, they would take the fast path).
+// The fast path by default (`patched('durable-tools/engine-2026-12-fast-default')`, docs/fast-path.md): a run whose
+// input says nothing of `fastPath` takes it, and carries `fastPath: true` into its next generation; its sub-agents
+// take the parent's (the child's input and workflow task timeout in the parent's history); `fastPath: false` keeps
+// regular activities under the same patch.
+SCENARIOS['engine-fast-default'] = {
+  ...SCENARIOS['engine-2026-12-fast-path']!,
+  input: { continueAsNewAfterSteps: 2, model: SCENARIOS['engine-2026-12-fast-path']!.input.model },
+};
+SCENARIOS['engine-fast-default-sub-agents'] = SCENARIOS['run-scoped-sub-agents']!;
+SCENARIOS['engine-fast-default-opt-out'] = {
+  ...SCENARIOS.compensation!,
+  input: { ...SCENARIOS.compensation!.input, fastPath: false },
+};
+
 /** Starts a scenario's run (a fork scenario: after running its source). */
 async function startScenario(
   client: Client,

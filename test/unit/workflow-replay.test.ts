@@ -42,6 +42,9 @@ const REPLAY = {
     'engine-2026-12-continue-as-new',
     'engine-first-step-fast-path',
     'engine-first-step-compensation',
+    'engine-fast-default',
+    'engine-fast-default-sub-agents',
+    'engine-fast-default-opt-out',
   ],
   /** Scenarios whose tool calls all ran as local activities: their keys are in markers, not scheduled activities. */
   localCallsOnly: [
@@ -50,6 +53,7 @@ const REPLAY = {
     'fast-path-chained',
     'engine-2026-12-fast-path',
     'engine-first-step-fast-path',
+    'engine-fast-default',
   ] as readonly string[],
   /** Scenarios recorded by code older than run-scoped keys (`${workflowId}/${stepId}`). */
   keyedByWorkflowId: ['success', 'retries', 'compensation', 'continue-as-new'] as readonly string[],
