@@ -79,7 +79,11 @@ export async function withLiveProgress(client: Client, state: AgentRunState): Pr
     steps: state.steps.map((step) => {
       const call = step.status === 'running' ? byStep.get(step.stepId) : undefined;
       if (!call?.progress && !call?.waiting) return step;
-      return { ...step, ...(call.progress ? { progress: call.progress } : {}), ...(call.waiting ? { waiting: call.waiting } : {}) };
+      return {
+        ...step,
+        ...(call.progress ? { progress: call.progress } : {}),
+        ...(call.waiting ? { waiting: call.waiting } : {}),
+      };
     }),
   };
 }

@@ -52,7 +52,9 @@ test("the worker's workflows module is bundled with the engine's workflows", () 
   const source = readFileSync(workflowsPath, 'utf8');
 
   expect(source).toContain(`export * from ${JSON.stringify(USER_WORKFLOWS)};`);
-  expect(source).toContain(`export { agentRun, mcpToolCall, durableToolCatalog, agentConversation } from ${JSON.stringify(engineWorkflowsPath())};`);
+  expect(source).toContain(
+    `export { agentRun, mcpToolCall, durableToolCatalog, agentConversation } from ${JSON.stringify(engineWorkflowsPath())};`,
+  );
   // The worker bundles through the same hook: the path it gets again is kept.
   expect(plugin.configureBundler({ workflowsPath }).workflowsPath).toBe(workflowsPath);
 });
