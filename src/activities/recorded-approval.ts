@@ -1,3 +1,4 @@
+import { checkStoreUnavailable } from './store-failure';
 import { TOOL_ERROR_CODES, toolFailure, type ToolErrorObservation } from '../contract/activity-protocol';
 import type { ApprovalAuditRecord } from '../contract/approval-types';
 import type { ToolActivityInput } from '../contract/tool-activity-types';
@@ -46,7 +47,7 @@ export async function assertRecordedApproval(call: GatedCall, deps: RecordedAppr
   try {
     record = await deps.auditStore.get(call.input.idempotencyKey);
   } catch (error) {
-    throw auditUnavailable(call, error);
+    throw checkStoreUnavailable(call, 'audit store could not be read to check the approval', error);
   }
   const missing = missingApproval(record, call, deps.allowRunsToWaive);
   if (missing === undefined) return;
@@ -91,21 +92,4 @@ function approvalRequired(tool: string, key: string, why: string): ToolErrorObse
     retryable: false,
     attempts: 0,
   };
-}
-
-function auditUnavailable(call: GatedCall, cause: unknown): ReturnType<typeof toolFailure> {
-  const { attempt, retry } = call;
-  const lastAttempt = attempt >= retry.maximumAttempts;
-  return toolFailure(
-    {
-      status: 'error',
-      code: TOOL_ERROR_CODES.UNAVAILABLE,
-      message: `The audit store could not be read to check the approval of "${call.tool.contract.name}": ${cause instanceof Error ? cause.message : String(cause)}`,
-      hint: 'Try again later.',
-      retryable: true,
-      attempts: attempt,
-    },
-    { mayHaveHadEffect: false },
-    lastAttempt ? undefined : Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** (attempt - 1)),
-  );
 }

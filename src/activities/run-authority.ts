@@ -1,3 +1,4 @@
+import { checkStoreUnavailable } from './store-failure';
 import { TOOL_ERROR_CODES, toolFailure, type ToolErrorObservation } from '../contract/activity-protocol';
 import { READ_STORED_OUTPUT_TOOL } from '../contract/claim-check-reference';
 import { grantedTools, type RunGrant } from '../contract/run-grant';
@@ -64,7 +65,7 @@ export class RunAuthority {
       return;
     }
     const grant = await this.grantOf(call.workflowId).catch((error: unknown) => {
-      throw grantsUnavailable(call, error);
+      throw checkStoreUnavailable(call, 'grant store could not be read to check the authority', error);
     });
     if (grant && !grant.tools.includes(tool))
       throw notPermitted(tool, call.workflowId, `the run's grant does not name it (it names ${listed(grant.tools)})`);
@@ -100,7 +101,7 @@ export class RunAuthority {
       this.remember(childId, recorded);
       return recorded;
     } catch (error) {
-      throw grantsUnavailable(call, error);
+      throw checkStoreUnavailable(call, 'grant store could not be read to check the authority', error);
     }
   }
 
@@ -151,21 +152,4 @@ function notPermitted(tool: string, workflowId: string, why: string): ReturnType
     attempts: 0,
   };
   return toolFailure(observation, { mayHaveHadEffect: false });
-}
-
-function grantsUnavailable(call: AuthorityCall, cause: unknown): ReturnType<typeof toolFailure> {
-  const { attempt, retry } = call;
-  const lastAttempt = attempt >= retry.maximumAttempts;
-  return toolFailure(
-    {
-      status: 'error',
-      code: TOOL_ERROR_CODES.UNAVAILABLE,
-      message: `The grant store could not be read to check the authority of "${call.tool.contract.name}": ${cause instanceof Error ? cause.message : String(cause)}`,
-      hint: 'Try again later.',
-      retryable: true,
-      attempts: attempt,
-    },
-    { mayHaveHadEffect: false },
-    lastAttempt ? undefined : Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** (attempt - 1)),
-  );
 }

@@ -1,5 +1,11 @@
 import { IdempotencyStoreError } from '../stores/idempotency/idempotency-store-error';
-import { TOOL_ERROR_CODES, type ToolErrorObservation, type ToolFailureFacts } from '../contract/activity-protocol';
+import {
+  TOOL_ERROR_CODES,
+  toolFailure,
+  type ToolErrorObservation,
+  type ToolFailureFacts,
+} from '../contract/activity-protocol';
+import type { ToolRetrySettings } from '../contract/tool-catalog-entry';
 
 /** Where the wrapper was talking to the idempotency store: claiming the key, or recording the result. */
 export type StorePhase = 'claim' | 'record';
@@ -58,4 +64,29 @@ export function deterministicStoreFailure(
     },
     facts: { mayHaveHadEffect: true },
   };
+}
+
+/**
+ * The retryable failure of a check that could not read its store (the audit store for an approval, the grant store
+ * for a run's authority): nothing ran, and the attempt is retried after the tool's own backoff, until the last.
+ */
+export function checkStoreUnavailable(
+  call: { tool: { contract: { name: string } }; attempt: number; retry: ToolRetrySettings },
+  what: string,
+  cause: unknown,
+): ReturnType<typeof toolFailure> {
+  const { attempt, retry } = call;
+  const lastAttempt = attempt >= retry.maximumAttempts;
+  return toolFailure(
+    {
+      status: 'error',
+      code: TOOL_ERROR_CODES.UNAVAILABLE,
+      message: `The ${what} of "${call.tool.contract.name}": ${cause instanceof Error ? cause.message : String(cause)}`,
+      hint: 'Try again later.',
+      retryable: true,
+      attempts: attempt,
+    },
+    { mayHaveHadEffect: false },
+    lastAttempt ? undefined : Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** (attempt - 1)),
+  );
 }
