@@ -152,7 +152,9 @@ async function createWorkerWithoutPayMissing(temporal: TestTemporal): Promise<Wo
 async function run(script: ScriptedTurn[], options: Omit<AgentRunInput, 'goal' | 'model'>): Promise<AgentRunResult> {
   const handle = await startAgentRun(
     temporal.client,
-    { goal: 'failure policy', model: { provider: 'recording', script }, ...options },
+    // Regular activities: this worker is assembled from the engine's internal factories, without the fast
+    // path's activities (createWorker and the plugin register those).
+    { goal: 'failure policy', model: { provider: 'recording', script }, fastPath: false, ...options },
     { taskQueue },
   );
   return waitForAgentRun(handle);
