@@ -57,7 +57,12 @@ async function completionBytes(handle: WorkflowHandle): Promise<Array<{ bytes: n
   return completions.sort((a, b) => b.bytes - a.bytes);
 }
 
-async function hostileRun(name: string, turns: HostileTurn[], limits?: { maxConcurrentCalls: number }) {
+async function hostileRun(
+  name: string,
+  turns: HostileTurn[],
+  limits?: { maxConcurrentCalls: number },
+  fastPath?: false,
+) {
   const counts = { inFlight: 0, maxInFlight: 0, calls: 0 };
   const asked: ModelRequest[] = [];
   const recording: ModelProvider = async (request, context) => {
@@ -74,7 +79,13 @@ async function hostileRun(name: string, turns: HostileTurn[], limits?: { maxConc
   return worker.runUntil(async () => {
     const handle = await startAgentRun(
       temporal.client,
-      { goal: name, model: { provider: 'hostile', turns }, parallelToolCalls: true, ...(limits ? { limits } : {}) },
+      {
+        goal: name,
+        model: { provider: 'hostile', turns },
+        parallelToolCalls: true,
+        ...(limits ? { limits } : {}),
+        ...(fastPath === false ? { fastPath } : {}),
+      },
       { taskQueue },
     );
     const result = await waitForAgentRun(handle);
@@ -115,9 +126,13 @@ describe('fan-out caps', () => {
   });
 
   test('with maxConcurrentCalls: 32 one completion schedules all 32 calls of the turn', async () => {
-    const { result, counts, completions, ms } = await hostileRun('fan-out-cap-32', THOUSAND_CALLS, {
-      maxConcurrentCalls: 32,
-    });
+    // Regular activities: the completion's commands are the calls' ScheduleActivityTask commands.
+    const { result, counts, completions, ms } = await hostileRun(
+      'fan-out-cap-32',
+      THOUSAND_CALLS,
+      { maxConcurrentCalls: 32 },
+      false,
+    );
     expect(result.status).toBe('completed');
     const widest = [...completions].sort((a, b) => b.commands - a.commands)[0]!;
     expect(widest.commands).toBe(32);
