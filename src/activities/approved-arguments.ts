@@ -8,7 +8,12 @@ import { toolFailure } from '../contract/activity-protocol';
  *
  * @throws a non-retryable `APPROVAL_MISMATCH` failure that had no effect.
  */
-export function assertApprovedArguments(tool: string, validated: unknown, approvedDigest: string): void {
+export function assertApprovedArguments(
+  tool: string,
+  validated: unknown,
+  approvedDigest: string,
+  attempt: number,
+): void {
   let digest: string | undefined;
   try {
     digest = argumentsDigest(validated);
@@ -23,7 +28,8 @@ export function assertApprovedArguments(tool: string, validated: unknown, approv
       message: `The arguments of "${tool}" are not the ones that were approved (digest ${digest ?? 'unavailable'}, approved ${approvedDigest}); nothing was run.`,
       hint: 'Do not repeat the call; ask for a new approval with the arguments you mean.',
       retryable: false,
-      attempts: 0,
+      // The attempt that refused it counts, as on its span (the tool did not run).
+      attempts: attempt,
     },
     { mayHaveHadEffect: false },
   );

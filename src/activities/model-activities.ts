@@ -28,6 +28,8 @@ import { boundModelTurn } from '../contract/bound-model-turn';
 import { PAYLOAD_LIMITS, truncateText } from '../contract/payload-limits';
 import type { AgentOutputSpec } from '../contract/agent-output';
 import { checkAnswer } from '../guard/check-answer';
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
+import { createGenAiClientMetrics, tracedModelCall, type ModelCallTelemetry } from '../telemetry/model-call-telemetry';
 
 /** Dependencies of {@link createModelActivities}. */
 export interface ModelActivityDeps {
@@ -57,6 +59,10 @@ export interface ModelActivityDeps {
    * breaker alone, one probe per worker): the idempotency store and this worker's name.
    */
   probeSlots?: { store: IdempotencyStore; owner: string };
+  /** Where the GenAI client metrics of the model calls go (default: the global meter provider). */
+  meterProvider?: MeterProvider;
+  /** The worker's tracer provider when it traces: each provider call is then a `chat` span (docs/telemetry.md). */
+  tracerProvider?: TracerProvider;
 }
 
 /**
@@ -140,6 +146,10 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
   const providers: Record<string, ModelProvider> = { scripted: scriptedModel, ...deps.providers };
   const transcripts = deps.transcripts ?? new MemoryTranscriptStore();
   const withBreaker = { ...deps, breaker: deps.breaker ?? createProviderBreaker({ random: deps.random }) };
+  const telemetry: ModelCallTelemetry = {
+    metrics: createGenAiClientMetrics(deps.meterProvider),
+    ...(deps.tracerProvider ? { tracerProvider: deps.tracerProvider } : {}),
+  };
   return {
     async callModel(input: CallModelInput): Promise<ModelTurn> {
       // Names this worker in a heartbeat at once; a retry whose previous worker died resets the sticky queue.
@@ -179,7 +189,11 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
           })
         : undefined;
       try {
-        const turn = withAnswerCheck(await answer(input, provider, request, withBreaker, live), input.output);
+        // One GenAI `chat` operation per provider call: a span (when traced) and the GenAI client metrics.
+        const answered = await tracedModelCall(telemetry, input.settings, () =>
+          answer(input, provider, request, withBreaker, live),
+        );
+        const turn = withAnswerCheck(answered, input.output);
         await live?.complete(turn);
         await forgetting;
         return turn;

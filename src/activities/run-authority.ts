@@ -61,16 +61,15 @@ export class RunAuthority {
     if (tool === READ_STORED_OUTPUT_TOOL) return;
     const restricted = this.deps.restrictedTools.has(tool);
     if (!this.deps.grants) {
-      if (restricted) throw notPermitted(tool, call.workflowId, 'it is restricted and this worker reads no grants');
+      if (restricted) throw notPermitted(tool, call, 'it is restricted and this worker reads no grants');
       return;
     }
     const grant = await this.grantOf(call.workflowId).catch((error: unknown) => {
       throw checkStoreUnavailable(call, 'grant store could not be read to check the authority', error);
     });
     if (grant && !grant.tools.includes(tool))
-      throw notPermitted(tool, call.workflowId, `the run's grant does not name it (it names ${listed(grant.tools)})`);
-    if (!grant && restricted)
-      throw notPermitted(tool, call.workflowId, 'it is restricted and the run has no grant that names it');
+      throw notPermitted(tool, call, `the run's grant does not name it (it names ${listed(grant.tools)})`);
+    if (!grant && restricted) throw notPermitted(tool, call, 'it is restricted and the run has no grant that names it');
   }
 
   /**
@@ -142,14 +141,15 @@ function listed(tools: readonly string[]): string {
   return tools.length > 20 ? `${shown}, ...` : shown;
 }
 
-function notPermitted(tool: string, workflowId: string, why: string): ReturnType<typeof toolFailure> {
+/** The refusal of a call outside the run's authority; its attempt counts, as on the attempt's span (the tool did not run). */
+function notPermitted(tool: string, call: AuthorityCall, why: string): ReturnType<typeof toolFailure> {
   const observation: ToolErrorObservation = {
     status: 'error',
     code: TOOL_ERROR_CODES.TOOL_NOT_PERMITTED,
-    message: `The run ${workflowId} may not call "${tool}": ${why}. Nothing was run.`,
+    message: `The run ${call.workflowId} may not call "${tool}": ${why}. Nothing was run.`,
     hint: 'Do not call this tool again in this run; use the tools you were given or finish.',
     retryable: false,
-    attempts: 0,
+    attempts: call.attempt,
   };
   return toolFailure(observation, { mayHaveHadEffect: false });
 }

@@ -354,8 +354,13 @@ async function executeToolCall(
   const secrets = sensitiveValues(value, entry.inputSchema);
   const limits = toolArgumentGuard(deps.guard, tool.contract.spec.argumentGuard);
   const parsed = parseToolArguments(tool.contract.spec.input, value, limits);
-  if (!parsed.ok) throw redactFailure(toolFailure(parsed.error, { mayHaveHadEffect: false }), secrets);
-  if (input.approvedDigest !== undefined) assertApprovedArguments(entry.name, parsed.value, input.approvedDigest);
+  // Refused in this attempt: its observation counts it, as the attempt's span does (one attempt count).
+  if (!parsed.ok) {
+    throw redactFailure(toolFailure({ ...parsed.error, attempts: attempt }, { mayHaveHadEffect: false }), secrets);
+  }
+  if (input.approvedDigest !== undefined) {
+    assertApprovedArguments(entry.name, parsed.value, input.approvedDigest, attempt);
+  }
   const digest = validatedDigest(parsed.value);
   // A dry run: a call with effects never reaches the tool's code, whatever the workflow asked (dry-run-call.ts).
   const dry = dryRunDecision(entry, input, digest);

@@ -146,6 +146,7 @@ export function agentRunInputOf(agent: AgentDefinition, goal: string): AgentRunI
   return {
     goal,
     model: agent.model,
+    agentName: agent.name,
     instructions: agent.instructions,
     ...(agent.outputSpec && { output: agent.outputSpec }),
     allowedTools: [...agent.tools],

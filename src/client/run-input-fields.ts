@@ -6,6 +6,7 @@ const RUN_INPUT_FIELDS: Record<keyof AgentRunInput, true> = {
   goal: true,
   instructions: true,
   model: true,
+  agentName: true,
   output: true,
   allowedTools: true,
   limits: true,

@@ -72,6 +72,11 @@ export interface AgentRunInput {
   /** Which model to use; `{ provider: 'scripted', script }` runs offline. */
   model: ModelSettings;
   /**
+   * The agent's name, for telemetry: its runs' `invoke_agent <name>` span and `gen_ai.agent.name`
+   * (docs/telemetry.md). `startAgent` and conversations of a defined agent set it to the agent's `name`.
+   */
+  agentName?: string;
+  /**
    * The agent's standing instructions: every provider gets them as the system prompt of every turn, after the
    * engine's own (docs/agents.md). A sub-agent gets its own agent's.
    */

@@ -20,7 +20,11 @@ import { createMcpHost, withMcpTools, type McpHost } from '../mcp/client/mcp-hos
 import type { StreamStore } from '../stores/streams/stream-store';
 import { withoutTaskTokenInActivityLogs } from '../telemetry/private-logs';
 import { TRACING_WORKFLOW_MODULES } from '../telemetry/tracing-workflow-modules';
-import { telemetryWorkerOptions, type WorkerTelemetryOptions } from '../telemetry/worker-telemetry';
+import {
+  telemetryTracerProvider,
+  telemetryWorkerOptions,
+  type WorkerTelemetryOptions,
+} from '../telemetry/worker-telemetry';
 import type { Tool } from '../tools/define-tool';
 import { withReadStoredOutputTool } from '../tools/read-stored-output-tool';
 import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry';
@@ -264,6 +268,7 @@ export class DurableToolsPlugin implements WorkerPlugin, BundlerPlugin {
           'durable-tools: this worker runs tools with effects on memory stores: a call retried after a crash or on another worker may run again. Use the default durable stores (SQLite in .data/, or Postgres) outside tests.',
         );
       }
+      const tracerProvider = await telemetryTracerProvider(options.telemetry);
       const activities = createEngineActivities({
         registry,
         modelProviders: options.modelProviders ?? {},
@@ -280,6 +285,7 @@ export class DurableToolsPlugin implements WorkerPlugin, BundlerPlugin {
         ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
         ...(options.deadHolderDrainMs !== undefined ? { deadHolderDrainMs: options.deadHolderDrainMs } : {}),
         ...(options.telemetry?.meterProvider ? { meterProvider: options.telemetry.meterProvider } : {}),
+        ...(tracerProvider ? { tracerProvider } : {}),
       });
       const tracing = await telemetryWorkerOptions(undefined, options.telemetry);
       return { activities, registry, tracing, close };

@@ -1,5 +1,5 @@
 import { thisProcessHolder } from '../activities/holder-identity';
-import type { MeterProvider } from '@opentelemetry/api';
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { createApprovalActivities, type WorkerApprovalConfig } from '../activities/approval-activities';
 import { createFusedStepActivities } from '../activities/fused-step';
 import { createModelActivities } from '../activities/model-activities';
@@ -46,6 +46,8 @@ export interface EngineActivityDeps {
   leaseMs?: number;
   deadHolderDrainMs?: number | false;
   meterProvider?: MeterProvider;
+  /** The worker's tracer provider when it traces (the model calls' `chat` spans). */
+  tracerProvider?: TracerProvider;
 }
 
 /** The engine's activities by activity type (what `Worker.create({ activities })` takes). */
@@ -67,6 +69,8 @@ export function createEngineActivities(deps: EngineActivityDeps): EngineActiviti
     // One probe of a provider that is down across the workers sharing the store (docs/models.md).
     probeSlots: { store: deps.idempotencyStore, owner: thisProcessHolder().owner },
     ...streams,
+    ...telemetry,
+    ...(deps.tracerProvider ? { tracerProvider: deps.tracerProvider } : {}),
   });
   const toolActivities = createToolActivities({
     registry: deps.registry,

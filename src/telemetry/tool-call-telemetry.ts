@@ -4,6 +4,7 @@ import { msOptionalToNumber } from '@temporalio/common/lib/time';
 import type { FailureKind } from '../failures/classify';
 import type { NoRetryReason } from '../failures/retry-decision';
 import { TOOL_ERROR_CODES } from '../contract/activity-protocol';
+import { ERROR_TYPE_OTHER, GEN_AI_ATTRIBUTES } from '../contract/gen-ai-conventions';
 import type { EngineMetrics } from './engine-metrics';
 
 /** Attributes the engine sets on the span of a tool call attempt (Temporal's `RunActivity:<tool>`). */
@@ -100,6 +101,8 @@ export class ToolCallRecord {
     if (this.refusedBy === 'budget-exhausted') this.metrics.retryBudgetRefusals.add(1, { tool });
     if (outcome === 'outcome_unknown') this.metrics.unknownOutcomes.add(1, { tool });
     this.end(outcome, {
+      // The convention's class of error (docs/telemetry.md): the observation's code, as `durable_tools.error_code`.
+      [GEN_AI_ATTRIBUTES.errorType]: code ?? ERROR_TYPE_OTHER,
       ...(code ? { [TOOL_CALL_SPAN_ATTRIBUTES.errorCode]: code } : {}),
       ...(classification ? { [TOOL_CALL_SPAN_ATTRIBUTES.classification]: classification } : {}),
       ...(retryDelayMs !== undefined ? { [TOOL_CALL_SPAN_ATTRIBUTES.retryDelayMs]: retryDelayMs } : {}),

@@ -1,4 +1,4 @@
-import type { MeterProvider } from '@opentelemetry/api';
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { WorkerTracingOptions } from './worker-tracing';
 
@@ -31,6 +31,18 @@ export async function telemetryWorkerOptions(
   const { withWorkerTracing } = await import('./worker-tracing');
   const { interceptors, sinks } = withWorkerTracing(workerOptions ?? {}, telemetry.tracing);
   return { interceptors, sinks };
+}
+
+/**
+ * The tracer provider of the engine's worker-side spans (the model calls' `chat` spans) when the worker traces;
+ * undefined, with nothing loaded, when it does not.
+ */
+export async function telemetryTracerProvider(
+  telemetry: WorkerTelemetryOptions | undefined,
+): Promise<TracerProvider | undefined> {
+  if (!telemetry?.tracing) return undefined;
+  const { workerTracerProvider } = await import('./worker-tracing');
+  return workerTracerProvider(telemetry.tracing);
 }
 
 /** What the engine's activities need of the telemetry options (the meter provider, when one is given). */

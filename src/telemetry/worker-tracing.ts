@@ -10,6 +10,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry/lib/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import { TelemetryConfigError } from './telemetry-config-error';
+import { leanWorkflowExporter, type WorkflowSpanInfo } from './lean-workflow-spans';
 import { TRACING_WORKFLOW_MODULES } from './tracing-workflow-modules';
 
 /**
@@ -21,6 +22,12 @@ export interface WorkerTracingOptions {
   spanProcessor: SpanProcessor;
   /** Resource of the workflow spans (default: the SDK's default resource). */
   resource?: Resource;
+  /**
+   * Which `WorkflowInfo` fields the workflow spans carry: `lean` (default) the ids, type, task queue, namespace
+   * and attempt (`WORKFLOW_SPAN_INFO_FIELDS`); `all` every field, nested values included, as Temporal's exporter
+   * copies them.
+   */
+  workflowInfo?: WorkflowSpanInfo;
 }
 
 /**
@@ -54,8 +61,14 @@ export function withWorkerTracing<T extends Pick<WorkerOptions, 'interceptors' |
       ],
       workflowModules: [...(interceptors.workflowModules ?? []), ...TRACING_WORKFLOW_MODULES],
     },
-    sinks: { ...options.sinks, exporter: makeWorkflowExporter(target.spanProcessor, target.resource) },
+    sinks: { ...options.sinks, exporter: workflowExporter(target, tracing) },
   };
+}
+
+/** Temporal's workflow span exporter, lean unless the options ask for every `WorkflowInfo` field. */
+function workflowExporter(target: TracingTarget, tracing: boolean | WorkerTracingOptions) {
+  const exporter = makeWorkflowExporter(target.spanProcessor, target.resource);
+  return typeof tracing === 'object' && tracing.workflowInfo === 'all' ? exporter : leanWorkflowExporter(exporter);
 }
 
 interface TracingTarget {
@@ -65,12 +78,31 @@ interface TracingTarget {
   tracerProvider?: TracerProvider;
 }
 
+/** The tracer provider of each `{ spanProcessor }` given: the activity interceptors and the engine's spans share it. */
+const ownProviders = new WeakMap<SpanProcessor, BasicTracerProvider>();
+
+/**
+ * The tracer provider a worker traced with `tracing` creates its worker-side spans with (the model calls' `chat`
+ * spans): the one of its `spanProcessor`, or the global one an SDK registered.
+ */
+export function workerTracerProvider(tracing: true | WorkerTracingOptions): TracerProvider {
+  if (tracing === true) return trace.getTracerProvider();
+  return ownTracerProvider(tracing);
+}
+
+function ownTracerProvider(tracing: WorkerTracingOptions): BasicTracerProvider {
+  const known = ownProviders.get(tracing.spanProcessor);
+  if (known) return known;
+  const tracerProvider = new BasicTracerProvider({ resource: tracing.resource ?? Resource.default() });
+  tracerProvider.addSpanProcessor(tracing.spanProcessor);
+  ownProviders.set(tracing.spanProcessor, tracerProvider);
+  return tracerProvider;
+}
+
 function tracingTarget(tracing: boolean | WorkerTracingOptions): TracingTarget {
   if (typeof tracing === 'object') {
-    const resource = tracing.resource ?? Resource.default();
-    const tracerProvider = new BasicTracerProvider({ resource });
-    tracerProvider.addSpanProcessor(tracing.spanProcessor);
-    return { spanProcessor: tracing.spanProcessor, resource, tracerProvider };
+    const tracerProvider = ownTracerProvider(tracing);
+    return { spanProcessor: tracing.spanProcessor, resource: tracerProvider.resource as Resource, tracerProvider };
   }
   // The global provider is a proxy; an SDK's provider behind it exposes its processors and resource.
   const global = trace.getTracerProvider() as TracerProvider & { getDelegate?: () => TracerProvider };

@@ -9,6 +9,7 @@ import type { RunLoop } from './run-types';
 import { failedRun, type RunAbort } from './run-loop-state';
 import { turnLimitAbort } from './run-limits';
 import { showOutcome, endWithOutcome } from './run-outcome';
+import { traceAgentInvocation } from './run-tracing';
 import { takeTurn } from './run-turn';
 import { judgeTurn } from './turn-verdict';
 import { judgeTypedAnswer } from './typed-answer';
@@ -37,7 +38,13 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
  * engine's own activities (the model's) and cancellation get to the catch. `embedding` runs it inside a user's
  * own workflow (`runAgent` of durable-tools/workflow, embedded-agent.ts).
  */
-export async function runAgentLoop(input: AgentRunInput, embedding?: Embedding): Promise<AgentRunResult> {
+export function runAgentLoop(input: AgentRunInput, embedding?: Embedding): Promise<AgentRunResult> {
+  const invocation = embedding?.conversationId !== undefined ? { conversationId: embedding.conversationId } : {};
+  // One `invoke_agent` span per invocation when the run is traced (run-tracing.ts); never a command.
+  return traceAgentInvocation({ input, ...invocation }, () => playAgentLoop(input, embedding));
+}
+
+async function playAgentLoop(input: AgentRunInput, embedding?: Embedding): Promise<AgentRunResult> {
   const { run, failure } = await startRunLoop(input, embedding);
   try {
     // A turn asked as the generation started failed (run-loop.ts): the run ends as it would had the loop asked it.

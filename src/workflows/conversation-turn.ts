@@ -1,4 +1,4 @@
-import { setCurrentDetails } from '@temporalio/workflow';
+import { setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import type { AgentRunCarryOver, AgentRunInput, AgentRunResult } from '../contract/agent-run-types';
 import type { ConversationMessage } from '../contract/conversation-types';
 import { runAgentLoop } from './agent-run';
@@ -25,6 +25,7 @@ export async function playTurn(talk: Conversation, message: ConversationMessage)
       scope: { keyPrefix: runKey, runKey },
       modelRunKey: runKey,
       trackApprovalSearchAttribute: talk.input.agent.trackApprovalSearchAttribute === true,
+      conversationId: workflowInfo().workflowId,
       opened: (run) => {
         loop = run;
         run.continuesBetweenTurns = true;

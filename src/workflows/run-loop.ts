@@ -60,6 +60,8 @@ export interface Embedding {
   trackApprovalSearchAttribute: boolean;
   /** Called with the generation's loop once built: a conversation's turn adds its own (conversation-turn.ts). */
   opened?(run: RunLoop): void;
+  /** The conversation whose message the run answers (its workflow id), for telemetry (`gen_ai.conversation.id`). */
+  conversationId?: string;
 }
 
 function initialState(input: AgentRunInput, keyPrefix: string): AgentRunState {

@@ -8,17 +8,47 @@ import {
   INVALID_SPAN_CONTEXT,
   isSpanContextValid,
   ProxyTracerProvider,
+  SpanKind,
   SpanStatusCode,
   trace,
+  type Attributes,
   type Link,
   type Span,
 } from '@opentelemetry/api';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancelledFailure,
+  ContinueAsNew,
+  TimeoutFailure,
+} from '@temporalio/workflow';
 import type { ModelTurn } from '../contract/model-types';
-import type { PendingCompensation, RunStatus, StepRecord } from '../contract/agent-run-types';
+import type {
+  AgentRunInput,
+  AgentRunResult,
+  PendingCompensation,
+  RunStatus,
+  StepRecord,
+} from '../contract/agent-run-types';
+import {
+  ERROR_TYPE_OTHER,
+  GEN_AI_ATTRIBUTES as GEN_AI,
+  GEN_AI_OPERATIONS,
+  GEN_AI_TOOL_TYPE,
+  genAiProviderName,
+} from '../contract/gen-ai-conventions';
 import { compensationKey } from './run-ownership';
 
-/** Span names and attributes of the engine's workflow spans. */
+/**
+ * Span names and attributes of the engine's workflow spans. The `gen_ai.*` attributes the spans carry beside these
+ * are the OpenTelemetry GenAI conventions' (`GEN_AI_ATTRIBUTES`, docs/telemetry.md).
+ */
 export const RUN_SPANS = {
+  /**
+   * One per agent invocation (a run's generation, or a conversation's message), named `invoke_agent <agent>` (just
+   * `invoke_agent` when the run has no agent name); parent of the spans below.
+   */
+  agent: 'invoke_agent',
   /** One per model turn; parent of the `StartActivity:callModel` span. */
   modelTurn: 'model_turn',
   /** One per tool call of the model, named `execute_tool <tool>`; parent of `StartActivity:<tool>` (attempts below). */
@@ -73,7 +103,7 @@ export function markRunStatus(status: RunStatus): void {
 /** Runs one model turn inside its span. */
 export function traceModelTurn(turnNumber: number, ask: () => Promise<ModelTurn>): Promise<ModelTurn> {
   if (!tracing()) return ask();
-  return inSpan(RUN_SPANS.modelTurn, [], async (span) => {
+  return inSpan(RUN_SPANS.modelTurn, {}, async (span) => {
     span.setAttribute(A.turn, turnNumber);
     const turn = await ask();
     span.setAttribute(A.toolCalls, Array.isArray(turn.toolCalls) ? turn.toolCalls.length : 0);
@@ -91,17 +121,24 @@ export function traceToolStep(
   run: () => Promise<StepRecord>,
 ): Promise<StepRecord> {
   if (!tracing()) return run();
-  return inSpan(`${RUN_SPANS.toolCall} ${tool.slice(0, SPAN_NAME_TOOL_CHARS)}`, [], async (span) => {
+  const name = `${RUN_SPANS.toolCall} ${tool.slice(0, SPAN_NAME_TOOL_CHARS)}`;
+  const start = { [GEN_AI.operationName]: GEN_AI_OPERATIONS.executeTool, [GEN_AI.toolType]: GEN_AI_TOOL_TYPE };
+  return inSpan(name, { attributes: start }, async (span) => {
     const step = await run();
+    const failed = step.observation?.status === 'error' ? step.observation.code : undefined;
     span.setAttributes({
+      [GEN_AI.toolName]: step.tool,
+      [GEN_AI.toolCallId]: step.toolCallId,
       [A.tool]: step.tool,
       [A.toolCallId]: step.toolCallId,
       [A.stepId]: step.stepId,
       [A.idempotencyKey]: step.idempotencyKey,
       [A.stepStatus]: step.status,
       ...(step.attempts !== undefined ? { [A.attempts]: step.attempts } : {}),
-      ...(step.observation?.status === 'error' ? { [A.errorCode]: step.observation.code } : {}),
+      ...(failed !== undefined ? { [A.errorCode]: failed, [GEN_AI.errorType]: failed } : {}),
     });
+    // A failed step (refused, failed, rejected) is an operation that ended in an error: its code says which.
+    if (failed !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: failed });
     const compensation = pending.find((item) => item.stepId === step.stepId);
     const { traceId, spanId, traceFlags } = span.spanContext();
     if (compensation && isSpanContextValid(span.spanContext())) compensation.span = { traceId, spanId, traceFlags };
@@ -112,7 +149,7 @@ export function traceToolStep(
 /** Runs one compensation inside its span, linked to the span of the step it undoes. */
 export function traceCompensation<T>(item: PendingCompensation, compensate: () => Promise<T>): Promise<T> {
   const links: Link[] = item.span ? [{ context: item.span, attributes: { [A.stepId]: item.stepId } }] : [];
-  return inSpan(`${RUN_SPANS.compensation} ${item.undo}`, links, (span) => {
+  return inSpan(`${RUN_SPANS.compensation} ${item.undo}`, { links }, (span) => {
     span.setAttributes({
       [A.tool]: item.undo,
       [A.compensationOf]: item.tool,
@@ -123,14 +160,78 @@ export function traceCompensation<T>(item: PendingCompensation, compensate: () =
   });
 }
 
-/** `fn` inside an active span that ends with it, marked as an error when it throws. */
-function inSpan<T>(name: string, links: Link[], fn: (span: Span) => Promise<T>): Promise<T> {
+/** What an agent invocation is about: the run's input, and the conversation it answers a message of. */
+export interface AgentInvocation {
+  input: AgentRunInput;
+  /** The conversation's id (its workflow id), when the run answers one of its messages. */
+  conversationId?: string;
+}
+
+/**
+ * Runs one agent invocation (a generation of a run, or a conversation's message) inside its `invoke_agent` span:
+ * the GenAI agent attributes at the start, the tokens the invocation used and how it ended at the end. A run that
+ * ends other than completed is an error (`error.type` its status); so is a throw (a cancellation), but not the
+ * end of a generation by continue-as-new.
+ */
+export function traceAgentInvocation(
+  invocation: AgentInvocation,
+  run: () => Promise<AgentRunResult>,
+): Promise<AgentRunResult> {
+  if (!tracing()) return run();
+  const { input, conversationId } = invocation;
+  const agentName = input.agentName ?? input.subAgent?.tool;
+  const name = agentName ? `${RUN_SPANS.agent} ${agentName.slice(0, SPAN_NAME_TOOL_CHARS)}` : RUN_SPANS.agent;
+  const attributes: Attributes = {
+    [GEN_AI.operationName]: GEN_AI_OPERATIONS.invokeAgent,
+    [GEN_AI.providerName]: genAiProviderName(String(input.model?.provider)),
+    ...(agentName ? { [GEN_AI.agentName]: agentName } : {}),
+    ...(typeof input.model?.model === 'string' ? { [GEN_AI.requestModel]: input.model.model } : {}),
+    ...(conversationId !== undefined ? { [GEN_AI.conversationId]: conversationId } : {}),
+  };
+  return inSpan(name, { attributes }, async (span) => {
+    const result = await run();
+    const before = input.carriedOver?.usage;
+    span.setAttributes({
+      [GEN_AI.usageInputTokens]: Math.max(0, result.usage.inputTokens - (before?.inputTokens ?? 0)),
+      [GEN_AI.usageOutputTokens]: Math.max(0, result.usage.outputTokens - (before?.outputTokens ?? 0)),
+      [A.runStatus]: result.status,
+    });
+    if (result.status !== 'completed') {
+      span.setAttribute(GEN_AI.errorType, result.status);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: result.status });
+    }
+    return result;
+  });
+}
+
+/**
+ * The `error.type` of what a workflow span's work threw: a failed activity's failure type (`PERMISSION_DENIED`),
+ * `cancelled`, `timeout`, or `_OTHER`.
+ */
+export function errorTypeOf(error: unknown): string {
+  const failure = error instanceof ActivityFailure ? error.cause : error;
+  if (failure instanceof ApplicationFailure && failure.type) return failure.type;
+  if (failure instanceof CancelledFailure) return 'cancelled';
+  if (failure instanceof TimeoutFailure) return 'timeout';
+  return ERROR_TYPE_OTHER;
+}
+
+/** `fn` inside an active internal span that ends with it, marked as an error (with its `error.type`) when it throws. */
+function inSpan<T>(
+  name: string,
+  options: { links?: Link[]; attributes?: Attributes },
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
   if (!tracing()) return fn(UNTRACED_SPAN);
-  return tracer().startActiveSpan(name, { links }, async (span) => {
+  return tracer().startActiveSpan(name, { kind: SpanKind.INTERNAL, ...options }, async (span) => {
     try {
       return await fn(span);
     } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      // continueAsNew() ends a generation by throwing: no failure.
+      if (!(error instanceof ContinueAsNew)) {
+        span.setAttribute(GEN_AI.errorType, errorTypeOf(error));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      }
       throw error;
     } finally {
       span.end();
