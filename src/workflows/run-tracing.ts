@@ -20,6 +20,7 @@ import {
   ApplicationFailure,
   CancelledFailure,
   ContinueAsNew,
+  isCancellation,
   TimeoutFailure,
 } from '@temporalio/workflow';
 import type { ModelTurn } from '../contract/model-types';
@@ -95,7 +96,7 @@ export function tracing(): boolean {
   return delegate !== NOOP_TRACER_PROVIDER;
 }
 
-/** Marks the run's span (Temporal's `RunWorkflow:agentRun`) with the status the run ends with. */
+/** Marks the active span (the run's `invoke_agent` span when traced) with the status the run ends with. */
 export function markRunStatus(status: RunStatus): void {
   trace.getActiveSpan()?.setAttribute(A.runStatus, status);
 }
@@ -188,8 +189,17 @@ export function traceAgentInvocation(
     ...(typeof input.model?.model === 'string' ? { [GEN_AI.requestModel]: input.model.model } : {}),
     ...(conversationId !== undefined ? { [GEN_AI.conversationId]: conversationId } : {}),
   };
+  // The span of the workflow (Temporal's `RunWorkflow:agentRun`) shows how the run ended too.
+  const workflowSpan = trace.getActiveSpan();
   return inSpan(name, { attributes }, async (span) => {
-    const result = await run();
+    let result: AgentRunResult;
+    try {
+      result = await run();
+    } catch (error) {
+      if (isCancellation(error)) workflowSpan?.setAttribute(A.runStatus, 'cancelled');
+      throw error;
+    }
+    workflowSpan?.setAttribute(A.runStatus, result.status);
     const before = input.carriedOver?.usage;
     span.setAttributes({
       [GEN_AI.usageInputTokens]: Math.max(0, result.usage.inputTokens - (before?.inputTokens ?? 0)),

@@ -1,9 +1,12 @@
 import { Client } from '@temporalio/client';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { ScriptedTurn } from '../../src/model/scripted-model';
+import { GEN_AI_ATTRIBUTES as GEN_AI, GEN_AI_METRICS } from '../../src/contract/gen-ai-conventions';
 import { ENGINE_METRICS } from '../../src/telemetry/engine-metrics';
+import { WORKFLOW_SPAN_INFO_FIELDS } from '../../src/telemetry/lean-workflow-spans';
 import { tracingClientInterceptors } from '../../src/telemetry/client-tracing';
 import { TOOL_CALL_SPAN_ATTRIBUTES as TOOL } from '../../src/telemetry/tool-call-telemetry';
 import { compensationInput } from '../../src/tools/compensation-input';
@@ -50,10 +53,19 @@ const tools = [
   chargeCardContract.implement(async () => {
     throw new PermanentToolError('The card was declined.', { code: 'PERMISSION_DENIED' });
   }),
+  defineTool({
+    name: 'lookup_rate',
+    description: 'Looks up a nightly rate.',
+    input: z.object({ nights: z.number() }),
+    output: z.object({ rate: z.number() }),
+    effect: 'read-only',
+  }).implement(async () => ({ rate: 120 })),
 ];
 
 const script: ScriptedTurn[] = [
   { toolCalls: [{ name: 'book_hotel', arguments: { hotel: 'Adlon' } }] },
+  // Arguments its schema refuses: the tool's activity refuses the call in its first attempt.
+  { toolCalls: [{ name: 'lookup_rate', arguments: { nights: 'three' } }] },
   { toolCalls: [{ name: 'charge_card', arguments: { amountCents: 99_999 } }] },
   { text: 'done', final: true },
 ];
@@ -85,6 +97,7 @@ beforeAll(async () => {
       {
         goal: 'Book and pay',
         model: { provider: 'scripted', script },
+        agentName: 'booking_agent',
         failurePolicy: { criticalTools: ['charge_card'] },
         // Regular activities: each call and turn its own activity span (docs/fast-path.md, trade-offs: a call
         // fused into its turn's local activity has no activity span of its own).
@@ -105,6 +118,11 @@ const one = (name: string): ReadableSpan => {
 const childrenOf = (parent: ReadableSpan) =>
   tracing.spans().filter((span) => span.parentSpanId === parent.spanContext().spanId);
 const childNamed = (parent: ReadableSpan, name: string) => childrenOf(parent).filter((span) => span.name === name);
+const agentSpan = () => one('invoke_agent booking_agent');
+const attemptSpans = (call: ReadableSpan, tool: string) => {
+  const [start] = childNamed(call, `StartActivity:${tool}`);
+  return childNamed(start!, `RunActivity:${tool}`);
+};
 
 describe('a traced run with a retry and a compensation', () => {
   test('the run ends compensated', () => {
@@ -122,19 +140,54 @@ describe('a traced run with a retry and a compensation', () => {
     expect(one('RunWorkflow:agentRun').attributes[RUN_SPANS.attributes.runStatus]).toBe('compensated');
   });
 
-  test('each model turn is a span of the run, above its model activity', () => {
-    const run = one('RunWorkflow:agentRun');
-    const turns = childNamed(run, RUN_SPANS.modelTurn);
-    expect(turns.map((span) => span.attributes[RUN_SPANS.attributes.turn])).toEqual([1, 2]);
+  test("the agent's invocation is an invoke_agent span of the run, named after the agent", () => {
+    expect(agentSpan().parentSpanId).toBe(one('RunWorkflow:agentRun').spanContext().spanId);
+    expect(agentSpan().attributes).toMatchObject({
+      [GEN_AI.operationName]: 'invoke_agent',
+      [GEN_AI.agentName]: 'booking_agent',
+      [GEN_AI.providerName]: 'scripted',
+    });
+  });
+
+  test('the invocation of a run that ended compensated has status ERROR and error.type compensated', () => {
+    expect(agentSpan().status.code).toBe(SpanStatusCode.ERROR);
+    expect(agentSpan().attributes[GEN_AI.errorType]).toBe('compensated');
+  });
+
+  test('each model turn is a span of the invocation, above its model activity', () => {
+    const turns = childNamed(agentSpan(), RUN_SPANS.modelTurn);
+    expect(turns.map((span) => span.attributes[RUN_SPANS.attributes.turn])).toEqual([1, 2, 3]);
     for (const turn of turns) {
       const [start] = childNamed(turn, 'StartActivity:callModel');
       expect(childNamed(start!, 'RunActivity:callModel')).toHaveLength(1);
     }
   });
 
+  test("each model call is a chat client span under its attempt's span, with the GenAI attributes", () => {
+    for (const turn of childNamed(agentSpan(), RUN_SPANS.modelTurn)) {
+      const [attempt] = attemptSpans(turn, 'callModel');
+      const [chat] = childNamed(attempt!, 'chat');
+      expect(chat?.kind).toBe(SpanKind.CLIENT);
+      expect(chat?.attributes).toMatchObject({ [GEN_AI.operationName]: 'chat', [GEN_AI.providerName]: 'scripted' });
+    }
+  });
+
+  test('every tool call span carries the GenAI execute_tool attributes', () => {
+    for (const tool of ['book_hotel', 'lookup_rate', 'charge_card']) {
+      const call = one(`${RUN_SPANS.toolCall} ${tool}`);
+      expect(call.attributes).toMatchObject({
+        [GEN_AI.operationName]: 'execute_tool',
+        [GEN_AI.toolName]: tool,
+        [GEN_AI.toolCallId]: expect.any(String),
+        [GEN_AI.toolType]: 'function',
+      });
+    }
+  });
+
   test('a retried tool call is one span with one attempt span per attempt, each with its outcome', () => {
     const call = one(`${RUN_SPANS.toolCall} book_hotel`);
-    expect(call.parentSpanId).toBe(one('RunWorkflow:agentRun').spanContext().spanId);
+    expect(call.parentSpanId).toBe(agentSpan().spanContext().spanId);
+    expect(call.status.code).toBe(SpanStatusCode.UNSET);
     expect(call.attributes).toMatchObject({
       [RUN_SPANS.attributes.stepId]: 1,
       [RUN_SPANS.attributes.idempotencyKey]: `${result.runKey}/1`,
@@ -158,21 +211,49 @@ describe('a traced run with a retry and a compensation', () => {
     ]);
   });
 
-  test('a permanently failed tool call says so on its attempt span', () => {
-    const [start] = childNamed(one(`${RUN_SPANS.toolCall} charge_card`), 'StartActivity:charge_card');
-    expect(childNamed(start!, 'RunActivity:charge_card').map((span) => span.attributes)).toEqual([
+  test('a permanently failed tool call says so on its attempt span, with its code as error.type', () => {
+    expect(
+      attemptSpans(one(`${RUN_SPANS.toolCall} charge_card`), 'charge_card').map((span) => span.attributes),
+    ).toEqual([
       expect.objectContaining({
         [TOOL.outcome]: 'failed',
         [TOOL.classification]: 'permanent',
         [TOOL.errorCode]: 'PERMISSION_DENIED',
+        [GEN_AI.errorType]: 'PERMISSION_DENIED',
       }),
     ]);
+  });
+
+  test("a failed tool call's span has status ERROR and its code as error.type", () => {
+    const call = one(`${RUN_SPANS.toolCall} charge_card`);
+    expect(call.status.code).toBe(SpanStatusCode.ERROR);
+    expect(call.attributes[GEN_AI.errorType]).toBe('PERMISSION_DENIED');
+  });
+
+  test('a call refused for its arguments counts the one attempt that refused it, on both spans', () => {
+    const call = one(`${RUN_SPANS.toolCall} lookup_rate`);
+    expect(call.attributes).toMatchObject({
+      [GEN_AI.errorType]: 'INVALID_ARGUMENTS',
+      [RUN_SPANS.attributes.attempts]: 1,
+    });
+    expect(attemptSpans(call, 'lookup_rate').map((span) => span.attributes[TOOL.attempt])).toEqual([1]);
+  });
+
+  test('the workflow spans carry only the WorkflowInfo fields an operator uses, no memo or search attributes', () => {
+    const run = one('RunWorkflow:agentRun');
+    expect(run.attributes).toMatchObject({ workflowType: 'agentRun', taskQueue: expect.any(String), attempt: 1 });
+    for (const span of [run, agentSpan(), one(`${RUN_SPANS.toolCall} book_hotel`)]) {
+      const infoFields = Object.keys(span.attributes).filter((key) => !key.includes('.'));
+      expect(infoFields.every((key) => (WORKFLOW_SPAN_INFO_FIELDS as readonly string[]).includes(key))).toBe(true);
+      expect(span.attributes).not.toHaveProperty('memo');
+      expect(span.attributes).not.toHaveProperty('searchAttributes');
+    }
   });
 
   test('the compensation span is linked to the span of the step it undoes', () => {
     const compensation = one(`${RUN_SPANS.compensation} cancel_hotel`);
     const booked = one(`${RUN_SPANS.toolCall} book_hotel`);
-    expect(compensation.parentSpanId).toBe(one('RunWorkflow:agentRun').spanContext().spanId);
+    expect(compensation.parentSpanId).toBe(agentSpan().spanContext().spanId);
     expect(compensation.links.map((link) => link.context.spanId)).toEqual([booked.spanContext().spanId]);
     expect(compensation.attributes).toMatchObject({
       [RUN_SPANS.attributes.compensationOf]: 'book_hotel',
@@ -186,6 +267,14 @@ describe('a traced run with a retry and a compensation', () => {
         [TOOL.outcome]: 'succeeded',
       }),
     ]);
+  });
+
+  test('gen_ai.client.operation.duration records each of the three model calls, in seconds', async () => {
+    const points = await metrics.points(GEN_AI_METRICS.operationDuration);
+    expect(points.map((p) => p.attributes)).toEqual([
+      expect.objectContaining({ [GEN_AI.operationName]: 'chat', [GEN_AI.providerName]: 'scripted' }),
+    ]);
+    expect(points[0]).toMatchObject({ count: 3, unit: 's' });
   });
 
   test("the run's metrics count its calls by outcome, its retry and its compensation", async () => {

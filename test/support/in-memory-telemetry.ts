@@ -15,11 +15,15 @@ class InMemoryMetricReader extends MetricReader {
   protected async onShutdown(): Promise<void> {}
 }
 
-/** One point of a metric: its attributes and its value (a counter's sum, a histogram's count and sum). */
+/** One point of a metric: its attributes and its value (a counter's sum, a histogram's count, sum and buckets). */
 export interface MetricPoint {
   attributes: Record<string, unknown>;
   value: number;
   count?: number;
+  /** A histogram's bucket boundaries. */
+  boundaries?: number[];
+  /** The unit of the metric's instrument. */
+  unit?: string;
 }
 
 /** A meter provider whose metrics the test reads back. */
@@ -33,9 +37,15 @@ export function inMemoryMetrics() {
       .filter((metric) => metric.descriptor.name === name)
       .flatMap((metric) =>
         metric.dataPointType === DataPointType.HISTOGRAM
-          ? metric.dataPoints.map((p) => ({ attributes: p.attributes, value: p.value.sum ?? 0, count: p.value.count }))
+          ? metric.dataPoints.map((p) => ({
+              attributes: p.attributes,
+              value: p.value.sum ?? 0,
+              count: p.value.count,
+              boundaries: p.value.buckets.boundaries,
+              unit: metric.descriptor.unit,
+            }))
           : metric.dataPointType === DataPointType.SUM || metric.dataPointType === DataPointType.GAUGE
-            ? metric.dataPoints.map((p) => ({ attributes: p.attributes, value: p.value }))
+            ? metric.dataPoints.map((p) => ({ attributes: p.attributes, value: p.value, unit: metric.descriptor.unit }))
             : [],
       );
   };
