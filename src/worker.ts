@@ -86,6 +86,4 @@ export { startTelemetryFromEnv } from './telemetry/telemetry-from-env';
 export { ENGINE_METRICS } from './telemetry/engine-metrics';
 export { TOOL_CALL_SPAN_ATTRIBUTES } from './telemetry/tool-call-telemetry';
 export { RUN_SPANS } from './workflows/run-tracing';
-export { GEN_AI_ATTRIBUTES, GEN_AI_METRICS } from './contract/gen-ai-conventions';
-export { WORKFLOW_SPAN_INFO_FIELDS, type WorkflowSpanInfo } from './telemetry/lean-workflow-spans';
 export { TRACING_WORKFLOW_MODULES } from './telemetry/tracing-workflow-modules';

@@ -10,7 +10,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry/lib/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import { TelemetryConfigError } from './telemetry-config-error';
-import { leanWorkflowExporter, type WorkflowSpanInfo } from './lean-workflow-spans';
+import { leanWorkflowExporter } from './lean-workflow-spans';
 import { TRACING_WORKFLOW_MODULES } from './tracing-workflow-modules';
 
 /**
@@ -27,7 +27,7 @@ export interface WorkerTracingOptions {
    * and attempt (`WORKFLOW_SPAN_INFO_FIELDS`); `all` every field, nested values included, as Temporal's exporter
    * copies them.
    */
-  workflowInfo?: WorkflowSpanInfo;
+  workflowInfo?: 'lean' | 'all';
 }
 
 /**
