@@ -269,6 +269,18 @@ describe('a traced run with a retry and a compensation', () => {
     ]);
   });
 
+  test("no span holds an argument value of the run's calls", () => {
+    const spans = tracing.spans().map(({ name, attributes, events, status, links }) => ({
+      name,
+      attributes,
+      events,
+      status,
+      links,
+    }));
+    const text = JSON.stringify(spans);
+    for (const value of ['Adlon', '99999', 'three']) expect(text).not.toContain(value);
+  });
+
   test('gen_ai.client.operation.duration records each of the three model calls, in seconds', async () => {
     const points = await metrics.points(GEN_AI_METRICS.operationDuration);
     expect(points.map((p) => p.attributes)).toEqual([
