@@ -171,7 +171,10 @@ export interface ToolErrorObservation {
   hint: string;
   /** Whether calling again later (with the same arguments) could succeed. */
   retryable: boolean;
-  /** How many attempts the engine made before giving up (0 when the call never ran). */
+  /**
+   * How many attempts of the call's activity ran before it gave up, the one that refused the call included (a guard
+   * refusal in attempt 1 says 1, as the attempt's span does); 0 when no activity ran (refused in the workflow).
+   */
   attempts: number;
   /** Field-level problems, for validation failures. */
   issues?: ReadonlyArray<{ path: string; message: string }>;
