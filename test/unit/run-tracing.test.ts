@@ -1,5 +1,11 @@
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { ContinueAsNew } from '@temporalio/workflow';
 import type {
@@ -61,6 +67,9 @@ function traced() {
   return { only };
 }
 
+// What an SDK installs in a process (and Temporal's interceptors in the sandbox): the active span follows awaits.
+beforeAll(() => context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable()));
+afterAll(() => context.disable());
 afterEach(() => trace.disable());
 
 describe('execute_tool spans', () => {
@@ -162,6 +171,16 @@ describe('invoke_agent spans', () => {
     await traceAgentInvocation({ input }, async () => result({ status: 'compensated' }));
     expect(only().status.code).toBe(SpanStatusCode.ERROR);
     expect(only().attributes[GEN_AI.errorType]).toBe('compensated');
+  });
+
+  test("the workflow's span gets the run's status too", async () => {
+    traced();
+    const workflow = trace.getTracer('test').startSpan('RunWorkflow:agentRun');
+    await context.with(trace.setSpan(context.active(), workflow), () =>
+      traceAgentInvocation({ input }, async () => result({ status: 'compensated' })),
+    );
+    workflow.end();
+    expect((workflow as unknown as ReadableSpan).attributes[RUN_SPANS.attributes.runStatus]).toBe('compensated');
   });
 
   test('a generation that continues as new is no error', async () => {
