@@ -218,7 +218,7 @@ export function traceAgentInvocation(
  * The `error.type` of what a workflow span's work threw: a failed activity's failure type (`PERMISSION_DENIED`),
  * `cancelled`, `timeout`, or `_OTHER`.
  */
-export function errorTypeOf(error: unknown): string {
+function errorTypeOf(error: unknown): string {
   const failure = error instanceof ActivityFailure ? error.cause : error;
   if (failure instanceof ApplicationFailure && failure.type) return failure.type;
   if (failure instanceof CancelledFailure) return 'cancelled';
