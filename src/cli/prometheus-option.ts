@@ -19,7 +19,7 @@ export function prometheusOption(values: ParsedValues, context: CliContext): str
   const port = match ? Number(match[2]) : NaN;
   if (!match || port < 1 || port > 65_535) {
     throw new CliUsageError(
-      `--prometheus must be host:port, such as 127.0.0.1:9464 or 0.0.0.0:9464 (got ${JSON.stringify(address)}).`,
+      `--prometheus must be host:port, such as 127.0.0.1:9465 or 0.0.0.0:9465 (got ${JSON.stringify(address)}).`,
     );
   }
   return address;
