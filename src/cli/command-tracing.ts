@@ -21,7 +21,7 @@ import {
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Client, ClientInterceptors, WorkflowClientInterceptor } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { startTelemetryFromEnv, telemetryConfigFromEnv } from '../telemetry/telemetry-from-env';
+import { startTelemetry, telemetryConfigFromEnv } from '../telemetry/telemetry-from-env';
 import type { CliContext } from './command';
 
 /** Service name of the command line's spans when `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES` name none. */
@@ -73,7 +73,7 @@ const w3c = new W3CTraceContextPropagator();
  */
 export async function startCommandTracing(cli: CliContext, command: string): Promise<CommandTracing | undefined> {
   if (!telemetryConfigFromEnv(cli.env).traces) return undefined;
-  const telemetry = await startTelemetryFromEnv({ serviceName: CLI_SERVICE_NAME, tracesOnly: true });
+  const telemetry = await startTelemetry({ serviceName: CLI_SERVICE_NAME, tracesOnly: true });
   if (!telemetry) return undefined;
   cli.lifecycle.defer('the OpenTelemetry SDK (flushing spans)', () => telemetry.shutdown());
   const { OpenTelemetryWorkflowClientInterceptor } = await import('@temporalio/interceptors-opentelemetry/lib/client');

@@ -18,7 +18,7 @@ export interface StartedTelemetry extends TelemetryEnvConfig {
 /** Service name of the spans and metrics when neither `OTEL_SERVICE_NAME` nor `OTEL_RESOURCE_ATTRIBUTES` names one. */
 export const DEFAULT_SERVICE_NAME = 'durable-tools-worker';
 
-/** Options of {@link startTelemetryFromEnv}. */
+/** Options of {@link startTelemetry}. */
 export interface StartTelemetryOptions {
   /** Service name when the variables name none (default {@link DEFAULT_SERVICE_NAME}). */
   serviceName?: string;
@@ -95,9 +95,16 @@ async function importNodeSdk(): Promise<typeof import('@opentelemetry/sdk-node')
  * await telemetry?.shutdown();
  * ```
  */
-export async function startTelemetryFromEnv(
-  options: StartTelemetryOptions = {},
-): Promise<StartedTelemetry | undefined> {
+export function startTelemetryFromEnv(): Promise<StartedTelemetry | undefined> {
+  return startTelemetry();
+}
+
+/**
+ * {@link startTelemetryFromEnv} with options: the command line starts traces only, under its own service name.
+ *
+ * @throws {@link TelemetryConfigError} as {@link startTelemetryFromEnv}.
+ */
+export async function startTelemetry(options: StartTelemetryOptions = {}): Promise<StartedTelemetry | undefined> {
   const asked = telemetryConfigFromEnv(process.env);
   const config = options.tracesOnly ? { traces: asked.traces, metrics: false } : asked;
   if (!config.traces && !config.metrics) return undefined;
