@@ -9,7 +9,8 @@ export const PROMETHEUS_OPTION_SPEC = { prometheus: { type: 'string' } } as cons
 
 /** `--prometheus` in a subcommand's help. */
 export const PROMETHEUS_OPTION_HELP = `  --prometheus <host:port>  serve Temporal's worker runtime metrics for Prometheus at
-                  http://<host:port>/metrics (default: $${PROMETHEUS_ENV}; none when unset)`;
+                  http://<host:port>/metrics (default: $${PROMETHEUS_ENV}; none when unset). A port of
+                  its own (e.g. 9465: OTEL_METRICS_EXPORTER=prometheus takes 9464); a taken port stops the worker`;
 
 /** The bind address of the runtime's Prometheus endpoint, if asked for; a usage error when it is not host:port. */
 export function prometheusOption(values: ParsedValues, context: CliContext): string | undefined {
