@@ -52,6 +52,7 @@ let worker: CliProcess;
 let client: Client;
 let runExit: number;
 let approveOutput: string;
+let forkOutput: string;
 
 /** The environment of every command: the test server, stores in a temporary directory, OTLP to the collector. */
 function env(): NodeJS.ProcessEnv {
@@ -112,6 +113,8 @@ beforeAll(async () => {
   const approve = await runCliToEnd(['approve', workflowId, '--yes', '--approver', 'operator'], env());
   approveOutput = `${approve.stdout}${approve.stderr}`;
   runExit = await run.exited;
+  const fork = await runCliToEnd(['fork', workflowId, '--dry-run', '--id', `${workflowId}-fork`], env());
+  forkOutput = `${fork.stdout}${fork.stderr}`;
 }, 15 * 60_000);
 
 afterAll(async () => {
@@ -222,6 +225,21 @@ describeWithCollector(
       const booking = one(spans, `${RUN_SPANS.toolCall} book_hotel`);
       expect(compensation.links?.map((link) => link.spanId)).toContain(booking.spanId);
       expect(attr(run, RUN_SPANS.attributes.runStatus)).toBe('compensated');
+    });
+
+    test('`fork` starts a new trace, linked to the start of the run it forks', async () => {
+      expect(forkOutput).toMatch(/Dry run .* started/);
+      const source = one(await traceWith(...EXPECTED), 'StartWorkflow:agentRun');
+      const spans = await waitFor('the fork command span at the collector', () => {
+        const all = collector.spans();
+        return all.some((span) => span.name === 'durable-tools fork') && all;
+      });
+      const fork = one(spans, 'durable-tools fork');
+      expect(fork.traceId).not.toBe(source.traceId);
+      expect(fork.parentSpanId ?? '').toBe('');
+      expect(fork.links?.map((link) => [link.traceId, link.spanId])).toEqual([[source.traceId, source.spanId]]);
+      const start = spans.find((span) => span.name === 'StartWorkflow:agentRun' && span.parentSpanId === fork.spanId);
+      expect(attr(start!, 'temporalWorkflowId')).toBe(`${workflowId}-fork`);
     });
 
     test('no argument value reaches any span', async () => {
