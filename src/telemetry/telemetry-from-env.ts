@@ -114,6 +114,9 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
   if (config.metrics && named(process.env.OTEL_METRICS_EXPORTER).includes('prometheus')) {
     await ensurePortFree(prometheusExporterAddress(process.env));
   }
+  // Without OTEL_LOG_LEVEL the SDK logs nothing, so an export that fails (a collector down) would vanish:
+  // its errors go to stderr unless the variable says otherwise.
+  if (!process.env.OTEL_LOG_LEVEL?.trim()) await logExportErrors();
   const namesService =
     Boolean(process.env.OTEL_SERVICE_NAME) || /(^|,)\s*service\.name=/.test(process.env.OTEL_RESOURCE_ATTRIBUTES ?? '');
   const withoutMetrics = !config.metrics && process.env.OTEL_METRICS_EXPORTER !== undefined;
@@ -176,4 +179,35 @@ async function ensurePortFree(address: { host?: string; port: number }): Promise
       server.close(() => resolve()),
     );
   });
+}
+
+/**
+ * Sends the SDK's errors (failed exports, mostly) to stderr, one line each: `durable-tools: OpenTelemetry: <message>`.
+ * The API's refusal to register a context manager or propagator twice is left out: the worker's tracing registers
+ * them in case no SDK did, and is refused when one did.
+ */
+async function logExportErrors(): Promise<void> {
+  const { diag, DiagLogLevel } = await import('@opentelemetry/api');
+  const error = (message: string, ...args: unknown[]) => {
+    const text = [message, ...args].map(errorText).join(' ');
+    if (!text.includes('Attempted duplicate registration'))
+      process.stderr.write(`durable-tools: OpenTelemetry: ${text}\n`);
+  };
+  const ignore = () => undefined;
+  diag.setLogger(
+    { error, warn: ignore, info: ignore, debug: ignore, verbose: ignore },
+    { logLevel: DiagLogLevel.ERROR, suppressOverrideMessage: true },
+  );
+}
+
+/** The message of what the SDK logs: an error, or the JSON its error handler makes of one. */
+function errorText(value: unknown): string {
+  if (value instanceof Error) return value.message;
+  if (typeof value !== 'string') return String(value);
+  try {
+    const parsed = JSON.parse(value) as { message?: unknown };
+    return typeof parsed.message === 'string' ? parsed.message : value;
+  } catch {
+    return value;
+  }
 }
