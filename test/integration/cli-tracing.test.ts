@@ -9,6 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { findFreePort } from '../../src/dev-server/free-port';
 import { runCliToEnd } from '../support/cli-process';
 import { otlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
 import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
@@ -130,6 +131,18 @@ describe('the command line with OTEL_* set', () => {
     expect(command?.links?.map((link) => link.spanId.toLowerCase())).toEqual([CALLER_SPAN_ID]);
     const request = spans.find((span) => span.name === 'CancelWorkflow' && span.parentSpanId === command!.spanId);
     expect(request?.traceId).toBe(start.traceId);
+  });
+
+  test("a collector that refuses the spans is said on stderr; the exit code stays the command's", async () => {
+    const id = `cli-tracing-refused-${Date.now()}`;
+    started.push(id);
+    const closedPort = await findFreePort();
+    const run = await runCliToEnd(
+      ['run', 'Trace me', '--script', join(dir, 'turns.json'), '--id', id, '--detach'],
+      env({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closedPort}` }),
+    );
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(`failed: connect ECONNREFUSED 127.0.0.1:${closedPort}`);
   });
 
   test('a read-only command (`runs`) starts no SDK and exports nothing', async () => {
