@@ -3,6 +3,7 @@ import { connectClient } from '../client/agent-run-client';
 import { connectionOptions, connectionSettingsFromEnv, type ConnectionSettings } from '../client/connection-settings';
 import { encryptionKeysFromEnv } from '../encryption/encryption-keys';
 import type { CliContext } from './command';
+import type { CommandTracing } from './command-tracing';
 import { DurableToolsError } from '../contract/durable-tools-error';
 
 /**
@@ -19,16 +20,23 @@ export class ServerUnreachableError extends DurableToolsError<'SERVER_UNREACHABL
   }
 }
 
-/** Connects a client with the settings of the environment; the connection is closed when the command ends. */
+/**
+ * Connects a client with the settings of the environment; the connection is closed when the command ends. With
+ * `tracing` (from `startCommandTracing`), the calls that change runs are traced.
+ */
 export async function connectForCommand(
   context: CliContext,
+  options: { tracing?: CommandTracing | undefined } = {},
 ): Promise<{ client: Client; settings: ConnectionSettings }> {
   const settings = connectionSettingsFromEnv(context.env);
   // Outside the try: a bad key list is a configuration error, not an unreachable server.
   const encryption = encryptionKeysFromEnv(context.env) ?? false;
   let client: Client;
   try {
-    client = await connectClient({ ...settings, connectTimeoutMs: CONNECT_TIMING.connectTimeoutMs }, { encryption });
+    client = await connectClient(
+      { ...settings, connectTimeoutMs: CONNECT_TIMING.connectTimeoutMs },
+      { encryption, ...(options.tracing ? { interceptors: options.tracing.interceptors } : {}) },
+    );
   } catch (error) {
     throw unreachable(settings, error, context);
   }

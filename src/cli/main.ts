@@ -22,7 +22,8 @@ export function overview(commands: readonly CliCommandEntry[] = COMMANDS): strin
     '',
     'Every command takes --help. Connection settings come from TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,',
     "TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE (the Temporal CLI's TOML profiles)",
-    'and DURABLE_TOOLS_TASK_QUEUE.',
+    'and DURABLE_TOOLS_TASK_QUEUE. With the OTEL_* variables asking for traces, the commands that change runs',
+    "(run, chat, fork, eval, cancel, approve, reject) are traced into the runs' traces (docs/telemetry.md).",
   ].join('\n');
 }
 

@@ -1,6 +1,8 @@
 import {
   Client,
   Connection,
+  type ClientInterceptors,
+  type WorkflowClientInterceptor,
   InternalConnectionLikeSymbol,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
@@ -48,6 +50,8 @@ export interface ConnectClientOptions {
    * trace context on, so a traced worker's spans join the caller's trace (see `tracingClientInterceptors`).
    */
   tracing?: boolean;
+  /** Client interceptors of the caller's (after the tracing ones, when `tracing` is on). */
+  interceptors?: ClientInterceptors;
 }
 
 /**
@@ -65,13 +69,27 @@ export async function connectClient(
 ): Promise<Client> {
   const dataConverter = encryptedDataConverter(resolveEncryptionKeys(options.encryption));
   const connection = await Connection.connect(connectionOptions(settings));
-  const interceptors = options.tracing ? await tracingClientInterceptors() : undefined;
+  const tracing = options.tracing ? await tracingClientInterceptors() : undefined;
+  const interceptors =
+    tracing && options.interceptors
+      ? {
+          ...tracing,
+          ...options.interceptors,
+          workflow: [workflowInterceptors(tracing), workflowInterceptors(options.interceptors)].flat(),
+        }
+      : (tracing ?? options.interceptors);
   return new Client({
     connection,
     namespace: settings.namespace,
     ...(dataConverter ? { dataConverter } : {}),
     ...(interceptors ? { interceptors } : {}),
   });
+}
+
+/** The workflow interceptors of a client's, as a list. */
+function workflowInterceptors(interceptors: ClientInterceptors): WorkflowClientInterceptor[] {
+  const workflow = interceptors.workflow ?? [];
+  return Array.isArray(workflow) ? workflow : [];
 }
 
 /**

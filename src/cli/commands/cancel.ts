@@ -3,6 +3,7 @@ import { waitForAgentRun } from '../../client/agent-run-client';
 import { parseCommandArgs } from '../args';
 import { EXIT_CODES, type CliCommand } from '../command';
 import { connectForCommand } from '../connect';
+import { startCommandTracing, traced } from '../command-tracing';
 
 /** `durable-tools cancel <run>`: cancels a run; its compensations run before it ends. */
 export const cancelCommand: CliCommand = {
@@ -27,7 +28,8 @@ server is unreachable, 2 bad arguments`,
     );
     if (help) return (context.out(cancelCommand.help), EXIT_CODES.ok);
     const workflowId = positionals[0]!;
-    const { client } = await connectForCommand(context);
+    const tracing = await startCommandTracing(context, 'cancel');
+    const { client } = await connectForCommand(context, { tracing });
     const handle = client.workflow.getHandle(workflowId);
     let description;
     try {
@@ -43,7 +45,8 @@ server is unreachable, 2 bad arguments`,
       context.err(`Run ${workflowId} has already ended (${description.status.name}); nothing to cancel.`);
       return EXIT_CODES.error;
     }
-    await handle.cancel();
+    // Traced inside the run's trace: the cancellation is a span of the run it cancels.
+    await traced(tracing, client, { run: workflowId }, () => handle.cancel());
     if (values['no-wait'] === true) {
       context.out(`Cancellation of ${workflowId} requested.`);
       return EXIT_CODES.ok;

@@ -6,6 +6,7 @@ import { parseCommandArgs, stringOption } from '../args';
 import { chatTurn, type ChatSession } from '../chat-session';
 import { EXIT_CODES, type CliCommand } from '../command';
 import { connectForCommand } from '../connect';
+import { startCommandTracing, traced } from '../command-tracing';
 import { openCommandStreamStore } from '../stream-store';
 
 /** `durable-tools chat <agent module>`: talks with an agent in a conversation, one message per line. */
@@ -44,10 +45,14 @@ exit codes: 0 closed or left, 3 a message's turn failed (the conversation ended)
     );
     if (help) return (context.out(chatCommand.help), EXIT_CODES.ok);
     const agent = await loadAgentModule(positionals[0]!, context, stringOption(values, 'agent'));
-    const { client, settings } = await connectForCommand(context);
+    const tracing = await startCommandTracing(context, 'chat');
+    const { client, settings } = await connectForCommand(context, { tracing });
     const id = stringOption(values, 'id') ?? `chat-${randomUUID()}`;
     const taskQueue = stringOption(values, 'task-queue', settings.taskQueue)!;
-    const handle = await startConversation(client, agent, { id, taskQueue });
+    // Continuing a conversation goes on in its trace; its messages and inline approvals are spans of it.
+    const handle = await traced(tracing, client, values.id !== undefined ? { run: id } : {}, () =>
+      startConversation(client, agent, { id, taskQueue }),
+    );
     const streams = values['no-stream'] === true ? undefined : await openCommandStreamStore(context);
     const prompt = createInterface({ input: process.stdin, output: process.stdout });
     context.lifecycle.defer('the prompt', () => prompt.close());
@@ -60,7 +65,8 @@ exit codes: 0 closed or left, 3 a message's turn failed (the conversation ended)
       ...(streams ? { streams } : {}),
       approver: stringOption(values, 'approver') ?? (context.env.USER || 'chat'),
     };
-    return await chatLoop(session, context.out);
+    const loop = () => chatLoop(session, context.out);
+    return await (tracing ? tracing.inRunTrace(client, id, loop) : loop());
   },
 };
 

@@ -10,6 +10,7 @@ import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../
 import { callUnderReviewLines } from '../approval-view';
 import { terminalConfirm } from '../confirm';
 import { connectForCommand } from '../connect';
+import { COMMAND_SPAN_ATTRIBUTES, startCommandTracing, traced, type CommandTracing } from '../command-tracing';
 
 type DecisionKind = 'approve' | 'reject';
 
@@ -81,7 +82,8 @@ async function decide(kind: DecisionKind, argv: string[], context: CliContext): 
   const { values, positionals, help } = parseCommandArgs(argv, OPTIONS, { min: 1, max: 2, names: '<workflow id>' });
   if (help) return (context.out(command.help), EXIT_CODES.ok);
   const request = decisionRequest(kind, values, positionals, context);
-  const { client } = await connectForCommand(context);
+  const tracing = await startCommandTracing(context, kind);
+  const { client } = await connectForCommand(context, { tracing });
   const call = await findCall(client, request, context);
   if (!call) return EXIT_CODES.error;
   for (const line of callUnderReviewLines(call)) context.out(line);
@@ -97,7 +99,7 @@ async function decide(kind: DecisionKind, argv: string[], context: CliContext): 
     context.err('Nothing was done.');
     return EXIT_CODES.error;
   }
-  return send(client, request, call, context);
+  return send(client, request, call, context, tracing);
 }
 
 function decisionRequest(
@@ -194,6 +196,7 @@ async function send(
   request: DecisionRequest,
   call: PendingApproval,
   context: CliContext,
+  tracing?: CommandTracing,
 ): Promise<number> {
   const decision = {
     stepId: call.stepId,
@@ -203,10 +206,17 @@ async function send(
     ...(request.arguments !== undefined ? { arguments: request.arguments } : {}),
   };
   try {
-    const result =
+    // Traced inside the run's trace: the decision is a span of the run it decides on.
+    const attributes = {
+      [COMMAND_SPAN_ATTRIBUTES.stepId]: call.stepId,
+      [COMMAND_SPAN_ATTRIBUTES.tool]: call.tool,
+      [COMMAND_SPAN_ATTRIBUTES.decision]: request.kind === 'approve' ? 'approved' : 'rejected',
+    };
+    const result = await traced(tracing, client, { run: call.workflowId, attributes }, () =>
       request.kind === 'approve'
-        ? await approveStep(client, call.workflowId, decision)
-        : await rejectStep(client, call.workflowId, { ...decision, reason: request.reason ?? '' });
+        ? approveStep(client, call.workflowId, decision)
+        : rejectStep(client, call.workflowId, { ...decision, reason: request.reason ?? '' }),
+    );
     context.out(
       result.decision === 'approved'
         ? `Approved by ${result.approver}${result.editedDigest ? ` with edited arguments (digest ${result.editedDigest})` : ''}: step ${result.stepId} (${result.tool}) runs now. Follow it with \`${context.self} show ${request.workflowId}\`.`

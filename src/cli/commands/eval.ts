@@ -6,6 +6,7 @@ import { enableTypeScriptFor } from '../../runtime/typescript-tools-module';
 import { parseCommandArgs, positiveIntOption, stringOption } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../command';
 import { connectForCommand } from '../connect';
+import { startCommandTracing, traced } from '../command-tracing';
 import { evalSummary } from '../eval-view';
 import { junitXml } from '../junit-xml';
 
@@ -46,12 +47,16 @@ unreachable), 2 bad arguments or a malformed suite`,
     const json = stringOption(values, 'json');
     const path = modulePath(positionals[0]!, context);
     const suite = await loadSuite(path, context);
-    const { client } = await connectForCommand(context);
-    const report = await evaluateAgentRuns(client, suite, {
-      concurrency,
-      name: basename(path, extname(path)),
-      onRun: (run) => context.err(`${run.sourceId}: ${run.error ? `error: ${run.error}` : (run.status ?? '')}`),
-    });
+    const tracing = await startCommandTracing(context, 'eval');
+    const { client } = await connectForCommand(context, { tracing });
+    // One trace for the evaluation: each dry re-run starts below its span.
+    const report = await traced(tracing, client, {}, () =>
+      evaluateAgentRuns(client, suite, {
+        concurrency,
+        name: basename(path, extname(path)),
+        onRun: (run) => context.err(`${run.sourceId}: ${run.error ? `error: ${run.error}` : (run.status ?? '')}`),
+      }),
+    );
     context.out(evalSummary(report));
     if (junit !== undefined) writeFileSync(resolve(context.cwd, junit), junitXml(report));
     if (json !== undefined) writeFileSync(resolve(context.cwd, json), `${JSON.stringify(report, null, 2)}\n`);

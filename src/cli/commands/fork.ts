@@ -4,6 +4,7 @@ import { forkAgentRun, type ForkAgentRunOptions } from '../../client/fork-agent-
 import { parseCommandArgs, stringOption, type ParsedValues } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../command';
 import { connectForCommand } from '../connect';
+import { startCommandTracing, traced } from '../command-tracing';
 import { modelSettings, readJson, scriptedTurnsFile } from './run';
 
 /** `durable-tools fork <run> --from-step N`: a new run from another run's recorded steps. */
@@ -60,8 +61,10 @@ run with --id exists already (nothing is started), or the server is unreachable,
     if (help) return (context.out(forkCommand.help), EXIT_CODES.ok);
     const source = positionals[0]!;
     const options = forkOptions(values, context);
-    const { client } = await connectForCommand(context);
-    const handle = await forkAgentRun(client, source, options);
+    const tracing = await startCommandTracing(context, 'fork');
+    const { client } = await connectForCommand(context, { tracing });
+    // A new run, so a new trace (or the caller's, TRACEPARENT), linked to the trace of the run it forks.
+    const handle = await traced(tracing, client, { linkTo: source }, () => forkAgentRun(client, source, options));
     if (!handle.started) {
       context.out(`Run ${handle.workflowId} already exists; nothing was started.`);
       return EXIT_CODES.error;

@@ -10,6 +10,7 @@ import type { AgentRunInput, AgentRunResult, AgentRunState } from '../../contrac
 import { parseCommandArgs, stringOption, type ParsedValues } from '../args';
 import { CliUsageError, EXIT_CODES, type CliCommand, type CliContext } from '../command';
 import { connectForCommand } from '../connect';
+import { startCommandTracing, traced } from '../command-tracing';
 import { temporalShowCommand } from '../hints';
 import { LiveSteps, outputWidth, progressLine, runSummary } from '../run-view';
 import { scriptToolWarning } from '../script-tool-check';
@@ -82,7 +83,8 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
     );
     if (help) return (context.out(runCommand.help), EXIT_CODES.ok);
     const input = runInput(positionals[0]!, values, context);
-    const { client, settings } = await connectForCommand(context);
+    const tracing = await startCommandTracing(context, 'run');
+    const { client, settings } = await connectForCommand(context, { tracing });
     const taskQueue = stringOption(values, 'task-queue', settings.taskQueue)!;
     const id = stringOption(values, 'id');
     if (values['reuse-failed-id'] === true && !id)
@@ -91,11 +93,16 @@ compensation_failed or cancelled, 1 it could not be started or read, 2 bad argum
       const warning = await scriptToolWarning(client, taskQueue, input.model.script as ScriptedTurn[]);
       if (warning) context.err(warning);
     }
-    const handle = await startAgentRun(client, input, {
-      taskQueue,
-      ...(id ? { workflowId: id } : {}),
-      ...(values['reuse-failed-id'] === true ? { workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const } : {}),
-    });
+    // Traced: the run's trace starts here (or in the caller's, TRACEPARENT); watching it is not traced.
+    const handle = await traced(tracing, client, {}, () =>
+      startAgentRun(client, input, {
+        taskQueue,
+        ...(id ? { workflowId: id } : {}),
+        ...(values['reuse-failed-id'] === true
+          ? { workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const }
+          : {}),
+      }),
+    );
     const uiBase = stringOption(values, 'ui', context.env.TEMPORAL_UI_URL || undefined);
     if (handle.started) context.out(`Run ${handle.workflowId} started on task queue "${taskQueue}".`);
     else {
