@@ -73,6 +73,8 @@ export interface TemporalClusterOptions {
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** Finding or building the server (`build: false` fails instead of building). */
   server?: ResolveTemporalServerOptions;
+  /** Aborting it while the cluster starts (a Ctrl-C) stops the services started so far and rejects. */
+  signal?: AbortSignal;
 }
 
 /** A running cluster: four server processes on PostgreSQL. */
@@ -168,18 +170,23 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
   process.once('exit', killAll);
 
   const probe = new ClusterProbe(address, namespace, dataDir);
+  const alive = () => {
+    if (options.signal?.aborted)
+      throw new TemporalClusterError('Starting the Temporal cluster was aborted.', 'SERVER_FAILED');
+    checkAlive(processes, dataDir);
+  };
   try {
     const started = Date.now();
     for (const name of CLUSTER_SERVICES) spawnService(name);
     await Promise.all(
-      CLUSTER_SERVICES.map((name) => waitForPort(processes, name, bindAddress, ports.services[name].grpc, dataDir)),
+      CLUSTER_SERVICES.map((name) => waitForPort(alive, name, bindAddress, listenPort(ports.services, name), dataDir)),
     );
-    await probe.connect(() => checkAlive(processes, dataDir));
-    await probe.registerNamespace(() => checkAlive(processes, dataDir));
+    await probe.connect(alive);
+    await probe.registerNamespace(alive);
     const registered = await probe.registerSearchAttributes();
     if (registered.length > 0) log(`durable-tools: registered search attributes ${registered.join(', ')}`);
-    await probe.waitFor('history', () => checkAlive(processes, dataDir));
-    await probe.waitFor('matching', () => checkAlive(processes, dataDir));
+    await probe.waitFor('history', alive);
+    await probe.waitFor('matching', alive);
     log(`durable-tools: Temporal cluster ready at ${address} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } catch (error) {
     killAll();
@@ -201,8 +208,8 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
       const child = processes.get(name);
       if (child) await stopProcess(child, restartOptions.kill === true);
       spawnService(name);
-      await waitForPort(processes, name, bindAddress, ports.services[name].grpc, dataDir);
-      if (name !== 'worker') await probe.waitFor(name, () => checkAlive(processes, dataDir));
+      await waitForPort(alive, name, bindAddress, listenPort(ports.services, name), dataDir);
+      if (name !== 'worker') await probe.waitFor(name, alive);
       log(`durable-tools: ${name} service restarted`);
     },
     async stop() {
@@ -231,6 +238,11 @@ async function choosePorts(basePort?: number): Promise<{
   return { services, frontendHttp: basePort === undefined ? await findFreePort() : basePort + 10 };
 }
 
+/** The port that shows a service is up: gRPC, except for the worker service, which serves none (membership). */
+function listenPort(ports: Record<ClusterServiceName, ClusterServicePorts>, name: ClusterServiceName): number {
+  return name === 'worker' ? ports.worker.membership : ports[name].grpc;
+}
+
 /** Throws when a service process has exited (with the end of its log), for the waits below. */
 function checkAlive(processes: Map<ClusterServiceName, ChildProcess>, dataDir: string): void {
   for (const [name, child] of processes) {
@@ -245,14 +257,14 @@ function checkAlive(processes: Map<ClusterServiceName, ChildProcess>, dataDir: s
 }
 
 async function waitForPort(
-  processes: Map<ClusterServiceName, ChildProcess>,
+  alive: () => void,
   name: ClusterServiceName,
   host: string,
   port: number,
   dataDir: string,
 ): Promise<void> {
   await until(`the ${name} service listens on ${host}:${port}`, dataDir, async () => {
-    checkAlive(processes, dataDir);
+    alive();
     return isPortOpen(port, host);
   });
 }
