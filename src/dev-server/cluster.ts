@@ -121,9 +121,11 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
   const bindAddress = options.bindAddress ?? CLUSTER_DEFAULTS.bindAddress;
   const namespace = options.namespace ?? CLUSTER_DEFAULTS.namespace;
 
+  const schemaStarted = Date.now();
   for (const line of await ensureClusterSchema(install.sqlToolPath, install.schemaDir, postgres, databases)) {
     log(`durable-tools: ${line}`);
   }
+  log(`durable-tools: schemas ready in ${seconds(schemaStarted)}`);
 
   const dataDir = resolve(options.dataDir ?? mkdtempSync(join(tmpdir(), 'temporal-cluster-')));
   mkdirSync(join(dataDir, 'config'), { recursive: true });
@@ -193,7 +195,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
     if (registered.length > 0) log(`durable-tools: registered search attributes ${registered.join(', ')}`);
     await probe.waitFor('history', alive);
     await probe.waitFor('matching', alive);
-    log(`durable-tools: Temporal cluster ready at ${address} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    log(`durable-tools: Temporal cluster ready at ${address}, services started in ${seconds(started)}`);
   } catch (error) {
     killAll();
     process.off('exit', killAll);
@@ -211,12 +213,13 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
         number
       >,
     async restartService(name, restartOptions = {}) {
+      const restartStarted = Date.now();
       const child = processes.get(name);
       if (child) await stopProcess(child, restartOptions.kill === true);
       spawnService(name);
       await waitForPort(alive, name, bindAddress, listenPort(ports.services, name), dataDir);
       if (name !== 'worker') await probe.waitFor(name, alive);
-      log(`durable-tools: ${name} service restarted`);
+      log(`durable-tools: ${name} service restarted in ${seconds(restartStarted)}`);
     },
     async stop() {
       await probe.close();
@@ -445,6 +448,10 @@ function stopProcess(child: ChildProcess, kill: boolean): Promise<void> {
     });
     child.kill(kill ? 'SIGKILL' : 'SIGTERM');
   });
+}
+
+function seconds(sinceMs: number): string {
+  return `${((Date.now() - sinceMs) / 1000).toFixed(1)} s`;
 }
 
 function logTail(path: string): string {
