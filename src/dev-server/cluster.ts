@@ -19,7 +19,7 @@ import {
   type ClusterServicePorts,
 } from './cluster-config';
 import { TemporalClusterError } from './cluster-error';
-import { ensureClusterSchema } from './cluster-schema';
+import { ensureClusterSchema, recentClusterMembers } from './cluster-schema';
 import { isPortOpen } from './free-port';
 
 /** How long the cluster may take to answer, and how often we ask. */
@@ -121,6 +121,14 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
   const bindAddress = options.bindAddress ?? CLUSTER_DEFAULTS.bindAddress;
   const namespace = options.namespace ?? CLUSTER_DEFAULTS.namespace;
 
+  const running = await liveMembers(postgres, database);
+  if (running.length > 0) {
+    throw new TemporalClusterError(
+      `A Temporal cluster is running on database ${database} (its services answer at ${running.join(', ')}). ` +
+        'Stop it, or start this one on another database (option `database`, `npm run cluster -- --database NAME`).',
+      'SERVER_FAILED',
+    );
+  }
   const schemaStarted = Date.now();
   for (const line of await ensureClusterSchema(install.sqlToolPath, install.schemaDir, postgres, databases)) {
     log(`durable-tools: ${line}`);
@@ -279,6 +287,15 @@ function canListen(port: number, host: string): Promise<boolean> {
     server.once('error', () => resolvePromise(false));
     server.listen(port, host, () => server.close(() => resolvePromise(true)));
   });
+}
+
+/** The membership addresses of services that heartbeated on `database` lately and still accept connections. */
+async function liveMembers(postgres: ClusterPostgres, database: string): Promise<string[]> {
+  const live: string[] = [];
+  for (const { host, port } of await recentClusterMembers(postgres, database)) {
+    if (await isPortOpen(port, host)) live.push(`${host}:${port}`);
+  }
+  return live;
 }
 
 /** The port that shows a service is up: gRPC, except for the worker service, which serves none (membership). */
