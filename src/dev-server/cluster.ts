@@ -199,7 +199,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
     );
     await probe.connect(alive);
     await probe.registerNamespace(alive);
-    const registered = await probe.registerSearchAttributes();
+    const registered = await probe.registerSearchAttributes(alive);
     if (registered.length > 0) log(`durable-tools: registered search attributes ${registered.join(', ')}`);
     await probe.waitFor('history', alive);
     await probe.waitFor('matching', alive);
@@ -400,21 +400,27 @@ class ClusterProbe {
   }
 
   /** Adds the engine's search attributes the namespace lacks; returns their names. */
-  async registerSearchAttributes(): Promise<string[]> {
+  async registerSearchAttributes(alive: () => void): Promise<string[]> {
     const operator = this.service.operatorService;
-    const listed = await operator.listSearchAttributes({ namespace: this.namespace });
-    const missing: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
-    for (const key of Object.values(SEARCH_ATTRIBUTES)) {
-      if (key.name in (listed.customAttributes ?? {})) continue;
-      missing[key.name] =
-        key.type === 'KEYWORD_LIST'
-          ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
-          : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
-    }
-    if (Object.keys(missing).length > 0) {
-      await operator.addSearchAttributes({ namespace: this.namespace, searchAttributes: missing });
-    }
-    return Object.keys(missing);
+    let added: string[] = [];
+    await until(`registering search attributes in namespace ${this.namespace}`, this.dataDir, async () => {
+      alive();
+      const listed = await operator.listSearchAttributes({ namespace: this.namespace });
+      const missing: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
+      for (const key of Object.values(SEARCH_ATTRIBUTES)) {
+        if (key.name in (listed.customAttributes ?? {})) continue;
+        missing[key.name] =
+          key.type === 'KEYWORD_LIST'
+            ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
+            : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+      }
+      if (Object.keys(missing).length > 0) {
+        await operator.addSearchAttributes({ namespace: this.namespace, searchAttributes: missing });
+        added = [...added, ...Object.keys(missing)];
+      }
+      return true;
+    });
+    return added;
   }
 
   /**
