@@ -1,13 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Connection } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time';
-import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from '../contract/search-attributes';
 import { resolveTemporalServer, type ResolveTemporalServerOptions } from './cluster-build';
 import {
   CLUSTER_SERVICES,
@@ -16,18 +10,14 @@ import {
   clusterDynamicConfigYaml,
   type ClusterPostgres,
   type ClusterServiceName,
-  type ClusterServicePorts,
 } from './cluster-config';
 import { TemporalClusterError } from './cluster-error';
+import { chooseClusterPorts, serviceListenPort } from './cluster-ports';
+import { CLUSTER_TIMING, ClusterProbe, waitUntil } from './cluster-probe';
 import { ensureClusterSchema, recentClusterMembers } from './cluster-schema';
 import { isPortOpen } from './free-port';
 
-/** How long the cluster may take to answer, and how often we ask. */
-export const CLUSTER_TIMING = {
-  readyTimeoutMs: 180_000,
-  pollIntervalMs: 250,
-  stopTimeoutMs: 20_000,
-} as const;
+export { CLUSTER_TIMING } from './cluster-probe';
 
 /** Defaults of {@link startTemporalCluster}. */
 export const CLUSTER_DEFAULTS = {
@@ -138,7 +128,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
   const dataDir = resolve(options.dataDir ?? mkdtempSync(join(tmpdir(), 'temporal-cluster-')));
   mkdirSync(join(dataDir, 'config'), { recursive: true });
   mkdirSync(join(dataDir, 'logs'), { recursive: true });
-  const ports = await choosePorts(bindAddress, options.basePort);
+  const ports = await chooseClusterPorts(bindAddress, options.basePort);
   const dynamicConfigFile = join(dataDir, 'config', 'dynamicconfig.yaml');
   writeFileSync(
     dynamicConfigFile,
@@ -192,13 +182,13 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
     // writing at once lose to each other's version check and exit. The others then start together.
     const [first, ...rest] = CLUSTER_SERVICES;
     spawnService(first);
-    await waitForPort(alive, first, bindAddress, listenPort(ports.services, first), dataDir);
+    await waitForPort(alive, first, bindAddress, serviceListenPort(ports.services, first), dataDir);
     for (const name of rest) spawnService(name);
     await Promise.all(
-      rest.map((name) => waitForPort(alive, name, bindAddress, listenPort(ports.services, name), dataDir)),
+      rest.map((name) => waitForPort(alive, name, bindAddress, serviceListenPort(ports.services, name), dataDir)),
     );
     await probe.connect(alive);
-    await probe.registerNamespace(alive);
+    await probe.registerNamespace(alive, CLUSTER_DEFAULTS.retentionDays);
     const registered = await probe.registerSearchAttributes(alive);
     if (registered.length > 0) log(`durable-tools: registered search attributes ${registered.join(', ')}`);
     await probe.waitFor('history', alive);
@@ -225,7 +215,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
       const child = processes.get(name);
       if (child) await stopProcess(child, restartOptions.kill === true);
       spawnService(name);
-      await waitForPort(alive, name, bindAddress, listenPort(ports.services, name), dataDir);
+      await waitForPort(alive, name, bindAddress, serviceListenPort(ports.services, name), dataDir);
       if (name !== 'worker') await probe.waitFor(name, alive);
       log(`durable-tools: ${name} service restarted in ${seconds(restartStarted)}`);
     },
@@ -240,55 +230,6 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
   };
 }
 
-/**
- * The cluster's ports. Membership ports are stored in a `smallint` column of the cluster_membership table, so every
- * port is taken below 32768, where the kernel hands out no ephemeral ports; with no `basePort`, each is one that
- * nothing listens on at `host` right now.
- */
-async function choosePorts(
-  host: string,
-  basePort?: number,
-): Promise<{ services: Record<ClusterServiceName, ClusterServicePorts>; frontendHttp: number }> {
-  const offsets: Record<ClusterServiceName, number> = { frontend: 0, history: 1, matching: 2, worker: 3 };
-  const taken = new Set<number>();
-  const free = async () => {
-    const port = await findFreeLowPort(host, taken);
-    taken.add(port);
-    return port;
-  };
-  const services = {} as Record<ClusterServiceName, ClusterServicePorts>;
-  for (const name of CLUSTER_SERVICES) {
-    services[name] =
-      basePort === undefined
-        ? { grpc: await free(), membership: await free() }
-        : { grpc: basePort + offsets[name], membership: basePort + 100 + offsets[name] };
-  }
-  return { services, frontendHttp: basePort === undefined ? await free() : basePort + 10 };
-}
-
-/** Lowest and highest port {@link findFreeLowPort} tries: below Linux's ephemeral range (32768–60999). */
-const LOW_PORTS = { from: 20_000, to: 32_000 } as const;
-
-/** A port in {@link LOW_PORTS} that can be bound on `host` now and is not in `taken`. */
-async function findFreeLowPort(host: string, taken: ReadonlySet<number>): Promise<number> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const port = LOW_PORTS.from + Math.floor(Math.random() * (LOW_PORTS.to - LOW_PORTS.from));
-    if (!taken.has(port) && (await canListen(port, host))) return port;
-  }
-  throw new TemporalClusterError(
-    `No free port between ${LOW_PORTS.from} and ${LOW_PORTS.to} on ${host}; pass basePort.`,
-    'SERVER_FAILED',
-  );
-}
-
-function canListen(port: number, host: string): Promise<boolean> {
-  return new Promise((resolvePromise) => {
-    const server = createServer();
-    server.once('error', () => resolvePromise(false));
-    server.listen(port, host, () => server.close(() => resolvePromise(true)));
-  });
-}
-
 /** The membership addresses of services that heartbeated on `database` lately and still accept connections. */
 async function liveMembers(postgres: ClusterPostgres, database: string): Promise<string[]> {
   const live: string[] = [];
@@ -296,11 +237,6 @@ async function liveMembers(postgres: ClusterPostgres, database: string): Promise
     if (await isPortOpen(port, host)) live.push(`${host}:${port}`);
   }
   return live;
-}
-
-/** The port that shows a service is up: gRPC, except for the worker service, which serves none (membership). */
-function listenPort(ports: Record<ClusterServiceName, ClusterServicePorts>, name: ClusterServiceName): number {
-  return name === 'worker' ? ports.worker.membership : ports[name].grpc;
 }
 
 /** Throws when a service process has exited (with the end of its log), for the waits below. */
@@ -323,142 +259,10 @@ async function waitForPort(
   port: number,
   dataDir: string,
 ): Promise<void> {
-  await until(`the ${name} service listens on ${host}:${port}`, dataDir, async () => {
+  await waitUntil(`the ${name} service listens on ${host}:${port}`, dataDir, async () => {
     alive();
     return isPortOpen(port, host);
   });
-}
-
-/** Polls `check` until it is true; fails after {@link CLUSTER_TIMING.readyTimeoutMs} saying what was awaited. */
-async function until(what: string, dataDir: string, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + CLUSTER_TIMING.readyTimeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      if (await check()) return;
-    } catch (error) {
-      if (error instanceof TemporalClusterError) throw error;
-      lastError = error;
-    }
-    await new Promise((r) => setTimeout(r, CLUSTER_TIMING.pollIntervalMs));
-  }
-  throw new TemporalClusterError(
-    `Waited ${CLUSTER_TIMING.readyTimeoutMs / 1000} s for ${what}, in vain` +
-      `${lastError instanceof Error ? ` (last error: ${lastError.message})` : ''}. Logs: ${join(dataDir, 'logs')}`,
-    'SERVER_FAILED',
-  );
-}
-
-const GRPC_NOT_FOUND = 5;
-const GRPC_ALREADY_EXISTS = 6;
-
-/** The frontend connection used to set the cluster up and to tell when each service serves. */
-class ClusterProbe {
-  private connection: Connection | undefined;
-
-  constructor(
-    private readonly address: string,
-    private readonly namespace: string,
-    private readonly dataDir: string,
-  ) {}
-
-  async connect(alive: () => void): Promise<void> {
-    await until(`the frontend at ${this.address}`, this.dataDir, async () => {
-      alive();
-      const connection = await Connection.connect({ address: this.address, connectTimeout: 2000 });
-      try {
-        await connection.workflowService.getSystemInfo({});
-      } catch (error) {
-        await connection.close();
-        throw error;
-      }
-      this.connection = connection;
-      return true;
-    });
-  }
-
-  private get service(): Connection {
-    if (!this.connection) throw new Error('ClusterProbe used before connect');
-    return this.connection;
-  }
-
-  /** Registers the namespace; an existing one (a database reused) is kept as it is. */
-  async registerNamespace(alive: () => void): Promise<void> {
-    await until(`registering namespace ${this.namespace}`, this.dataDir, async () => {
-      alive();
-      try {
-        await this.service.workflowService.registerNamespace({
-          namespace: this.namespace,
-          workflowExecutionRetentionPeriod: msToTs(`${CLUSTER_DEFAULTS.retentionDays} days`),
-        });
-      } catch (error) {
-        if ((error as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw error;
-      }
-      await this.service.workflowService.describeNamespace({ namespace: this.namespace });
-      return true;
-    });
-  }
-
-  /** Adds the engine's search attributes the namespace lacks; returns their names. */
-  async registerSearchAttributes(alive: () => void): Promise<string[]> {
-    const operator = this.service.operatorService;
-    let added: string[] = [];
-    await until(`registering search attributes in namespace ${this.namespace}`, this.dataDir, async () => {
-      alive();
-      const listed = await operator.listSearchAttributes({ namespace: this.namespace });
-      const missing: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
-      for (const key of Object.values(SEARCH_ATTRIBUTES)) {
-        if (key.name in (listed.customAttributes ?? {})) continue;
-        missing[key.name] =
-          key.type === 'KEYWORD_LIST'
-            ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
-            : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
-      }
-      if (Object.keys(missing).length > 0) {
-        await operator.addSearchAttributes({ namespace: this.namespace, searchAttributes: missing });
-        added = [...added, ...Object.keys(missing)];
-      }
-      return true;
-    });
-    return added;
-  }
-
-  /**
-   * Waits until a service answers through the frontend: history says a made-up run does not exist (rather than
-   * that the namespace is unknown or no host owns the shard), matching describes a task queue, the frontend
-   * describes the namespace.
-   */
-  async waitFor(name: Exclude<ClusterServiceName, 'worker'>, alive: () => void): Promise<void> {
-    const workflow = this.service.workflowService;
-    await until(`the ${name} service to serve namespace ${this.namespace}`, this.dataDir, async () => {
-      alive();
-      if (name === 'frontend') {
-        await workflow.describeNamespace({ namespace: this.namespace });
-      } else if (name === 'matching') {
-        await workflow.describeTaskQueue({
-          namespace: this.namespace,
-          taskQueue: { name: 'durable-tools-cluster-probe' },
-          taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        });
-      } else {
-        try {
-          await workflow.describeWorkflowExecution({
-            namespace: this.namespace,
-            execution: { workflowId: `durable-tools-cluster-probe-${randomUUID()}` },
-          });
-        } catch (error) {
-          const { code, message } = error as { code?: number; message?: string };
-          if (code !== GRPC_NOT_FOUND || /namespace/i.test(message ?? '')) throw error;
-        }
-      }
-      return true;
-    });
-  }
-
-  async close(): Promise<void> {
-    await this.connection?.close();
-    this.connection = undefined;
-  }
 }
 
 function stopProcess(child: ChildProcess, kill: boolean): Promise<void> {
