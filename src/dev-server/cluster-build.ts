@@ -78,17 +78,9 @@ export async function resolveTemporalServer(
 ): Promise<TemporalServerInstall> {
   const env = options.env ?? process.env;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const cached = findCachedTemporalServer(env);
+  if (cached) return cached;
   const dir = temporalServerCacheDir(env);
-  const install = (source: TemporalServerInstall['source']): TemporalServerInstall => ({
-    serverPath: join(dir, 'temporal-server'),
-    sqlToolPath: join(dir, 'temporal-sql-tool'),
-    schemaDir: join(dir, TEMPORAL_SERVER.schemaDir),
-    source,
-  });
-  const cached = install('cache');
-  if (isExecutable(cached.serverPath) && isExecutable(cached.sqlToolPath) && existsSync(cached.schemaDir)) {
-    return cached;
-  }
   const go = findGo(env);
   if (options.build === false || !go) {
     throw new TemporalClusterError(
@@ -100,7 +92,22 @@ export async function resolveTemporalServer(
     );
   }
   await buildTemporalServer(go, dir, env, log, options.progressIntervalMs ?? 30_000);
-  return install('built');
+  return { ...installIn(dir), source: 'built' };
+}
+
+/** The cached build of {@link TEMPORAL_SERVER}'s version, when it is complete; never builds. */
+export function findCachedTemporalServer(env: NodeJS.ProcessEnv = process.env): TemporalServerInstall | undefined {
+  const cached: TemporalServerInstall = { ...installIn(temporalServerCacheDir(env)), source: 'cache' };
+  const complete = isExecutable(cached.serverPath) && isExecutable(cached.sqlToolPath) && existsSync(cached.schemaDir);
+  return complete ? cached : undefined;
+}
+
+function installIn(dir: string): Omit<TemporalServerInstall, 'source'> {
+  return {
+    serverPath: join(dir, 'temporal-server'),
+    sqlToolPath: join(dir, 'temporal-sql-tool'),
+    schemaDir: join(dir, TEMPORAL_SERVER.schemaDir),
+  };
 }
 
 /**

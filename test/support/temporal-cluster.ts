@@ -10,6 +10,11 @@ export {
   type TemporalCluster,
   type TemporalClusterOptions,
 } from '../../src/dev-server/cluster';
-export { resolveTemporalServer, findGo, TEMPORAL_SERVER } from '../../src/dev-server/cluster-build';
+export {
+  resolveTemporalServer,
+  findCachedTemporalServer,
+  findGo,
+  TEMPORAL_SERVER,
+} from '../../src/dev-server/cluster-build';
 export { CLUSTER_SERVICES, type ClusterServiceName } from '../../src/dev-server/cluster-config';
 export { TemporalClusterError } from '../../src/dev-server/cluster-error';
