@@ -18,18 +18,15 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDevServer } from '../src/dev-server/dev-server';
 import { engineBundleOptions } from '../src/runtime/engine-bundle-options';
 import {
   CLUSTER_CHAOS_MODES,
   formatClusterChaosResult,
   runClusterChaos,
   type ClusterChaosMode,
-  type ClusterChaosTemporal,
 } from '../test/support/netns-chaos-run';
 import { NetnsNetwork, probeNetnsSupport } from '../test/support/netns-network';
-import { startTcpRelay } from '../test/support/netns-relay';
-import { startTemporalCluster } from '../test/support/temporal-cluster';
+import { startNetnsTemporal } from '../test/support/netns-temporal';
 
 /** Sizes of one mode of the cluster chaos. */
 export const CLUSTER_CHAOS_BENCH_DEFAULTS = {
@@ -39,8 +36,6 @@ export const CLUSTER_CHAOS_BENCH_DEFAULTS = {
   hosts: 2,
   failFraction: 0.3,
   seed: 20_261_207,
-  /** Database of the cluster's own state (visibility in `<database>_visibility`). */
-  database: 'temporal_netns_chaos',
 } as const;
 
 function fromEnv(name: string, fallback: number): number {
@@ -80,44 +75,6 @@ function modesFromArgs(args: readonly string[]): readonly ClusterChaosMode[] {
   return [mode as ClusterChaosMode];
 }
 
-/** A Temporal server the hosts reach at the network's Temporal address; `restartService` only on a cluster. */
-async function startTemporal(
-  network: NetnsNetwork,
-  kind: 'cluster' | 'dev',
-  workDir: string,
-  log: (line: string) => void,
-): Promise<ClusterChaosTemporal & { stop(): Promise<void> }> {
-  if (kind === 'cluster') {
-    const cluster = await startTemporalCluster({
-      bindAddress: network.temporalHost,
-      database: CLUSTER_CHAOS_BENCH_DEFAULTS.database,
-      dataDir: join(workDir, 'temporal-cluster'),
-      log,
-    });
-    return {
-      hostAddress: cluster.address,
-      namespace: cluster.namespace,
-      bundlePath: '',
-      restartService: (name) => cluster.restartService(name),
-      stop: () => cluster.stop(),
-    };
-  }
-  // The dev server listens on 127.0.0.1 only: a relay on the network's Temporal address in front of it.
-  const server = await startDevServer({ ui: false, logFile: join(workDir, 'temporal-server.log') });
-  const port = Number(server.address.split(':')[1]);
-  const relay = await startTcpRelay({ host: network.temporalHost, port: 0 }, { host: '127.0.0.1', port });
-  return {
-    hostAddress: relay.address,
-    clientAddress: server.address,
-    namespace: server.namespace,
-    bundlePath: '',
-    stop: async () => {
-      await relay.close();
-      await server.stop();
-    },
-  };
-}
-
 /**
  * Runs the cluster chaos modes asked for in `args`; resolves with the exit code (0 when every mode ended with
  * `duplicates 0, missing 0, unfinished 0` and no problem).
@@ -153,7 +110,8 @@ export async function runClusterChaosBench(args: readonly string[]): Promise<num
   const lines: string[] = [];
   let failed = false;
   try {
-    const temporal = await startTemporal(network, server, workDir, log);
+    const server_ = await startNetnsTemporal(network, server, workDir, log);
+    const temporal = { ...server_, bundlePath: '' };
     try {
       const { code } = await bundleWorkflowCode({
         workflowsPath: require.resolve('../src/workflows'),
@@ -189,7 +147,7 @@ export async function runClusterChaosBench(args: readonly string[]): Promise<num
           failed = true;
       }
     } finally {
-      await temporal.stop();
+      await server_.stop();
     }
   } finally {
     network.destroy();
