@@ -47,7 +47,13 @@ async function main(argv: string[]): Promise<number> {
   if (!Number.isInteger(basePort) || basePort <= 0 || basePort > 65_000) {
     return (console.error(`--base-port must be a port number, got ${values['base-port']}`), 2);
   }
+  // Ctrl-C or SIGTERM, during the start or after it, stops the services in order.
+  const stopRequested = new AbortController();
+  const onSignal = () => stopRequested.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   const cluster = await startTemporalCluster({
+    signal: stopRequested.signal,
     basePort,
     dataDir: values['data-dir'] ?? CLUSTER_COMMAND.dataDir,
     ...(values.database ? { database: values.database } : {}),
@@ -68,10 +74,9 @@ async function main(argv: string[]): Promise<number> {
       `Ctrl-C stops the cluster (the databases keep its runs).`,
     ].join('\n'),
   );
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  if (!stopRequested.signal.aborted) {
+    await new Promise<void>((resolve) => stopRequested.signal.addEventListener('abort', () => resolve()));
+  }
   log('durable-tools: stopping the Temporal cluster...');
   await cluster.stop();
   log('durable-tools: Temporal cluster stopped.');

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -19,7 +20,7 @@ import {
 } from './cluster-config';
 import { TemporalClusterError } from './cluster-error';
 import { ensureClusterSchema } from './cluster-schema';
-import { findFreePort, isPortOpen } from './free-port';
+import { isPortOpen } from './free-port';
 
 /** How long the cluster may take to answer, and how often we ask. */
 export const CLUSTER_TIMING = {
@@ -73,6 +74,8 @@ export interface TemporalClusterOptions {
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** Finding or building the server (`build: false` fails instead of building). */
   server?: ResolveTemporalServerOptions;
+  /** Aborting it while the cluster starts (a Ctrl-C) stops the services started so far and rejects. */
+  signal?: AbortSignal;
 }
 
 /** A running cluster: four server processes on PostgreSQL. */
@@ -125,7 +128,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
   const dataDir = resolve(options.dataDir ?? mkdtempSync(join(tmpdir(), 'temporal-cluster-')));
   mkdirSync(join(dataDir, 'config'), { recursive: true });
   mkdirSync(join(dataDir, 'logs'), { recursive: true });
-  const ports = await choosePorts(options.basePort);
+  const ports = await choosePorts(bindAddress, options.basePort);
   const dynamicConfigFile = join(dataDir, 'config', 'dynamicconfig.yaml');
   writeFileSync(
     dynamicConfigFile,
@@ -168,18 +171,28 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
   process.once('exit', killAll);
 
   const probe = new ClusterProbe(address, namespace, dataDir);
+  const alive = () => {
+    if (options.signal?.aborted)
+      throw new TemporalClusterError('Starting the Temporal cluster was aborted.', 'SERVER_FAILED');
+    checkAlive(processes, dataDir);
+  };
   try {
     const started = Date.now();
-    for (const name of CLUSTER_SERVICES) spawnService(name);
+    // History first, alone: each service writes the cluster's metadata (its frontend address) at start, and four
+    // writing at once lose to each other's version check and exit. The others then start together.
+    const [first, ...rest] = CLUSTER_SERVICES;
+    spawnService(first);
+    await waitForPort(alive, first, bindAddress, listenPort(ports.services, first), dataDir);
+    for (const name of rest) spawnService(name);
     await Promise.all(
-      CLUSTER_SERVICES.map((name) => waitForPort(processes, name, bindAddress, ports.services[name].grpc, dataDir)),
+      rest.map((name) => waitForPort(alive, name, bindAddress, listenPort(ports.services, name), dataDir)),
     );
-    await probe.connect(() => checkAlive(processes, dataDir));
-    await probe.registerNamespace(() => checkAlive(processes, dataDir));
+    await probe.connect(alive);
+    await probe.registerNamespace(alive);
     const registered = await probe.registerSearchAttributes();
     if (registered.length > 0) log(`durable-tools: registered search attributes ${registered.join(', ')}`);
-    await probe.waitFor('history', () => checkAlive(processes, dataDir));
-    await probe.waitFor('matching', () => checkAlive(processes, dataDir));
+    await probe.waitFor('history', alive);
+    await probe.waitFor('matching', alive);
     log(`durable-tools: Temporal cluster ready at ${address} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } catch (error) {
     killAll();
@@ -201,8 +214,8 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
       const child = processes.get(name);
       if (child) await stopProcess(child, restartOptions.kill === true);
       spawnService(name);
-      await waitForPort(processes, name, bindAddress, ports.services[name].grpc, dataDir);
-      if (name !== 'worker') await probe.waitFor(name, () => checkAlive(processes, dataDir));
+      await waitForPort(alive, name, bindAddress, listenPort(ports.services, name), dataDir);
+      if (name !== 'worker') await probe.waitFor(name, alive);
       log(`durable-tools: ${name} service restarted`);
     },
     async stop() {
@@ -216,19 +229,58 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
   };
 }
 
-async function choosePorts(basePort?: number): Promise<{
-  services: Record<ClusterServiceName, ClusterServicePorts>;
-  frontendHttp: number;
-}> {
+/**
+ * The cluster's ports. Membership ports are stored in a `smallint` column of the cluster_membership table, so every
+ * port is taken below 32768, where the kernel hands out no ephemeral ports; with no `basePort`, each is one that
+ * nothing listens on at `host` right now.
+ */
+async function choosePorts(
+  host: string,
+  basePort?: number,
+): Promise<{ services: Record<ClusterServiceName, ClusterServicePorts>; frontendHttp: number }> {
   const offsets: Record<ClusterServiceName, number> = { frontend: 0, history: 1, matching: 2, worker: 3 };
+  const taken = new Set<number>();
+  const free = async () => {
+    const port = await findFreeLowPort(host, taken);
+    taken.add(port);
+    return port;
+  };
   const services = {} as Record<ClusterServiceName, ClusterServicePorts>;
   for (const name of CLUSTER_SERVICES) {
     services[name] =
       basePort === undefined
-        ? { grpc: await findFreePort(), membership: await findFreePort() }
+        ? { grpc: await free(), membership: await free() }
         : { grpc: basePort + offsets[name], membership: basePort + 100 + offsets[name] };
   }
-  return { services, frontendHttp: basePort === undefined ? await findFreePort() : basePort + 10 };
+  return { services, frontendHttp: basePort === undefined ? await free() : basePort + 10 };
+}
+
+/** Lowest and highest port {@link findFreeLowPort} tries: below Linux's ephemeral range (32768–60999). */
+const LOW_PORTS = { from: 20_000, to: 32_000 } as const;
+
+/** A port in {@link LOW_PORTS} that can be bound on `host` now and is not in `taken`. */
+async function findFreeLowPort(host: string, taken: ReadonlySet<number>): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = LOW_PORTS.from + Math.floor(Math.random() * (LOW_PORTS.to - LOW_PORTS.from));
+    if (!taken.has(port) && (await canListen(port, host))) return port;
+  }
+  throw new TemporalClusterError(
+    `No free port between ${LOW_PORTS.from} and ${LOW_PORTS.to} on ${host}; pass basePort.`,
+    'SERVER_FAILED',
+  );
+}
+
+function canListen(port: number, host: string): Promise<boolean> {
+  return new Promise((resolvePromise) => {
+    const server = createServer();
+    server.once('error', () => resolvePromise(false));
+    server.listen(port, host, () => server.close(() => resolvePromise(true)));
+  });
+}
+
+/** The port that shows a service is up: gRPC, except for the worker service, which serves none (membership). */
+function listenPort(ports: Record<ClusterServiceName, ClusterServicePorts>, name: ClusterServiceName): number {
+  return name === 'worker' ? ports.worker.membership : ports[name].grpc;
 }
 
 /** Throws when a service process has exited (with the end of its log), for the waits below. */
@@ -245,14 +297,14 @@ function checkAlive(processes: Map<ClusterServiceName, ChildProcess>, dataDir: s
 }
 
 async function waitForPort(
-  processes: Map<ClusterServiceName, ChildProcess>,
+  alive: () => void,
   name: ClusterServiceName,
   host: string,
   port: number,
   dataDir: string,
 ): Promise<void> {
   await until(`the ${name} service listens on ${host}:${port}`, dataDir, async () => {
-    checkAlive(processes, dataDir);
+    alive();
     return isPortOpen(port, host);
   });
 }
@@ -397,7 +449,12 @@ function stopProcess(child: ChildProcess, kill: boolean): Promise<void> {
 
 function logTail(path: string): string {
   try {
-    const lines = readFileSync(path, 'utf8').trim().split('\n').slice(-10);
+    // The server logs JSON lines with stack traces: the first 400 characters of each say what happened.
+    const lines = readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(-8)
+      .map((line) => (line.length > 400 ? `${line.slice(0, 400)}...` : line));
     return `\nLast lines of ${path}:\n${lines.join('\n')}`;
   } catch {
     return '';
