@@ -208,7 +208,8 @@ async function main(): Promise<void> {
   } finally {
     await topology.close();
     const admin = new Pool({ connectionString: POSTGRES_URL, max: 1 });
-    for (const table of Object.values(tables))
+    // The transcript store keeps large messages in a `<table>_payloads` table beside its own.
+    for (const table of [...Object.values(tables), `${tables.transcripts}_payloads`])
       await admin.query(`DROP TABLE IF EXISTS "${table}"`).catch(() => undefined);
     await admin.end();
     rmSync(dir, { recursive: true, force: true });

@@ -282,7 +282,8 @@ export async function runClusterChaos(options: ClusterChaosOptions): Promise<Clu
     await connection.close();
     for (const relay of relays) await relay.close();
     await ledger.close();
-    await dropTables(pg, Object.values(tables));
+    // The transcript store keeps large messages in a `<table>_payloads` table beside its own.
+    await dropTables(pg, [...Object.values(tables), `${tables.transcripts}_payloads`]);
   }
   const checked = checkLedger(plans, outcomes, ledger);
   checked.problems.push(...problems);
