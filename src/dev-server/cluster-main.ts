@@ -47,11 +47,12 @@ async function main(argv: string[]): Promise<number> {
   if (!Number.isInteger(basePort) || basePort <= 0 || basePort > 65_000) {
     return (console.error(`--base-port must be a port number, got ${values['base-port']}`), 2);
   }
-  // Ctrl-C or SIGTERM, during the start or after it, stops the services in order.
+  // Ctrl-C, SIGTERM or a closed terminal, during the start or after it, stops the services in order.
   const stopRequested = new AbortController();
   const onSignal = () => stopRequested.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  process.once('SIGHUP', onSignal);
   const cluster = await startTemporalCluster({
     signal: stopRequested.signal,
     basePort,

@@ -39,6 +39,29 @@ export async function ensureClusterSchema(
   return done;
 }
 
+/**
+ * The membership addresses (`host:port`) that services of a cluster on `database` announced in the last
+ * `withinSeconds`: a cluster that may still be running there. Two clusters on one database would join each other's
+ * membership ring, so a start checks this first. Empty when the database or its table does not exist yet.
+ */
+export async function recentClusterMembers(
+  postgres: ClusterPostgres,
+  database: string,
+  withinSeconds = 60,
+): Promise<Array<{ host: string; port: number }>> {
+  if ((await databaseState(postgres, database)) !== 'versioned') return [];
+  return withPg(postgres, database, async (pg) => {
+    const found = await pg.query(
+      "SELECT DISTINCT rpc_address, rpc_port FROM cluster_membership WHERE last_heartbeat > (now() AT TIME ZONE 'UTC') - make_interval(secs => $1)",
+      [withinSeconds],
+    );
+    return (found.rows as Array<{ rpc_address: string; rpc_port: number }>).map((row) => ({
+      host: row.rpc_address,
+      port: row.rpc_port,
+    }));
+  });
+}
+
 /** Whether `database` exists, and whether the schema tool's version table is in it. */
 async function databaseState(postgres: ClusterPostgres, database: string): Promise<'missing' | 'empty' | 'versioned'> {
   const exists = await withPg(postgres, 'postgres', async (pg) => {

@@ -19,7 +19,7 @@ import {
   type ClusterServicePorts,
 } from './cluster-config';
 import { TemporalClusterError } from './cluster-error';
-import { ensureClusterSchema } from './cluster-schema';
+import { ensureClusterSchema, recentClusterMembers } from './cluster-schema';
 import { isPortOpen } from './free-port';
 
 /** How long the cluster may take to answer, and how often we ask. */
@@ -121,9 +121,19 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
   const bindAddress = options.bindAddress ?? CLUSTER_DEFAULTS.bindAddress;
   const namespace = options.namespace ?? CLUSTER_DEFAULTS.namespace;
 
+  const running = await liveMembers(postgres, database);
+  if (running.length > 0) {
+    throw new TemporalClusterError(
+      `A Temporal cluster is running on database ${database} (its services answer at ${running.join(', ')}). ` +
+        'Stop it, or start this one on another database (option `database`, `npm run cluster -- --database NAME`).',
+      'SERVER_FAILED',
+    );
+  }
+  const schemaStarted = Date.now();
   for (const line of await ensureClusterSchema(install.sqlToolPath, install.schemaDir, postgres, databases)) {
     log(`durable-tools: ${line}`);
   }
+  log(`durable-tools: schemas ready in ${seconds(schemaStarted)}`);
 
   const dataDir = resolve(options.dataDir ?? mkdtempSync(join(tmpdir(), 'temporal-cluster-')));
   mkdirSync(join(dataDir, 'config'), { recursive: true });
@@ -189,11 +199,11 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
     );
     await probe.connect(alive);
     await probe.registerNamespace(alive);
-    const registered = await probe.registerSearchAttributes();
+    const registered = await probe.registerSearchAttributes(alive);
     if (registered.length > 0) log(`durable-tools: registered search attributes ${registered.join(', ')}`);
     await probe.waitFor('history', alive);
     await probe.waitFor('matching', alive);
-    log(`durable-tools: Temporal cluster ready at ${address} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    log(`durable-tools: Temporal cluster ready at ${address}, services started in ${seconds(started)}`);
   } catch (error) {
     killAll();
     process.off('exit', killAll);
@@ -211,12 +221,13 @@ export async function startTemporalCluster(options: TemporalClusterOptions = {})
         number
       >,
     async restartService(name, restartOptions = {}) {
+      const restartStarted = Date.now();
       const child = processes.get(name);
       if (child) await stopProcess(child, restartOptions.kill === true);
       spawnService(name);
       await waitForPort(alive, name, bindAddress, listenPort(ports.services, name), dataDir);
       if (name !== 'worker') await probe.waitFor(name, alive);
-      log(`durable-tools: ${name} service restarted`);
+      log(`durable-tools: ${name} service restarted in ${seconds(restartStarted)}`);
     },
     async stop() {
       await probe.close();
@@ -276,6 +287,15 @@ function canListen(port: number, host: string): Promise<boolean> {
     server.once('error', () => resolvePromise(false));
     server.listen(port, host, () => server.close(() => resolvePromise(true)));
   });
+}
+
+/** The membership addresses of services that heartbeated on `database` lately and still accept connections. */
+async function liveMembers(postgres: ClusterPostgres, database: string): Promise<string[]> {
+  const live: string[] = [];
+  for (const { host, port } of await recentClusterMembers(postgres, database)) {
+    if (await isPortOpen(port, host)) live.push(`${host}:${port}`);
+  }
+  return live;
 }
 
 /** The port that shows a service is up: gRPC, except for the worker service, which serves none (membership). */
@@ -380,21 +400,27 @@ class ClusterProbe {
   }
 
   /** Adds the engine's search attributes the namespace lacks; returns their names. */
-  async registerSearchAttributes(): Promise<string[]> {
+  async registerSearchAttributes(alive: () => void): Promise<string[]> {
     const operator = this.service.operatorService;
-    const listed = await operator.listSearchAttributes({ namespace: this.namespace });
-    const missing: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
-    for (const key of Object.values(SEARCH_ATTRIBUTES)) {
-      if (key.name in (listed.customAttributes ?? {})) continue;
-      missing[key.name] =
-        key.type === 'KEYWORD_LIST'
-          ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
-          : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
-    }
-    if (Object.keys(missing).length > 0) {
-      await operator.addSearchAttributes({ namespace: this.namespace, searchAttributes: missing });
-    }
-    return Object.keys(missing);
+    let added: string[] = [];
+    await until(`registering search attributes in namespace ${this.namespace}`, this.dataDir, async () => {
+      alive();
+      const listed = await operator.listSearchAttributes({ namespace: this.namespace });
+      const missing: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
+      for (const key of Object.values(SEARCH_ATTRIBUTES)) {
+        if (key.name in (listed.customAttributes ?? {})) continue;
+        missing[key.name] =
+          key.type === 'KEYWORD_LIST'
+            ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
+            : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+      }
+      if (Object.keys(missing).length > 0) {
+        await operator.addSearchAttributes({ namespace: this.namespace, searchAttributes: missing });
+        added = [...added, ...Object.keys(missing)];
+      }
+      return true;
+    });
+    return added;
   }
 
   /**
@@ -445,6 +471,10 @@ function stopProcess(child: ChildProcess, kill: boolean): Promise<void> {
     });
     child.kill(kill ? 'SIGKILL' : 'SIGTERM');
   });
+}
+
+function seconds(sinceMs: number): string {
+  return `${((Date.now() - sinceMs) / 1000).toFixed(1)} s`;
 }
 
 function logTail(path: string): string {

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -51,8 +51,10 @@ describeWithServer('an agent run on a Temporal cluster on PostgreSQL', () => {
     cluster = await startTemporalCluster({ database: DATABASE, log: () => {} });
     ledger = await startLedgerServer();
     const logFile = join(process.env.DT_TEST_DIR ?? cluster.dataDir, 'cluster-worker.log');
+    // The worker's logs, core's included (heartbeats refused while history is down), go to a file.
     Runtime.install({
       logger: new DefaultLogger('WARN', (entry) => appendFileSync(logFile, `${entry.level} ${entry.message}\n`)),
+      telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) } },
     });
     connection = await Connection.connect({ address: cluster.address });
     nativeConnection = await NativeConnection.connect({ address: cluster.address });
@@ -68,6 +70,13 @@ describeWithServer('an agent run on a Temporal cluster on PostgreSQL', () => {
     await pool.end();
     await ledger?.close();
     await cluster?.stop();
+  });
+
+  test('refuses a second cluster on the same database while the first runs (they would join one ring)', async () => {
+    await expect(startTemporalCluster({ database: DATABASE, log: () => {} })).rejects.toMatchObject({
+      name: 'TemporalClusterError',
+      message: expect.stringContaining(`A Temporal cluster is running on database ${DATABASE}`),
+    });
   });
 
   test('finishes with one effect per step when the history service restarts during a tool call', async () => {
