@@ -1,5 +1,6 @@
 /**
- * `npm run chaos [-- --mode kill|pause|stress]`: the full-size crash test. Against TEMPORAL_ADDRESS when
+ * `npm run chaos [-- --mode kill|pause|stress]`: the full-size crash test. `npm run chaos -- --topology cluster` runs
+ * the multi-host chaos instead (worker hosts in network namespaces, a Temporal cluster: bench/chaos-cluster.ts). Against TEMPORAL_ADDRESS when
  * set, else a headless dev server it starts itself. Starts agent runs of non-idempotent charges (a fraction
  * of them fail and compensate; those that complete send a non-idempotent `notify` last, which has no undo and
  * so runs inside a fused step on the fast path) whose tools rely on `reconcile` alone (the ledger deduplicates
@@ -27,6 +28,7 @@ import { join } from 'node:path';
 import { connectionSettingsFromEnv } from '../src/client/connection-settings';
 import { startDevServer } from '../src/dev-server/dev-server';
 import { engineBundleOptions } from '../src/runtime/engine-bundle-options';
+import { runClusterChaosBench, wantsClusterTopology } from './chaos-cluster';
 import {
   CHAOS_PAUSE_MOMENTS,
   formatChaosSummary,
@@ -106,6 +108,7 @@ process.on('uncaughtException', (error: Error) => {
 });
 
 async function main(): Promise<number> {
+  if (wantsClusterTopology(process.argv.slice(2))) return runClusterChaosBench(process.argv.slice(2));
   const options = {
     mode: modeFromArgs(process.argv.slice(2)),
     pauses: fromEnv('CHAOS_PAUSES', CHAOS_BENCH_DEFAULTS.pauses),

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 
 /** A benchmark worker running in its own process, so its CPU time can be read apart from the bench's. */
 export interface ChildWorker {
@@ -9,12 +9,19 @@ export interface ChildWorker {
   stop(): Promise<void>;
 }
 
+/** Starts a process: `spawn` itself by default; e.g. a worker host's `spawn` to run it in a network namespace. */
+export type SpawnWorker = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
+
 /**
  * Starts `script` with `node --import tsx` and an IPC channel; resolves once it sends `{ type: 'ready' }`.
  * The script answers `{ type: 'cpu' }` with `{ type: 'cpu', user, system }` (µs) and exits on `{ type: 'stop' }`.
  */
-export async function startChildWorker(script: string, env: NodeJS.ProcessEnv): Promise<ChildWorker> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+export async function startChildWorker(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  spawnWorker: SpawnWorker = spawn,
+): Promise<ChildWorker> {
+  const child = spawnWorker(process.execPath, ['--import', 'tsx', script], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, ...env },
   });

@@ -13,6 +13,13 @@ export async function createTablesSerialized(
   statements: readonly string[],
 ): Promise<void> {
   const client = await pool.connect();
+  // Out of the pool nothing else listens for `error` (see withPooledClient): a server that ends the connection
+  // between two statements would otherwise end the process.
+  let broken = false;
+  const onError = (): void => {
+    broken = true;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lockName]);
@@ -22,6 +29,7 @@ export async function createTablesSerialized(
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
-    client.release();
+    client.off('error', onError);
+    client.release(broken);
   }
 }

@@ -172,7 +172,7 @@ export interface ChaosResult {
 }
 
 /** One planned agent run. */
-interface RunPlan {
+export interface RunPlan {
   index: number;
   runId: string;
   /** Amounts of the charges, in step order; the last one is rejected when `fails`. */
@@ -183,7 +183,8 @@ interface RunPlan {
   script: ScriptedTurn[];
 }
 
-interface RunOutcome {
+/** How a planned run ended: its result, or why it has none. */
+export interface RunOutcome {
   plan: RunPlan;
   result?: AgentRunResult;
   error?: string;
@@ -571,7 +572,15 @@ export async function runCompensationKill(options: CompensationKillOptions): Pro
   }
 }
 
-function planRuns(options: ChaosOptions, random: () => number, taskQueue: string): RunPlan[] {
+/**
+ * Plans `options.runs` agent runs on `taskQueue`: 2–4 charges each in turns of one or two calls; a `failFraction` of
+ * them end with a charge the ledger rejects (they compensate), the others send one `notify` last.
+ */
+export function planRuns(
+  options: Pick<ChaosOptions, 'runs' | 'failFraction'>,
+  random: () => number,
+  taskQueue: string,
+): RunPlan[] {
   const { min, max } = CHAOS_RUN_SETTINGS.chargesPerRun;
   return Array.from({ length: options.runs }, (_, index) => {
     const charges = min + Math.floor(random() * (max - min + 1));
@@ -612,7 +621,8 @@ function scriptFor(turns: number[][], notify?: { account: string; total: number 
   ];
 }
 
-async function runOne(
+/** Starts one planned run and waits for its result (an error in words when it has none). */
+export async function runOne(
   client: Client,
   plan: RunPlan,
   taskQueue: string,
@@ -645,7 +655,7 @@ async function runOne(
  * the rejected one), per successful charge of a failing run exactly one refund under `${key}/undo`, and under
  * the step after the charges exactly one notify for a run that completes, none for one that compensates.
  */
-function checkLedger(
+export function checkLedger(
   plans: readonly RunPlan[],
   outcomes: readonly RunOutcome[],
   ledger: LedgerServer,

@@ -1,5 +1,6 @@
 import { Pool, type PoolClient } from 'pg';
 import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_ENV } from '../idempotency/idempotency-defaults';
+import { withPooledClient } from '../pooled-client';
 import { createTablesSerialized, POSTGRES_IDENTIFIER } from '../create-tables';
 import type { ApprovalAuditRecord } from '../../contract/approval-types';
 import { AUDIT_ADDED_COLUMNS, AUDIT_COLUMNS, auditRecordFromRow, auditRowValues, type AuditRow } from './audit-rows';
@@ -166,12 +167,7 @@ export class PostgresAuditStore implements AuditStore, RunGrantStore {
     if (this.closed) throw new AuditStoreError('The audit store is closed.', 'STORE_CLOSED');
     try {
       await (this.ready ??= this.createTable());
-      const client = await this.pool.connect();
-      try {
-        return await work(client);
-      } finally {
-        client.release();
-      }
+      return await withPooledClient(this.pool, work);
     } catch (error) {
       throw new AuditStoreError(`The Postgres audit store failed: ${(error as Error).message}`, 'STORE_UNAVAILABLE', {
         cause: error,
