@@ -124,12 +124,25 @@ function classifyHttpStatus(where: string, error: SdkHttpError): Error {
  * `oauthToolError` instead (a wrong configuration is not retried).
  */
 export function unreachableServerError(server: string, cause: unknown): Error {
-  const oauth = oauthToolError(server, cause);
+  // The SDK wraps what failed during version negotiation ("Version negotiation probe failed: …"): look inside.
+  const oauth = causeChain(cause)
+    .map((error) => oauthToolError(server, error))
+    .find((error) => error !== undefined);
   if (oauth) return oauth;
   return new TransientToolError(
     `MCP server "${server}" cannot be reached: ${cause instanceof Error ? cause.message : String(cause)}`,
     { code: 'UNAVAILABLE', mayHaveHadEffect: false, cause },
   );
+}
+
+/** An error and the errors it was caused by, outermost first (at most 5 deep). */
+function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let current = error; current !== undefined && chain.length < 5;) {
+    chain.push(current);
+    current = typeof current === 'object' && current !== null ? (current as { cause?: unknown }).cause : undefined;
+  }
+  return chain;
 }
 
 function clip(text: string): string {
