@@ -18,6 +18,7 @@ import { unreachableServerError } from './mcp-errors';
 import { MCP_FENCING_TOKEN_META, MCP_IDEMPOTENCY_KEY_META } from './mcp-idempotency-meta';
 import { mcpListHints, type McpListHints } from './mcp-list-hints';
 import { oauthFetch } from './mcp-oauth-fetch';
+import type { McpRegisteredClient } from './mcp-oauth-registration';
 import { McpOAuthTokens } from './mcp-oauth-tokens';
 import { isBrokenStream, McpBrokenStreamError, reissueDelayMs, MCP_MAX_REISSUES } from './mcp-reissue';
 import { McpStreamEnds } from './mcp-stream-end';
@@ -106,6 +107,8 @@ export class McpClientPool {
   readonly #rejoined = new Map<string, Promise<Client>>();
   /** The OAuth tokens of each protected server, shared by its connections. */
   readonly #tokens = new Map<string, McpOAuthTokens>();
+  /** The worker's registrations with authorization servers, by issuer: one for all the entries that name it. */
+  readonly #registrations = new Map<string, Promise<McpRegisteredClient>>();
   readonly #oauth: McpOAuthRuntime;
   readonly #streamEnds = new McpStreamEnds();
   #closed = false;
@@ -129,6 +132,7 @@ export class McpClientPool {
         server,
         url: config.url,
         settings: config.oauth,
+        registrations: this.#registrations,
         ...(this.#oauth.now ? { now: this.#oauth.now } : {}),
         ...(this.#oauth.fetch ? { fetch: this.#oauth.fetch } : {}),
         ...(this.#oauth.env ? { env: this.#oauth.env } : {}),
