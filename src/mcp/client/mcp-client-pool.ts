@@ -232,13 +232,15 @@ export class McpClientPool {
     const broken = new AbortController();
     let settled = false;
     const signal = options.signal ? AbortSignal.any([options.signal, broken.signal]) : broken.signal;
-    const unwatch = options.idempotencyKey
-      ? this.#streamEnds.watch(options.idempotencyKey, () => {
-          setTimeout(() => {
-            if (!settled) broken.abort(new McpBrokenStreamError(tool));
-          }, STREAM_END_GRACE_MS).unref();
-        })
-      : () => {};
+    // 2026-07-28 only: a 2025-11-25 server may close a stream on purpose and answer on the resumed one (SEP-1699).
+    const unwatch =
+      options.idempotencyKey && connection.client.getProtocolEra() === 'modern'
+        ? this.#streamEnds.watch(options.idempotencyKey, () => {
+            setTimeout(() => {
+              if (!settled) broken.abort(new McpBrokenStreamError(tool));
+            }, STREAM_END_GRACE_MS).unref();
+          })
+        : () => {};
     try {
       return await connection.client.callTool(
         { name: tool, arguments: args, _meta: meta },
