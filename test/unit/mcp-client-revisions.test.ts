@@ -143,3 +143,23 @@ describe('the list cache', () => {
     expect(lists()).toBe(before + 3);
   });
 });
+
+describe('the protocol setting of a server', () => {
+  test('2026-07-28 pins the revision: no fallback, and the server is used statelessly', async () => {
+    const pinned = new McpClientPool(
+      parseMcpConfig({ mcpServers: { modern: { url: server.url, protocol: '2026-07-28' } } }).mcpServers,
+    );
+    closers.push(() => pinned.close());
+    expect(await pinned.connectionInfo('modern')).toEqual({ era: 'modern', protocolVersion: '2026-07-28' });
+  });
+
+  test('2025-11-25 skips the probe: a 2026-07-28-only server refuses the initialize handshake', async () => {
+    const before = server.methods.length;
+    const legacy = new McpClientPool(
+      parseMcpConfig({ mcpServers: { modern: { url: server.url, protocol: '2025-11-25' } } }).mcpServers,
+    );
+    closers.push(() => legacy.close());
+    await expect(legacy.connectionInfo('modern')).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    expect(server.methods.slice(before)).toEqual(['initialize']);
+  });
+});

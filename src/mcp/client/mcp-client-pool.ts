@@ -6,12 +6,14 @@ import {
   type Progress,
   type Tool as McpToolListing,
   type Transport,
+  type VersionNegotiationOptions,
 } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import {
   DEFAULT_MCP_CALL_TIMEOUT_MS,
   isStdioServer,
   type McpHttpServerConfig,
+  type McpProtocolChoice,
   type McpServerConfig,
 } from './mcp-config';
 import { unreachableServerError } from './mcp-errors';
@@ -347,7 +349,7 @@ export class McpClientPool {
   async #open(server: string, forget: () => void): Promise<Connection> {
     const config = this.config(server);
     const client = new Client(CLIENT_INFO, {
-      versionNegotiation: { mode: 'auto' },
+      versionNegotiation: negotiationOf(config.protocol),
       listChanged: {
         tools: { autoRefresh: false, debounceMs: 0, onChanged: () => this.#onToolsChanged(server) },
       },
@@ -398,6 +400,13 @@ export class McpClientPool {
       fetch: this.#streamEnds.fetch(tokens ? oauthFetch(tokens, this.#oauth.fetch) : base),
     };
   }
+}
+
+/** The SDK's negotiation mode for a server's `protocol` setting. */
+function negotiationOf(protocol: McpProtocolChoice | undefined): VersionNegotiationOptions {
+  if (protocol === '2025-11-25') return { mode: 'legacy' };
+  if (protocol === '2026-07-28') return { mode: { pin: '2026-07-28' } };
+  return { mode: 'auto' };
 }
 
 function sessionOf(client: Client): McpSession | undefined {
