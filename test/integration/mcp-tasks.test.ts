@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { getAgentRunState, startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError } from '@modelcontextprotocol/client';
 import { McpClientPool } from '../../src/mcp/client/mcp-client-pool';
 import { startMcpHttpListener } from '../../src/mcp/server/mcp-http-listener';
 import { poolTaskChannel } from '../../src/mcp/client/mcp-task-channel';
@@ -236,8 +236,8 @@ test("a task whose session the server forgot is looked up through the worker's o
     // ...in a session the server does not have, the poller asks in its own one, where it is unknown.
     const gone = { taskId: created.ref.taskId, session: { sessionId: 'no-such-session' } };
     const error = await poller!.get(gone, new AbortController().signal).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).message).toMatch(/not found/i);
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as ProtocolError).message).toMatch(/not found/i);
     const sessions = proxy.calls('tasks/get').map((message) => message.sessionId);
     expect(sessions.slice(-2)[0]).toBe('no-such-session');
     expect(sessions.slice(-1)[0]).not.toBe('no-such-session');

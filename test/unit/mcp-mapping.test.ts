@@ -1,5 +1,5 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import { McpBrokenStreamError } from '../../src/mcp/client/mcp-reissue';
 import { classify } from '../../src/failures/classify';
 import { McpClientPool } from '../../src/mcp/client/mcp-client-pool';
 import { parseMcpConfig } from '../../src/mcp/client/mcp-config';
@@ -120,34 +120,46 @@ describe('MCP error classification', () => {
     return [c.kind, c.code, c.mayHaveHadEffect];
   };
 
-  test('connection closed and request timeout are transient and may have had an effect', () => {
-    expect(kind(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'))).toEqual([
+  test('connection closed, a broken stream and request timeout are transient and may have had an effect', () => {
+    expect(kind(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'))).toEqual([
       'transient',
       'UNAVAILABLE',
       true,
     ]);
-    expect(kind(new McpError(ErrorCode.RequestTimeout, 'Request timed out'))).toEqual(['transient', 'TIMEOUT', true]);
+    expect(kind(new McpBrokenStreamError('t'))).toEqual(['transient', 'UNAVAILABLE', true]);
+    expect(kind(new TypeError('fetch failed'))).toEqual(['transient', 'UNAVAILABLE', true]);
+    expect(kind(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out'))).toEqual([
+      'transient',
+      'TIMEOUT',
+      true,
+    ]);
   });
 
   test('an aborted call is left as it is (the activity is being cancelled)', () => {
-    const error = new McpError(ErrorCode.RequestTimeout, 'aborted');
+    const error = new SdkError(SdkErrorCode.RequestTimeout, 'aborted');
     expect(classifyMcpCallError('s', 't', error, true)).toBe(error);
   });
 
   test('invalid params and other JSON-RPC errors are permanent', () => {
-    expect(kind(new McpError(ErrorCode.InvalidParams, 'Tool nope not found'))).toEqual([
+    expect(kind(new ProtocolError(ProtocolErrorCode.InvalidParams, 'Tool nope not found'))).toEqual([
       'permanent',
       'NOT_FOUND',
       false,
     ]);
-    expect(kind(new McpError(ErrorCode.InvalidParams, 'bad a'))).toEqual(['permanent', 'INVALID_ARGUMENTS', false]);
-    expect(kind(new McpError(ErrorCode.InternalError, 'boom'))).toEqual(['permanent', 'INTERNAL', true]);
+    expect(kind(new ProtocolError(ProtocolErrorCode.InvalidParams, 'bad a'))).toEqual([
+      'permanent',
+      'INVALID_ARGUMENTS',
+      false,
+    ]);
+    expect(kind(new ProtocolError(ProtocolErrorCode.InternalError, 'boom'))).toEqual(['permanent', 'INTERNAL', true]);
   });
 
   test('HTTP statuses of a Streamable HTTP server are classified', () => {
-    expect(kind(new StreamableHTTPError(401, 'no'))).toEqual(['permanent', 'PERMISSION_DENIED', false]);
-    expect(kind(new StreamableHTTPError(503, 'busy'))).toEqual(['transient', 'UNAVAILABLE', true]);
-    expect(kind(new StreamableHTTPError(429, 'slow'))[0]).toBe('rate-limited');
+    const http = (status: number) =>
+      new SdkHttpError(SdkErrorCode.ClientHttpFailedToOpenStream, `HTTP ${status}`, { status });
+    expect(kind(http(401))).toEqual(['permanent', 'PERMISSION_DENIED', false]);
+    expect(kind(http(503))).toEqual(['transient', 'UNAVAILABLE', true]);
+    expect(kind(http(429))[0]).toBe('rate-limited');
   });
 
   test('an isError result is permanent with the server text as the message', () => {

@@ -1,4 +1,11 @@
-import { ErrorCode, McpError, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  type CallToolResult,
+  type Task,
+} from '@modelcontextprotocol/client';
 import { runsAsTask } from '../../src/mcp/client/mcp-host';
 import { parseMcpConfig } from '../../src/mcp/client/mcp-config';
 import { runMcpTask, type McpTaskRunDeps } from '../../src/mcp/client/mcp-task-call';
@@ -274,7 +281,7 @@ describe('an MCP tool call driven as a task', () => {
   });
 
   test('a task the server no longer knows is OUTCOME_UNKNOWN for a tool that is not safe to repeat', async () => {
-    const unknown = new McpError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+    const unknown = new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
     const server = scriptedServer([unknown]);
     const { ctx } = recordingContext(taskCheckpoint({ taskId: 'task-1' }));
     const error = (await runMcpTask({}, ctx, deps(server.channel).deps).catch((e: unknown) => e)) as PermanentToolError;
@@ -283,7 +290,7 @@ describe('an MCP tool call driven as a task', () => {
   });
 
   test('a task the server no longer knows is created again for a tool that is safe to repeat', async () => {
-    const unknown = new McpError(ErrorCode.InvalidParams, 'Task not found');
+    const unknown = new ProtocolError(ProtocolErrorCode.InvalidParams, 'Task not found');
     const server = scriptedServer([unknown, task('completed')]);
     const { ctx } = recordingContext(taskCheckpoint({ taskId: 'expired' }));
     const { deps: d } = deps(server.channel, { repeatable: true });
@@ -299,7 +306,7 @@ describe('an MCP tool call driven as a task', () => {
   });
 
   test('failed polls are retried; after five in a row the attempt fails transiently without effect', async () => {
-    const down = () => new McpError(ErrorCode.ConnectionClosed, 'Connection closed');
+    const down = () => new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
     const recovering = scriptedServer([down(), down(), task('completed')]);
     await expect(runMcpTask({}, recordingContext().ctx, deps(recovering.channel).deps)).resolves.toEqual(RESULT);
 

@@ -1,32 +1,41 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  CallToolResultSchema,
+  Client,
+  StreamableHTTPClientTransport,
   type CallToolResult,
+  type FetchLike,
   type Progress,
   type Tool as McpToolListing,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+  type Transport,
+  type VersionNegotiationOptions,
+} from '@modelcontextprotocol/client';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import {
   DEFAULT_MCP_CALL_TIMEOUT_MS,
   isStdioServer,
   type McpHttpServerConfig,
+  type McpProtocolChoice,
   type McpServerConfig,
 } from './mcp-config';
 import { unreachableServerError } from './mcp-errors';
+import { MCP_FENCING_TOKEN_META, MCP_IDEMPOTENCY_KEY_META } from './mcp-idempotency-meta';
+import { mcpListHints, type McpListHints } from './mcp-list-hints';
 import { oauthFetch } from './mcp-oauth-fetch';
+import type { McpRegisteredClient } from './mcp-oauth-registration';
 import { McpOAuthTokens } from './mcp-oauth-tokens';
+import { isBrokenStream, McpBrokenStreamError, reissueDelayMs, MCP_MAX_REISSUES } from './mcp-reissue';
+import { McpStreamEnds } from './mcp-stream-end';
+import { outgoingTraceMeta } from './mcp-trace-meta';
 
-/** The `_meta` key that carries a call's idempotency key to an MCP server (and to our own MCP server). */
-export const MCP_IDEMPOTENCY_KEY_META = 'io.durable-tools/idempotency-key';
+export { MCP_FENCING_TOKEN_META, MCP_IDEMPOTENCY_KEY_META } from './mcp-idempotency-meta';
 
-/** The `_meta` key that carries the fencing token of the call's key ownership, when the worker has a key store. */
-export const MCP_FENCING_TOKEN_META = 'io.durable-tools/fencing-token';
+/** How long after its HTTP stream ended an answer may still be on its way (parsed, dispatched) before it is given up. */
+const STREAM_END_GRACE_MS = 100;
 
 /** How much of a stdio server's stderr is kept to explain why it died. */
 const STDERR_TAIL_CHARS = 2_000;
+
+/** How the worker names itself to MCP servers (`clientInfo`). */
+const CLIENT_INFO = { name: 'durable-tools', version: '0.1.0' };
 
 /** Options of one `tools/call` through the pool. */
 export interface McpCallOptions {
@@ -40,6 +49,26 @@ export interface McpCallOptions {
   fencingToken?: string;
   /** Request timeout (default: the server's `timeoutMs`, else 60 s); progress resets it. */
   timeoutMs?: number;
+  /**
+   * Whether a request whose HTTP stream broke before its answer (2026-07-28: no resumability) is sent again, with
+   * the same `_meta` and so the same idempotency key (at most {@link MCP_MAX_REISSUES} times). Only with a key, and
+   * only on a 2026-07-28 connection; the caller says whether the server may be trusted to deduplicate by the key.
+   */
+  reissue?: boolean;
+  /** Called before each re-issue, with the number of the issue about to be sent (2, 3, …). */
+  onReissue?: (issue: number, cause: unknown) => void;
+}
+
+/** A server's tool list and the cache hints that came with it (2026-07-28 `ttlMs`, `cacheScope`). */
+export interface McpToolList {
+  tools: McpToolListing[];
+  hints: McpListHints;
+}
+
+/** Which revision of MCP a connection speaks: `modern` is 2026-07-28 (stateless), `legacy` 2025-11-25 and older. */
+export interface McpConnectionInfo {
+  era: 'modern' | 'legacy';
+  protocolVersion: string | undefined;
 }
 
 /** The Streamable HTTP session a task was created in (tasks of some servers are visible only in it). */
@@ -80,7 +109,10 @@ export class McpClientPool {
   readonly #rejoined = new Map<string, Promise<Client>>();
   /** The OAuth tokens of each protected server, shared by its connections. */
   readonly #tokens = new Map<string, McpOAuthTokens>();
+  /** The worker's registrations with authorization servers, by issuer: one for all the entries that name it. */
+  readonly #registrations = new Map<string, Promise<McpRegisteredClient>>();
   readonly #oauth: McpOAuthRuntime;
+  readonly #streamEnds = new McpStreamEnds();
   #closed = false;
 
   constructor(
@@ -102,6 +134,7 @@ export class McpClientPool {
         server,
         url: config.url,
         settings: config.oauth,
+        registrations: this.#registrations,
         ...(this.#oauth.now ? { now: this.#oauth.now } : {}),
         ...(this.#oauth.fetch ? { fetch: this.#oauth.fetch } : {}),
         ...(this.#oauth.env ? { env: this.#oauth.env } : {}),
@@ -125,21 +158,20 @@ export class McpClientPool {
     return config;
   }
 
-  /** Lists every tool of a server, following `nextCursor` page by page. */
-  async listTools(server: string): Promise<McpToolListing[]> {
+  /**
+   * Lists every tool of a server (the SDK walks the pages, at most 64) from the server itself, never from a cache:
+   * the host decides when a list is due, from the hints returned with it.
+   */
+  async listTools(server: string): Promise<McpToolList> {
     const { client } = await this.#connect(server);
-    const tools: McpToolListing[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-      if (cursor !== undefined && seen.has(cursor))
-        throw new Error(`MCP server "${server}" repeats the cursor ${cursor}.`);
-      if (cursor !== undefined) seen.add(cursor);
-    } while (cursor !== undefined);
-    return tools;
+    const listed = await client.listTools(undefined, { cacheMode: 'bypass' });
+    return { tools: listed.tools, hints: mcpListHints(listed) };
+  }
+
+  /** The revision a server's connection negotiated (connecting if needed). */
+  async connectionInfo(server: string): Promise<McpConnectionInfo> {
+    const { client } = await this.#connect(server);
+    return { era: client.getProtocolEra() ?? 'legacy', protocolVersion: client.getNegotiatedProtocolVersion() };
   }
 
   /**
@@ -154,9 +186,27 @@ export class McpClientPool {
   ): Promise<CallToolResult> {
     const connection = await this.#connect(server);
     const timeout = options.timeoutMs ?? this.config(server).timeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
+    const reissue =
+      options.reissue === true &&
+      options.idempotencyKey !== undefined &&
+      connection.client.getProtocolEra() === 'modern' &&
+      !isStdioServer(this.config(server));
+    const meta = {
+      ...outgoingTraceMeta(),
+      ...(options.idempotencyKey ? { [MCP_IDEMPOTENCY_KEY_META]: options.idempotencyKey } : {}),
+      ...(options.fencingToken ? { [MCP_FENCING_TOKEN_META]: options.fencingToken } : {}),
+    };
     this.#inFlight.set(server, this.inFlightCalls(server) + 1);
     try {
-      return await this.#send(connection, tool, args, options, timeout);
+      for (let issue = 1; ; issue += 1) {
+        try {
+          return await this.#send(connection, tool, args, meta, options, timeout);
+        } catch (error) {
+          if (!reissue || issue > MCP_MAX_REISSUES || options.signal?.aborted || !isBrokenStream(error)) throw error;
+          options.onReissue?.(issue + 1, error);
+          await new Promise((resolve) => setTimeout(resolve, reissueDelayMs(issue)));
+        }
+      }
     } finally {
       this.#inFlight.set(server, this.inFlightCalls(server) - 1);
     }
@@ -167,30 +217,48 @@ export class McpClientPool {
     return this.#inFlight.get(server) ?? 0;
   }
 
+  /**
+   * One `tools/call`. When its HTTP response stream ends without the answer (the server or a proxy cut it), the
+   * request is aborted at once with {@link McpBrokenStreamError} instead of waiting for the timeout: the fetch of
+   * the transport says when the stream ended ({@link McpStreamEnds}), and an answer that has not arrived a moment
+   * later never will.
+   */
   async #send(
     connection: Connection,
     tool: string,
     args: Record<string, unknown>,
+    meta: Record<string, unknown>,
     options: McpCallOptions,
     timeout: number,
   ): Promise<CallToolResult> {
-    const result = await connection.client.callTool(
-      {
-        name: tool,
-        arguments: args,
-        _meta: {
-          ...(options.idempotencyKey ? { [MCP_IDEMPOTENCY_KEY_META]: options.idempotencyKey } : {}),
-          ...(options.fencingToken ? { [MCP_FENCING_TOKEN_META]: options.fencingToken } : {}),
+    const broken = new AbortController();
+    let settled = false;
+    const signal = options.signal ? AbortSignal.any([options.signal, broken.signal]) : broken.signal;
+    // 2026-07-28 only: a 2025-11-25 server may close a stream on purpose and answer on the resumed one (SEP-1699).
+    const unwatch =
+      options.idempotencyKey && connection.client.getProtocolEra() === 'modern'
+        ? this.#streamEnds.watch(options.idempotencyKey, () => {
+            setTimeout(() => {
+              if (!settled) broken.abort(new McpBrokenStreamError(tool));
+            }, STREAM_END_GRACE_MS).unref();
+          })
+        : () => {};
+    try {
+      return await connection.client.callTool(
+        { name: tool, arguments: args, _meta: meta },
+        {
+          timeout,
+          signal,
+          ...(options.onProgress ? { onprogress: options.onProgress, resetTimeoutOnProgress: true } : {}),
         },
-      },
-      CallToolResultSchema,
-      {
-        timeout,
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.onProgress ? { onprogress: options.onProgress, resetTimeoutOnProgress: true } : {}),
-      },
-    );
-    return result as CallToolResult;
+      );
+    } catch (error) {
+      if (broken.signal.aborted && !options.signal?.aborted) throw broken.signal.reason as Error;
+      throw error;
+    } finally {
+      settled = true;
+      unwatch();
+    }
   }
 
   /** Whether the server declared that `tools/call` may run as a task (`capabilities.tasks.requests.tools.call`). */
@@ -223,7 +291,7 @@ export class McpClientPool {
     const config = this.config(server);
     if (isStdioServer(config))
       throw new Error(`MCP server "${server}" is a stdio server: it has no sessions to rejoin.`);
-    const client = new Client({ name: 'durable-tools', version: '0.1.0' });
+    const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: 'legacy' } });
     const transport = new StreamableHTTPClientTransport(new URL(config.url), {
       sessionId: session.sessionId,
       ...this.#httpOptions(server, config),
@@ -280,14 +348,12 @@ export class McpClientPool {
 
   async #open(server: string, forget: () => void): Promise<Connection> {
     const config = this.config(server);
-    const client = new Client(
-      { name: 'durable-tools', version: '0.1.0' },
-      {
-        listChanged: {
-          tools: { autoRefresh: false, debounceMs: 0, onChanged: () => this.#onToolsChanged(server) },
-        },
+    const client = new Client(CLIENT_INFO, {
+      versionNegotiation: negotiationOf(config.protocol),
+      listChanged: {
+        tools: { autoRefresh: false, debounceMs: 0, onChanged: () => this.#onToolsChanged(server) },
       },
-    );
+    });
     const connection: Connection = { client, closed: false, stderrTail: '' };
     const transport = this.#transport(server, config, connection);
     client.onclose = () => {
@@ -322,14 +388,25 @@ export class McpClientPool {
     return new StreamableHTTPClientTransport(new URL(config.url), this.#httpOptions(server, config));
   }
 
-  /** The headers of an HTTP server, and the fetch that adds its OAuth token when it has `oauth`. */
-  #httpOptions(server: string, config: McpHttpServerConfig): { requestInit?: RequestInit; fetch?: FetchLike } {
+  /**
+   * The headers of an HTTP server, and its fetch: the global one at the time of each request (so the worker's
+   * request hooks see it), adding the OAuth token when the server has `oauth`, watching the ends of call streams.
+   */
+  #httpOptions(server: string, config: McpHttpServerConfig): { requestInit?: RequestInit; fetch: FetchLike } {
     const tokens = this.oauthTokens(server);
+    const base: FetchLike = this.#oauth.fetch ?? ((url, init) => fetch(url, init));
     return {
       ...(config.headers ? { requestInit: { headers: config.headers } } : {}),
-      ...(tokens ? { fetch: oauthFetch(tokens, this.#oauth.fetch) } : {}),
+      fetch: this.#streamEnds.fetch(tokens ? oauthFetch(tokens, this.#oauth.fetch) : base),
     };
   }
+}
+
+/** The SDK's negotiation mode for a server's `protocol` setting. */
+function negotiationOf(protocol: McpProtocolChoice | undefined): VersionNegotiationOptions {
+  if (protocol === '2025-11-25') return { mode: 'legacy' };
+  if (protocol === '2026-07-28') return { mode: { pin: '2026-07-28' } };
+  return { mode: 'auto' };
 }
 
 function sessionOf(client: Client): McpSession | undefined {

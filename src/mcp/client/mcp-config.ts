@@ -49,7 +49,20 @@ const common = {
   disabled: z.boolean().optional(),
   /** How tools that can run as MCP tasks are called (see {@link McpTaskSettings}). */
   tasks: tasksSchema.optional(),
+  /**
+   * The MCP revision to speak (see {@link McpProtocolChoice}): `auto` (default) asks `server/discover` and falls
+   * back to `initialize`; `2025-11-25` skips the probe; `2026-07-28` insists on it (no fallback).
+   */
+  protocol: z.enum(['auto', '2025-11-25', '2026-07-28']).optional(),
 };
+
+/**
+ * Which MCP revision the worker speaks with a server: `auto` negotiates (a `server/discover` probe, then
+ * 2026-07-28 or the 2025-11-25 `initialize` handshake; over stdio the probe costs a second start of the server),
+ * `2025-11-25` goes straight to `initialize` (and negotiates the older 2025/2024 revisions as before), `2026-07-28`
+ * requires it (a server that does not offer it is an error, never a fallback).
+ */
+export type McpProtocolChoice = 'auto' | '2025-11-25' | '2026-07-28';
 
 const stdioServerSchema = z.strictObject({
   type: z.literal('stdio').optional(),

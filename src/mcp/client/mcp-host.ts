@@ -1,4 +1,4 @@
-import type { Tool as McpToolListing } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool as McpToolListing } from '@modelcontextprotocol/client';
 import type { Tool } from '../../tools/define-tool';
 import type { ToolCatalogEntry } from '../../contract/tool-catalog-entry';
 import type { ToolRegistry } from '../../tools/tool-registry';
@@ -11,6 +11,10 @@ import { toolFromMcp } from './mcp-tool-mapping';
 interface ServerListing {
   tools: Tool[];
   listedAt: number;
+  /** How long this list is fresh: the server's `ttlMs` (2026-07-28), else the configured `listTtlMs`. */
+  ttlMs: number;
+  /** The list's `cacheScope` (`private` when the server gave none). */
+  cacheScope: 'public' | 'private';
   /** Why the last listing failed, if it did (the previous tools are kept). */
   error?: string;
 }
@@ -59,9 +63,12 @@ export class McpHost {
     });
   }
 
-  /** Lists again every server whose list is older than the TTL or was announced as changed. */
+  /**
+   * Lists again every server whose list is stale or was announced as changed. A list is fresh for the `ttlMs` its
+   * server sent with it (MCP 2026-07-28; 0 means stale at once, so such a server is listed at every refresh; at
+   * most 24 h), else for the configured `listTtlMs` (default 5 minutes: 2025-11-25 servers send no hint).
+   */
   async refresh(options: { force?: boolean } = {}): Promise<void> {
-    const ttl = this.#config.listTtlMs ?? DEFAULT_MCP_LIST_TTL_MS;
     await Promise.all(
       this.pool.serverNames().map((server) => {
         const listing = this.#listings.get(server);
@@ -70,7 +77,7 @@ export class McpHost {
           !listing ||
           listing.error !== undefined ||
           this.#changed.has(server) ||
-          this.#now() - listing.listedAt >= ttl;
+          this.#now() - listing.listedAt >= listing.ttlMs;
         return due ? this.#refreshServer(server) : undefined;
       }),
     );
@@ -79,6 +86,18 @@ export class McpHost {
   /** The MCP tools known now, server by server in configuration order. */
   tools(): Tool[] {
     return this.pool.serverNames().flatMap((server) => this.#listings.get(server)?.tools ?? []);
+  }
+
+  /**
+   * The cache hints of each server's last list: how long it is believed (`ttlMs`, the server's or the configured
+   * one) and its `cacheScope`. A list is held per configured server entry, i.e. for the one set of credentials it
+   * was listed with, so a `private` list never reaches another authorization context.
+   */
+  listingHints(): Record<string, { ttlMs: number; cacheScope: 'public' | 'private' }> {
+    const hints: Record<string, { ttlMs: number; cacheScope: 'public' | 'private' }> = {};
+    for (const [server, listing] of this.#listings)
+      hints[server] = { ttlMs: listing.ttlMs, cacheScope: listing.cacheScope };
+    return hints;
   }
 
   /** Why listing a server failed the last time, by server (empty when all listed). */
@@ -108,16 +127,27 @@ export class McpHost {
     try {
       const listed = await this.pool.listTools(server);
       const tasks = await this.pool.supportsToolTasks(server);
-      this.#listings.set(server, { tools: this.#toTools(server, listed, tasks), listedAt: startedAt });
+      this.#listings.set(server, {
+        tools: this.#toTools(server, listed.tools, tasks),
+        listedAt: startedAt,
+        ttlMs: listed.hints.ttlMs ?? this.#defaultTtl(),
+        cacheScope: listed.hints.cacheScope,
+      });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.#warn(`could not list the tools of MCP server "${server}": ${reason}`);
       this.#listings.set(server, {
         tools: previous?.tools ?? [],
         listedAt: previous?.listedAt ?? 0,
+        ttlMs: previous?.ttlMs ?? this.#defaultTtl(),
+        cacheScope: previous?.cacheScope ?? 'private',
         error: reason,
       });
     }
+  }
+
+  #defaultTtl(): number {
+    return this.#config.listTtlMs ?? DEFAULT_MCP_LIST_TTL_MS;
   }
 
   #toTools(server: string, listed: McpToolListing[], serverRunsTasks: boolean): Tool[] {

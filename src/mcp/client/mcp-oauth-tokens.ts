@@ -4,9 +4,13 @@ import { OAuthError, ServerError } from '@modelcontextprotocol/sdk/server/auth/e
 import type { AuthorizationServerMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { DEFAULT_MCP_OAUTH_REFRESH_BEFORE_EXPIRY_MS, type McpOAuthSettings } from './mcp-oauth-config';
-import { discoverIssuerMetadata, errorName } from './mcp-oauth-discovery';
+import { parsePrivateJwk } from './mcp-oauth-assertion';
+import { discoverIssuerMetadata, errorName, sameIssuer } from './mcp-oauth-discovery';
+import { privateKeyJwtClientCredentials } from './mcp-oauth-jwt-grant';
+import { registerOAuthClient, type McpRegisteredClient } from './mcp-oauth-registration';
 import { McpOAuthError } from './mcp-oauth-error';
 import { readSecretReference } from './mcp-secret-reference';
+import type { JWK } from 'jose';
 
 /** Characters of an authorization server's `error_description` kept in a message. */
 const DESCRIPTION_MAX_CHARS = 200;
@@ -24,6 +28,8 @@ export interface McpOAuthTokenOptions {
   fetch?: FetchLike;
   /** Where `env:NAME` references are read (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** The registrations of a pool, by issuer (and metadata document and key): one per issuer for all its entries. */
+  registrations?: Map<string, Promise<McpRegisteredClient>>;
 }
 
 /** One access token and when it is renewed. */
@@ -51,6 +57,7 @@ export class McpOAuthTokens {
   #metadata: Promise<AuthorizationServerMetadata> | undefined;
   /** The refresh token the authorization server last returned (it may rotate it). */
   #refreshToken: string | undefined;
+  readonly #ownRegistrations = new Map<string, Promise<McpRegisteredClient>>();
 
   constructor(options: McpOAuthTokenOptions) {
     this.#options = options;
@@ -95,10 +102,14 @@ export class McpOAuthTokens {
     const metadata = await this.#discovered();
     const where = this.reference;
     const env = this.#options.env ?? process.env;
-    const clientSecret = settings.clientSecret ? readSecretReference(settings.clientSecret, where, env) : undefined;
+    const privateJwk = settings.privateKey
+      ? parsePrivateJwk(readSecretReference(settings.privateKey, where, env), where, settings.privateKey)
+      : undefined;
+    const client = await this.#client(metadata, privateJwk);
     // Verbatim, not as a parsed URL: `new URL(…).href` adds a "/" exact-match servers refuse (SDK #1968).
     const resource = settings.resource ?? this.#options.url;
     const fetchFn = this.#fetch();
+    const scope = settings.scopes?.length ? settings.scopes.join(' ') : undefined;
     const startedAt = this.#now();
     let tokens: OAuthTokens;
     try {
@@ -107,21 +118,32 @@ export class McpOAuthTokens {
         tokens = await refreshAuthorization(settings.issuer, {
           metadata,
           clientInformation: {
-            client_id: settings.clientId,
-            ...(clientSecret !== undefined ? { client_secret: clientSecret } : {}),
+            client_id: client.clientId,
+            ...(client.clientSecret !== undefined ? { client_secret: client.clientSecret } : {}),
           },
           refreshToken,
           resource,
           fetchFn,
         });
         if (tokens.refresh_token) this.#refreshToken = tokens.refresh_token;
+      } else if (client.authMethod === 'private_key_jwt' && privateJwk) {
+        tokens = await privateKeyJwtClientCredentials({
+          metadata,
+          issuer: settings.issuer,
+          clientId: client.clientId,
+          jwk: privateJwk,
+          resource,
+          ...(scope ? { scope } : {}),
+          where,
+          fetch: fetchFn,
+        });
       } else {
         const provider = new ClientCredentialsProvider({
-          clientId: settings.clientId,
-          clientSecret: clientSecret ?? '',
+          clientId: client.clientId,
+          clientSecret: client.clientSecret ?? '',
           clientName: 'durable-tools',
           expectedIssuer: settings.issuer,
-          ...(settings.scopes?.length ? { scope: settings.scopes.join(' ') } : {}),
+          ...(scope ? { scope } : {}),
         });
         tokens = await fetchToken(provider, settings.issuer, { metadata, resource, fetchFn });
       }
@@ -134,7 +156,63 @@ export class McpOAuthTokens {
         'TOKEN_REFUSED',
       );
     }
+    if (!settings.tokenEndpoint) assertTokenIssuer(tokens.access_token, settings.issuer, where);
     return { accessToken: tokens.access_token, ...this.#renewalOf(tokens, startedAt) };
+  }
+
+  /**
+   * How the worker is known to the issuer: the configured `clientId` (with its secret), else the registration
+   * (client id metadata document first, dynamic registration as the fallback), made once per issuer and key and
+   * shared by every server entry of the pool that names them (again after a failure).
+   */
+  async registeredClient(): Promise<McpRegisteredClient | undefined> {
+    if (this.#options.settings.clientId !== undefined) return undefined;
+    const settings = this.#options.settings;
+    const env = this.#options.env ?? process.env;
+    const privateJwk = settings.privateKey
+      ? parsePrivateJwk(
+          readSecretReference(settings.privateKey, this.reference, env),
+          this.reference,
+          settings.privateKey,
+        )
+      : undefined;
+    return this.#client(await this.#discovered(), privateJwk) as Promise<McpRegisteredClient>;
+  }
+
+  #client(
+    metadata: AuthorizationServerMetadata,
+    privateJwk: JWK | undefined,
+  ): Promise<McpRegisteredClient | { clientId: string; clientSecret?: string; authMethod: string }> {
+    const { settings } = this.#options;
+    if (settings.clientId !== undefined) {
+      const env = this.#options.env ?? process.env;
+      const clientSecret = settings.clientSecret
+        ? readSecretReference(settings.clientSecret, this.reference, env)
+        : undefined;
+      return Promise.resolve({
+        clientId: settings.clientId,
+        ...(clientSecret !== undefined ? { clientSecret } : {}),
+        authMethod: privateJwk && clientSecret === undefined ? 'private_key_jwt' : 'client_secret_basic',
+      });
+    }
+    const registrations = this.#options.registrations ?? this.#ownRegistrations;
+    const key = [settings.issuer, settings.clientMetadataUrl ?? '', settings.privateKey ?? ''].join('\n');
+    let pending = registrations.get(key);
+    if (!pending) {
+      pending = registerOAuthClient({
+        metadata,
+        settings,
+        ...(privateJwk ? { privateJwk } : {}),
+        where: this.reference,
+        fetch: this.#fetch(),
+      });
+      registrations.set(key, pending);
+      const registered = pending;
+      registered.catch(() => {
+        if (registrations.get(key) === registered) registrations.delete(key);
+      });
+    }
+    return pending;
   }
 
   /** When a token obtained at `startedAt` is renewed: before `refreshBeforeExpiryMs`, at most half its lifetime. */
@@ -166,19 +244,40 @@ export class McpOAuthTokens {
   }
 }
 
-/** A token's lifetime in ms: `expires_in`, else the `exp - iat` of a JWT access token, else unknown. */
-function lifetimeOf(tokens: OAuthTokens): number | undefined {
-  if (typeof tokens.expires_in === 'number' && Number.isFinite(tokens.expires_in)) return tokens.expires_in * 1000;
-  const payload = tokens.access_token.split('.')[1];
+/**
+ * Token issuer binding: an access token that is a JWT (RFC 9068) must name the configured issuer as its `iss`; a
+ * token of another issuer is not used (the authorization server answered for someone else). An opaque token, or a
+ * JWT without `iss`, says nothing and passes.
+ */
+function assertTokenIssuer(accessToken: string, issuer: string, where: string): void {
+  const iss = jwtClaims(accessToken)?.iss;
+  if (typeof iss === 'string' && !sameIssuer(iss, issuer)) {
+    throw new McpOAuthError(
+      `${where}: the token endpoint of ${issuer} issued an access token of the issuer "${iss}"; it is not used. Fix oauth.issuer or the authorization server.`,
+      'ISSUER_MISMATCH',
+    );
+  }
+}
+
+/** The claims of a JWT (not verified: the resource server verifies it), or undefined for an opaque token. */
+function jwtClaims(token: string): Record<string, unknown> | undefined {
+  const payload = token.split('.')[1];
   if (payload === undefined) return undefined;
   try {
-    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown; iat?: unknown };
-    return typeof claims.exp === 'number' && typeof claims.iat === 'number'
-      ? (claims.exp - claims.iat) * 1000
-      : undefined;
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown;
+    return typeof claims === 'object' && claims !== null ? (claims as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** A token's lifetime in ms: `expires_in`, else the `exp - iat` of a JWT access token, else unknown. */
+function lifetimeOf(tokens: OAuthTokens): number | undefined {
+  if (typeof tokens.expires_in === 'number' && Number.isFinite(tokens.expires_in)) return tokens.expires_in * 1000;
+  const claims = jwtClaims(tokens.access_token);
+  return typeof claims?.exp === 'number' && typeof claims.iat === 'number'
+    ? (claims.exp - claims.iat) * 1000
+    : undefined;
 }
 
 /** What a failed token request becomes: refused (permanent) or unavailable (transient); never quoting a body. */

@@ -1,5 +1,11 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import { ErrorCode, McpError, type CallToolResult, type Progress, type Task } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  type CallToolResult,
+  type Progress,
+  type Task,
+} from '@modelcontextprotocol/client';
 import type { ToolContext } from '../../tools/tool-context';
 import { classifyMcpCallError, toolErrorFromResult } from './mcp-errors';
 import type { McpTaskChannel, McpTaskRef } from './mcp-task-channel';
@@ -164,7 +170,7 @@ async function pollUntilSettled(
     } catch (error) {
       if (ctx.signal.aborted) throw error;
       if (isUnknownTask(error)) return { [LOST]: (error as Error).message };
-      if (error instanceof McpError && error.code === ErrorCode.MethodNotFound) {
+      if (error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound) {
         throw taskUnusableError(deps.where, `does not answer tasks/get: ${error.message}`);
       }
       failures += 1;
@@ -187,7 +193,7 @@ function isSettled(status: Task['status']): boolean {
 
 /** `tasks/get` or `tasks/result` for an id the server does not know answers invalid params (-32602). */
 function isUnknownTask(error: unknown): boolean {
-  return error instanceof McpError && error.code === ErrorCode.InvalidParams;
+  return error instanceof ProtocolError && error.code === ProtocolErrorCode.InvalidParams;
 }
 
 async function outcomeOf(
@@ -226,7 +232,7 @@ async function failureReason(ref: McpTaskRef, ctx: ToolContext, deps: McpTaskRun
       .trim();
     return text || undefined;
   } catch (error) {
-    return error instanceof McpError && !isUnknownTask(error) ? error.message : undefined;
+    return error instanceof ProtocolError && !isUnknownTask(error) ? error.message : undefined;
   }
 }
 

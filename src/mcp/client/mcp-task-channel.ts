@@ -1,11 +1,10 @@
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SdkHttpError, type CallToolResult, type Progress, type Task } from '@modelcontextprotocol/client';
 import {
   CallToolResultSchema,
+  CancelTaskResultSchema,
   CreateTaskResultSchema,
-  type CallToolResult,
-  type Progress,
-  type Task,
-} from '@modelcontextprotocol/sdk/types.js';
+  GetTaskResultSchema,
+} from '@modelcontextprotocol/core';
 import {
   MCP_FENCING_TOKEN_META,
   MCP_IDEMPOTENCY_KEY_META,
@@ -51,7 +50,8 @@ const POLL_REQUEST_TIMEOUT_MS = 30_000;
 const CANCEL_REQUEST_TIMEOUT_MS = 5_000;
 
 /**
- * The task requests of one tool of a pooled server. A task is polled in the session it was created in; when that
+ * The task requests (MCP 2025-11-25 tasks, which SDK v2 still parses but no longer drives: they are sent as plain
+ * requests with the 2025 schemas) of one tool of a pooled server. A task is polled in the session it was created in; when that
  * session is gone (HTTP 400/404: the server forgot it), the worker's own connection asks instead, which finds the
  * task on a server whose tasks outlive sessions (ours: task id = workflow id).
  */
@@ -66,7 +66,7 @@ export function poolTaskChannel(pool: McpClientPool, server: string, tool: strin
     try {
       return await send(await clientFor(ref));
     } catch (error) {
-      const sessionGone = error instanceof StreamableHTTPError && (error.code === 400 || error.code === 404);
+      const sessionGone = error instanceof SdkHttpError && (error.status === 400 || error.status === 404);
       if (!sessionGone || !ref.session || goneSessions.has(ref.session.sessionId)) throw error;
       goneSessions.add(ref.session.sessionId);
       return send(await clientFor(ref));
@@ -76,21 +76,23 @@ export function poolTaskChannel(pool: McpClientPool, server: string, tool: strin
     create: (args, options) => createTask(pool, server, tool, args, { ...options, timeoutMs: timeout() }),
     get: (ref, signal) =>
       inSession(ref, (client) =>
-        client.experimental.tasks.getTask(ref.taskId, {
+        client.request({ method: 'tasks/get', params: { taskId: ref.taskId } }, GetTaskResultSchema, {
           signal,
           timeout: Math.min(timeout(), POLL_REQUEST_TIMEOUT_MS),
         }),
-      ),
+      ) as Promise<Task>,
     result: (ref, signal) =>
       inSession(ref, (client) =>
-        client.experimental.tasks.getTaskResult(ref.taskId, CallToolResultSchema, {
+        client.request({ method: 'tasks/result', params: { taskId: ref.taskId } }, CallToolResultSchema, {
           timeout: timeout(),
           ...(signal ? { signal } : {}),
         }),
       ) as Promise<CallToolResult>,
     cancel: async (ref) => {
       await inSession(ref, (client) =>
-        client.experimental.tasks.cancelTask(ref.taskId, { timeout: CANCEL_REQUEST_TIMEOUT_MS }),
+        client.request({ method: 'tasks/cancel', params: { taskId: ref.taskId } }, CancelTaskResultSchema, {
+          timeout: CANCEL_REQUEST_TIMEOUT_MS,
+        }),
       );
     },
   };
@@ -111,6 +113,7 @@ async function createTask(
       params: {
         name: tool,
         arguments: args,
+        task: { ttl: options.ttlMs },
         _meta: {
           [MCP_IDEMPOTENCY_KEY_META]: options.idempotencyKey,
           ...(options.fencingToken ? { [MCP_FENCING_TOKEN_META]: options.fencingToken } : {}),
@@ -119,7 +122,6 @@ async function createTask(
     },
     CreateTaskResultSchema.or(CallToolResultSchema),
     {
-      task: { ttl: options.ttlMs },
       timeout: options.timeoutMs,
       signal: options.signal,
       ...(options.onProgress ? { onprogress: options.onProgress } : {}),

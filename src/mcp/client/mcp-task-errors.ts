@@ -1,4 +1,4 @@
-import type { Task } from '@modelcontextprotocol/sdk/types.js';
+import type { Task } from '@modelcontextprotocol/client';
 import { TOOL_ERROR_CODES } from '../../contract/activity-protocol';
 import { OUTCOME_UNKNOWN_EXPLANATION } from '../../failures/retry-decision';
 import { PermanentToolError, TransientToolError } from '../../failures/tool-errors';

@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool as McpToolListing, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool as McpToolListing, ToolAnnotations } from '@modelcontextprotocol/client';
 import { Context } from '@temporalio/activity';
 import { z } from 'zod';
 import { defineTool, type Tool, type ToolContract, type ToolSpec } from '../../tools/define-tool';
@@ -120,6 +120,18 @@ function directExecute(binding: McpToolBinding, timeoutMs: number): Execute {
         idempotencyKey: ctx.idempotencyKey,
         ...(ctx.fencingToken !== undefined ? { fencingToken: ctx.fencingToken } : {}),
         timeoutMs,
+        // A stream cut mid-call (MCP 2026-07-28 has no resumability) is re-issued with the same key when the
+        // server may be trusted to deduplicate by it, or the call is a read.
+        reissue: binding.trust === 'trusted' || binding.listing.annotations?.readOnlyHint === true,
+        onReissue: (issue, cause) => {
+          ctx.assertLease(); // a re-issue leaves the process too
+          ctx.log.warn('The HTTP stream of an MCP call broke before its answer; the call is re-issued with its key.', {
+            server,
+            tool: listing.name,
+            issue,
+            cause: cause instanceof Error ? cause.message : String(cause),
+          });
+        },
         onProgress: (progress) => {
           ctx.heartbeat({ mcpProgress: progress });
           // MCP progress with a known total is also the step's progress in the run state.
