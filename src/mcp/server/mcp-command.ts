@@ -29,6 +29,7 @@ import { startMcpHttpListener } from './mcp-http-listener';
 import { MCP_HTTP_SESSION_DEFAULTS } from './mcp-http-sessions';
 import type { McpCaller } from './mcp-caller';
 import { createDurableMcpServer } from './mcp-server';
+import { modernMcpServerFactory } from './mcp-modern-server';
 import { defaultMcpServerName, defaultMcpTaskQueue, MCP_SERVER_NAME_PATTERN } from './mcp-server-name';
 
 /** Usage of `npm run mcp` / `durable-tools mcp`. */
@@ -138,17 +139,19 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
   const stopWorker = values['no-worker']
     ? async () => {}
     : await startWorker(registry, { address: temporal.address, taskQueue, tracing, auditStore, restrictedTools });
-  const createServer = (caller?: McpCaller) =>
-    createDurableMcpServer({
-      client,
-      taskQueue,
-      name,
-      catalog: registry.catalog(),
-      ...(agents ? { agents } : {}),
-      approvals,
-      authority: { grants: asRunGrantStore(auditStore)!, ...(toolScopes ? { scopes: toolScopes } : {}) },
-      ...(caller ? { caller } : {}),
-    });
+  const served = {
+    client,
+    taskQueue,
+    name,
+    catalog: registry.catalog(),
+    ...(agents ? { agents } : {}),
+    approvals,
+    authority: { grants: asRunGrantStore(auditStore)!, ...(toolScopes ? { scopes: toolScopes } : {}) },
+  };
+  const createServer = (caller?: McpCaller) => createDurableMcpServer({ ...served, ...(caller ? { caller } : {}) });
+  // MCP 2026-07-28 on the same endpoint; a shared key lets several server processes verify each other's approvals.
+  const stateKey = process.env.DURABLE_TOOLS_MCP_STATE_KEY;
+  const createModernServer = modernMcpServerFactory({ ...served, ...(stateKey ? { requestStateKey: stateKey } : {}) });
   const where = `${registry.list().length} tools, server "${name}" on task queue "${taskQueue}", Temporal at ${temporal.address}`;
   try {
     if (values.stdio) {
@@ -165,6 +168,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
         port: http.port,
         host: values.host,
         createServer,
+        createModernServer,
         maxSessions: http.maxSessions,
         maxSessionsPerCaller: http.maxSessionsPerCaller,
         sessionIdleTimeoutMs: http.idleMs,
