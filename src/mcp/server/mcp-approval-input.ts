@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createRequestStateCodec, inputRequired, type RequestStateCodec } from '@modelcontextprotocol/server';
-import type { InputRequest, InputRequiredResult, InputRequests } from '@modelcontextprotocol/server';
+import type { InputRequest, InputRequiredResult, InputRequests, ServerContext } from '@modelcontextprotocol/server';
 import type { PendingApproval } from '../../client/approval-client';
 
 /** What the request state of an approval round carries (signed, readable by the client: no secrets). */
@@ -82,10 +82,11 @@ export async function approvalInputRequired(
   codec: RequestStateCodec<McpApprovalState>,
   state: McpApprovalState,
   waiting: PendingApproval,
+  ctx: ServerContext,
 ): Promise<InputRequiredResult> {
   return inputRequired({
     inputRequests: { [approvalInputKey(waiting)]: approvalElicitation(waiting) },
-    requestState: await codec.mint(state),
+    requestState: await codec.mint(state, ctx),
   });
 }
 

@@ -120,10 +120,9 @@ export function createModernMcpServer(options: ModernMcpServerOptions): Server {
   const taskId = z.looseObject({ taskId: z.string().min(1) });
   server.setRequestHandler('tasks/get', { params: taskId }, async (p) => tasks.get(p.taskId));
   server.setRequestHandler('tasks/cancel', { params: taskId }, async (p) => tasks.cancel(p.taskId));
-  server.setRequestHandler(
-    'tasks/update',
-    { params: z.looseObject({ taskId: z.string().min(1), inputResponses: z.record(z.string(), z.unknown()) }) },
-    async (p) => tasks.update(p.taskId, p.inputResponses),
+  // The SDK lifts `inputResponses` out of the params (as for any multi round-trip answer) into the context.
+  server.setRequestHandler('tasks/update', { params: taskId }, async (p, ctx) =>
+    tasks.update(p.taskId, ctx.mcpReq.inputResponses ?? {}),
   );
   return server;
 }
@@ -142,8 +141,14 @@ async function awaitModernCall(
   params: McpToolCallParams,
   keyed: boolean,
   ctx: ServerContext,
+  decided?: McpApprovalState,
 ): Promise<CallToolResult | InputRequiredResult> {
-  const outcome = await callOutcome(client, call.handle.workflowId, call.entry, ctx.mcpReq.signal);
+  const justDecided = (waiting: PendingApproval) =>
+    decided !== undefined &&
+    waiting.workflowId === decided.waitingWorkflowId &&
+    waiting.stepId === decided.stepId &&
+    waiting.digest === decided.digest;
+  const outcome = await callOutcome(client, call.handle.workflowId, call.entry, ctx.mcpReq.signal, justDecided);
   if ('result' in outcome) return outcome.result as CallToolResult;
   const { waiting } = outcome;
   if (!declares(ctx, 'elicitation')) {
@@ -157,7 +162,7 @@ async function awaitModernCall(
     argumentsDigest: fingerprint(params.arguments ?? {}),
     digest: waiting.digest,
   };
-  return approvalInputRequired(server.codec, state, waiting);
+  return approvalInputRequired(server.codec, state, waiting, ctx);
 }
 
 /**
@@ -219,7 +224,7 @@ async function awaitDecided(
   const handle = client.workflow.getHandle(state.workflowId);
   const entry = server.surface.servedTool(state.tool);
   if (!entry) return callToolErrorOf(`UNKNOWN_TOOL: There is no tool "${state.tool}".`) as CallToolResult;
-  return awaitModernCall(client, server, { handle, entry }, params, true, ctx);
+  return awaitModernCall(client, server, { handle, entry }, params, true, ctx, state);
 }
 
 /** Decides a waiting step as the surface's caller, through `decide_approval` (its rules, its audit). */

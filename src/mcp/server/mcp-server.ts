@@ -369,13 +369,14 @@ async function resultOrApprovalRequest(
 /**
  * The call's result, or the step it waits on for a human decision, whichever comes first (a tool that never needs
  * approval only has a result). Aborting `signal` stops the wait (nothing happens to the call); the outcome is then
- * an error result nobody should read.
+ * an error result nobody should read. `decided` names steps just decided (not waiting any more).
  */
 export async function callOutcome(
   client: Client,
   workflowId: string,
   entry: ToolCatalogEntry,
   signal?: AbortSignal,
+  decided?: (waiting: PendingApproval) => boolean,
 ): Promise<{ result: CallToolResult } | { waiting: PendingApproval }> {
   // A sub-agent's own tools may wait for a decision, whatever the agent tool itself declares.
   if (entry.approval === 'never' && !entry.agent) return { result: await toolCallResult(client, workflowId, signal) };
@@ -384,7 +385,7 @@ export async function callOutcome(
   try {
     const first = await Promise.race([
       toolCallResult(client, workflowId, stopped).then((result) => ({ result })),
-      approvalRequested(client, workflowId, stopped).then((waiting) => ({ waiting })),
+      approvalRequested(client, workflowId, stopped, decided).then((waiting) => ({ waiting })),
     ]);
     if ('result' in first) return first;
     return first.waiting ? { waiting: first.waiting } : { result: await toolCallResult(client, workflowId, signal) };
