@@ -118,12 +118,19 @@ export function createModernMcpServer(options: ModernMcpServerOptions): Server {
     return awaitModernCall(options.client, { surface, codec }, call, params, key !== undefined, ctx);
   });
   const taskId = z.looseObject({ taskId: z.string().min(1) });
-  server.setRequestHandler('tasks/get', { params: taskId }, async (p) => tasks.get(p.taskId));
-  server.setRequestHandler('tasks/cancel', { params: taskId }, async (p) => tasks.cancel(p.taskId));
+  server.setRequestHandler('tasks/get', { params: taskId }, async (p, ctx) => {
+    requireTasksExtension(ctx);
+    return tasks.get(p.taskId);
+  });
+  server.setRequestHandler('tasks/cancel', { params: taskId }, async (p, ctx) => {
+    requireTasksExtension(ctx);
+    return tasks.cancel(p.taskId);
+  });
   // The SDK lifts `inputResponses` out of the params (as for any multi round-trip answer) into the context.
-  server.setRequestHandler('tasks/update', { params: taskId }, async (p, ctx) =>
-    tasks.update(p.taskId, ctx.mcpReq.inputResponses ?? {}),
-  );
+  server.setRequestHandler('tasks/update', { params: taskId }, async (p, ctx) => {
+    requireTasksExtension(ctx);
+    return tasks.update(p.taskId, ctx.mcpReq.inputResponses ?? {});
+  });
   return server;
 }
 
@@ -253,6 +260,14 @@ function stepDecider(surface: DurableMcpSurface, scopes: ReadonlySet<string> | u
     const error = result._meta?.['io.durable-tools/error'] as { code?: string; message?: string } | undefined;
     return { refused: { code: error?.code ?? 'REQUEST_REJECTED', message: error?.message ?? 'Refused.' } };
   };
+}
+
+/** The extension's methods are answered only to a request that declares it (`-32021`, as SEP-2663 says). */
+function requireTasksExtension(ctx: ServerContext): void {
+  if (declares(ctx, 'tasks')) return;
+  throw new ProtocolError(ProtocolErrorCode.MissingRequiredClientCapability, 'Missing required client capability', {
+    requiredCapabilities: { extensions: { [MCP_TASKS_EXTENSION]: {} } },
+  });
 }
 
 /** Whether the request's client declares the tasks extension, or form elicitation. */
