@@ -282,3 +282,33 @@ test('tasks extension: a call is a task; tasks/get shows the approval, tasks/upd
   expect(done['result']).toMatchObject({ structuredContent: { wired: amount } });
   expect(wired.filter((a) => a === amount)).toHaveLength(1);
 });
+
+test('four eyes on 2026-07-28: a caller who may not approve is not asked; an approver decides, the re-issue gets the result', async () => {
+  const asked: unknown[] = [];
+  const bob = await mcp.connectModern('bob-secret', { capabilities: { elicitation: { form: {} } } });
+  bob.setRequestHandler('elicitation/create', async (request) => {
+    asked.push(request.params);
+    return { action: 'accept', content: { decision: 'approve' } };
+  });
+  const amount = nextAmount();
+  const key = unique('bob');
+  const call = () => bob.callTool({ name: 'wire', arguments: { amount }, _meta: { idempotencyKey: key } });
+  const first = await call();
+  expect(JSON.stringify(first.content)).toContain('APPROVAL_REQUIRED');
+  expect(asked).toEqual([]);
+  const workflowId = mcpCallWorkflowId(key, { caller: { subject: 'token:bob' } });
+  // His task shows it working (another approver decides), with no form to answer.
+  const task = await modernRequest('bob-secret', 'tasks/get', { taskId: workflowId });
+  expect(task.result).toMatchObject({ status: 'working' });
+  expect(task.result).not.toHaveProperty('inputRequests');
+
+  const alice = await mcp.connectModern('alice-secret');
+  const { digest } = (first._meta as { 'io.durable-tools/approval': { digest: string } })['io.durable-tools/approval'];
+  const decided = await alice.callTool({
+    name: 'decide_approval',
+    arguments: { workflowId, stepId: 1, decision: 'approve', digest },
+  });
+  expect(decided.isError).toBeFalsy();
+  expect((await call()).structuredContent).toEqual({ wired: amount });
+  expect(wired.filter((a) => a === amount)).toHaveLength(1);
+});

@@ -6,6 +6,8 @@
  * - `tasks/get` → the task with its status inlined: `working`; `input_required` with the approval forms of the steps
  *   that wait for a human decision (`inputRequests`); `completed` with the `tools/call` result (an `isError` result
  *   too); `failed` with a JSON-RPC error (the workflow failed, was terminated or timed out); `cancelled`.
+ *   The forms are shown only to a caller who may approve its own calls (an approver, where self-approval is
+ *   allowed); to any other the task stays `working` while another approver decides.
  * - `tasks/update` → the answers to those forms decide the steps, under the caller's own authority (the rules of
  *   `decide_approval`); answers to keys not outstanding are ignored, as the extension says.
  * - `tasks/cancel` → cancels the workflow (which cancels the tool's activity and undoes a compensable call).
@@ -60,6 +62,7 @@ export function extensionTasks(
   client: Client,
   caller: { scope: string; tasks: TemporalTaskStore },
   decide: McpStepDecider,
+  mayAnswer: boolean,
 ): McpExtensionTasks {
   const known = async (taskId: string): Promise<LegacyTask> => {
     const task = isMcpCallOf(caller.scope, taskId) ? await caller.tasks.getTask(taskId) : null;
@@ -78,7 +81,8 @@ export function extensionTasks(
           error: { code: ProtocolErrorCode.InternalError, message: task.statusMessage ?? 'The durable call failed.' },
         };
       }
-      if (task.status !== 'working') return task;
+      // A caller who may not decide its own call sees it working (the status message says it waits for a human).
+      if (task.status !== 'working' || !mayAnswer) return task;
       const waiting = await waitingOf(taskId);
       if (waiting.length === 0) return task;
       return { ...task, status: 'input_required', inputRequests: approvalInputRequests(waiting) };

@@ -103,19 +103,27 @@ export function createModernMcpServer(options: ModernMcpServerOptions): Server {
     },
   );
   const decide = stepDecider(surface, options.scopes);
-  const tasks = extensionTasks(options.client, surface, decide);
+  const tasks = extensionTasks(options.client, surface, decide, surface.mayApproveOwnCalls(options.scopes));
 
   server.setRequestHandler('tools/list', async () => ({ tools: surface.listTools() as Tool[] }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const params = request.params as McpToolCallParams;
     const answered = ctx.mcpReq.requestState<McpApprovalState>();
-    if (answered !== undefined)
-      return answerApproval(options.client, { surface, codec, decide }, params, answered, ctx);
+    if (answered !== undefined) {
+      return answerApproval(options.client, { surface, codec, decide, scopes: options.scopes }, params, answered, ctx);
+    }
     const key = keyOf(params);
     const call = await surface.startToolCall(params, key, options.scopes, silentLog);
     if ('result' in call) return call.result as CallToolResult;
     if (declares(ctx, 'tasks')) return tasks.created(call.handle.workflowId) as unknown as CallToolResult;
-    return awaitModernCall(options.client, { surface, codec }, call, params, key !== undefined, ctx);
+    return awaitModernCall(
+      options.client,
+      { surface, codec, scopes: options.scopes },
+      call,
+      params,
+      key !== undefined,
+      ctx,
+    );
   });
   const taskId = z.looseObject({ taskId: z.string().min(1) });
   server.setRequestHandler('tasks/get', { params: taskId }, async (p, ctx) => {
@@ -134,6 +142,13 @@ export function createModernMcpServer(options: ModernMcpServerOptions): Server {
   return server;
 }
 
+/** What the handling of one `tools/call` uses: the caller's surface, the state codec, the token's scopes. */
+interface ModernCallServer {
+  surface: DurableMcpSurface;
+  codec: RequestStateCodec<McpApprovalState>;
+  scopes: ReadonlySet<string> | undefined;
+}
+
 /** Logging is not served on 2026-07-28 (deprecated there): the surface's messages go nowhere. */
 const silentLog: McpRequestLog = Object.assign(() => {}, { passes: () => false });
 
@@ -143,7 +158,7 @@ const silentLog: McpRequestLog = Object.assign(() => {}, { passes: () => false }
  */
 async function awaitModernCall(
   client: Client,
-  server: { surface: DurableMcpSurface; codec: RequestStateCodec<McpApprovalState> },
+  server: ModernCallServer,
   call: { handle: WorkflowHandle; entry: ToolCatalogEntry },
   params: McpToolCallParams,
   keyed: boolean,
@@ -158,7 +173,8 @@ async function awaitModernCall(
   const outcome = await callOutcome(client, call.handle.workflowId, call.entry, ctx.mcpReq.signal, justDecided);
   if ('result' in outcome) return outcome.result as CallToolResult;
   const { waiting } = outcome;
-  if (!declares(ctx, 'elicitation')) {
+  // The caller is asked only when it is the one who may approve (else another approver decides: four eyes).
+  if (!declares(ctx, 'elicitation') || !server.surface.mayApproveOwnCalls(server.scopes)) {
     return approvalRequiredResult(waiting, keyed, call.handle.workflowId) as CallToolResult;
   }
   const state: McpApprovalState = {
@@ -178,7 +194,7 @@ async function awaitModernCall(
  */
 async function answerApproval(
   client: Client,
-  server: { surface: DurableMcpSurface; codec: RequestStateCodec<McpApprovalState>; decide: McpStepDecider },
+  server: ModernCallServer & { decide: McpStepDecider },
   params: McpToolCallParams,
   state: McpApprovalState,
   ctx: ServerContext,
@@ -223,7 +239,7 @@ async function answerApproval(
 /** After a decision: the outcome of the call the state names (which may ask for another approval). */
 async function awaitDecided(
   client: Client,
-  server: { surface: DurableMcpSurface; codec: RequestStateCodec<McpApprovalState> },
+  server: ModernCallServer,
   state: McpApprovalState,
   params: McpToolCallParams,
   ctx: ServerContext,

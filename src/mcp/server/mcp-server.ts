@@ -25,7 +25,7 @@ import { agentTools } from './mcp-agent-tools';
 import { conversationTools } from './mcp-conversation-tools';
 import type { AgentDefinition } from '../../agents/define-agent';
 import { approvalTools, type ApprovalTool } from './mcp-approval-tools';
-import type { McpApprovalOptions } from './mcp-approver-rules';
+import { mcpApproversByScope, type McpApprovalOptions } from './mcp-approver-rules';
 import {
   DEFAULT_MCP_SERVER_NAME,
   mcpCallerScope,
@@ -166,6 +166,11 @@ export interface DurableMcpSurface {
   /** The approval tools served (empty with `approvals: false`). */
   decisionTools: ReadonlyMap<string, ApprovalTool>;
   listTools(): McpToolListing[];
+  /**
+   * Whether this caller (with these OAuth scopes) may approve its own waiting calls: an approver, where self-approval
+   * is allowed. Only then is the caller asked for a decision in-band (2026-07-28 `InputRequiredResult`).
+   */
+  mayApproveOwnCalls(scopes: ReadonlySet<string> | undefined): boolean;
   /** The served tool of this name (not a built-in one), if any. */
   servedTool(name: string): ToolCatalogEntry | undefined;
   /**
@@ -220,6 +225,11 @@ export function durableMcpSurface(options: DurableMcpServerOptions): DurableMcpS
       ...[...served.values()].map(listingOf),
       ...[...runTools.values(), ...decisionTools.values()].map((tool) => tool.listing),
     ],
+    mayApproveOwnCalls: (scopes) => {
+      if (options.approvals === false || options.approvals?.allowSelfApproval !== true) return false;
+      const isApprover = options.approvals.approvers ?? mcpApproversByScope();
+      return isApprover({ caller, ...(scopes ? { scopes } : {}) });
+    },
     servedTool: (tool) => served.get(tool),
     startToolCall: async (params, key, scopes, log) => {
       const tool = params.name;
