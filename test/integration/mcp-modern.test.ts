@@ -17,6 +17,14 @@ import { startCountingHttpServer, type CountingHttpServer } from '../support/cou
 import { useMcpTestListener } from '../support/mcp-test-listener';
 import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernHttpTransport,
+} from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startCli, waitForCliOutput } from '../support/cli-process';
+import { testServer } from '../support/temporal-test-env';
 
 const TOKENS = [
   { name: 'alice', token: 'alice-secret' },
@@ -311,4 +319,41 @@ test('four eyes on 2026-07-28: a caller who may not approve is not asked; an app
   expect(decided.isError).toBeFalsy();
   expect((await call()).structuredContent).toEqual({ wired: amount });
   expect(wired.filter((a) => a === amount)).toHaveLength(1);
+});
+
+test('`durable-tools mcp --http` answers a 2026-07-28 client and a 2025-11-25 client on its one endpoint', async () => {
+  const cli = startCli(['mcp', '--tools', 'test/support/test-tools-module.ts', '--http', '--port', '0'], {
+    TEMPORAL_ADDRESS: testServer().address,
+    TEMPORAL_NAMESPACE: testServer().namespace,
+    DURABLE_TOOLS_MCP_TOKEN: '',
+    DURABLE_TOOLS_MCP_TOKENS: 'carol:carol-secret',
+    DURABLE_TOOLS_TASK_QUEUE: uniqueTaskQueue('mcp-modern-cli'),
+    DURABLE_TOOLS_MCP_STATE_KEY: 'k'.repeat(32),
+  });
+  const modern = new ModernClient(
+    { name: 'cli-2026', version: '1' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  const legacy = new LegacyClient({ name: 'cli-2025', version: '1' });
+  try {
+    await waitForCliOutput(cli, /MCP server at (http:\S+):/);
+    const url = /MCP server at (http:\S+):/.exec(cli.stderr())![1]!;
+    await modern.connect(
+      new ModernHttpTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer carol-secret' } } }),
+    );
+    const key = unique('cli');
+    const call = () => modern.callTool({ name: 'add', arguments: { a: 40, b: 2 }, _meta: { idempotencyKey: key } });
+    expect((await call()).structuredContent).toEqual({ sum: 42 });
+    expect((await call()).structuredContent).toEqual({ sum: 42 });
+    await legacy.connect(
+      new LegacyHttpTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer carol-secret' } } }),
+    );
+    expect((await legacy.callTool({ name: 'add', arguments: { a: 1, b: 2 } })).structuredContent).toEqual({ sum: 3 });
+    expect(legacy.getServerVersion()?.name).toBeDefined();
+  } finally {
+    await legacy.close();
+    await modern.close();
+    process.kill(cli.child.pid!, 'SIGTERM');
+    await cli.exited;
+  }
 });

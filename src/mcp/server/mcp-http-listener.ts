@@ -87,6 +87,8 @@ export interface McpHttpListener {
  * `notifications/cancelled` reaches the running call), DNS-rebinding protection (the `Host` and any `Origin` header
  * must name this server), authentication (bearer tokens or an {@link McpCallerAuthenticator}: each session belongs to
  * the caller that opened it, and its MCP server answers that caller only), a cap on live sessions and an idle timeout.
+ * With `createModernServer`, the same endpoint also answers MCP 2026-07-28 requests (stateless, no session: each
+ * request gets a server of its own for its caller, after the same checks; see mcp-modern-endpoint.ts).
  *
  * @throws {@link McpConfigError} `INVALID_CONFIG` when asked to bind beyond loopback without authentication and
  *   without `insecureNoAuth`.
