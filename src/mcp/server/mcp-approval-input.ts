@@ -14,6 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { createRequestStateCodec, inputRequired, type RequestStateCodec } from '@modelcontextprotocol/server';
 import type { InputRequest, InputRequiredResult, InputRequests, ServerContext } from '@modelcontextprotocol/server';
 import type { PendingApproval } from '../../client/approval-client';
+import type { ApprovalRefusalCode } from '../../contract/approval-types';
+import type { McpDecisionRefusal } from './mcp-approver-rules';
 
 /** What the request state of an approval round carries (signed, readable by the client: no secrets). */
 export interface McpApprovalState {
@@ -112,3 +114,13 @@ export function approvalAnswerOf(response: unknown): McpApprovalAnswer | undefin
   if (content['decision'] === 'reject') return { decision: 'reject', reason: reason ?? 'Rejected by the caller.' };
   return undefined;
 }
+
+/**
+ * Why a re-issued call that answers an approval decides nothing: its arguments are not those the approval was asked
+ * for, it carries no answer, or `decide_approval`'s rules refuse the caller (their codes, e.g.
+ * `APPROVAL_SELF_APPROVAL`, `APPROVAL_DIGEST_MISMATCH`).
+ */
+export type McpApprovalAnswerRefusalCode = 'APPROVAL_ARGUMENTS_CHANGED' | 'INVALID_ARGUMENTS' | McpDecisionRefusalCode;
+
+/** A code of `decide_approval`'s refusals (its rules, or the run's own validator). */
+export type McpDecisionRefusalCode = McpDecisionRefusal['code'] | ApprovalRefusalCode | 'REQUEST_REJECTED';

@@ -23,6 +23,7 @@ import {
   approvalInputKey,
   approvalInputRequests,
   type McpApprovalAnswer,
+  type McpDecisionRefusalCode,
 } from './mcp-approval-input';
 import { isMcpCallOf } from './mcp-caller';
 import { toolCallResult, type TemporalTaskStore } from './temporal-task-store';
@@ -46,7 +47,7 @@ export interface McpExtensionTask {
 export type McpStepDecider = (
   waiting: PendingApproval,
   answer: McpApprovalAnswer,
-) => Promise<{ refused?: { code: string; message: string } }>;
+) => Promise<{ refused?: { code: McpDecisionRefusalCode; message: string } }>;
 
 /** The extension's three methods for one caller. */
 export interface McpExtensionTasks {

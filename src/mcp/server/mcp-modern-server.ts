@@ -37,7 +37,9 @@ import {
   approvalInputKey,
   approvalInputRequired,
   approvalStateCodec,
+  type McpApprovalAnswerRefusalCode,
   type McpApprovalState,
+  type McpDecisionRefusalCode,
 } from './mcp-approval-input';
 import type { ModernMcpServerFactory } from './mcp-modern-endpoint';
 import { approvalRequiredResult } from './mcp-approval-wait';
@@ -274,7 +276,12 @@ function stepDecider(surface: DurableMcpSurface, scopes: ReadonlySet<string> | u
     );
     if (!result.isError) return {};
     const error = result._meta?.['io.durable-tools/error'] as { code?: string; message?: string } | undefined;
-    return { refused: { code: error?.code ?? 'REQUEST_REJECTED', message: error?.message ?? 'Refused.' } };
+    return {
+      refused: {
+        code: (error?.code ?? 'REQUEST_REJECTED') as McpDecisionRefusalCode,
+        message: error?.message ?? 'Refused.',
+      },
+    };
   };
 }
 
@@ -307,7 +314,7 @@ function keyOf(params: McpToolCallParams): string | undefined {
 }
 
 /** An `isError` result with the structured error in `_meta` (as every refusal of the server). */
-function refusal(code: string, message: string, hint: string): CallToolResult {
+function refusal(code: McpApprovalAnswerRefusalCode, message: string, hint: string): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: `${code}: ${message}\nHint: ${hint}` }],
