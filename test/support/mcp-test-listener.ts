@@ -1,5 +1,12 @@
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernHttpTransport,
+  type ClientOptions,
+  type StreamableHTTPClientTransportOptions,
+} from '@modelcontextprotocol/client';
+import { modernMcpServerFactory } from '../../src/mcp/server/mcp-modern-server';
 import type { ToolCatalogEntry } from '../../src/contract/tool-catalog-entry';
 import { startMcpHttpListener, type McpHttpListener } from '../../src/mcp/server/mcp-http-listener';
 import type { McpOAuthOptions } from '../../src/mcp/server/mcp-oauth-resource';
@@ -16,6 +23,14 @@ export interface McpTestListener {
    * notification handlers).
    */
   connect(token: string, beforeConnect?: (client: McpClient) => void): Promise<McpClient>;
+  /**
+   * An MCP SDK v2 client pinned to 2026-07-28 (stateless: no session), with `Bearer <token>`, closed after the test.
+   */
+  connectModern(
+    token: string,
+    clientOptions?: ClientOptions,
+    transportOptions?: StreamableHTTPClientTransportOptions,
+  ): Promise<ModernClient>;
   /** Closes `client` after the test too (a client connected another way). */
   track(client: McpClient): void;
   /** The listener (once the beforeAll hooks ran). */
@@ -43,22 +58,22 @@ export function useMcpTestListener(
   },
 ): McpTestListener {
   let listener: McpHttpListener | undefined;
-  const clients: McpClient[] = [];
+  const clients: { close(): Promise<void> }[] = [];
+  const served = () => ({
+    client: temporal.client,
+    taskQueue: options.taskQueue,
+    catalog: options.catalog(),
+    ...(options.approvals ? { approvals: options.approvals } : {}),
+    ...(options.agents ? { agents: options.agents } : {}),
+    ...(options.authority ? { authority: options.authority } : {}),
+  });
   beforeAll(async () => {
     listener = await startMcpHttpListener({
       port: 0,
       ...(options.tokens ? { tokens: [...options.tokens] } : {}),
       ...(options.oauth ? { oauth: options.oauth() } : {}),
-      createServer: (caller) =>
-        createDurableMcpServer({
-          client: temporal.client,
-          taskQueue: options.taskQueue,
-          catalog: options.catalog(),
-          caller,
-          ...(options.approvals ? { approvals: options.approvals } : {}),
-          ...(options.agents ? { agents: options.agents } : {}),
-          ...(options.authority ? { authority: options.authority } : {}),
-        }),
+      createServer: (caller) => createDurableMcpServer({ ...served(), caller }),
+      createModernServer: modernMcpServerFactory(served()),
     });
   });
   afterEach(async () => {
@@ -77,6 +92,23 @@ export function useMcpTestListener(
       beforeConnect?.(client);
       await client.connect(
         new StreamableHTTPClientTransport(new URL(started().url), {
+          requestInit: { headers: { Authorization: `Bearer ${token}` } },
+        }),
+      );
+      clients.push(client);
+      return client;
+    },
+    async connectModern(token, clientOptions = {}, transportOptions = {}) {
+      const client = new ModernClient(
+        { name: 'test-2026', version: '1' },
+        {
+          ...clientOptions,
+          versionNegotiation: { mode: { pin: '2026-07-28' } },
+        },
+      );
+      await client.connect(
+        new ModernHttpTransport(new URL(started().url), {
+          ...transportOptions,
           requestInit: { headers: { Authorization: `Bearer ${token}` } },
         }),
       );

@@ -14,15 +14,18 @@ export const MCP_APPROVAL_POLL_MS = 1_000;
 
 /**
  * Resolves with the call's waiting step once it waits for approval, or with undefined once `signal` aborts
- * (the result came first). Reads the call's state (a query) every {@link MCP_APPROVAL_POLL_MS}.
+ * (the result came first). Reads the call's state (a query) every {@link MCP_APPROVAL_POLL_MS}. A step `skip`
+ * names (one just decided, which the state may show a moment longer) does not count.
  */
 export async function approvalRequested(
   client: Client,
   workflowId: string,
   signal: AbortSignal,
+  skip: (waiting: PendingApproval) => boolean = () => false,
 ): Promise<PendingApproval | undefined> {
   while (!signal.aborted) {
-    const [waiting] = await getPendingApprovals(client, workflowId).catch(() => []);
+    const pending = await getPendingApprovals(client, workflowId).catch((): PendingApproval[] => []);
+    const waiting = pending.find((step) => !skip(step));
     if (waiting) return waiting;
     await pollPause(MCP_APPROVAL_POLL_MS, signal);
   }

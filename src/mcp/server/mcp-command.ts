@@ -29,6 +29,7 @@ import { startMcpHttpListener } from './mcp-http-listener';
 import { MCP_HTTP_SESSION_DEFAULTS } from './mcp-http-sessions';
 import type { McpCaller } from './mcp-caller';
 import { createDurableMcpServer } from './mcp-server';
+import { modernMcpServerFactory } from './mcp-modern-server';
 import { defaultMcpServerName, defaultMcpTaskQueue, MCP_SERVER_NAME_PATTERN } from './mcp-server-name';
 
 /** Usage of `npm run mcp` / `durable-tools mcp`. */
@@ -56,7 +57,8 @@ Environment: DURABLE_TOOLS_TOOLS_MODULE (tools to serve, default the demo's), ${
 required over HTTP), ${MCP_TOKEN_ENV.tokens} (name:token,... one caller each; calls, tasks and runs are scoped per
 caller), ${MCP_APPROVERS_ENV} (name,... the token callers that may decide approvals through MCP), ${MCP_OAUTH_ENV.issuer}, ${MCP_OAUTH_ENV.audience}, ${MCP_OAUTH_ENV.resource} and ${MCP_OAUTH_ENV.tokenType} (as the
 --oauth-* flags), DURABLE_TOOLS_MCP_CONFIG (a {"mcpServers": ...} file whose tools the worker also runs),
-TEMPORAL_ADDRESS etc. (default: a local dev server, started if none answers on 127.0.0.1:7233), OTEL_* (traces: the
+DURABLE_TOOLS_MCP_STATE_KEY (at least 32 bytes: signs the approval request states of MCP 2026-07-28; give every
+server process of one name the same key; default a random key per process), TEMPORAL_ADDRESS etc. (default: a local dev server, started if none answers on 127.0.0.1:7233), OTEL_* (traces: the
 server's Temporal client and worker are traced, and a tools/call's _meta.traceparent joins the caller's trace).`;
 
 /**
@@ -75,6 +77,11 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
   const http = httpSettingsOf(values);
   if (typeof http === 'string') {
     console.error(http);
+    return 2;
+  }
+  const stateKey = process.env.DURABLE_TOOLS_MCP_STATE_KEY || undefined;
+  if (stateKey !== undefined && Buffer.byteLength(stateKey) < 32) {
+    console.error('DURABLE_TOOLS_MCP_STATE_KEY must be at least 32 bytes (it signs approval request states).');
     return 2;
   }
   // On stdio, stdout belongs to the protocol: every message of ours goes to stderr.
@@ -138,17 +145,18 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
   const stopWorker = values['no-worker']
     ? async () => {}
     : await startWorker(registry, { address: temporal.address, taskQueue, tracing, auditStore, restrictedTools });
-  const createServer = (caller?: McpCaller) =>
-    createDurableMcpServer({
-      client,
-      taskQueue,
-      name,
-      catalog: registry.catalog(),
-      ...(agents ? { agents } : {}),
-      approvals,
-      authority: { grants: asRunGrantStore(auditStore)!, ...(toolScopes ? { scopes: toolScopes } : {}) },
-      ...(caller ? { caller } : {}),
-    });
+  const served = {
+    client,
+    taskQueue,
+    name,
+    catalog: registry.catalog(),
+    ...(agents ? { agents } : {}),
+    approvals,
+    authority: { grants: asRunGrantStore(auditStore)!, ...(toolScopes ? { scopes: toolScopes } : {}) },
+  };
+  const createServer = (caller?: McpCaller) => createDurableMcpServer({ ...served, ...(caller ? { caller } : {}) });
+  // MCP 2026-07-28 on the same endpoint; a shared key lets several server processes verify each other's approvals.
+  const createModernServer = modernMcpServerFactory({ ...served, ...(stateKey ? { requestStateKey: stateKey } : {}) });
   const where = `${registry.list().length} tools, server "${name}" on task queue "${taskQueue}", Temporal at ${temporal.address}`;
   try {
     if (values.stdio) {
@@ -165,6 +173,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
         port: http.port,
         host: values.host,
         createServer,
+        createModernServer,
         maxSessions: http.maxSessions,
         maxSessionsPerCaller: http.maxSessionsPerCaller,
         sessionIdleTimeoutMs: http.idleMs,

@@ -11,6 +11,7 @@ import { McpConfigError } from '../client/mcp-config-error';
 import { MCP_HTTP_SESSION_DEFAULTS, McpHttpSessions } from './mcp-http-sessions';
 import { createMcpOAuthResourceServer, type McpOAuthOptions, type McpOAuthResourceServer } from './mcp-oauth-resource';
 import { durableMcpServerCaller } from './mcp-server';
+import { createModernMcpEndpoint, type ModernMcpServerFactory } from './mcp-modern-endpoint';
 import { DurableToolsError } from '../../contract/durable-tools-error';
 
 /** The largest request body accepted, in bytes (Temporal refuses payloads past ~2 MB anyway); larger ones get 413. */
@@ -59,6 +60,12 @@ export interface McpHttpListenerOptions {
    * put every caller into one scope).
    */
   createServer: (caller: McpCaller) => Server;
+  /**
+   * Serve MCP 2026-07-28 on the same endpoint: a new server (MCP SDK v2) for each 2026-07-28 request, answering its
+   * authenticated caller (pass `caller` and `scopes` on, e.g. to `createModernMcpServer`). Without it the endpoint
+   * speaks 2025-11-25 only (a 2026-07-28 request is answered 400, as any request without a session).
+   */
+  createModernServer?: ModernMcpServerFactory;
 }
 
 /** A running Streamable HTTP endpoint. */
@@ -80,6 +87,8 @@ export interface McpHttpListener {
  * `notifications/cancelled` reaches the running call), DNS-rebinding protection (the `Host` and any `Origin` header
  * must name this server), authentication (bearer tokens or an {@link McpCallerAuthenticator}: each session belongs to
  * the caller that opened it, and its MCP server answers that caller only), a cap on live sessions and an idle timeout.
+ * With `createModernServer`, the same endpoint also answers MCP 2026-07-28 requests (stateless, no session: each
+ * request gets a server of its own for its caller, after the same checks; see mcp-modern-endpoint.ts).
  *
  * @throws {@link McpConfigError} `INVALID_CONFIG` when asked to bind beyond loopback without authentication and
  *   without `insecureNoAuth`.
@@ -109,6 +118,7 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
     idleTimeoutMs: options.sessionIdleTimeoutMs ?? MCP_HTTP_SESSION_DEFAULTS.idleTimeoutMs,
     now: options.now ?? Date.now,
   });
+  const modern = options.createModernServer ? createModernMcpEndpoint(options.createModernServer) : undefined;
   let port = options.port;
   const http = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -137,6 +147,8 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
     const body = req.method === 'POST' ? await readJson(req) : undefined;
     const forbidden = oauth && authenticated.scopes ? oauth.authorize(authenticated.scopes, body) : undefined;
     if (forbidden) return reply(res, forbidden.status, forbidden.message, forbidden.headers);
+    // 2026-07-28: stateless, one server per request, whatever session header a client might add.
+    if (modern && (await modern.claims(req, body))) return modern.serve(req, res, body, caller, authenticated.scopes);
     if (authenticated.scopes) passScopes(req, caller, authenticated.scopes);
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
@@ -208,6 +220,7 @@ export async function startMcpHttpListener(options: McpHttpListenerOptions): Pro
     close: async () => {
       clearInterval(sweeper);
       await sessions.closeAll();
+      await modern?.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },

@@ -16,6 +16,7 @@ import { fingerprint } from '../../stores/idempotency/canonical-json';
 import type { ToolCatalogEntry } from '../../contract/tool-catalog-entry';
 import { modelVisibleTools } from '../../contract/tool-visibility';
 import { approvalRequested, approvalRequiredResult } from './mcp-approval-wait';
+import type { PendingApproval } from '../../client/approval-client';
 import { identityRecord, STARTED_BY_MEMO } from '../../contract/caller-identity';
 import { GRANTED_TOOLS_MEMO, type RunGrant } from '../../contract/run-grant';
 import { mcpGrantedTools, type McpRunAuthorityOptions, type McpStarting } from './mcp-run-authority';
@@ -24,7 +25,7 @@ import { agentTools } from './mcp-agent-tools';
 import { conversationTools } from './mcp-conversation-tools';
 import type { AgentDefinition } from '../../agents/define-agent';
 import { approvalTools, type ApprovalTool } from './mcp-approval-tools';
-import type { McpApprovalOptions } from './mcp-approver-rules';
+import { mcpApproversByScope, type McpApprovalOptions } from './mcp-approver-rules';
 import {
   DEFAULT_MCP_SERVER_NAME,
   mcpCallerScope,
@@ -82,7 +83,6 @@ export interface DurableMcpServerOptions {
 const CallToolWithKeySchema = CallToolRequestSchema.extend({
   params: CallToolRequestParamsSchema.extend({ idempotencyKey: z.unknown().optional() }),
 });
-type CallToolWithKey = z.infer<typeof CallToolWithKeySchema>;
 
 /**
  * An MCP server (low-level SDK `Server`) whose every `tools/call` runs durably as a Temporal workflow
@@ -103,10 +103,8 @@ type CallToolWithKey = z.infer<typeof CallToolWithKeySchema>;
  *   and `tasks/list` are answered from Temporal ({@link TemporalTaskStore}).
  */
 export function createDurableMcpServer(options: DurableMcpServerOptions): Server {
-  const name = options.name ?? DEFAULT_MCP_SERVER_NAME;
-  const caller = options.caller ?? SHARED_MCP_CALLER;
-  const scope = mcpCallerScope(name, caller);
-  const tasks = new TemporalTaskStore(options.client, { scope });
+  const surface = durableMcpSurface(options);
+  const { name, caller, tasks } = surface;
   const server = new Server(
     { name, version: '0.1.0' },
     {
@@ -116,12 +114,83 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
         tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
       },
       taskStore: tasks,
-      instructions:
-        'Every tool call runs durably on Temporal. Send an idempotency key (params.idempotencyKey or _meta.idempotencyKey) to make a retried call safe.',
+      instructions: MCP_SERVER_INSTRUCTIONS,
     },
   );
   const levels = new McpLogLevels();
   levels.install(server);
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: surface.listTools() }));
+
+  server.setRequestHandler(
+    CallToolWithKeySchema,
+    async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
+      const log = levels.requestLog(extra);
+      const scopes = extra.authInfo ? new Set(extra.authInfo.scopes) : undefined;
+      const key = mcpIdempotencyKeyOf(request.params);
+      const call = await surface.startToolCall(request.params, key, scopes, log);
+      if ('result' in call) return call.result;
+      const { handle, entry } = call;
+      if (request.params.task) {
+        const task = await tasks.getTask(handle.workflowId);
+        if (!task) throw new Error(`The workflow ${handle.workflowId} vanished.`);
+        return { task };
+      }
+      return awaitCall(options.client, { handle, entry, keyed: key !== undefined }, log, extra.signal);
+    },
+  );
+  SERVED_CALLERS.set(server, caller);
+  return server;
+}
+
+/** What the server tells clients at the start (2025-11-25 `initialize`, 2026-07-28 `server/discover`). */
+export const MCP_SERVER_INSTRUCTIONS =
+  'Every tool call runs durably on Temporal. Send an idempotency key (params.idempotencyKey or _meta.idempotencyKey) to make a retried call safe.';
+
+/** The parameters of a `tools/call` the surface reads (both protocol revisions). */
+export interface McpToolCallParams {
+  name: string;
+  arguments?: Record<string, unknown> | undefined;
+  _meta?: Record<string, unknown> | undefined;
+}
+
+/**
+ * What one caller reaches on a durable MCP server, whichever protocol revision asks: the tools it lists, and the start
+ * of a call (a built-in tool answers at once; a served tool's durable call is started or found by its key).
+ */
+export interface DurableMcpSurface {
+  name: string;
+  caller: McpCaller;
+  scope: string;
+  tasks: TemporalTaskStore;
+  /** The approval tools served (empty with `approvals: false`). */
+  decisionTools: ReadonlyMap<string, ApprovalTool>;
+  listTools(): McpToolListing[];
+  /**
+   * Whether this caller (with these OAuth scopes) may approve its own waiting calls: an approver, where self-approval
+   * is allowed. Only then is the caller asked for a decision in-band (2026-07-28 `InputRequiredResult`).
+   */
+  mayApproveOwnCalls(scopes: ReadonlySet<string> | undefined): boolean;
+  /** The served tool of this name (not a built-in one), if any. */
+  servedTool(name: string): ToolCatalogEntry | undefined;
+  /**
+   * Starts (or finds, by its key) the durable call of `params.name`; a built-in tool, an unknown tool or a key used
+   * with other arguments answers at once with `result`.
+   */
+  startToolCall(
+    params: McpToolCallParams,
+    key: string | undefined,
+    scopes: ReadonlySet<string> | undefined,
+    log: McpRequestLog,
+  ): Promise<{ result: CallToolResult } | { handle: WorkflowHandle; entry: ToolCatalogEntry }>;
+}
+
+/** The surface of {@link createDurableMcpServer} for its caller: shared by the 2025-11-25 and 2026-07-28 servers. */
+export function durableMcpSurface(options: DurableMcpServerOptions): DurableMcpSurface {
+  const name = options.name ?? DEFAULT_MCP_SERVER_NAME;
+  const caller = options.caller ?? SHARED_MCP_CALLER;
+  const scope = mcpCallerScope(name, caller);
+  const tasks = new TemporalTaskStore(options.client, { scope });
   const served = new Map(modelVisibleTools(options.catalog).map((entry) => [entry.name, entry]));
   const catalogNames = options.catalog.map((entry) => entry.name);
   // What a start by this caller records: who started it, and (with `authority`) the run's grant.
@@ -146,50 +215,49 @@ export function createDurableMcpServer(options: DurableMcpServerOptions): Server
       ? new Map<string, ApprovalTool>()
       : approvalTools(options.client, { taskQueue: options.taskQueue, scope, caller }, options.approvals);
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [
+  return {
+    name,
+    caller,
+    scope,
+    tasks,
+    decisionTools,
+    listTools: () => [
       ...[...served.values()].map(listingOf),
       ...[...runTools.values(), ...decisionTools.values()].map((tool) => tool.listing),
     ],
-  }));
-
-  server.setRequestHandler(
-    CallToolWithKeySchema,
-    async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
-      const log = levels.requestLog(extra);
-      const tool = request.params.name;
-      const key = mcpIdempotencyKeyOf(request.params);
-      const scopes = extra.authInfo ? new Set(extra.authInfo.scopes) : undefined;
+    mayApproveOwnCalls: (scopes) => {
+      if (options.approvals === false || options.approvals?.allowSelfApproval !== true) return false;
+      const isApprover = options.approvals.approvers ?? mcpApproversByScope();
+      return isApprover({ caller, ...(scopes ? { scopes } : {}) });
+    },
+    servedTool: (tool) => served.get(tool),
+    startToolCall: async (params, key, scopes, log) => {
+      const tool = params.name;
       const runTool = runTools.get(tool);
-      if (runTool) return runTool.call(request.params.arguments ?? {}, key, scopes);
+      if (runTool) return { result: await runTool.call(params.arguments ?? {}, key, scopes) };
       const decisionTool = decisionTools.get(tool);
-      if (decisionTool) return decisionTool.call(request.params.arguments ?? {}, scopes);
+      if (decisionTool) return { result: await decisionTool.call(params.arguments ?? {}, scopes) };
       const entry = served.get(tool);
       if (!entry) {
         log('error', { event: 'call.failed', message: 'There is no such tool.', code: 'UNKNOWN_TOOL' });
-        return callToolErrorOf(
-          `UNKNOWN_TOOL: There is no tool "${tool}". Tools: ${[...served.keys(), ...runTools.keys(), ...decisionTools.keys()].join(', ')}.`,
-        );
+        return {
+          result: callToolErrorOf(
+            `UNKNOWN_TOOL: There is no tool "${tool}". Tools: ${[...served.keys(), ...runTools.keys(), ...decisionTools.keys()].join(', ')}.`,
+          ),
+        };
       }
       const workflowId = mcpCallWorkflowIdIn(scope, key);
-      const started = await startCall(options, entry, request, { workflowId, key, ...starting(scopes, undefined) });
+      const started = await startCall(options, entry, params, { workflowId, key, ...starting(scopes, undefined) });
       if ('error' in started) {
         log('error', { event: 'call.failed', message: `${tool} was refused.`, tool, code: 'IDEMPOTENCY_CONFLICT' });
-        return started.error;
+        return { result: started.error };
       }
       const { handle } = started;
       const call = { workflowId: handle.workflowId, tool };
       log('info', { event: 'call.started', message: `${tool} runs as the durable call ${call.workflowId}.`, ...call });
-      if (request.params.task) {
-        const task = await tasks.getTask(handle.workflowId);
-        if (!task) throw new Error(`The workflow ${handle.workflowId} vanished.`);
-        return { task };
-      }
-      return awaitCall(options.client, { handle, entry, keyed: key !== undefined }, log, extra.signal);
+      return { handle, entry };
     },
-  );
-  SERVED_CALLERS.set(server, caller);
-  return server;
+  };
 }
 
 /**
@@ -245,11 +313,11 @@ export function mcpCallWorkflowId(
 async function startCall(
   options: DurableMcpServerOptions,
   entry: ToolCatalogEntry,
-  request: CallToolWithKey,
+  params: McpToolCallParams,
   start: { workflowId: string; key: string | undefined } & ReturnType<McpStarting>,
 ): Promise<{ handle: WorkflowHandle } | { error: CallToolResult }> {
   const { workflowId, key } = start;
-  const args = request.params.arguments ?? {};
+  const args = params.arguments ?? {};
   const argumentsDigest = fingerprint(args);
   let handle: WorkflowHandle;
   // The call's grant, before its workflow exists (a grant already recorded for the id stays: the first call's).
@@ -260,7 +328,7 @@ async function startCall(
       clientAddress(options.client),
     );
     // A caller's `_meta.traceparent` parents the StartWorkflow span of a traced client: the call joins its trace.
-    handle = await withIncomingTraceContext(request.params._meta, () =>
+    handle = await withIncomingTraceContext(params._meta, () =>
       options.client.workflow.start(MCP_CALL_WORKFLOW, {
         taskQueue: options.taskQueue,
         workflowId,
@@ -304,18 +372,33 @@ async function resultOrApprovalRequest(
   entry: ToolCatalogEntry,
   keyed: boolean,
 ): Promise<CallToolResult> {
+  const outcome = await callOutcome(client, workflowId, entry);
+  return 'result' in outcome ? outcome.result : approvalRequiredResult(outcome.waiting, keyed, workflowId);
+}
+
+/**
+ * The call's result, or the step it waits on for a human decision, whichever comes first (a tool that never needs
+ * approval only has a result). Aborting `signal` stops the wait (nothing happens to the call); the outcome is then
+ * an error result nobody should read. `decided` names steps just decided (not waiting any more).
+ */
+export async function callOutcome(
+  client: Client,
+  workflowId: string,
+  entry: ToolCatalogEntry,
+  signal?: AbortSignal,
+  decided?: (waiting: PendingApproval) => boolean,
+): Promise<{ result: CallToolResult } | { waiting: PendingApproval }> {
   // A sub-agent's own tools may wait for a decision, whatever the agent tool itself declares.
-  if (entry.approval === 'never' && !entry.agent) return toolCallResult(client, workflowId);
+  if (entry.approval === 'never' && !entry.agent) return { result: await toolCallResult(client, workflowId, signal) };
   const stop = new AbortController();
+  const stopped = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
   try {
     const first = await Promise.race([
-      toolCallResult(client, workflowId, stop.signal).then((result) => ({ result })),
-      approvalRequested(client, workflowId, stop.signal).then((waiting) => ({ waiting })),
+      toolCallResult(client, workflowId, stopped).then((result) => ({ result })),
+      approvalRequested(client, workflowId, stopped, decided).then((waiting) => ({ waiting })),
     ]);
-    if ('result' in first) return first.result;
-    return first.waiting
-      ? approvalRequiredResult(first.waiting, keyed, workflowId)
-      : toolCallResult(client, workflowId);
+    if ('result' in first) return first;
+    return first.waiting ? { waiting: first.waiting } : { result: await toolCallResult(client, workflowId, signal) };
   } finally {
     stop.abort();
   }
