@@ -5,7 +5,8 @@
  * two tools with effects, `ledger_step` and `ledger_approved` (the same, with `approval: 'always'`). `plain`: a
  * Temporal worker running the floor (`plainAgentRun`) with the same slot and cache sizes as the engine's worker.
  * Both export the SDK's metrics on a Prometheus endpoint (`metricsPort`), read by the parent for the sticky
- * cache's hits and misses. Sends `ready` over IPC once it polls; exits when the parent disconnects.
+ * cache's hits and misses. Sends `ready` over IPC once it polls, answers `memory` with its memory after a GC;
+ * exits when the parent disconnects.
  */
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { z } from 'zod';
@@ -116,6 +117,18 @@ async function main(): Promise<void> {
   const worker = await (config.system === 'engine' ? engineWorker : plainWorker)(config, connection);
   const running = worker.run();
   process.send?.({ type: 'ready' });
+  // The parent's memory readings (bench/scale-worker-process.ts): after a full GC of this thread (`--expose-gc`).
+  process.on('message', (message: { type?: string }) => {
+    if (message.type !== 'memory') return;
+    (globalThis as { gc?: () => void }).gc?.();
+    const usage = process.memoryUsage();
+    process.send?.({
+      type: 'memory',
+      rssKb: Math.round(usage.rss / 1024),
+      heapUsedKb: Math.round(usage.heapUsed / 1024),
+      externalKb: Math.round(usage.external / 1024),
+    });
+  });
   // The SDK also shuts the worker down on SIGINT/SIGTERM: shut down once.
   process.on('disconnect', () => {
     if (worker.getState() === 'RUNNING') worker.shutdown();
