@@ -197,6 +197,7 @@ export async function loadPhase(ctx: ScaleContext, sys: ScaleSystem, n: number, 
   const watch = { worker: sys.worker, log: ctx.log, label };
   const baselineKb = sys.worker.rssKb();
   const sticky0 = await stickyCounts(sys.worker);
+  const threads0 = sys.worker.threadCpuMs();
   const [cpu0, server0, machine0, t0] = [
     sys.worker.cpuMs(),
     processCpuMs(sys.serverPid),
@@ -211,6 +212,7 @@ export async function loadPhase(ctx: ScaleContext, sys: ScaleSystem, n: number, 
     readMachineCpu(),
     performance.now(),
   ];
+  const threads1 = sys.worker.threadCpuMs();
   const sticky = stickyBetween(sticky0, await stickyCounts(sys.worker));
   ctx.log(
     `${label}: peak ${peak.inFlight} runs in flight, RSS at most ${(peak.rssKb / 1024).toFixed(0)} MB (before ` +
@@ -246,6 +248,11 @@ export async function loadPhase(ctx: ScaleContext, sys: ScaleSystem, n: number, 
       serverCpuPerStepMs: (server1 - server0) / steps,
       peakInFlight: peak.inFlight,
       meanTurnMs: turns.length > 0 ? turns.reduce((sum, t) => sum + t.wallMs, 0) / turns.length : Number.NaN,
+      threadsPerStepMs: {
+        main: (threads1.main - threads0.main) / steps,
+        core: (threads1.core - threads0.core) / steps,
+        other: (threads1.other - threads0.other) / steps,
+      },
     },
   };
 }

@@ -101,6 +101,8 @@ export interface PhaseCpu {
   peakInFlight: number;
   /** Mean wall time of a turn, ms: a run in flight makes a step every this long. */
   meanTurnMs: number;
+  /** The worker's CPU per step by thread group, ms (bench/scale-worker-process.ts, `ThreadCpu`). */
+  threadsPerStepMs?: { main: number; core: number; other: number };
 }
 
 /** The machine is the bound when this share of its cores was busy over a phase. */
@@ -128,8 +130,12 @@ export function formatBound(cpu: PhaseCpu, workerCpuPerStepMs: number): string {
       : `bound: not reached at ${cpu.peakInFlight} runs in flight (the machine's ${cpu.cores} cores ${f(busyShare * 100)}% busy: ${split})`;
   const perStep = workerCpuPerStepMs + cpu.serverCpuPerStepMs;
   const runsPerCore = perStep > 0 ? cpu.meanTurnMs / perStep : Number.NaN;
+  const threads = cpu.threadsPerStepMs;
+  const byThread = threads
+    ? ` (main thread ${f(threads.main, 2)}, Temporal core ${f(threads.core, 2)}, other threads ${f(threads.other, 2)})`
+    : '';
   return (
-    `${where}; at ${f(perStep, 2)} ms of CPU per step (worker ${f(workerCpuPerStepMs, 2)}, server ` +
+    `${where}; at ${f(perStep, 2)} ms of CPU per step (worker ${f(workerCpuPerStepMs, 2)}${byThread}, server ` +
     `${f(cpu.serverCpuPerStepMs, 2)}) and a step every ${f(cpu.meanTurnMs)} ms per run, one core carries ~${f(runsPerCore)} ` +
     `runs in flight: ${SCALE_GOAL_RUNS} need ~${f(SCALE_GOAL_RUNS / runsPerCore, 1)} cores`
   );
@@ -164,6 +170,11 @@ export function poolRounds(rounds: readonly ScalePhaseFigures[]): ScalePhaseFigu
       peakInFlight: Math.max(...withCpu.map((r) => r.cpu!.peakInFlight)),
       meanTurnMs: mean((c) => c.meanTurnMs),
     };
+    const threaded = withCpu.map((r) => r.cpu!.threadsPerStepMs).filter((t) => t !== undefined);
+    if (threaded.length > 0) {
+      const meanOf = (key: 'main' | 'core' | 'other') => threaded.reduce((t, x) => t + x[key], 0) / threaded.length;
+      pooled.cpu.threadsPerStepMs = { main: meanOf('main'), core: meanOf('core'), other: meanOf('other') };
+    }
   }
   return pooled;
 }

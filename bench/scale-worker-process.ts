@@ -4,7 +4,7 @@
  * stop it. `SCALE_WORKER_NODE_ARGS` adds Node flags to the worker (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { processCpuMs } from './peers/peer-systems';
 import { serviceNode } from './peers/service-process';
 import { SCALE_WORKER_ENV, type ScaleWorkerConfig } from './scale-worker';
@@ -16,6 +16,8 @@ export interface ScaleWorkerProcess {
   rssKb(): number;
   /** CPU time (user + system) so far, ms. */
   cpuMs(): number;
+  /** CPU time so far by thread group, ms (see {@link threadGroupCpuMs}). */
+  threadCpuMs(): ThreadCpu;
   /** The SDK's metrics, Prometheus text. */
   metrics(): Promise<string>;
   /** Its memory after a full garbage collection of its main thread (the workflow threads collect on their own). */
@@ -30,6 +32,43 @@ export interface WorkerMemory {
   heapUsedKb: number;
   /** Memory outside the V8 heap held by its objects (Buffers, ArrayBuffers: payloads, gRPC), after `gc()`. */
   externalKb: number;
+}
+
+/**
+ * A worker process's CPU by thread: its main thread (the activities, the stores, the SDK's bridge to its core),
+ * Temporal's core (its Rust runtime's threads, `tokio-*`), and the other threads (the workflow threads, V8's
+ * garbage collection helpers, libuv's pool: Node 20 names them all `node`).
+ */
+export interface ThreadCpu {
+  main: number;
+  core: number;
+  other: number;
+}
+
+/** {@link ThreadCpu} of `pid` from `/proc/<pid>/task/<tid>/stat`, ms; zeros once the process is gone. */
+export function threadGroupCpuMs(pid: number): ThreadCpu {
+  const cpu: ThreadCpu = { main: 0, core: 0, other: 0 };
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return cpu;
+  }
+  for (const tid of tids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    if (Number(tid) === pid) cpu.main += ms;
+    else if (name.startsWith('tokio')) cpu.core += ms;
+    else cpu.other += ms;
+  }
+  return cpu;
 }
 
 function vmRssKb(pid: number): number {
@@ -64,6 +103,7 @@ export async function startScaleWorker(config: ScaleWorkerConfig): Promise<Scale
     pid,
     rssKb: () => vmRssKb(pid),
     cpuMs: () => processCpuMs(pid),
+    threadCpuMs: () => threadGroupCpuMs(pid),
     metrics: async () => (await fetch(`http://127.0.0.1:${config.metricsPort}/metrics`)).text(),
     memory: () =>
       new Promise<WorkerMemory>((resolve, reject) => {
