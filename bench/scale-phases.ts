@@ -48,6 +48,8 @@ export interface ScaleSystemSpec {
   label: string;
   /** Workflow task, activity and local activity slots (default: `tunedWorkerOptions()`'s). */
   slots?: number;
+  /** The engine's key store syncs inside its commits, on the event loop (`--compare-fsync-in-commit`). */
+  fsyncInCommit?: boolean;
 }
 
 /** A dev server, a client on it and a worker process of one system. */
@@ -84,6 +86,7 @@ export async function startScaleSystem(ctx: ScaleContext, spec: ScaleSystemSpec)
     metricsPort: metricsPortBase,
     dir,
     ...(spec.slots === undefined ? {} : { slots: spec.slots }),
+    ...(spec.fsyncInCommit ? { fsyncInCommit: true } : {}),
   });
   return {
     spec,
@@ -248,6 +251,7 @@ export async function loadPhase(ctx: ScaleContext, sys: ScaleSystem, n: number, 
       serverCpuPerStepMs: (server1 - server0) / steps,
       peakInFlight: peak.inFlight,
       meanTurnMs: turns.length > 0 ? turns.reduce((sum, t) => sum + t.wallMs, 0) / turns.length : Number.NaN,
+      mainThreadCores: (threads1.main - threads0.main) / wallMs,
       threadsPerStepMs: {
         main: (threads1.main - threads0.main) / steps,
         core: (threads1.core - threads0.core) / steps,

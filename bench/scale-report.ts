@@ -103,6 +103,8 @@ export interface PhaseCpu {
   meanTurnMs: number;
   /** The worker's CPU per step by thread group, ms (bench/scale-worker-process.ts, `ThreadCpu`). */
   threadsPerStepMs?: { main: number; core: number; other: number };
+  /** The worker's main thread's CPU over the phase, in cores (at most 1: it is one thread). */
+  mainThreadCores?: number;
 }
 
 /** The machine is the bound when this share of its cores was busy over a phase. */
@@ -124,20 +126,25 @@ export function formatBound(cpu: PhaseCpu, workerCpuPerStepMs: number): string {
   const split =
     `worker ${cores(cpu.workerCores)}, Temporal server ${cores(cpu.serverCores)}, everything else ` +
     `${cores(Math.max(0, cpu.busyCores - cpu.workerCores - cpu.serverCores))} cores`;
+  const mainShare = cpu.threadsPerStepMs && cpu.mainThreadCores !== undefined ? cpu.mainThreadCores : Number.NaN;
   const where =
     busyShare >= CPU_SATURATED_SHARE
       ? `bound: CPU, the machine's ${cpu.cores} cores ${f(busyShare * 100)}% busy (${split}) at ${cpu.peakInFlight} runs in flight`
-      : `bound: not reached at ${cpu.peakInFlight} runs in flight (the machine's ${cpu.cores} cores ${f(busyShare * 100)}% busy: ${split})`;
+      : mainShare >= CPU_SATURATED_SHARE
+        ? `bound: the worker's main thread, ${f(mainShare * 100)}% of a core, at ${cpu.peakInFlight} runs in flight (the machine's ${cpu.cores} cores ${f(busyShare * 100)}% busy: ${split})`
+        : `bound: not reached at ${cpu.peakInFlight} runs in flight (the machine's ${cpu.cores} cores ${f(busyShare * 100)}% busy: ${split})`;
   const perStep = workerCpuPerStepMs + cpu.serverCpuPerStepMs;
   const runsPerCore = perStep > 0 ? cpu.meanTurnMs / perStep : Number.NaN;
   const threads = cpu.threadsPerStepMs;
   const byThread = threads
     ? ` (main thread ${f(threads.main, 2)}, Temporal core ${f(threads.core, 2)}, other threads ${f(threads.other, 2)})`
     : '';
+  const mainCarries =
+    threads && threads.main > 0 ? `; the worker's main thread carries ~${f(cpu.meanTurnMs / threads.main)}` : '';
   return (
     `${where}; at ${f(perStep, 2)} ms of CPU per step (worker ${f(workerCpuPerStepMs, 2)}${byThread}, server ` +
     `${f(cpu.serverCpuPerStepMs, 2)}) and a step every ${f(cpu.meanTurnMs)} ms per run, one core carries ~${f(runsPerCore)} ` +
-    `runs in flight: ${SCALE_GOAL_RUNS} need ~${f(SCALE_GOAL_RUNS / runsPerCore, 1)} cores`
+    `runs in flight: ${SCALE_GOAL_RUNS} need ~${f(SCALE_GOAL_RUNS / runsPerCore, 1)} cores${mainCarries}`
   );
 }
 
@@ -170,6 +177,8 @@ export function poolRounds(rounds: readonly ScalePhaseFigures[]): ScalePhaseFigu
       peakInFlight: Math.max(...withCpu.map((r) => r.cpu!.peakInFlight)),
       meanTurnMs: mean((c) => c.meanTurnMs),
     };
+    const mains = withCpu.map((r) => r.cpu!.mainThreadCores).filter((m) => m !== undefined);
+    if (mains.length > 0) pooled.cpu.mainThreadCores = mains.reduce((t, m) => t + m, 0) / mains.length;
     const threaded = withCpu.map((r) => r.cpu!.threadsPerStepMs).filter((t) => t !== undefined);
     if (threaded.length > 0) {
       const meanOf = (key: 'main' | 'core' | 'other') => threaded.reduce((t, x) => t + x[key], 0) / threaded.length;

@@ -14,6 +14,7 @@ import type { ModelProvider } from '../src/contract/model-types';
 import { scriptedModel } from '../src/model/scripted-model';
 import { createWorker } from '../src/runtime/create-worker';
 import { tunedWorkerOptions } from '../src/runtime/worker-tuning';
+import { SqliteIdempotencyStore } from '../src/stores/idempotency/sqlite-idempotency-store';
 import { defineTool } from '../src/tools/define-tool';
 import { ledgerStepTool } from './peers/durable-tools-service';
 import { postEffect } from './peers/peer-ledger';
@@ -33,6 +34,8 @@ export interface ScaleWorkerConfig {
   dir: string;
   /** `--slots N`: workflow task, activity and local activity slots instead of `tunedWorkerOptions()`'s. */
   slots?: number;
+  /** The engine's SQLite key store with its fsync inside the commit, on the event loop (`syncOffEventLoop: false`). */
+  fsyncInCommit?: boolean;
 }
 
 /** The worker options of `--slots N`, or none. */
@@ -83,6 +86,9 @@ async function engineWorker(config: ScaleWorkerConfig, connection: NativeConnect
     settings: { namespace: config.namespace, taskQueue: config.taskQueue },
     modelProviders: { simulated: simulatedModel(config.seed) },
     workerOptions: slotOptions(config),
+    ...(config.fsyncInCommit
+      ? { idempotencyStore: new SqliteIdempotencyStore({ path: '.data/idempotency.sqlite', syncOffEventLoop: false }) }
+      : {}),
   });
   return worker;
 }

@@ -1,13 +1,14 @@
 /**
- * `npm run bench:scale [-- --runs N] [-- --rounds R] [-- --turns T] [-- --park-seconds S] [-- --seed K] [-- --regular]
- * [-- --slots N] [-- --compare-slots M] [-- --no-floor] [-- --no-approvals]`: the engine where agents live. N agent runs at once (default 2,000) on one
- * worker process, each of T turns (default 10) of a simulated model whose latency is drawn from 0.5–3 s (seeded,
+ * `npm run bench:scale [-- --runs N] [-- --rounds R] [-- --turns T] [-- --park-seconds S] [-- --seed K]
+ * [-- --regular] [-- --slots N] [-- --compare-slots M] [-- --compare-fsync-in-commit] [-- --no-floor]
+ * [-- --no-approvals]`: the engine where agents live. N agent runs at once (default 2,000) on one worker process, each of T turns (default 10) of a simulated model whose latency is drawn from 0.5–3 s (seeded,
  * bench/scale-model.ts) followed by a tool with effects (a POST to a local ledger under the call's key; the
  * ledger counts duplicates), then a final answer. The runs take the fast path (`fastPath: true`, set explicitly;
  * `--regular`: `fastPath: false`).
  *
  * R rounds (default 3): each round runs one batch of N runs on every system in turn (the engine, the plain Temporal
- * floor, and with `--compare-slots M` the engine on M slots), the order rotating between rounds, so a machine whose
+ * floor, with `--compare-slots M` the engine on M slots, with `--compare-fsync-in-commit` the engine with its key
+ * store's fsync inside the commit as before 2026-12-07), the order rotating between rounds, so a machine whose
  * load changes weighs on every system alike. Each system keeps its dev server and worker for the whole bench: the
  * worker's RSS and main-thread heap (after a GC) after each batch say whether completed runs leave memory behind.
  *
@@ -66,6 +67,8 @@ interface Options {
   slots?: number;
   /** An engine worker on this many slots beside the default one, interleaved with it (the slot A/B). */
   compareSlots?: number;
+  /** An engine worker whose key store fsyncs inside its commits, on the event loop, interleaved with the default. */
+  compareFsyncInCommit: boolean;
   floor: boolean;
   approvals: boolean;
 }
@@ -95,6 +98,7 @@ function optionsFromArgs(args: readonly string[]): Options {
     fastPath: !args.includes('--regular'),
     ...(hasFlag(args, '--slots') ? { slots: intFlag(args, '--slots', 2, 0) } : {}),
     ...(hasFlag(args, '--compare-slots') ? { compareSlots: intFlag(args, '--compare-slots', 2, 0) } : {}),
+    compareFsyncInCommit: args.includes('--compare-fsync-in-commit'),
     floor: !args.includes('--no-floor'),
     approvals: !args.includes('--no-approvals'),
   };
@@ -111,6 +115,8 @@ function systemSpecs(options: Options): ScaleSystemSpec[] {
   const specs: ScaleSystemSpec[] = [{ kind: 'engine', label: 'engine', ...slots }];
   if (options.compareSlots !== undefined)
     specs.push({ kind: 'engine', label: `engine (slots ${options.compareSlots})`, slots: options.compareSlots });
+  if (options.compareFsyncInCommit)
+    specs.push({ kind: 'engine', label: 'engine (fsync in commit)', fsyncInCommit: true, ...slots });
   if (options.floor) specs.push({ kind: 'plain', label: 'plain Temporal', ...slots });
   return specs;
 }

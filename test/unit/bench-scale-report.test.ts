@@ -113,6 +113,16 @@ describe('where the bound of bench:scale is', () => {
     );
   });
 
+  test('a worker whose main thread took 85% of a core is the bound on a machine with cores to spare', () => {
+    const threadsPerStepMs = { main: 4, core: 1, other: 2 };
+    expect(formatBound({ ...cpu, busyCores: 1.2, mainThreadCores: 0.92, threadsPerStepMs }, 7)).toBe(
+      "bound: the worker's main thread, 92% of a core, at 300 runs in flight (the machine's 2 cores 60% busy: " +
+        'worker 1.30, Temporal server 0.45, everything else 0.00 cores); at 8.50 ms of CPU per step (worker 7.00 ' +
+        '(main thread 4.00, Temporal core 1.00, other threads 2.00), server 1.50) and a step every 2000 ms per run, ' +
+        "one core carries ~235 runs in flight: 2000 need ~8.5 cores; the worker's main thread carries ~500",
+    );
+  });
+
   test("the machine's busy cores come from the busy share of all cores' ticks between two readings", () => {
     expect(busyCoresBetween({ busyTicks: 100, totalTicks: 1_000 }, { busyTicks: 250, totalTicks: 1_200 }, 2)).toBe(1.5);
     expect(busyCoresBetween({ busyTicks: 1, totalTicks: 1 }, { busyTicks: 1, totalTicks: 1 }, 2)).toBe(0);
