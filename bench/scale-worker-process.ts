@@ -1,7 +1,8 @@
 /**
  * The parent's handle on a bench:scale worker process (bench/scale-worker.ts): start it, read its RSS and CPU
  * from /proc and its SDK metrics from its Prometheus endpoint, ask it for its memory after a garbage collection,
- * stop it. `SCALE_WORKER_NODE_ARGS` adds Node flags to the worker (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ * stop it. `SCALE_WORKER_NODE_ARGS` adds Node flags to the worker (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`);
+ * `SCALE_HEAP_SNAPSHOTS=<dir>` has it write a heap snapshot of its main thread at each memory reading.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -113,7 +114,9 @@ export async function startScaleWorker(config: ScaleWorkerConfig): Promise<Scale
           resolve({ rssKb: message.rssKb!, heapUsedKb: message.heapUsedKb!, externalKb: message.externalKb! });
         };
         child.on('message', onMessage);
-        if (!child.send({ type: 'memory' })) reject(new Error('The bench:scale worker is gone.'));
+        const snapshotDir = process.env.SCALE_HEAP_SNAPSHOTS;
+        if (!child.send({ type: 'memory', ...(snapshotDir ? { snapshotDir } : {}) }))
+          reject(new Error('The bench:scale worker is gone.'));
       }),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -9,6 +9,8 @@
  * exits when the parent disconnects.
  */
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { join } from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
 import { z } from 'zod';
 import type { ModelProvider } from '../src/contract/model-types';
 import { scriptedModel } from '../src/model/scripted-model';
@@ -124,9 +126,12 @@ async function main(): Promise<void> {
   const running = worker.run();
   process.send?.({ type: 'ready' });
   // The parent's memory readings (bench/scale-worker-process.ts): after a full GC of this thread (`--expose-gc`).
-  process.on('message', (message: { type?: string }) => {
+  process.on('message', (message: { type?: string; snapshotDir?: string }) => {
     if (message.type !== 'memory') return;
     (globalThis as { gc?: () => void }).gc?.();
+    // SCALE_HEAP_SNAPSHOTS=<dir> (the parent passes it): a heap snapshot of this thread after each batch, to diff.
+    if (message.snapshotDir)
+      writeHeapSnapshot(join(message.snapshotDir, `worker-${process.pid}-${Date.now()}.heapsnapshot`));
     const usage = process.memoryUsage();
     process.send?.({
       type: 'memory',
