@@ -192,13 +192,23 @@ export async function warmUp(ctx: ScaleContext, sys: ScaleSystem): Promise<void>
   });
 }
 
-/** Runs `n` runs of `sys` at once and measures them (see bench/scale.ts); `round` names the runs. */
-export async function loadPhase(ctx: ScaleContext, sys: ScaleSystem, n: number, round = 1): Promise<ScalePhaseFigures> {
+/**
+ * Runs `n` runs of `sys` at once and measures them (see bench/scale.ts); `round` names the runs. `idleKb`: the
+ * worker's RSS when idle after its warm-up, the base of RSS per run in flight (default: its RSS as the phase starts,
+ * which after an earlier batch still holds that batch's garbage).
+ */
+export async function loadPhase(
+  ctx: ScaleContext,
+  sys: ScaleSystem,
+  n: number,
+  round = 1,
+  idleKb?: number,
+): Promise<ScalePhaseFigures> {
   const system = sys.spec.kind;
   const driver = runDriver(ctx, sys, system);
   const label = `${sys.spec.label}, round ${round}`;
   const watch = { worker: sys.worker, log: ctx.log, label };
-  const baselineKb = sys.worker.rssKb();
+  const baselineKb = idleKb ?? sys.worker.rssKb();
   const sticky0 = await stickyCounts(sys.worker);
   const threads0 = sys.worker.threadCpuMs();
   const [cpu0, server0, machine0, t0] = [

@@ -160,7 +160,7 @@ async function main(): Promise<void> {
     for (let round = 1; round <= options.rounds; round++) {
       for (const record of rotate(records, round - 1)) {
         log(`${record.sys.spec.label}, round ${round}: ${options.runs} runs of ${options.turns} turns`);
-        const figures = await loadPhase(ctx, record.sys, options.runs, round);
+        const figures = await loadPhase(ctx, record.sys, options.runs, round, record.idleKb);
         record.rounds.push(figures);
         record.memory.push(await batchMemory(record.sys));
         log(`${record.sys.spec.label}, round ${round}: ${formatScaleLine(figures, record.sys.spec.label)}`);
