@@ -314,15 +314,19 @@ async function awaitParked(
   return parked;
 }
 
-/** N runs parked on an approval for `parkSeconds`, then approved (see bench/scale.ts). */
+/**
+ * N runs parked on an approval for `parkSeconds`, then approved (see bench/scale.ts). `idleKb`: the worker's idle RSS,
+ * the base of RSS per parked run (default: its RSS as the phase starts).
+ */
 export async function approvalPhase(
   ctx: ScaleContext,
   sys: ScaleSystem,
   n: number,
   parkSeconds: number,
+  idleKb?: number,
 ): Promise<ApprovalFigures> {
   const runIds = ids('a', n);
-  const baselineKb = sys.worker.rssKb();
+  const baselineKb = idleKb ?? sys.worker.rssKb();
   const driver: RunDriver = {
     steps: 1,
     async start(id) {

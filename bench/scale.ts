@@ -171,7 +171,7 @@ async function main(): Promise<void> {
     const engine = records[0]!;
     if (options.approvals) {
       log(`approvals: ${options.runs} runs parked ${options.parkSeconds} s`);
-      approvals = await approvalPhase(ctx, engine.sys, options.runs, options.parkSeconds);
+      approvals = await approvalPhase(ctx, engine.sys, options.runs, options.parkSeconds, engine.idleKb);
     }
     console.log(
       `${options.runs} agent runs at once on one worker, ${options.turns} turns each (simulated model 0.5–3 s, ` +
