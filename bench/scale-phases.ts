@@ -346,7 +346,8 @@ export async function approvalPhase(
     sticky0 = await stickyCounts(sys.worker);
     ctx.log(`approvals: all ${n} parked; waiting ${parkSeconds} s`);
     await new Promise((resolve) => setTimeout(resolve, parkSeconds * 1000));
-    rssPerParkedRunKb = (sys.worker.rssKb() - baselineKb) / n;
+    // After a GC of the main thread: what the load rounds before left there is not counted against the parked runs.
+    rssPerParkedRunKb = ((await sys.worker.memory()).rssKb - baselineKb) / n;
     ctx.log(`approvals: parked ${((performance.now() - since) / 1000).toFixed(0)} s, deciding`);
     await pool(runIds, 20, async (id) => {
       const pending = parked.get(id)!;
