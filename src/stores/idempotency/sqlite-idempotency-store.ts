@@ -522,7 +522,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       return this.walSyncQueued;
     }
     const run = async (): Promise<void> => {
-      this.wal ??= open(this.walPath!, 'r');
+      // Read and write: a sync through a read-only handle is refused on some platforms (Windows).
+      this.wal ??= open(this.walPath!, 'r+');
       try {
         await (await this.wal).datasync();
       } catch (error) {
