@@ -1,10 +1,13 @@
 /**
  * The phases of `npm run bench:scale` (see bench/scale.ts): a load phase (N agent runs of `turns` turns at once,
  * on the engine or on the plain Temporal floor) and the approval phase (N runs parked on an approval, then
- * decided). Each load phase gets a fresh dev server and worker process.
+ * decided). Each system has a dev server and a worker process of its own for the whole bench, so the load phases
+ * of its rounds run on the same worker (its memory after each batch tells whether completed runs leave anything).
  */
 import { Client, Connection } from '@temporalio/client';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
 import { getPendingApprovals, approveStep, type PendingApproval } from '../src/client/approval-client';
 import { startAgentRun } from '../src/client/agent-run-client';
 import type { AgentRunInput, AgentRunResult } from '../src/contract/agent-run-types';
@@ -22,6 +25,8 @@ import {
   type TurnTime,
 } from './scale-report';
 import { driveRuns, pool, type RunDriver, type RunTrack } from './scale-runs';
+import { busyCoresBetween, readMachineCpu } from './scale-machine-cpu';
+import { processCpuMs } from './peers/peer-systems';
 import { simulatedModelMs } from './scale-model';
 import { startScaleWorker, type ScaleWorkerProcess } from './scale-worker-process';
 
@@ -32,44 +37,64 @@ export interface ScaleContext {
   turns: number;
   /** `fastPath` of the engine's runs, set explicitly whatever the engine's default. */
   fastPath: boolean;
-  /** `--slots N`: the workers' slot counts (default: `tunedWorkerOptions()`'s). */
-  slots?: number;
   dir: string;
   log(line: string): void;
 }
 
+/** One system of the bench: the engine (with its slot counts) or the plain Temporal floor. */
+export interface ScaleSystemSpec {
+  kind: 'engine' | 'plain';
+  /** Its name in the report: `engine`, `plain Temporal`, `engine (slots 40)`. */
+  label: string;
+  /** Workflow task, activity and local activity slots (default: `tunedWorkerOptions()`'s). */
+  slots?: number;
+  /** The engine's key store syncs inside its commits, on the event loop (`--compare-fsync-in-commit`). */
+  fsyncInCommit?: boolean;
+}
+
 /** A dev server, a client on it and a worker process of one system. */
 export interface ScaleSystem {
+  spec: ScaleSystemSpec;
   client: Client;
   worker: ScaleWorkerProcess;
+  /** The dev server's process id (its CPU is the server's share of a step). */
+  serverPid: number;
   taskQueue: string;
+  /** Where the engine's durable stores are (`.data/` of its working directory); undefined for the floor. */
+  storeDir?: string;
   close(): Promise<void>;
 }
 
 let metricsPortBase = 19_400 + (process.pid % 500) * 2;
 
-/** Starts a fresh tuned dev server and a worker process of `system` on it. */
-export async function startScaleSystem(ctx: ScaleContext, system: 'engine' | 'plain'): Promise<ScaleSystem> {
+/** Starts a fresh tuned dev server and a worker process of `spec` on it. */
+export async function startScaleSystem(ctx: ScaleContext, spec: ScaleSystemSpec): Promise<ScaleSystem> {
   const server = await startDevServer({ ui: false });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace });
-  const taskQueue = `scale-${system}`;
+  const taskQueue = `scale-${spec.kind}`;
   metricsPortBase += 1;
+  // Each engine worker keeps its stores in a directory of its own, so their growth is its own.
+  const dir = spec.kind === 'engine' ? mkdirOwn(ctx.dir, `engine-${metricsPortBase}`) : ctx.dir;
   const worker = await startScaleWorker({
-    system,
+    system: spec.kind,
     address: server.address,
     namespace: server.namespace,
     taskQueue,
     ledgerUrl: ctx.ledger.url,
     seed: ctx.seed,
     metricsPort: metricsPortBase,
-    dir: ctx.dir,
-    ...(ctx.slots === undefined ? {} : { slots: ctx.slots }),
+    dir,
+    ...(spec.slots === undefined ? {} : { slots: spec.slots }),
+    ...(spec.fsyncInCommit ? { fsyncInCommit: true } : {}),
   });
   return {
+    spec,
     client,
     worker,
+    serverPid: server.pid,
     taskQueue,
+    ...(spec.kind === 'engine' ? { storeDir: join(dir, '.data') } : {}),
     async close() {
       await worker.stop();
       await connection.close();
@@ -117,6 +142,28 @@ export function runDriver(ctx: ScaleContext, sys: ScaleSystem, system: 'engine' 
   };
 }
 
+function mkdirOwn(parent: string, name: string): string {
+  const dir = join(parent, name);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Bytes of the files under `dir` (0 when it does not exist). */
+export function directoryBytes(dir: string): number {
+  let total = 0;
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? directoryBytes(path) : statSync(path).size;
+  }
+  return total;
+}
+
 /** Mean history size (bytes) of up to 20 of `ids`, from `describe()`. */
 async function historyBytes(client: Client, ids: readonly string[]): Promise<number> {
   const sample = ids.slice(0, 20);
@@ -135,24 +182,53 @@ async function stickyCounts(worker: ScaleWorkerProcess): Promise<StickyCounts> {
   };
 }
 
-/** Runs `n` runs of `system` at once and measures them (see bench/scale.ts). */
+/** A few unrecorded runs, so the first measured batch does not pay the worker's first workflow tasks. */
+export async function warmUp(ctx: ScaleContext, sys: ScaleSystem): Promise<void> {
+  const driver = runDriver(ctx, sys, sys.spec.kind);
+  await driveRuns(ids(`w${sys.spec.kind[0]}`, 5), driver, ctx.ledger, {
+    worker: sys.worker,
+    log: ctx.log,
+    label: `${sys.spec.label} warm-up`,
+  });
+}
+
+/**
+ * Runs `n` runs of `sys` at once and measures them (see bench/scale.ts); `round` names the runs. `idleKb`: the
+ * worker's RSS when idle after its warm-up, the base of RSS per run in flight (default: its RSS as the phase starts,
+ * which after an earlier batch still holds that batch's garbage).
+ */
 export async function loadPhase(
   ctx: ScaleContext,
   sys: ScaleSystem,
-  system: 'engine' | 'plain',
   n: number,
+  round = 1,
+  idleKb?: number,
 ): Promise<ScalePhaseFigures> {
+  const system = sys.spec.kind;
   const driver = runDriver(ctx, sys, system);
-  const label = system === 'engine' ? 'engine' : 'plain Temporal';
+  const label = `${sys.spec.label}, round ${round}`;
   const watch = { worker: sys.worker, log: ctx.log, label };
-  await driveRuns(ids('w', 5), driver, ctx.ledger, { ...watch, label: `${label} warm-up` });
-  const [baselineKb, cpu0, sticky0] = [sys.worker.rssKb(), sys.worker.cpuMs(), await stickyCounts(sys.worker)];
-  const runIds = ids(system === 'engine' ? 'e' : 'p', n);
+  const baselineKb = idleKb ?? sys.worker.rssKb();
+  const sticky0 = await stickyCounts(sys.worker);
+  const threads0 = sys.worker.threadCpuMs();
+  const [cpu0, server0, machine0, t0] = [
+    sys.worker.cpuMs(),
+    processCpuMs(sys.serverPid),
+    readMachineCpu(),
+    performance.now(),
+  ];
+  const runIds = ids(`${sys.spec.label.replace(/\W+/g, '')}${round}`, n);
   const { tracks, peak } = await driveRuns(runIds, driver, ctx.ledger, watch);
-  const [cpu1, sticky1] = [sys.worker.cpuMs(), await stickyCounts(sys.worker)];
-  const sticky = stickyBetween(sticky0, sticky1);
+  const [cpu1, server1, machine1, t1] = [
+    sys.worker.cpuMs(),
+    processCpuMs(sys.serverPid),
+    readMachineCpu(),
+    performance.now(),
+  ];
+  const threads1 = sys.worker.threadCpuMs();
+  const sticky = stickyBetween(sticky0, await stickyCounts(sys.worker));
   ctx.log(
-    `${label}: peak ${peak.inFlight} runs in flight, RSS at most ${(peak.rssKb / 1024).toFixed(0)} MB (idle ` +
+    `${label}: peak ${peak.inFlight} runs in flight, RSS at most ${(peak.rssKb / 1024).toFixed(0)} MB (before ` +
       `${(baselineKb / 1024).toFixed(0)} MB), after ${(sys.worker.rssKb() / 1024).toFixed(0)} MB; ` +
       `sticky cache ${JSON.stringify(sticky)}`,
   );
@@ -165,15 +241,33 @@ export async function loadPhase(
         dump,
         `${JSON.stringify({ id: t.id, startMs: (t.acceptedAt ?? NaN) - t.startedAt, turns: turnsOf(ctx, t) })}\n`,
       );
+  const turns = tracked.flatMap((t) => turnsOf(ctx, t));
+  const steps = n * ctx.turns;
+  const wallMs = t1 - t0;
   return {
     runs: n,
-    turns: tracked.flatMap((t) => turnsOf(ctx, t)),
+    turns,
     rssPerRunKb: peak.inFlight > 0 ? (peak.rssKb - baselineKb) / peak.inFlight : Number.NaN,
-    cpuPerStepMs: (cpu1 - cpu0) / (n * ctx.turns),
+    cpuPerStepMs: (cpu1 - cpu0) / steps,
     sticky,
     historyKbPerRun: (await historyBytes(sys.client, runIds)) / 1024,
     failed: tracked.filter((t) => t.ok !== true).length,
     duplicates: tracked.reduce((sum, t) => sum + t.duplicates, 0),
+    cpu: {
+      cores: cpus().length,
+      busyCores: busyCoresBetween(machine0, machine1),
+      workerCores: (cpu1 - cpu0) / wallMs,
+      serverCores: (server1 - server0) / wallMs,
+      serverCpuPerStepMs: (server1 - server0) / steps,
+      peakInFlight: peak.inFlight,
+      meanTurnMs: turns.length > 0 ? turns.reduce((sum, t) => sum + t.wallMs, 0) / turns.length : Number.NaN,
+      mainThreadCores: (threads1.main - threads0.main) / wallMs,
+      threadsPerStepMs: {
+        main: (threads1.main - threads0.main) / steps,
+        core: (threads1.core - threads0.core) / steps,
+        other: (threads1.other - threads0.other) / steps,
+      },
+    },
   };
 }
 
@@ -220,15 +314,19 @@ async function awaitParked(
   return parked;
 }
 
-/** N runs parked on an approval for `parkSeconds`, then approved (see bench/scale.ts). */
+/**
+ * N runs parked on an approval for `parkSeconds`, then approved (see bench/scale.ts). `idleKb`: the worker's idle RSS,
+ * the base of RSS per parked run (default: its RSS as the phase starts).
+ */
 export async function approvalPhase(
   ctx: ScaleContext,
   sys: ScaleSystem,
   n: number,
   parkSeconds: number,
+  idleKb?: number,
 ): Promise<ApprovalFigures> {
   const runIds = ids('a', n);
-  const baselineKb = sys.worker.rssKb();
+  const baselineKb = idleKb ?? sys.worker.rssKb();
   const driver: RunDriver = {
     steps: 1,
     async start(id) {
@@ -248,7 +346,8 @@ export async function approvalPhase(
     sticky0 = await stickyCounts(sys.worker);
     ctx.log(`approvals: all ${n} parked; waiting ${parkSeconds} s`);
     await new Promise((resolve) => setTimeout(resolve, parkSeconds * 1000));
-    rssPerParkedRunKb = (sys.worker.rssKb() - baselineKb) / n;
+    // After a GC of the main thread: what the load rounds before left there is not counted against the parked runs.
+    rssPerParkedRunKb = ((await sys.worker.memory()).rssKb - baselineKb) / n;
     ctx.log(`approvals: parked ${((performance.now() - since) / 1000).toFixed(0)} s, deciding`);
     await pool(runIds, 20, async (id) => {
       const pending = parked.get(id)!;

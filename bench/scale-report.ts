@@ -75,11 +75,154 @@ export interface ScalePhaseFigures {
   turns: TurnTime[];
   /** The worker's highest RSS of the phase above its idle level, per run of the most in flight at once, KB. */
   rssPerRunKb: number;
+  /** The worker's CPU (user + system) over the phase per step, ms. */
   cpuPerStepMs: number;
   sticky: StickyCounts;
   historyKbPerRun: number;
   failed: number;
   duplicates: number;
+  /** Where the CPU went during the phase (absent from figures made before it was measured). */
+  cpu?: PhaseCpu;
+}
+
+/** Where the machine's CPU went during one phase. */
+export interface PhaseCpu {
+  /** The machine's cores. */
+  cores: number;
+  /** Cores busy on average over the phase, everything on the machine (`/proc/stat`). */
+  busyCores: number;
+  /** Of those, the worker process's. */
+  workerCores: number;
+  /** Of those, the Temporal server's (the phase's dev server). */
+  serverCores: number;
+  /** The Temporal server's CPU per step, ms. */
+  serverCpuPerStepMs: number;
+  /** The most runs in flight at once (sampled every second). */
+  peakInFlight: number;
+  /** Mean wall time of a turn, ms: a run in flight makes a step every this long. */
+  meanTurnMs: number;
+  /** The worker's CPU per step by thread group, ms (bench/scale-worker-process.ts, `ThreadCpu`). */
+  threadsPerStepMs?: { main: number; core: number; other: number };
+  /** The worker's main thread's CPU over the phase, in cores (at most 1: it is one thread). */
+  mainThreadCores?: number;
+}
+
+/** The machine is the bound when this share of its cores was busy over a phase. */
+export const CPU_SATURATED_SHARE = 0.85;
+
+/** Runs in flight `npm run bench:scale` aims at on one worker (issue 47). */
+export const SCALE_GOAL_RUNS = 2_000;
+
+const cores = (v: number): string => v.toFixed(2);
+
+/**
+ * Where the bound of a phase is: `bound: CPU, the machine's C cores P% busy (worker W, Temporal server S,
+ * everything else E cores) at N runs in flight` when at least {@link CPU_SATURATED_SHARE} of the cores were busy,
+ * else `bound: not reached at N runs in flight (...)`; then what the CPU per step carries: one core per K runs in
+ * flight, and the cores {@link SCALE_GOAL_RUNS} runs would need.
+ */
+export function formatBound(cpu: PhaseCpu, workerCpuPerStepMs: number): string {
+  const busyShare = cpu.cores > 0 ? cpu.busyCores / cpu.cores : 0;
+  const split =
+    `worker ${cores(cpu.workerCores)}, Temporal server ${cores(cpu.serverCores)}, everything else ` +
+    `${cores(Math.max(0, cpu.busyCores - cpu.workerCores - cpu.serverCores))} cores`;
+  const mainShare = cpu.threadsPerStepMs && cpu.mainThreadCores !== undefined ? cpu.mainThreadCores : Number.NaN;
+  const where =
+    busyShare >= CPU_SATURATED_SHARE
+      ? `bound: CPU, the machine's ${cpu.cores} cores ${f(busyShare * 100)}% busy (${split}) at ${cpu.peakInFlight} runs in flight`
+      : mainShare >= CPU_SATURATED_SHARE
+        ? `bound: the worker's main thread, ${f(mainShare * 100)}% of a core, at ${cpu.peakInFlight} runs in flight (the machine's ${cpu.cores} cores ${f(busyShare * 100)}% busy: ${split})`
+        : `bound: not reached at ${cpu.peakInFlight} runs in flight (the machine's ${cpu.cores} cores ${f(busyShare * 100)}% busy: ${split})`;
+  const perStep = workerCpuPerStepMs + cpu.serverCpuPerStepMs;
+  const runsPerCore = perStep > 0 ? cpu.meanTurnMs / perStep : Number.NaN;
+  const threads = cpu.threadsPerStepMs;
+  const byThread = threads
+    ? ` (main thread ${f(threads.main, 2)}, Temporal core ${f(threads.core, 2)}, other threads ${f(threads.other, 2)})`
+    : '';
+  const mainCarries =
+    threads && threads.main > 0 ? `; the worker's main thread carries ~${f(cpu.meanTurnMs / threads.main)}` : '';
+  return (
+    `${where}; at ${f(perStep, 2)} ms of CPU per step (worker ${f(workerCpuPerStepMs, 2)}${byThread}, server ` +
+    `${f(cpu.serverCpuPerStepMs, 2)}) and a step every ${f(cpu.meanTurnMs)} ms per run, one core carries ~${f(runsPerCore)} ` +
+    `runs in flight: ${SCALE_GOAL_RUNS} need ~${f(SCALE_GOAL_RUNS / runsPerCore, 1)} cores${mainCarries}`
+  );
+}
+
+/** The figures of several rounds of one system as one: turns pooled, CPU per step over all steps, counters summed. */
+export function poolRounds(rounds: readonly ScalePhaseFigures[]): ScalePhaseFigures {
+  const steps = (r: ScalePhaseFigures) => r.turns.length || 1;
+  const totalSteps = rounds.reduce((sum, r) => sum + steps(r), 0);
+  const weighted = (value: (r: ScalePhaseFigures) => number) =>
+    rounds.reduce((sum, r) => sum + value(r) * steps(r), 0) / totalSteps;
+  const sum = (value: (r: ScalePhaseFigures) => number) => rounds.reduce((total, r) => total + value(r), 0);
+  const withCpu = rounds.filter((r) => r.cpu !== undefined);
+  const pooled: ScalePhaseFigures = {
+    runs: rounds[0]?.runs ?? 0,
+    turns: rounds.flatMap((r) => r.turns),
+    rssPerRunKb: Math.max(...rounds.map((r) => r.rssPerRunKb)),
+    cpuPerStepMs: weighted((r) => r.cpuPerStepMs),
+    sticky: { hit: sum((r) => r.sticky.hit), miss: sum((r) => r.sticky.miss), evicted: sum((r) => r.sticky.evicted) },
+    historyKbPerRun: sum((r) => r.historyKbPerRun) / Math.max(rounds.length, 1),
+    failed: sum((r) => r.failed),
+    duplicates: sum((r) => r.duplicates),
+  };
+  if (withCpu.length > 0) {
+    const mean = (value: (c: PhaseCpu) => number) => withCpu.reduce((t, r) => t + value(r.cpu!), 0) / withCpu.length;
+    pooled.cpu = {
+      cores: withCpu[0]!.cpu!.cores,
+      busyCores: mean((c) => c.busyCores),
+      workerCores: mean((c) => c.workerCores),
+      serverCores: mean((c) => c.serverCores),
+      serverCpuPerStepMs: mean((c) => c.serverCpuPerStepMs),
+      peakInFlight: Math.max(...withCpu.map((r) => r.cpu!.peakInFlight)),
+      meanTurnMs: mean((c) => c.meanTurnMs),
+    };
+    const mains = withCpu.map((r) => r.cpu!.mainThreadCores).filter((m) => m !== undefined);
+    if (mains.length > 0) pooled.cpu.mainThreadCores = mains.reduce((t, m) => t + m, 0) / mains.length;
+    const threaded = withCpu.map((r) => r.cpu!.threadsPerStepMs).filter((t) => t !== undefined);
+    if (threaded.length > 0) {
+      const meanOf = (key: 'main' | 'core' | 'other') => threaded.reduce((t, x) => t + x[key], 0) / threaded.length;
+      pooled.cpu.threadsPerStepMs = { main: meanOf('main'), core: meanOf('core'), other: meanOf('other') };
+    }
+  }
+  return pooled;
+}
+
+/** The worker's memory after each batch of runs had completed, KB (bench/scale-worker-process.ts). */
+export interface BatchMemory {
+  rssKb: number;
+  heapUsedKb: number;
+  /** Bytes of the engine's durable stores (`.data/`) after the batch; absent for the floor. */
+  storeBytes?: number;
+}
+
+/**
+ * `memory <who>: RSS after each batch of N runs A, B, C MB (idle I MB), main-thread heap after GC ..., growth from
+ * the first batch to the last +G MB RSS, +H MB heap[, stores S MB (+T KB per run completed)]`.
+ */
+export function formatMemoryLine(
+  who: string,
+  runsPerBatch: number,
+  idleKb: number,
+  batches: readonly BatchMemory[],
+): string {
+  const mb = (kb: number) => (kb / 1024).toFixed(0);
+  const signed = (kb: number) => `${kb >= 0 ? '+' : '−'}${(Math.abs(kb) / 1024).toFixed(1)}`;
+  const first = batches[0];
+  const last = batches[batches.length - 1];
+  let line =
+    `memory ${who}: RSS after each batch of ${runsPerBatch} runs ${batches.map((b) => mb(b.rssKb)).join(', ')} MB ` +
+    `(idle ${mb(idleKb)} MB), main-thread heap after GC ${batches.map((b) => mb(b.heapUsedKb)).join(', ')} MB`;
+  if (first && last && batches.length > 1)
+    line += `; from the first batch to the last ${signed(last.rssKb - first.rssKb)} MB RSS, ${signed(last.heapUsedKb - first.heapUsedKb)} MB heap`;
+  const stores = batches.map((b) => b.storeBytes).filter((b): b is number => b !== undefined);
+  if (stores.length > 0) {
+    const growth =
+      stores.length > 1 ? (stores[stores.length - 1]! - stores[0]!) / ((stores.length - 1) * runsPerBatch) : Number.NaN;
+    line += `; stores ${stores.map((b) => (b / 1024 / 1024).toFixed(1)).join(', ')} MB`;
+    if (Number.isFinite(growth)) line += ` (+${(growth / 1024).toFixed(1)} KB per run completed)`;
+  }
+  return line;
 }
 
 /** p50 and p99 of the added latency, and the 99th percentile of the added share of a turn's wall time. */

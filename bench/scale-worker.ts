@@ -5,14 +5,18 @@
  * two tools with effects, `ledger_step` and `ledger_approved` (the same, with `approval: 'always'`). `plain`: a
  * Temporal worker running the floor (`plainAgentRun`) with the same slot and cache sizes as the engine's worker.
  * Both export the SDK's metrics on a Prometheus endpoint (`metricsPort`), read by the parent for the sticky
- * cache's hits and misses. Sends `ready` over IPC once it polls; exits when the parent disconnects.
+ * cache's hits and misses. Sends `ready` over IPC once it polls, answers `memory` with its memory after a GC;
+ * exits when the parent disconnects.
  */
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { join } from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
 import { z } from 'zod';
 import type { ModelProvider } from '../src/contract/model-types';
 import { scriptedModel } from '../src/model/scripted-model';
 import { createWorker } from '../src/runtime/create-worker';
 import { tunedWorkerOptions } from '../src/runtime/worker-tuning';
+import { SqliteIdempotencyStore } from '../src/stores/idempotency/sqlite-idempotency-store';
 import { defineTool } from '../src/tools/define-tool';
 import { ledgerStepTool } from './peers/durable-tools-service';
 import { postEffect } from './peers/peer-ledger';
@@ -32,6 +36,8 @@ export interface ScaleWorkerConfig {
   dir: string;
   /** `--slots N`: workflow task, activity and local activity slots instead of `tunedWorkerOptions()`'s. */
   slots?: number;
+  /** The engine's SQLite key store with its fsync inside the commit, on the event loop (`syncOffEventLoop: false`). */
+  fsyncInCommit?: boolean;
 }
 
 /** The worker options of `--slots N`, or none. */
@@ -82,6 +88,9 @@ async function engineWorker(config: ScaleWorkerConfig, connection: NativeConnect
     settings: { namespace: config.namespace, taskQueue: config.taskQueue },
     modelProviders: { simulated: simulatedModel(config.seed) },
     workerOptions: slotOptions(config),
+    ...(config.fsyncInCommit
+      ? { idempotencyStore: new SqliteIdempotencyStore({ path: '.data/idempotency.sqlite', syncOffEventLoop: false }) }
+      : {}),
   });
   return worker;
 }
@@ -116,6 +125,21 @@ async function main(): Promise<void> {
   const worker = await (config.system === 'engine' ? engineWorker : plainWorker)(config, connection);
   const running = worker.run();
   process.send?.({ type: 'ready' });
+  // The parent's memory readings (bench/scale-worker-process.ts): after a full GC of this thread (`--expose-gc`).
+  process.on('message', (message: { type?: string; snapshotDir?: string }) => {
+    if (message.type !== 'memory') return;
+    (globalThis as { gc?: () => void }).gc?.();
+    // SCALE_HEAP_SNAPSHOTS=<dir> (the parent passes it): a heap snapshot of this thread after each batch, to diff.
+    if (message.snapshotDir)
+      writeHeapSnapshot(join(message.snapshotDir, `worker-${process.pid}-${Date.now()}.heapsnapshot`));
+    const usage = process.memoryUsage();
+    process.send?.({
+      type: 'memory',
+      rssKb: Math.round(usage.rss / 1024),
+      heapUsedKb: Math.round(usage.heapUsed / 1024),
+      externalKb: Math.round(usage.external / 1024),
+    });
+  });
   // The SDK also shuts the worker down on SIGINT/SIGTERM: shut down once.
   process.on('disconnect', () => {
     if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -15,6 +15,7 @@ import {
 } from '../model/model-failure';
 import type { ModelCallContext } from '../contract/model-types';
 import { engineFailure } from '../contract/activity-protocol';
+import { combinedSignal } from './combined-signal';
 import { workerHeartbeatDetails } from './dead-worker-sticky';
 import { DurableToolsError } from '../contract/durable-tools-error';
 
@@ -38,9 +39,8 @@ export async function callWithDeadline<T>(
 ): Promise<T> {
   const activity = currentActivity();
   const deadlineController = new AbortController();
-  const signal = activity
-    ? AbortSignal.any([activity.cancellationSignal, deadlineController.signal])
-    : deadlineController.signal;
+  const combined = activity ? combinedSignal([activity.cancellationSignal, deadlineController.signal]) : undefined;
+  const signal = combined?.signal ?? deadlineController.signal;
   const deadline = Date.now() + timeoutMs;
   let timer: NodeJS.Timeout | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
@@ -68,6 +68,7 @@ export async function callWithDeadline<T>(
   } finally {
     clearTimeout(timer);
     clearInterval(heartbeat);
+    combined?.dispose();
     if (activity && onCancel) activity.cancellationSignal.removeEventListener('abort', onCancel);
   }
 }

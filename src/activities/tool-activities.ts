@@ -1,3 +1,4 @@
+import { combinedSignal } from './combined-signal';
 import { cachedRead } from './cached-read';
 import { redactFailure, redactingLogger } from './redact-sensitive';
 import type { StreamStore } from '../stores/streams/stream-store';
@@ -521,7 +522,8 @@ function toolContext(tool: Tool, input: ToolActivityInput, parts: ContextParts):
     runId: parts.workflowId,
     runKey: parts.runKey,
     attempt: parts.attempt,
-    signal: finishUnit ? lease.signal : AbortSignal.any([cancellation, lease.signal]),
+    // Not AbortSignal.any: a tool's listener that stays would keep the call in memory (combined-signal.ts).
+    signal: finishUnit ? lease.signal : combinedSignal([cancellation, lease.signal]).signal,
     cancellation,
     assertLease: () => lease.assert(),
     get fencingToken() {

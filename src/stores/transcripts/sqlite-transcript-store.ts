@@ -24,6 +24,15 @@ export const SQLITE_TRANSCRIPT_DEFAULTS = {
 export class SqliteTranscriptStore implements TranscriptStore {
   private readonly db: Database.Database;
   private readonly retention: PayloadRetention;
+  /** Statements and the write's transaction, prepared once: a model turn writes and reads a transcript each. */
+  private readonly sql: {
+    apply: Database.Transaction<(runKey: string, fromIndex: number, messages: readonly TranscriptMessage[]) => boolean>;
+    read: Database.Statement<[string], { message: string }>;
+    putPayload: Database.Statement<[string, string, string, number]>;
+    getPayload: Database.Statement<[string, number], { run_id: string; text: string; expires_at: number }>;
+    reapBatch: Database.Statement<[number, number]>;
+    delete: Database.Statement<[string]>;
+  };
 
   /** @throws {@link TranscriptStoreError} `INVALID_CONFIG` for a retention that is not a positive number. */
   constructor(options: { path?: string } & PayloadRetentionOptions = {}) {
@@ -41,6 +50,31 @@ export class SqliteTranscriptStore implements TranscriptStore {
       'CREATE TABLE IF NOT EXISTS stored_payloads (handle TEXT PRIMARY KEY, run_id TEXT NOT NULL, text TEXT NOT NULL, expires_at INTEGER)',
     );
     this.addExpiryColumn();
+    const count = this.db.prepare<[string], { n: number }>(
+      'SELECT COUNT(*) AS n FROM transcript_messages WHERE run_key = ?',
+    );
+    const remove = this.db.prepare('DELETE FROM transcript_messages WHERE run_key = ? AND seq >= ?');
+    const insert = this.db.prepare('INSERT INTO transcript_messages (run_key, seq, message) VALUES (?, ?, ?)');
+    this.sql = {
+      apply: this.db.transaction((runKey: string, fromIndex: number, messages: readonly TranscriptMessage[]) => {
+        const stored = count.get(runKey)!.n;
+        if (stored < fromIndex) return false;
+        remove.run(runKey, fromIndex);
+        messages.forEach((message, i) => insert.run(runKey, fromIndex + i, JSON.stringify(message)));
+        return true;
+      }),
+      read: this.db.prepare('SELECT message FROM transcript_messages WHERE run_key = ? ORDER BY seq'),
+      putPayload: this.db.prepare(
+        'INSERT INTO stored_payloads (handle, run_id, text, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (handle) DO UPDATE SET run_id = excluded.run_id, text = excluded.text, expires_at = excluded.expires_at',
+      ),
+      getPayload: this.db.prepare(
+        'SELECT run_id, text, expires_at FROM stored_payloads WHERE handle = ? AND expires_at > ?',
+      ),
+      reapBatch: this.db.prepare(
+        'DELETE FROM stored_payloads WHERE rowid IN (SELECT rowid FROM stored_payloads WHERE expires_at <= ? LIMIT ?)',
+      ),
+      delete: this.db.prepare('DELETE FROM transcript_messages WHERE run_key = ?'),
+    };
   }
 
   /** Tables created before payloads expired get the column, and their payloads the default retention from now. */
@@ -60,56 +94,35 @@ export class SqliteTranscriptStore implements TranscriptStore {
   }
 
   async write(runKey: string, fromIndex: number, messages: readonly TranscriptMessage[]): Promise<boolean> {
-    const count = this.db.prepare('SELECT COUNT(*) AS n FROM transcript_messages WHERE run_key = ?');
-    const remove = this.db.prepare('DELETE FROM transcript_messages WHERE run_key = ? AND seq >= ?');
-    const insert = this.db.prepare('INSERT INTO transcript_messages (run_key, seq, message) VALUES (?, ?, ?)');
-    const apply = this.db.transaction(() => {
-      const stored = (count.get(runKey) as { n: number }).n;
-      if (stored < fromIndex) return false;
-      remove.run(runKey, fromIndex);
-      messages.forEach((message, i) => insert.run(runKey, fromIndex + i, JSON.stringify(message)));
-      return true;
-    });
-    return apply.immediate();
+    return this.sql.apply.immediate(runKey, fromIndex, messages);
   }
 
   async read(runKey: string): Promise<TranscriptMessage[] | undefined> {
-    const rows = this.db
-      .prepare('SELECT message FROM transcript_messages WHERE run_key = ? ORDER BY seq')
-      .all(runKey) as Array<{ message: string }>;
+    const rows = this.sql.read.all(runKey);
     return rows.length === 0 ? undefined : rows.map((row) => JSON.parse(row.message) as TranscriptMessage);
   }
 
   async putPayload(handle: string, payload: StoredPayload): Promise<void> {
     const expiresAt = expiryOf(payload, this.retention);
-    this.db
-      .prepare(
-        'INSERT INTO stored_payloads (handle, run_id, text, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (handle) DO UPDATE SET run_id = excluded.run_id, text = excluded.text, expires_at = excluded.expires_at',
-      )
-      .run(handle, payload.runId, payload.text, expiresAt);
+    this.sql.putPayload.run(handle, payload.runId, payload.text, expiresAt);
   }
 
   async getPayload(handle: string): Promise<StoredPayload | undefined> {
-    const row = this.db
-      .prepare('SELECT run_id, text, expires_at FROM stored_payloads WHERE handle = ? AND expires_at > ?')
-      .get(handle, this.retention.clock()) as { run_id: string; text: string; expires_at: number } | undefined;
+    const row = this.sql.getPayload.get(handle, this.retention.clock());
     return row ? { runId: row.run_id, text: row.text, expiresAt: row.expires_at } : undefined;
   }
 
   async reapPayloads(now: number = this.retention.clock()): Promise<number> {
-    const batch = this.db.prepare(
-      'DELETE FROM stored_payloads WHERE rowid IN (SELECT rowid FROM stored_payloads WHERE expires_at <= ? LIMIT ?)',
-    );
     let total = 0;
     for (;;) {
-      const { changes } = batch.run(now, PAYLOAD_RETENTION.reapBatchSize);
+      const { changes } = this.sql.reapBatch.run(now, PAYLOAD_RETENTION.reapBatchSize);
       total += changes;
       if (changes < PAYLOAD_RETENTION.reapBatchSize) return total;
     }
   }
 
   async delete(runKey: string): Promise<void> {
-    this.db.prepare('DELETE FROM transcript_messages WHERE run_key = ?').run(runKey);
+    this.sql.delete.run(runKey);
   }
 
   async close(): Promise<void> {
