@@ -1,4 +1,5 @@
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { DurableToolsError } from '../../contract/durable-tools-error';
 
 /** How many times a call whose stream broke is sent again within one attempt (Temporal's retries come after). */
 export const MCP_MAX_REISSUES = 3;
@@ -8,10 +9,10 @@ export const MCP_MAX_REISSUES = 3;
  * Under MCP 2026-07-28 there is no resumability: the request is sent again, and the idempotency key in its `_meta`
  * is what keeps a server that deduplicates from running it twice.
  */
-export class McpBrokenStreamError extends Error {
-  override readonly name = 'McpBrokenStreamError';
+export class McpBrokenStreamError extends DurableToolsError<'MCP_STREAM_BROKEN'> {
+  /** @param tool the tool whose `tools/call` lost its stream. */
   constructor(tool: string) {
-    super(`the HTTP stream of the tools/call of "${tool}" ended before its answer`);
+    super(`the HTTP stream of the tools/call of "${tool}" ended before its answer`, 'MCP_STREAM_BROKEN');
   }
 }
 
