@@ -56,5 +56,6 @@ describeWithBrowser('the Temporal web UI with the codec server', (chromiumPath) 
     await page.getByText('Grace Hopper').first().waitFor({ timeout: 120_000 });
     expect(await page.locator('body').innerText()).toContain(ITEM);
     expect(decodeRequests.some((url) => url.endsWith('/decode'))).toBe(true);
-  });
+    // The page's own waits decide (120 s each); on a loaded machine the two together outlast jest's default.
+  }, 300_000);
 });
