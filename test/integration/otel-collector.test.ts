@@ -14,12 +14,12 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getPendingApprovals } from '../../src/client/approval-client';
+import { findGo } from '../../src/dev-server/go-build';
 import { TOOL_CALL_SPAN_ATTRIBUTES as TOOL } from '../../src/telemetry/tool-call-telemetry';
 import { RUN_SPANS } from '../../src/workflows/run-tracing';
 import { runCliToEnd, startCli, type CliProcess } from '../support/cli-process';
 import {
   attribute,
-  findGo,
   otelCollectorPath,
   OTEL_COLLECTOR_PATH_ENV,
   resolveOtelCollector,
