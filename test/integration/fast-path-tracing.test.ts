@@ -1,13 +1,12 @@
 import { Client } from '@temporalio/client';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { z } from 'zod';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { AgentRunResult } from '../../src/contract/agent-run-types';
 import { GEN_AI_ATTRIBUTES as GEN_AI } from '../../src/contract/gen-ai-conventions';
 import { tracingClientInterceptors } from '../../src/telemetry/client-tracing';
 import { createWorker } from '../../src/runtime/create-worker';
-import { defineTool } from '../../src/tools/define-tool';
 import { inMemoryTracing } from '../support/in-memory-telemetry';
+import { lookupRateTool as lookupRate } from '../support/test-tools';
 import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 
 /**
@@ -15,14 +14,6 @@ import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/tempora
  * local activities, and the run's trace still has its `invoke_agent`, a `chat` span per model call and an
  * `execute_tool` span per tool call, in one trace.
  */
-
-const lookupRate = defineTool({
-  name: 'lookup_rate',
-  description: 'Looks up a nightly rate.',
-  input: z.object({ city: z.string() }),
-  output: z.object({ rate: z.number() }),
-  effect: 'read-only',
-}).implement(async () => ({ rate: 120 }));
 
 const temporal = useTestTemporal();
 const tracing = inMemoryTracing();
