@@ -431,7 +431,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       allEnded = true;
       void calls.cancelAll(CHAOS_RUN_SETTINGS.clientDrainMs);
     };
-    const runPhase = withDeadline(runAll(), options).finally(() => {
+    const runPhase = withDeadline(runAll(), CHAOS_RUN_SETTINGS.runsDeadlineMs + options.runs * 5_000).finally(() => {
       allEnded = true;
     });
     await Promise.all([runPhase, killAll(), pauseAll()].map((phase) => phase.catch(failed)));
@@ -894,9 +894,9 @@ async function compensationProgress(
   return open.size > 0 ? 'scheduled' : ended ? 'ended' : 'not scheduled';
 }
 
-async function withDeadline(work: Promise<void>, options: ChaosOptions): Promise<void> {
+/** `work`, or a rejection once `deadlineMs` has passed without it settling. */
+export async function withDeadline(work: Promise<void>, deadlineMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const deadlineMs = CHAOS_RUN_SETTINGS.runsDeadlineMs + options.runs * 5_000;
   try {
     await Promise.race([
       work,
@@ -909,7 +909,8 @@ async function withDeadline(work: Promise<void>, options: ChaosOptions): Promise
   }
 }
 
-function countStatuses(outcomes: readonly RunOutcome[]): Record<string, number> {
+/** How many runs ended in each status (`error` where the harness could not learn it). */
+export function countStatuses(outcomes: readonly RunOutcome[]): Record<string, number> {
   const statuses: Record<string, number> = {};
   for (const { result, error } of outcomes) {
     const status = error ? 'error' : (result?.status ?? 'unknown');

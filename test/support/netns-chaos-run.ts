@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { createSeededRandom } from '../../src/failures/seeded-random';
-import { checkLedger, planRuns, runOne, type RunOutcome } from './chaos-run';
+import { checkLedger, countStatuses, planRuns, runOne, withDeadline, type RunOutcome } from './chaos-run';
 import { CHAOS_EFFECT_KINDS } from './chaos-tools';
 import { startLedgerServer, type LedgerEvent, type LedgerServer } from './ledger-server';
 import type { NetnsHost, NetnsNetwork } from './netns-network';
@@ -402,29 +402,6 @@ async function dropTables(
   admin.on('error', () => undefined);
   for (const table of tables) await admin.query(`DROP TABLE IF EXISTS "${table}"`).catch(() => undefined);
   await admin.end().catch(() => undefined);
-}
-
-async function withDeadline(work: Promise<void>, deadlineMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`The runs did not end within ${deadlineMs} ms.`)), deadlineMs);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function countStatuses(outcomes: readonly RunOutcome[]): Record<string, number> {
-  const statuses: Record<string, number> = {};
-  for (const { result, error } of outcomes) {
-    const status = error ? 'error' : (result?.status ?? 'unknown');
-    statuses[status] = (statuses[status] ?? 0) + 1;
-  }
-  return statuses;
 }
 
 function between(random: () => number, range: { min: number; max: number }): number {
