@@ -1,13 +1,11 @@
-import { Client } from '@temporalio/client';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import { tracingClientInterceptors } from '../../src/telemetry/client-tracing';
 import type { WorkflowSpanInfo } from '../../src/telemetry/lean-workflow-spans';
-import { createWorker } from '../../src/runtime/create-worker';
 import { declinedBookingScript as script, declinedBookingTools } from '../support/collector-tools';
 import { inMemoryTracing } from '../support/in-memory-telemetry';
 import { spanBytes, type SpanBytes } from '../support/span-bytes';
-import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { useTestTemporal, uniqueTaskQueue } from '../support/temporal-test-env';
+import { createTracedClient, createTracedWorker } from '../support/traced-worker';
 
 /**
  * Issue 50, lean spans: the bytes of one traced run's spans, as an OTLP exporter sends them, with Temporal's
@@ -24,18 +22,8 @@ const temporal = useTestTemporal();
 async function tracedRun(workflowInfo: WorkflowSpanInfo): Promise<ReadableSpan[]> {
   const tracing = inMemoryTracing();
   const taskQueue = uniqueTaskQueue(`span-bytes-${workflowInfo}`);
-  const { worker } = await createWorker({
-    stores: 'memory',
-    tools,
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    telemetry: { tracing: { spanProcessor: tracing.spanProcessor, workflowInfo } },
-  });
-  const client = new Client({
-    connection: temporal.client.connection,
-    namespace: testServer().namespace,
-    interceptors: await tracingClientInterceptors({ tracerProvider: tracing.tracerProvider }),
-  });
+  const worker = await createTracedWorker(temporal, tracing, { tools, taskQueue, workflowInfo });
+  const client = await createTracedClient(temporal, tracing);
   const result = await worker.runUntil(async () => {
     const input = {
       goal: 'Book and pay',
