@@ -234,18 +234,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'durable-tools-chaos-'));
   const taskQueue = `chaos-${options.seed}-${randomUUID().slice(0, 8)}`;
   const plans = planRuns(options, random, taskQueue);
-  const delays = CHAOS_RUN_SETTINGS.ledgerDelayMaxMs;
-  const ledger = await startLedgerServer({
-    delayMs: ({ kind, phase }) => {
-      const max =
-        kind === CHAOS_EFFECT_KINDS.refund
-          ? delays.refund
-          : kind === CHAOS_EFFECT_KINDS.notify
-            ? delays.notify
-            : delays.charge;
-      return Math.floor(ledgerRandom() * max[phase]);
-    },
-  });
+  const ledger = await startChaosLedger(CHAOS_RUN_SETTINGS.ledgerDelayMaxMs, ledgerRandom);
   const mode = options.mode ?? 'kill';
   const pauseTarget = mode === 'pause' ? (options.pauses ?? 0) : 0;
   const killTarget = mode === 'pause' ? 0 : options.kills;
@@ -892,6 +881,24 @@ async function compensationProgress(
     if (end && open.delete(String(end.scheduledEventId))) ended = true;
   }
   return open.size > 0 ? 'scheduled' : ended ? 'ended' : 'not scheduled';
+}
+
+/** Ledger delays, uniform 0..max ms, before recording and before answering, per effect kind. */
+export type ChaosLedgerDelays = Record<'charge' | 'refund' | 'notify', { before: number; after: number }>;
+
+/** The downstream ledger of a chaos run: each request waits a random part of its kind's maximum delay. */
+export function startChaosLedger(delays: ChaosLedgerDelays, random: () => number): Promise<LedgerServer> {
+  return startLedgerServer({
+    delayMs: ({ kind, phase }) => {
+      const max =
+        kind === CHAOS_EFFECT_KINDS.refund
+          ? delays.refund
+          : kind === CHAOS_EFFECT_KINDS.notify
+            ? delays.notify
+            : delays.charge;
+      return Math.floor(random() * max[phase]);
+    },
+  });
 }
 
 /** `work`, or a rejection once `deadlineMs` has passed without it settling. */

@@ -6,9 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { createSeededRandom } from '../../src/failures/seeded-random';
-import { checkLedger, countStatuses, planRuns, runOne, withDeadline, type RunOutcome } from './chaos-run';
-import { CHAOS_EFFECT_KINDS } from './chaos-tools';
-import { startLedgerServer, type LedgerEvent, type LedgerServer } from './ledger-server';
+import {
+  checkLedger,
+  countStatuses,
+  planRuns,
+  runOne,
+  startChaosLedger,
+  withDeadline,
+  type RunOutcome,
+} from './chaos-run';
+import type { LedgerEvent, LedgerServer } from './ledger-server';
 import type { NetnsHost, NetnsNetwork } from './netns-network';
 import { startTcpRelay, type TcpRelay } from './netns-relay';
 import { NetnsWorkers, type HostWorker } from './netns-workers';
@@ -169,18 +176,7 @@ export async function runClusterChaos(options: ClusterChaosOptions): Promise<Clu
   const tables = { keys: `netns_keys_${suffix}`, transcripts: `netns_transcripts_${suffix}` };
   const taskQueue = `cluster-chaos-${mode}-${randomUUID().slice(0, 8)}`;
   const plans = planRuns(options, random, taskQueue);
-  const delays = CLUSTER_CHAOS_SETTINGS.ledgerDelayMaxMs;
-  const ledger = await startLedgerServer({
-    delayMs: ({ kind, phase }) => {
-      const max =
-        kind === CHAOS_EFFECT_KINDS.refund
-          ? delays.refund
-          : kind === CHAOS_EFFECT_KINDS.notify
-            ? delays.notify
-            : delays.charge;
-      return Math.floor(ledgerRandom() * max[phase]);
-    },
-  });
+  const ledger = await startChaosLedger(CLUSTER_CHAOS_SETTINGS.ledgerDelayMaxMs, ledgerRandom);
   const relays: TcpRelay[] = [];
   const hostCount = options.hosts ?? 2;
   const eventLog: string[] = [];
