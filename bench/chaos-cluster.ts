@@ -25,7 +25,7 @@ import {
 } from '../test/support/netns-chaos-run';
 import { NetnsNetwork, probeNetnsSupport } from '../test/support/netns-network';
 import { startNetnsTemporal } from '../test/support/netns-temporal';
-import { flag, fromEnv, writeWorkflowBundle } from './chaos-setup';
+import { flag, fromEnv, writeWorkflowBundle } from './bench-setup';
 
 /** Sizes of one mode of the cluster chaos. */
 export const CLUSTER_CHAOS_BENCH_DEFAULTS = {

@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { connectionSettingsFromEnv } from '../src/client/connection-settings';
 import { startDevServer } from '../src/dev-server/dev-server';
 import { runClusterChaosBench, wantsClusterTopology } from './chaos-cluster';
-import { flag, fromEnv, writeWorkflowBundle } from './chaos-setup';
+import { flag, fromEnv, writeWorkflowBundle } from './bench-setup';
 import {
   CHAOS_PAUSE_MOMENTS,
   formatChaosSummary,

@@ -1,6 +1,6 @@
 /**
- * What both chaos harnesses (bench/chaos.ts, bench/chaos-cluster.ts) read from their command line and environment,
- * and the workflow bundle they give their worker processes.
+ * What the bench harnesses (bench/chaos.ts, bench/chaos-cluster.ts, bench/limits.ts) read from their command line
+ * and environment, and the workflow bundle they give their worker processes.
  */
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { writeFileSync } from 'node:fs';
