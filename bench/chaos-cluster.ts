@@ -14,11 +14,9 @@
  * Sizes from the environment: CHAOS_RUNS (per mode, default 40), CHAOS_CONCURRENCY (8), CHAOS_EVENTS (4 per mode),
  * CHAOS_HOSTS (2), CHAOS_FAIL_FRACTION (0.3), CHAOS_SEED.
  */
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { engineBundleOptions } from '../src/runtime/engine-bundle-options';
 import {
   CLUSTER_CHAOS_MODES,
   formatClusterChaosResult,
@@ -27,6 +25,7 @@ import {
 } from '../test/support/netns-chaos-run';
 import { NetnsNetwork, probeNetnsSupport } from '../test/support/netns-network';
 import { startNetnsTemporal } from '../test/support/netns-temporal';
+import { flag, fromEnv, writeWorkflowBundle } from './bench-setup';
 
 /** Sizes of one mode of the cluster chaos. */
 export const CLUSTER_CHAOS_BENCH_DEFAULTS = {
@@ -37,23 +36,6 @@ export const CLUSTER_CHAOS_BENCH_DEFAULTS = {
   failFraction: 0.3,
   seed: 20_261_207,
 } as const;
-
-function fromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}".`);
-  return value;
-}
-
-function flag(args: readonly string[], name: string): string | undefined {
-  let value: string | undefined;
-  args.forEach((arg, i) => {
-    if (arg === `--${name}`) value = args[i + 1];
-    else if (arg.startsWith(`--${name}=`)) value = arg.slice(name.length + 3);
-  });
-  return value;
-}
 
 /** `--topology cluster` or `--topology=cluster` among `args`. */
 export function wantsClusterTopology(args: readonly string[]): boolean {
@@ -113,13 +95,7 @@ export async function runClusterChaosBench(args: readonly string[]): Promise<num
     const server_ = await startNetnsTemporal(network, server, workDir, log);
     const temporal = { ...server_, bundlePath: '' };
     try {
-      const { code } = await bundleWorkflowCode({
-        workflowsPath: require.resolve('../src/workflows'),
-        ...engineBundleOptions(),
-        logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
-      });
-      temporal.bundlePath = join(workDir, 'workflow-bundle.js');
-      writeFileSync(temporal.bundlePath, code);
+      temporal.bundlePath = await writeWorkflowBundle(workDir);
       log(
         `chaos: --topology cluster on ${server === 'cluster' ? 'the Temporal cluster' : 'the dev server'} at ${temporal.hostAddress}; ${JSON.stringify(sizes)}; logs in ${workDir}`,
       );

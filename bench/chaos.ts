@@ -21,14 +21,13 @@
  * the harness's environment, so DT_CHAOS_ISOLATE_EXECUTION_TIMEOUT=5s brings back the SDK's workflow deadlock
  * timeout, to reproduce what docs/pauses.md describes.
  */
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectionSettingsFromEnv } from '../src/client/connection-settings';
 import { startDevServer } from '../src/dev-server/dev-server';
-import { engineBundleOptions } from '../src/runtime/engine-bundle-options';
 import { runClusterChaosBench, wantsClusterTopology } from './chaos-cluster';
+import { flag, fromEnv, writeWorkflowBundle } from './bench-setup';
 import {
   CHAOS_PAUSE_MOMENTS,
   formatChaosSummary,
@@ -46,14 +45,6 @@ export const CHAOS_BENCH_DEFAULTS = {
   failFraction: 0.3,
   seed: 20_240_604,
 } as const;
-
-function fromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}".`);
-  return value;
-}
 
 const MODES: readonly ChaosMode[] = ['kill', 'pause', 'stress'];
 
@@ -79,11 +70,7 @@ function fastPathFromEnv(value: string | undefined): { fastPath?: boolean } {
 
 /** `--mode X` or `--mode=X`; kill when absent. */
 function modeFromArgs(args: readonly string[]): ChaosMode {
-  let value: string | undefined;
-  args.forEach((arg, i) => {
-    if (arg === '--mode') value = args[i + 1];
-    else if (arg.startsWith('--mode=')) value = arg.slice('--mode='.length);
-  });
+  const value = flag(args, 'mode');
   if (value === undefined) return 'kill';
   if (!(MODES as readonly string[]).includes(value)) {
     throw new Error(`--mode must be one of ${MODES.join(', ')}; got "${value}".`);
@@ -130,13 +117,7 @@ async function main(): Promise<number> {
   try {
     console.log(`chaos: Temporal at ${address} (${server ? 'dev server started for this run' : 'TEMPORAL_ADDRESS'})`);
     console.log(`chaos: ${JSON.stringify(options)}; worker logs and stores in ${workDir}`);
-    const { code } = await bundleWorkflowCode({
-      workflowsPath: require.resolve('../src/workflows'),
-      ...engineBundleOptions(),
-      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
-    });
-    const bundlePath = join(workDir, 'workflow-bundle.js');
-    writeFileSync(bundlePath, code);
+    const bundlePath = await writeWorkflowBundle(workDir);
     const result = await runChaos({
       ...options,
       ...(pauseMoments ? { pauseMoments } : {}),

@@ -16,14 +16,13 @@
  * `--small`: 8 runs of 5 calls, 3 probe runs (a check that it works). Last line:
  * `limits: concurrency violations V, rate violations R, throughput xT of the limit, probes during Retry-After P`.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { engineBundleOptions } from '../src/runtime/engine-bundle-options';
 import { benchTemporal } from './bench-temporal';
+import { writeWorkflowBundle } from './bench-setup';
 import { startAgentRun, waitForAgentRun } from '../src/client/agent-run-client';
 import type { ScriptedTurn } from '../src/model/scripted-model';
 import { startLimitsDownstream, type LimitsDownstream } from '../test/support/limits-downstream';
@@ -69,13 +68,7 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   let downstream: LimitsDownstream | undefined;
   try {
-    const { code } = await bundleWorkflowCode({
-      workflowsPath: require.resolve('../src/workflows'),
-      ...engineBundleOptions(),
-      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
-    });
-    const bundlePath = join(workDir, 'workflow-bundle.js');
-    writeFileSync(bundlePath, code);
+    const bundlePath = await writeWorkflowBundle(workDir);
     downstream = await startLimitsDownstream(opts.holdMs);
     const taskQueue = `bench-limits-${Date.now().toString(36)}`;
     const env = LIMITS_WORKER.env;

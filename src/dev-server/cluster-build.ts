@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
-import { accessSync, constants, cpSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { TemporalClusterError } from './cluster-error';
+import { buildStaged, durableToolsCacheRoot, findGo, goBuild, isExecutable, runGo } from './go-build';
 
 /**
  * The Temporal server we build: the `go.temporal.io/server` version the Temporal CLI v1.5.1 embeds (its go.mod),
@@ -49,16 +48,7 @@ export interface ResolveTemporalServerOptions {
  * `temporal-server-<version>`.
  */
 export function temporalServerCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const root = env.DURABLE_TOOLS_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'durable-tools');
-  return join(root, `temporal-server-${TEMPORAL_SERVER.version}`);
-}
-
-/** The Go executable: `go` on PATH, else /usr/local/go/bin/go; undefined when neither exists. */
-export function findGo(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir && isExecutable(join(dir, 'go'))) return join(dir, 'go');
-  }
-  return isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined;
+  return join(durableToolsCacheRoot(env), `temporal-server-${TEMPORAL_SERVER.version}`);
 }
 
 /**
@@ -111,9 +101,8 @@ function installIn(dir: string): Omit<TemporalServerInstall, 'source'> {
 }
 
 /**
- * Builds into a staging directory and renames it into place, so an interrupted build never leaves a half cache.
- * When Go's checksum database cannot be reached, retries with `GOSUMDB=off` (the module proxy still serves the
- * modules), as the CLI build does.
+ * `go install` of the server and the schema tool, with the module's PostgreSQL schema files copied beside them,
+ * through a staging directory renamed into place (see {@link buildStaged}).
  */
 async function buildTemporalServer(
   go: string,
@@ -123,38 +112,19 @@ async function buildTemporalServer(
   progressIntervalMs: number,
 ): Promise<void> {
   const version = `v${TEMPORAL_SERVER.version}`;
-  log(
-    `durable-tools: building the Temporal server ${version} and its SQL schema tool with Go into ${dir} ` +
-      '(several minutes, once per machine)...',
-  );
-  const staging = `${dir}.building-${process.pid}`;
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(join(staging, 'bin'), { recursive: true });
-  const started = Date.now();
-  const ticker = setInterval(
-    () => log(`durable-tools: still building the Temporal server (${Math.round((Date.now() - started) / 1000)} s)...`),
-    progressIntervalMs,
-  );
-  try {
+  const what = `the Temporal server ${version} and its SQL schema tool`;
+  const fail = (message: string, cause?: Error) => new TemporalClusterError(message, 'BUILD_FAILED', { cause });
+  await buildStaged(dir, { what, log, progressIntervalMs }, async (staging) => {
     const targets = [`${TEMPORAL_SERVER.serverPackage}@${version}`, `${TEMPORAL_SERVER.sqlToolPackage}@${version}`];
     const buildEnv = { ...env, GOBIN: join(staging, 'bin'), GOFLAGS: env.GOFLAGS ?? '-buildvcs=false' };
-    let result = await runNice(go, ['install', ...targets], buildEnv);
-    if (
-      result.code !== 0 &&
-      /sum\.golang\.org|checksum database|verifying .*: .*dial|SECURITY ERROR/i.test(result.output)
-    ) {
-      log('durable-tools: the Go checksum database is unreachable; retrying the build with GOSUMDB=off.');
-      result = await runNice(go, ['install', ...targets], { ...buildEnv, GOSUMDB: 'off' });
-    }
-    if (result.code !== 0) {
-      throw new TemporalClusterError(
-        `Building the Temporal server failed (go install ${targets.join(' ')}, exit ${result.code}):\n` +
-          result.output.trim().split('\n').slice(-15).join('\n'),
-        'BUILD_FAILED',
-      );
-    }
+    mkdirSync(join(staging, 'bin'));
+    await goBuild(go, ['install', ...targets], { env: buildEnv, nice: true, fail, what: 'the Temporal server', log });
     // The schema files come from the same module version, which `go install` just put in the module cache.
-    const located = await runNice(go, ['mod', 'download', '-json', `${TEMPORAL_SERVER.module}@${version}`], buildEnv);
+    const located = await runGo(go, ['mod', 'download', '-json', `${TEMPORAL_SERVER.module}@${version}`], {
+      env: buildEnv,
+      nice: true,
+      fail,
+    });
     const moduleDir = located.code === 0 ? (JSON.parse(located.stdout) as { Dir?: string }).Dir : undefined;
     if (!moduleDir || !existsSync(join(moduleDir, TEMPORAL_SERVER.schemaDir))) {
       throw new TemporalClusterError(
@@ -168,42 +138,5 @@ async function buildTemporalServer(
     rmSync(join(staging, 'bin'), { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
     renameSync(staging, dir);
-  } finally {
-    clearInterval(ticker);
-    rmSync(staging, { recursive: true, force: true });
-  }
-  log(`durable-tools: Temporal server built in ${Math.round((Date.now() - started) / 1000)} s.`);
-}
-
-/** Runs a Go command at a lower priority (`nice -n 10` where `nice` exists), collecting its output. */
-function runNice(
-  go: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number; output: string; stdout: string }> {
-  const nice = isExecutable('/usr/bin/nice') ? '/usr/bin/nice' : undefined;
-  const [command, commandArgs] = nice ? [nice, ['-n', '10', go, ...args]] : [go, args];
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, commandArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', (cause) =>
-      reject(new TemporalClusterError(`Could not run ${go}: ${cause.message}`, 'BUILD_FAILED', { cause })),
-    );
-    child.on('close', (code) => resolve({ code: code ?? 1, output, stdout }));
   });
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { mkdirSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildStaged, durableToolsCacheRoot, findGo, findOnPath, goBuild, isExecutable } from './go-build';
 import { TemporalCliError } from './temporal-cli-error';
 
 /** The CLI version we build. Newer tags carry a `replace` directive that breaks `go install`. */
@@ -34,8 +33,7 @@ export interface ResolveTemporalCliOptions {
  * `$DURABLE_TOOLS_CACHE_DIR` or `$XDG_CACHE_HOME/durable-tools` or `~/.cache/durable-tools`, then `temporal-<version>`.
  */
 export function temporalCliCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const root = env.DURABLE_TOOLS_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'durable-tools');
-  return join(root, `temporal-${TEMPORAL_CLI.version}`);
+  return join(durableToolsCacheRoot(env), `temporal-${TEMPORAL_CLI.version}`);
 }
 
 /**
@@ -64,7 +62,7 @@ export async function resolveTemporalCli(options: ResolveTemporalCliOptions = {}
     return { path: explicit, source: 'TEMPORAL_CLI_PATH' };
   }
 
-  const onPath = findOnPath('temporal', env.PATH ?? '');
+  const onPath = findOnPath('temporal', env);
   if (onPath) return { path: onPath, source: 'PATH' };
 
   const cached = join(temporalCliCacheDir(env), 'temporal');
@@ -73,8 +71,7 @@ export async function resolveTemporalCli(options: ResolveTemporalCliOptions = {}
   if (options.build === false) {
     throw notFound();
   }
-  const go =
-    findOnPath('go', env.PATH ?? '') ?? (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
+  const go = findGo(env);
   if (!go) throw notFound();
 
   await buildTemporalCli(go, temporalCliCacheDir(env), env, log);
@@ -90,77 +87,18 @@ function notFound(): TemporalCliError {
   );
 }
 
-/**
- * Builds the CLI with `go install` into `cacheDir`. Builds into a temporary directory first and renames,
- * so an interrupted build never leaves a broken binary behind. When Go's checksum database cannot be
- * reached, retries this one command with `GOSUMDB=off` (the module proxy still serves the modules).
- */
+/** Builds the CLI with `go install` into `cacheDir`, through a staging directory (see {@link buildStaged}). */
 async function buildTemporalCli(
   go: string,
   cacheDir: string,
   env: NodeJS.ProcessEnv,
   log: (line: string) => void,
 ): Promise<void> {
-  log(
-    `durable-tools: building the Temporal CLI v${TEMPORAL_CLI.version} with Go into ${cacheDir} (takes a few minutes, once per machine)...`,
-  );
-  const staging = `${cacheDir}.building-${process.pid}`;
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(staging, { recursive: true });
-  const target = `${TEMPORAL_CLI.module}@v${TEMPORAL_CLI.version}`;
-  const started = Date.now();
-  let result = await runGo(go, ['install', target], {
-    ...env,
-    GOBIN: staging,
-    GOFLAGS: env.GOFLAGS ?? '-buildvcs=false',
+  const fail = (message: string, cause?: Error) => new TemporalCliError(message, 'BUILD_FAILED', { cause });
+  await buildStaged(cacheDir, { what: `the Temporal CLI v${TEMPORAL_CLI.version}`, log }, async (staging) => {
+    const target = `${TEMPORAL_CLI.module}@v${TEMPORAL_CLI.version}`;
+    await goBuild(go, ['install', target], { env: { ...env, GOBIN: staging }, fail, what: 'the Temporal CLI', log });
+    mkdirSync(cacheDir, { recursive: true });
+    renameSync(join(staging, 'temporal'), join(cacheDir, 'temporal'));
   });
-  if (
-    result.code !== 0 &&
-    /sum\.golang\.org|checksum database|verifying .*: .*dial|SECURITY ERROR/i.test(result.output)
-  ) {
-    log('durable-tools: the Go checksum database is unreachable; retrying the build with GOSUMDB=off.');
-    result = await runGo(go, ['install', target], { ...env, GOBIN: staging, GOSUMDB: 'off' });
-  }
-  if (result.code !== 0) {
-    rmSync(staging, { recursive: true, force: true });
-    throw new TemporalCliError(
-      `Building the Temporal CLI failed (go install ${target}, exit ${result.code}):\n${result.output.trim().split('\n').slice(-15).join('\n')}`,
-      'BUILD_FAILED',
-    );
-  }
-  mkdirSync(cacheDir, { recursive: true });
-  renameSync(join(staging, 'temporal'), join(cacheDir, 'temporal'));
-  rmSync(staging, { recursive: true, force: true });
-  log(`durable-tools: Temporal CLI built in ${Math.round((Date.now() - started) / 1000)} s.`);
-}
-
-function runGo(go: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(go, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', (cause) =>
-      reject(new TemporalCliError(`Could not run ${go}: ${cause.message}`, 'BUILD_FAILED', { cause })),
-    );
-    child.on('close', (code) => resolve({ code: code ?? 1, output }));
-  });
-}
-
-function findOnPath(command: string, pathVariable: string): string | undefined {
-  for (const dir of pathVariable.split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, command);
-    if (isExecutable(candidate)) return candidate;
-  }
-  return undefined;
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }

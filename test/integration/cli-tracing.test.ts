@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '../../src/dev-server/free-port';
 import { runCliToEnd } from '../support/cli-process';
-import { otlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
+import { otlpReceiver, receivedSpans, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
@@ -57,28 +57,9 @@ function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   };
 }
 
-/** A span as OTLP/JSON carries it (ids in hex). */
-interface ExportedSpan {
-  name: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  links?: Array<{ traceId: string; spanId: string }>;
-  attributes?: Array<{ key: string; value: { stringValue?: string } }>;
-}
+const exportedSpans = () => receivedSpans(receiver);
 
-function exportedSpans(): ExportedSpan[] {
-  type Export = { resourceSpans?: { scopeSpans?: { spans?: ExportedSpan[] }[] }[] };
-  return receiver
-    .bodies('/v1/traces')
-    .split('\n')
-    .filter((body) => body.trim() !== '')
-    .flatMap((body) => (JSON.parse(body) as Export).resourceSpans ?? [])
-    .flatMap((resource) => resource.scopeSpans ?? [])
-    .flatMap((scope) => scope.spans ?? []);
-}
-
-const workflowIdOf = (span: ExportedSpan) =>
+const workflowIdOf = (span: ReceivedSpan) =>
   span.attributes?.find((a) => a.key === 'durable_tools.workflow_id' || a.key === 'temporalWorkflowId')?.value
     .stringValue;
 

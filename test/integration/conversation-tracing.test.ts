@@ -1,25 +1,16 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { closeConversation, sendMessage, startConversation } from '../../src/client/conversation-client';
 import { GEN_AI_ATTRIBUTES as GEN_AI } from '../../src/contract/gen-ai-conventions';
-import { createWorker } from '../../src/runtime/create-worker';
-import { defineTool } from '../../src/tools/define-tool';
 import { inMemoryTracing } from '../support/in-memory-telemetry';
-import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { lookupRateTool as lookupRate } from '../support/test-tools';
+import { uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { createTracedWorker } from '../support/traced-worker';
 
 /**
  * Issue 50: a traced conversation (docs/conversations.md) — each message is one agent invocation, an
  * `invoke_agent concierge` span carrying the conversation's id as `gen_ai.conversation.id`.
  */
-
-const lookupRate = defineTool({
-  name: 'lookup_rate',
-  description: 'Looks up a nightly rate.',
-  input: z.object({ city: z.string() }),
-  output: z.object({ rate: z.number() }),
-  effect: 'read-only',
-}).implement(async () => ({ rate: 120 }));
 
 const concierge = defineAgent({
   name: 'concierge',
@@ -42,13 +33,7 @@ let conversationId: string;
 beforeAll(async () => {
   const taskQueue = uniqueTaskQueue('conversation-tracing');
   conversationId = `chat-${taskQueue}`;
-  const { worker } = await createWorker({
-    stores: 'memory',
-    tools: [lookupRate],
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    telemetry: { tracing: { spanProcessor: tracing.spanProcessor } },
-  });
+  const worker = await createTracedWorker(temporal, tracing, { tools: [lookupRate], taskQueue });
   await worker.runUntil(async () => {
     const chat = await startConversation(temporal.client, concierge, { id: conversationId, taskQueue });
     await sendMessage(chat, 'Hi!');

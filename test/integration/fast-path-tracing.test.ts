@@ -1,14 +1,11 @@
-import { Client } from '@temporalio/client';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { z } from 'zod';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import type { AgentRunResult } from '../../src/contract/agent-run-types';
 import { GEN_AI_ATTRIBUTES as GEN_AI } from '../../src/contract/gen-ai-conventions';
-import { tracingClientInterceptors } from '../../src/telemetry/client-tracing';
-import { createWorker } from '../../src/runtime/create-worker';
-import { defineTool } from '../../src/tools/define-tool';
 import { inMemoryTracing } from '../support/in-memory-telemetry';
-import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { lookupRateTool as lookupRate } from '../support/test-tools';
+import { uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
+import { createTracedClient, createTracedWorker } from '../support/traced-worker';
 
 /**
  * Issue 50 on the default path (the fast path, docs/fast-path.md): turns and the calls fused with them run in
@@ -16,32 +13,14 @@ import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/tempora
  * `execute_tool` span per tool call, in one trace.
  */
 
-const lookupRate = defineTool({
-  name: 'lookup_rate',
-  description: 'Looks up a nightly rate.',
-  input: z.object({ city: z.string() }),
-  output: z.object({ rate: z.number() }),
-  effect: 'read-only',
-}).implement(async () => ({ rate: 120 }));
-
 const temporal = useTestTemporal();
 const tracing = inMemoryTracing();
 let result: AgentRunResult;
 
 beforeAll(async () => {
   const taskQueue = uniqueTaskQueue('fast-path-tracing');
-  const { worker } = await createWorker({
-    stores: 'memory',
-    tools: [lookupRate],
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    telemetry: { tracing: { spanProcessor: tracing.spanProcessor } },
-  });
-  const client = new Client({
-    connection: temporal.client.connection,
-    namespace: testServer().namespace,
-    interceptors: await tracingClientInterceptors({ tracerProvider: tracing.tracerProvider }),
-  });
+  const worker = await createTracedWorker(temporal, tracing, { tools: [lookupRate], taskQueue });
+  const client = await createTracedClient(temporal, tracing);
   result = await worker.runUntil(async () => {
     const script = [
       { toolCalls: [{ name: 'lookup_rate', arguments: { city: 'Berlin' } }] },

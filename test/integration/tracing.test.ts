@@ -1,4 +1,3 @@
-import { Client } from '@temporalio/client';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
@@ -7,17 +6,14 @@ import type { ScriptedTurn } from '../../src/model/scripted-model';
 import { GEN_AI_ATTRIBUTES as GEN_AI, GEN_AI_METRICS } from '../../src/contract/gen-ai-conventions';
 import { ENGINE_METRICS } from '../../src/telemetry/engine-metrics';
 import { WORKFLOW_SPAN_INFO_FIELDS } from '../../src/telemetry/lean-workflow-spans';
-import { tracingClientInterceptors } from '../../src/telemetry/client-tracing';
 import { TOOL_CALL_SPAN_ATTRIBUTES as TOOL } from '../../src/telemetry/tool-call-telemetry';
-import { compensationInput } from '../../src/tools/compensation-input';
 import { defineTool } from '../../src/tools/define-tool';
-import { chargeCardContract } from '../support/test-tools';
-import { PermanentToolError, TransientToolError } from '../../src/failures/tool-errors';
-import { createWorker } from '../../src/runtime/create-worker';
 import type { AgentRunResult } from '../../src/contract/agent-run-types';
 import { RUN_SPANS } from '../../src/workflows/run-tracing';
+import { declinedBookingTools } from '../support/collector-tools';
 import { inMemoryMetrics, inMemoryTracing } from '../support/in-memory-telemetry';
-import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { useTestTemporal, uniqueTaskQueue } from '../support/temporal-test-env';
+import { createTracedClient, createTracedWorker } from '../support/traced-worker';
 
 /**
  * Issue 15, tracing and metrics, on the real dev server: a run books a hotel (its first attempt fails
@@ -25,34 +21,8 @@ import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/tempora
  * the workflows with Temporal's OpenTelemetry interceptors and exports into an in-memory span exporter.
  */
 
-const bookHotelContract = defineTool({
-  name: 'book_hotel',
-  description: 'Books a hotel.',
-  input: z.object({ hotel: z.string() }),
-  output: z.object({ bookingId: z.string() }),
-  effect: 'compensable',
-  undo: 'cancel_hotel',
-  idempotent: true,
-  retry: { initialDelay: '50 ms', maxDelay: '100 ms' },
-});
-
 const tools = [
-  bookHotelContract.implement(async (_input, ctx) => {
-    if (ctx.attempt === 1) throw new TransientToolError('The hotel API is busy.', { code: 'UNAVAILABLE' });
-    return { bookingId: `booking-${ctx.stepId}` };
-  }),
-  defineTool({
-    name: 'cancel_hotel',
-    description: 'Cancels a hotel booking.',
-    input: compensationInput(bookHotelContract),
-    output: z.object({ cancelled: z.boolean() }),
-    effect: 'irreversible',
-    idempotent: true,
-    approval: 'never',
-  }).implement(async () => ({ cancelled: true })),
-  chargeCardContract.implement(async () => {
-    throw new PermanentToolError('The card was declined.', { code: 'PERMISSION_DENIED' });
-  }),
+  ...declinedBookingTools('never'),
   defineTool({
     name: 'lookup_rate',
     description: 'Looks up a nightly rate.',
@@ -77,20 +47,12 @@ let result: AgentRunResult;
 
 beforeAll(async () => {
   const taskQueue = uniqueTaskQueue('tracing');
-  // No pre-built bundle: the worker bundles the workflows with the tracing interceptors, as in production.
-  const { worker } = await createWorker({
-    // Stores not given here stay in memory (durable ones are the default).
-    stores: 'memory',
+  const worker = await createTracedWorker(temporal, tracing, {
     tools,
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    telemetry: { tracing: { spanProcessor: tracing.spanProcessor }, meterProvider: metrics.meterProvider },
+    taskQueue,
+    meterProvider: metrics.meterProvider,
   });
-  const client = new Client({
-    connection: temporal.client.connection,
-    namespace: testServer().namespace,
-    interceptors: await tracingClientInterceptors({ tracerProvider: tracing.tracerProvider }),
-  });
+  const client = await createTracedClient(temporal, tracing);
   result = await worker.runUntil(async () => {
     const handle = await startAgentRun(
       client,

@@ -1,18 +1,11 @@
-import { Client } from '@temporalio/client';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { z } from 'zod';
 import { startAgentRun, waitForAgentRun } from '../../src/client/agent-run-client';
-import type { ScriptedTurn } from '../../src/model/scripted-model';
-import { tracingClientInterceptors } from '../../src/telemetry/client-tracing';
 import type { WorkflowSpanInfo } from '../../src/telemetry/lean-workflow-spans';
-import { compensationInput } from '../../src/tools/compensation-input';
-import { defineTool } from '../../src/tools/define-tool';
-import { PermanentToolError, TransientToolError } from '../../src/failures/tool-errors';
-import { createWorker } from '../../src/runtime/create-worker';
-import { chargeCardContract } from '../support/test-tools';
+import { declinedBookingScript as script, declinedBookingTools } from '../support/collector-tools';
 import { inMemoryTracing } from '../support/in-memory-telemetry';
 import { spanBytes, type SpanBytes } from '../support/span-bytes';
-import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/temporal-test-env';
+import { useTestTemporal, uniqueTaskQueue } from '../support/temporal-test-env';
+import { createTracedClient, createTracedWorker } from '../support/traced-worker';
 
 /**
  * Issue 50, lean spans: the bytes of one traced run's spans, as an OTLP exporter sends them, with Temporal's
@@ -21,41 +14,7 @@ import { useTestTemporal, testServer, uniqueTaskQueue } from '../support/tempora
  * numbers are printed and written in docs/telemetry.md.
  */
 
-const bookHotelContract = defineTool({
-  name: 'book_hotel',
-  description: 'Books a hotel.',
-  input: z.object({ hotel: z.string() }),
-  output: z.object({ bookingId: z.string() }),
-  effect: 'compensable',
-  undo: 'cancel_hotel',
-  idempotent: true,
-  retry: { initialDelay: '50 ms', maxDelay: '100 ms' },
-});
-
-const tools = [
-  bookHotelContract.implement(async (_input, ctx) => {
-    if (ctx.attempt === 1) throw new TransientToolError('The hotel API is busy.', { code: 'UNAVAILABLE' });
-    return { bookingId: `booking-${ctx.stepId}` };
-  }),
-  defineTool({
-    name: 'cancel_hotel',
-    description: 'Cancels a hotel booking.',
-    input: compensationInput(bookHotelContract),
-    output: z.object({ cancelled: z.boolean() }),
-    effect: 'irreversible',
-    idempotent: true,
-    approval: 'never',
-  }).implement(async () => ({ cancelled: true })),
-  chargeCardContract.implement(async () => {
-    throw new PermanentToolError('The card was declined.', { code: 'PERMISSION_DENIED' });
-  }),
-];
-
-const script: ScriptedTurn[] = [
-  { toolCalls: [{ name: 'book_hotel', arguments: { hotel: 'Adlon' } }] },
-  { toolCalls: [{ name: 'charge_card', arguments: { amountCents: 99_999 } }] },
-  { text: 'done', final: true },
-];
+const tools = declinedBookingTools('never');
 
 const temporal = useTestTemporal();
 
@@ -63,18 +22,8 @@ const temporal = useTestTemporal();
 async function tracedRun(workflowInfo: WorkflowSpanInfo): Promise<ReadableSpan[]> {
   const tracing = inMemoryTracing();
   const taskQueue = uniqueTaskQueue(`span-bytes-${workflowInfo}`);
-  const { worker } = await createWorker({
-    stores: 'memory',
-    tools,
-    connection: temporal.nativeConnection,
-    settings: { namespace: testServer().namespace, taskQueue },
-    telemetry: { tracing: { spanProcessor: tracing.spanProcessor, workflowInfo } },
-  });
-  const client = new Client({
-    connection: temporal.client.connection,
-    namespace: testServer().namespace,
-    interceptors: await tracingClientInterceptors({ tracerProvider: tracing.tracerProvider }),
-  });
+  const worker = await createTracedWorker(temporal, tracing, { tools, taskQueue, workflowInfo });
+  const client = await createTracedClient(temporal, tracing);
   const result = await worker.runUntil(async () => {
     const input = {
       goal: 'Book and pay',

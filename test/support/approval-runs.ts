@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { getPendingApprovals, type PendingApproval } from '../../src/client/approval-client';
+import { approveStep, getPendingApprovals, type PendingApproval } from '../../src/client/approval-client';
 import { startAgentRun, type AgentRunHandle } from '../../src/client/agent-run-client';
 import { waitFor } from './wait-for';
 
@@ -33,9 +33,24 @@ export async function startPayAwaitingApproval(
     },
     { taskQueue },
   );
-  const [pending] = await waitFor('the call to wait for approval', async () => {
-    const found = await getPendingApprovals(client, handle.workflowId);
+  return { handle, pending: await waitForPendingApproval(client, handle.workflowId, 'the call') };
+}
+
+/** Waits until a call of the run `workflowId` (`what`, for the message) waits for approval; the first such call. */
+export async function waitForPendingApproval(
+  client: Client,
+  workflowId: string,
+  what: string,
+): Promise<PendingApproval> {
+  const [pending] = await waitFor(`${what} to wait for approval`, async () => {
+    const found = await getPendingApprovals(client, workflowId);
     return found.length > 0 ? found : undefined;
   });
-  return { handle, pending: pending! };
+  return pending!;
+}
+
+/** Waits until a call of the run `workflowId` (`what`, for the message) waits for approval, and approves it as `test`. */
+export async function approveWhenPending(client: Client, workflowId: string, what: string): Promise<void> {
+  const pending = await waitForPendingApproval(client, workflowId, what);
+  await approveStep(client, workflowId, { stepId: pending.stepId, digest: pending.digest, approver: 'test' });
 }

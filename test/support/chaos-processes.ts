@@ -3,6 +3,7 @@ import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ChaosPauseMoment } from './chaos-tools';
+import { killNow } from './netns-network';
 import { CHAOS_WORKER_DEFAULTS, CHAOS_WORKER_ENV, CHAOS_WORKER_READY, type ChaosPauseCommand } from './chaos-worker';
 
 /** Where a chaos run's worker processes connect. */
@@ -299,17 +300,6 @@ class FatalLineWatch {
 /** Lines that name why a process is about to die (Node's fatal errors, V8's, an uncaught error). */
 const FATAL_LINE =
   /async hook stack has become corrupted|FATAL ERROR|Segmentation fault|^\s*#\s*Fatal|Uncaught|chaos-worker failed/;
-
-/** SIGCONT (a stopped process cannot die until it runs) then SIGKILL; ignores a process already gone. */
-function killNow(pid: number): void {
-  for (const signal of ['SIGCONT', 'SIGKILL'] as const) {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      return;
-    }
-  }
-}
 
 function processStopped(pid: number): boolean {
   try {

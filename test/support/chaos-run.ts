@@ -234,18 +234,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'durable-tools-chaos-'));
   const taskQueue = `chaos-${options.seed}-${randomUUID().slice(0, 8)}`;
   const plans = planRuns(options, random, taskQueue);
-  const delays = CHAOS_RUN_SETTINGS.ledgerDelayMaxMs;
-  const ledger = await startLedgerServer({
-    delayMs: ({ kind, phase }) => {
-      const max =
-        kind === CHAOS_EFFECT_KINDS.refund
-          ? delays.refund
-          : kind === CHAOS_EFFECT_KINDS.notify
-            ? delays.notify
-            : delays.charge;
-      return Math.floor(ledgerRandom() * max[phase]);
-    },
-  });
+  const ledger = await startChaosLedger(CHAOS_RUN_SETTINGS.ledgerDelayMaxMs, ledgerRandom);
   const mode = options.mode ?? 'kill';
   const pauseTarget = mode === 'pause' ? (options.pauses ?? 0) : 0;
   const killTarget = mode === 'pause' ? 0 : options.kills;
@@ -431,7 +420,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       allEnded = true;
       void calls.cancelAll(CHAOS_RUN_SETTINGS.clientDrainMs);
     };
-    const runPhase = withDeadline(runAll(), options).finally(() => {
+    const runPhase = withDeadline(runAll(), CHAOS_RUN_SETTINGS.runsDeadlineMs + options.runs * 5_000).finally(() => {
       allEnded = true;
     });
     await Promise.all([runPhase, killAll(), pauseAll()].map((phase) => phase.catch(failed)));
@@ -894,9 +883,27 @@ async function compensationProgress(
   return open.size > 0 ? 'scheduled' : ended ? 'ended' : 'not scheduled';
 }
 
-async function withDeadline(work: Promise<void>, options: ChaosOptions): Promise<void> {
+/** Ledger delays, uniform 0..max ms, before recording and before answering, per effect kind. */
+export type ChaosLedgerDelays = Record<'charge' | 'refund' | 'notify', { before: number; after: number }>;
+
+/** The downstream ledger of a chaos run: each request waits a random part of its kind's maximum delay. */
+export function startChaosLedger(delays: ChaosLedgerDelays, random: () => number): Promise<LedgerServer> {
+  return startLedgerServer({
+    delayMs: ({ kind, phase }) => {
+      const max =
+        kind === CHAOS_EFFECT_KINDS.refund
+          ? delays.refund
+          : kind === CHAOS_EFFECT_KINDS.notify
+            ? delays.notify
+            : delays.charge;
+      return Math.floor(random() * max[phase]);
+    },
+  });
+}
+
+/** `work`, or a rejection once `deadlineMs` has passed without it settling. */
+export async function withDeadline(work: Promise<void>, deadlineMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const deadlineMs = CHAOS_RUN_SETTINGS.runsDeadlineMs + options.runs * 5_000;
   try {
     await Promise.race([
       work,
@@ -909,7 +916,8 @@ async function withDeadline(work: Promise<void>, options: ChaosOptions): Promise
   }
 }
 
-function countStatuses(outcomes: readonly RunOutcome[]): Record<string, number> {
+/** How many runs ended in each status (`error` where the harness could not learn it). */
+export function countStatuses(outcomes: readonly RunOutcome[]): Record<string, number> {
   const statuses: Record<string, number> = {};
   for (const { result, error } of outcomes) {
     const status = error ? 'error' : (result?.status ?? 'unknown');

@@ -7,12 +7,12 @@
  * Environment: see {@link CHAOS_WORKER_ENV}. Prints {@link CHAOS_WORKER_READY} on stdout once polling.
  */
 import type { Duration } from '@temporalio/common';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import { SqliteIdempotencyStore } from '../../src/stores/idempotency/sqlite-idempotency-store';
 import { SqliteTranscriptStore } from '../../src/stores/transcripts/sqlite-transcript-store';
-import { createWorker } from '../../src/runtime/create-worker';
+import { createWorker, type CreateWorkerOptions } from '../../src/runtime/create-worker';
 import { installActivationPausePoint } from './chaos-activation-pause';
-import { createChaosTools, type ChaosPauseMoment } from './chaos-tools';
+import { createChaosTools, type ChaosPauseMoment, type ChaosToolOptions } from './chaos-tools';
 
 /** Environment variables the chaos worker reads. */
 export const CHAOS_WORKER_ENV = {
@@ -56,17 +56,63 @@ export const CHAOS_WORKER_DEFAULTS = {
   stickyQueueScheduleToStartTimeout: '3 seconds',
 } as const;
 
-function required(name: string): string {
+/** The value of the environment variable `name`; `<who>: <name> is not set.` when it is empty. */
+export function requiredEnv(who: string, name: string): string {
   const value = process.env[name];
-  if (!value) throw new Error(`chaos-worker: ${name} is not set.`);
+  if (!value) throw new Error(`${who}: ${name} is not set.`);
   return value;
+}
+
+/** What a chaos worker process (this one, or a worker host's: netns-worker.ts) gives {@link createChaosWorker}. */
+export interface ChaosWorkerSetup {
+  /** The process, for the messages: `chaos-worker`. */
+  who: string;
+  /** The names of the variables holding the server, the task queue, the bundle's path and the ledger's URL. */
+  env: { address: string; namespace: string; taskQueue: string; bundlePath: string; ledgerUrl: string };
+  idempotencyStore: NonNullable<CreateWorkerOptions['idempotencyStore']>;
+  transcripts: NonNullable<CreateWorkerOptions['transcripts']>;
+  thinkMs: number;
+  leaseMs: number;
+  pausePoint?: ChaosToolOptions['pausePoint'];
+  isolateExecutionTimeout?: Duration;
+}
+
+/**
+ * The worker of a chaos worker process: the chaos tools writing to the ledger, the harness's workflow bundle, the
+ * given key and transcript stores, and {@link CHAOS_WORKER_DEFAULTS}' short sticky-queue timeout.
+ */
+export async function createChaosWorker(setup: ChaosWorkerSetup): Promise<Worker> {
+  const required = (name: string) => requiredEnv(setup.who, name);
+  const { worker } = await createWorker({
+    // Stores not given here stay in memory (durable ones are the default).
+    stores: 'memory',
+    tools: createChaosTools({
+      ledgerUrl: required(setup.env.ledgerUrl),
+      thinkMs: setup.thinkMs,
+      ...(setup.pausePoint ? { pausePoint: setup.pausePoint } : {}),
+    }),
+    settings: {
+      address: required(setup.env.address),
+      namespace: process.env[setup.env.namespace] ?? 'default',
+      taskQueue: required(setup.env.taskQueue),
+    },
+    workflowBundle: { codePath: required(setup.env.bundlePath) },
+    idempotencyStore: setup.idempotencyStore,
+    leaseMs: setup.leaseMs,
+    transcripts: setup.transcripts,
+    workerOptions: {
+      stickyQueueScheduleToStartTimeout: CHAOS_WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
+      ...(setup.isolateExecutionTimeout ? { isolateExecutionTimeout: setup.isolateExecutionTimeout } : {}),
+    },
+  });
+  return worker;
 }
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const env = CHAOS_WORKER_ENV;
-  const idempotencyStore = new SqliteIdempotencyStore({ path: required(env.keysPath) });
-  const transcripts = new SqliteTranscriptStore({ path: required(env.transcriptsPath) });
+  const idempotencyStore = new SqliteIdempotencyStore({ path: requiredEnv('chaos-worker', env.keysPath) });
+  const transcripts = new SqliteTranscriptStore({ path: requiredEnv('chaos-worker', env.transcriptsPath) });
   let armed: ChaosPauseMoment | null = null;
   let armedTool: string | undefined;
   const pausePoints = process.env[env.pausePoints] === '1' && typeof process.send === 'function';
@@ -95,27 +141,15 @@ async function main(): Promise<void> {
       },
     });
   }
-  const { worker } = await createWorker({
-    // Stores not given here stay in memory (durable ones are the default).
-    stores: 'memory',
-    tools: createChaosTools({
-      ledgerUrl: required(env.ledgerUrl),
-      thinkMs: Number(process.env[env.thinkMs] ?? CHAOS_WORKER_DEFAULTS.thinkMs),
-      ...(pausePoints ? { pausePoint } : {}),
-    }),
-    settings: {
-      address: required(env.address),
-      namespace: process.env[env.namespace] ?? 'default',
-      taskQueue: required(env.taskQueue),
-    },
-    workflowBundle: { codePath: required(env.bundlePath) },
+  const worker = await createChaosWorker({
+    who: 'chaos-worker',
+    env,
     idempotencyStore,
-    leaseMs: Number(process.env[env.leaseMs] ?? CHAOS_WORKER_DEFAULTS.leaseMs),
     transcripts,
-    workerOptions: {
-      stickyQueueScheduleToStartTimeout: CHAOS_WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
-      ...(isolateExecutionTimeout ? { isolateExecutionTimeout: isolateExecutionTimeout as Duration } : {}),
-    },
+    thinkMs: Number(process.env[env.thinkMs] ?? CHAOS_WORKER_DEFAULTS.thinkMs),
+    leaseMs: Number(process.env[env.leaseMs] ?? CHAOS_WORKER_DEFAULTS.leaseMs),
+    ...(pausePoints ? { pausePoint } : {}),
+    ...(isolateExecutionTimeout ? { isolateExecutionTimeout: isolateExecutionTimeout as Duration } : {}),
   });
   const running = worker.run();
   console.log(`${CHAOS_WORKER_READY} pid=${process.pid}`);

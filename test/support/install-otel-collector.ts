@@ -3,10 +3,11 @@
  * (test/support/otel-collector.ts) and prints its path. CI runs it beside `install-cli`, so `npm test` finds it
  * cached; without Go it says so and exits 1.
  */
-import { findGo, OTEL_COLLECTOR, resolveOtelCollector } from './otel-collector';
+import { findGo } from '../../src/dev-server/go-build';
+import { OTEL_COLLECTOR, resolveOtelCollector } from './otel-collector';
 
 async function main(): Promise<number> {
-  const path = await resolveOtelCollector({ log: (line) => process.stderr.write(`durable-tools: ${line}\n`) });
+  const path = await resolveOtelCollector();
   if (!path) {
     process.stderr.write(
       `durable-tools: the OpenTelemetry Collector v${OTEL_COLLECTOR.version} is not built and Go was not found ` +

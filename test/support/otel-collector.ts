@@ -6,10 +6,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { findFreePort } from '../../src/dev-server/free-port';
-import { temporalCliCacheDir } from '../../src/dev-server/temporal-cli';
+import { buildStaged, durableToolsCacheRoot, findGo, goBuild, isExecutable } from '../../src/dev-server/go-build';
 import { waitFor } from './wait-for';
 
 /** The collector release every module of `test/support/otel-collector/go.mod` is pinned to. */
@@ -25,20 +25,11 @@ export const OTEL_COLLECTOR_PATH_ENV = 'OTELCOL_PATH';
 export function otelCollectorPath(env: NodeJS.ProcessEnv = process.env): string {
   const hash = createHash('sha256');
   for (const file of ['go.mod', 'go.sum', 'main.go']) hash.update(readFileSync(join(OTEL_COLLECTOR.moduleDir, file)));
-  const root = dirname(temporalCliCacheDir(env));
-  return join(root, `otelcol-${OTEL_COLLECTOR.version}-${hash.digest('hex').slice(0, 12)}`, 'otelcol');
-}
-
-/** The `go` command: on PATH, or where the official archive installs it. */
-export function findGo(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const candidates = [
-    ...(env.PATH ?? '')
-      .split(delimiter)
-      .filter(Boolean)
-      .map((dir) => join(dir, 'go')),
-    '/usr/local/go/bin/go',
-  ];
-  return candidates.find(isExecutable);
+  return join(
+    durableToolsCacheRoot(env),
+    `otelcol-${OTEL_COLLECTOR.version}-${hash.digest('hex').slice(0, 12)}`,
+    'otelcol',
+  );
 }
 
 /**
@@ -63,36 +54,21 @@ export async function resolveOtelCollector(
   return cached;
 }
 
-/** `go build` of the module into a staging directory, renamed into place: never a half-written binary. */
+/** `go build` of the module through a staging directory, renamed into place: never a half-written binary. */
 async function buildOtelCollector(
   go: string,
   target: string,
   env: NodeJS.ProcessEnv,
   log: (line: string) => void,
 ): Promise<void> {
-  log(
-    `building the OpenTelemetry Collector v${OTEL_COLLECTOR.version} with Go into ${dirname(target)} (minutes, once per machine)...`,
-  );
-  const started = Date.now();
-  const staging = `${dirname(target)}.building-${process.pid}`;
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(staging, { recursive: true });
-  const nice = isExecutable('/usr/bin/nice') ? ['/usr/bin/nice', '-n', '10'] : [];
-  const [command, ...args] = [...nice, go, 'build', '-trimpath', '-ldflags=-s -w', '-o', join(staging, 'otelcol'), '.'];
-  const result = await run(command!, args, OTEL_COLLECTOR.moduleDir, {
-    ...env,
-    GOFLAGS: env.GOFLAGS ?? '-buildvcs=false',
+  const what = `the OpenTelemetry Collector v${OTEL_COLLECTOR.version}`;
+  await buildStaged(dirname(target), { what, log }, async (staging) => {
+    const args = ['build', '-trimpath', '-ldflags=-s -w', '-o', join(staging, 'otelcol'), '.'];
+    const fail = (message: string, cause?: Error) => new Error(message, { cause });
+    await goBuild(go, args, { env, cwd: OTEL_COLLECTOR.moduleDir, nice: true, fail, what, log });
+    mkdirSync(dirname(target), { recursive: true });
+    renameSync(join(staging, 'otelcol'), target);
   });
-  if (result.code !== 0) {
-    rmSync(staging, { recursive: true, force: true });
-    throw new Error(
-      `Building the OpenTelemetry Collector failed (exit ${result.code}):\n${result.output.trim().split('\n').slice(-15).join('\n')}`,
-    );
-  }
-  mkdirSync(dirname(target), { recursive: true });
-  renameSync(join(staging, 'otelcol'), target);
-  rmSync(staging, { recursive: true, force: true });
-  log(`OpenTelemetry Collector built in ${Math.round((Date.now() - started) / 1000)} s: ${target}`);
 }
 
 /** An attribute as OTLP/JSON carries it. */
@@ -246,29 +222,4 @@ export function attribute(attributes: OtlpAttribute[] | undefined, key: string):
   if (value.intValue !== undefined) return Number(value.intValue);
   if (value.boolValue !== undefined) return value.boolValue;
   return value.doubleValue;
-}
-
-function run(
-  command: string,
-  args: string[],
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? 1, output }));
-  });
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }

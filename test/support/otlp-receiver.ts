@@ -10,6 +10,28 @@ export interface OtlpReceiver {
   bodies(path: string): string;
 }
 
+/** A span as OTLP/JSON carries it (ids in hex). */
+export interface ReceivedSpan {
+  name: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  links?: Array<{ traceId: string; spanId: string }>;
+  attributes?: Array<{ key: string; value: { stringValue?: string } }>;
+}
+
+/** Every span the receiver got at `/v1/traces` (OTLP/JSON), in the order they came. */
+export function receivedSpans(receiver: OtlpReceiver): ReceivedSpan[] {
+  type Export = { resourceSpans?: { scopeSpans?: { spans?: ReceivedSpan[] }[] }[] };
+  return receiver
+    .bodies('/v1/traces')
+    .split('\n')
+    .filter((body) => body.trim() !== '')
+    .flatMap((body) => (JSON.parse(body) as Export).resourceSpans ?? [])
+    .flatMap((resource) => resource.scopeSpans ?? [])
+    .flatMap((scope) => scope.spans ?? []);
+}
+
 /** Starts an OTLP/HTTP receiver that keeps the body of every export request, by path, and answers 200. */
 export function otlpReceiver(): Promise<OtlpReceiver> {
   const received: Array<{ path: string; body: string }> = [];

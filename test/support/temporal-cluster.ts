@@ -10,11 +10,7 @@ export {
   type TemporalCluster,
   type TemporalClusterOptions,
 } from '../../src/dev-server/cluster';
-export {
-  resolveTemporalServer,
-  findCachedTemporalServer,
-  findGo,
-  TEMPORAL_SERVER,
-} from '../../src/dev-server/cluster-build';
+export { resolveTemporalServer, findCachedTemporalServer, TEMPORAL_SERVER } from '../../src/dev-server/cluster-build';
+export { findGo } from '../../src/dev-server/go-build';
 export { CLUSTER_SERVICES, type ClusterServiceName } from '../../src/dev-server/cluster-config';
 export { TemporalClusterError } from '../../src/dev-server/cluster-error';

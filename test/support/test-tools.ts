@@ -42,16 +42,30 @@ export const createOrderContract = defineTool({
   idempotent: true,
 });
 
+/** `charge_card` (irreversible): `{ amountCents: int }` → `{ chargeId }`, approved as `approval` says (default never). */
+export function defineChargeCard(approval: 'never' | 'always' = 'never') {
+  return defineTool({
+    name: 'charge_card',
+    description: 'Charges the card.',
+    input: z.object({ amountCents: z.number().int() }),
+    output: z.object({ chargeId: z.string() }),
+    effect: 'irreversible',
+    idempotent: true,
+    approval,
+  });
+}
+
 /** `charge_card` (irreversible, no approval): `{ amountCents: int }` → `{ chargeId }`. */
-export const chargeCardContract = defineTool({
-  name: 'charge_card',
-  description: 'Charges the card.',
-  input: z.object({ amountCents: z.number().int() }),
-  output: z.object({ chargeId: z.string() }),
-  effect: 'irreversible',
-  idempotent: true,
-  approval: 'never',
-});
+export const chargeCardContract = defineChargeCard();
+
+/** `lookup_rate` (read-only): `{ city: string }` → `{ rate: 120 }`. */
+export const lookupRateTool = defineTool({
+  name: 'lookup_rate',
+  description: 'Looks up a nightly rate.',
+  input: z.object({ city: z.string() }),
+  output: z.object({ rate: z.number() }),
+  effect: 'read-only',
+}).implement(async () => ({ rate: 120 }));
 
 /**
  * Test tools that record every call that reaches their implementation:

@@ -13,17 +13,13 @@
  * both shapes: re-record the fixtures then.
  */
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { DefaultLogger, Runtime, Worker, type InjectedSinks, type ReplayResult } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type InjectedSinks } from '@temporalio/worker';
 import type { WorkflowInfo } from '@temporalio/workflow';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { engineBundleOptions } from '../../src/runtime/engine-bundle-options';
+import { loadHistoryFixtures, replayFailures, replayHistoryFixtures, scenarioOf } from '../support/history-fixtures';
 import type { ReplayProbeSinks } from '../support/replay-activity-interceptor';
 
-/** Where the fixtures are and how a file name maps to its workflow id (see the recorder). */
+/** The recorded scenarios (see the recorder) and what sets some of them apart. */
 const REPLAY = {
-  dir: join(__dirname, '..', 'fixtures', 'histories'),
-  workflowIdPrefix: 'replay-',
   scenarios: [
     'success',
     'retries',
@@ -59,11 +55,6 @@ const REPLAY = {
   keyedByWorkflowId: ['success', 'retries', 'compensation', 'continue-as-new'] as readonly string[],
 } as const;
 
-/** `compensation.json` → `compensation`; `continue-as-new.1.json` → `continue-as-new`. */
-function scenarioOf(file: string): string {
-  return file.replace(/(\.\d+)?\.json$/, '');
-}
-
 /** One scheduled activity: its type and its arguments. */
 interface ScheduledActivity {
   activityType: string;
@@ -84,14 +75,7 @@ function recordedActivities(history: unknown): ScheduledActivity[] {
     }));
 }
 
-const fixtures = readdirSync(REPLAY.dir)
-  .filter((file) => file.endsWith('.json'))
-  .sort()
-  .map((file) => ({
-    file,
-    workflowId: `${REPLAY.workflowIdPrefix}${scenarioOf(file)}`,
-    history: JSON.parse(readFileSync(join(REPLAY.dir, file), 'utf8')) as unknown,
-  }));
+const fixtures = loadHistoryFixtures();
 
 beforeAll(() => {
   // The replay worker's lifecycle messages are noise here; a determinism error is reported by the test.
@@ -136,7 +120,6 @@ describe('recorded agent-run histories', () => {
   });
 
   test('replay deterministically with the current workflow code, scheduling the same activities', async () => {
-    const results: ReplayResult[] = [];
     const scheduled = new Map<string, ScheduledActivity[]>();
     const sinks: InjectedSinks<ReplayProbeSinks> = {
       replayProbe: {
@@ -150,24 +133,12 @@ describe('recorded agent-run histories', () => {
         },
       },
     };
-    const replay = Worker.runReplayHistories(
-      {
-        workflowsPath: require.resolve('../../src/workflows'),
-        // As the engine's workers run them: shared pure modules, the sandbox's globals read once.
-        bundlerOptions: engineBundleOptions(),
-        replayName: 'workflow-replay-test',
-        interceptors: { workflowModules: [require.resolve('../support/replay-activity-interceptor')] },
-        sinks,
-      },
-      fixtures.map(({ workflowId, history }) => ({ workflowId, history })),
-    );
-    for await (const result of replay) results.push(result);
-
-    const failures = results
-      .map((result, i) => ({ file: fixtures[i]?.file, error: result.error }))
-      .filter((r) => r.error !== undefined)
-      .map((r) => `${r.file}: ${r.error?.name}: ${r.error?.message}`);
-    expect(failures).toEqual([]);
+    const results = await replayHistoryFixtures(fixtures, {
+      replayName: 'workflow-replay-test',
+      interceptors: { workflowModules: [require.resolve('../support/replay-activity-interceptor')] },
+      sinks,
+    });
+    expect(replayFailures(results, fixtures)).toEqual([]);
     expect(results).toHaveLength(fixtures.length);
     results.forEach((result, i) => {
       const fixture = fixtures[i]!;
