@@ -17,6 +17,10 @@ export interface CombinedSignal {
  * and never removes it (a common pattern) then kept each call's activity, its context and timers in memory for
  * good: `npm run bench:scale` measured ~85 KB of the worker's heap per run completed. The signal of a plain
  * `AbortController` is collected with its listeners once the call lets go of it.
+ *
+ * Order: it aborts from a listener on the source, so the source's listeners added before this call run before the
+ * combined signal's, and those added after run after them (`AbortSignal.any` aborts after all of them). A caller
+ * whose own listener must settle first (the model call's cancellation) adds it before calling this.
  */
 export function combinedSignal(signals: readonly AbortSignal[]): CombinedSignal {
   const controller = new AbortController();

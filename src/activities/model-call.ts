@@ -39,8 +39,6 @@ export async function callWithDeadline<T>(
 ): Promise<T> {
   const activity = currentActivity();
   const deadlineController = new AbortController();
-  const combined = activity ? combinedSignal([activity.cancellationSignal, deadlineController.signal]) : undefined;
-  const signal = combined?.signal ?? deadlineController.signal;
   const deadline = Date.now() + timeoutMs;
   let timer: NodeJS.Timeout | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
@@ -56,6 +54,11 @@ export async function callWithDeadline<T>(
       activity.cancellationSignal.addEventListener('abort', onCancel, { once: true });
     }
   });
+  // Made after `onCancel` is listening: a cancellation must settle `stopped` before the provider's own rejection
+  // (the activity then ends cancelled, not failed), as with `AbortSignal.any`, whose signals abort after their
+  // sources' listeners have run.
+  const combined = activity ? combinedSignal([activity.cancellationSignal, deadlineController.signal]) : undefined;
+  const signal = combined?.signal ?? deadlineController.signal;
   // A local activity (the fast path's turn) has no heartbeat: its worker's liveness is the workflow task's.
   if (activity && !activity.info.isLocal) {
     // The details name this worker process (see announceWorker).
