@@ -1,5 +1,5 @@
 /**
- * `npm run bench:peers [-- --quick] [-- --rounds N] [-- --warm-up N]`: durable-tools against Restate, DBOS and plain
+ * `npm run bench:peers [-- --quick] [-- --rounds N] [-- --warm-up N] [-- --runs N]`: durable-tools against Restate, DBOS and plain
  * Temporal (local activities; regular activities) on one workload,
  * in interleaved rounds in one run. A run is `steps` (10) sequential durable steps, each a call that POSTs to a
  * local ledger under a per-step idempotency key; the ledger counts effects per key. Every system's service
@@ -25,7 +25,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LoadSampler, machineLine, median, rotate } from '../bench-report';
 import { startPeerLedger, type PeerLedger } from './peer-ledger';
-import { formatPeersLine, percentile, tallyLedger, type LedgerTally } from './peers-report';
+import {
+  formatMedianPeersLine,
+  formatPeersLine,
+  percentile,
+  tallyLedger,
+  type LedgerTally,
+  type PeersSummary,
+} from './peers-report';
 import {
   cpuBetween,
   dbosSystem,
@@ -229,7 +236,8 @@ function best(measured: Measured[], family: PeerFamily, pick: (m: Measured) => n
   return lowest ? Math.min(...values) : Math.max(...values);
 }
 
-function report(measured: Measured[], sizes: Sizes, load: LoadSampler): void {
+/** Prints the run's report and returns the figures of its last line. */
+function report(measured: Measured[], sizes: Sizes, load: LoadSampler): PeersSummary {
   const f = (v: number, digits = 1) => (Number.isFinite(v) ? v.toFixed(digits) : '?');
   const rounds = (values: number[], digits = 1) => values.map((v) => f(v, digits)).join(', ');
   console.log(
@@ -257,27 +265,30 @@ function report(measured: Measured[], sizes: Sizes, load: LoadSampler): void {
   console.log(`machine: ${machineLine()}; load average during the rounds ${load.range()}`);
   const dup = (family: PeerFamily) =>
     Math.max(...measured.filter((m) => m.system.family === family).map((m) => m.crash?.duplicates ?? Number.NaN));
-  console.log(
-    formatPeersLine({
-      msPerStep: {
-        ours: best(measured, 'durable-tools', (m) => median(m.msPerStep), true),
-        restate: best(measured, 'restate', (m) => median(m.msPerStep), true),
-        dbos: best(measured, 'dbos', (m) => median(m.msPerStep), true),
-        temporal: best(measured, 'temporal', (m) => median(m.msPerStep), true),
-      },
-      stepsPerSecond: {
-        ours: best(measured, 'durable-tools', (m) => median(m.stepsPerSecond), false),
-        restate: best(measured, 'restate', (m) => median(m.stepsPerSecond), false),
-        dbos: best(measured, 'dbos', (m) => median(m.stepsPerSecond), false),
-        temporal: best(measured, 'temporal', (m) => median(m.stepsPerSecond), false),
-      },
-      duplicates: { ours: dup('durable-tools'), restate: dup('restate'), dbos: dup('dbos') },
-    }),
-  );
+  const summary: PeersSummary = {
+    msPerStep: {
+      ours: best(measured, 'durable-tools', (m) => median(m.msPerStep), true),
+      restate: best(measured, 'restate', (m) => median(m.msPerStep), true),
+      dbos: best(measured, 'dbos', (m) => median(m.msPerStep), true),
+      temporal: best(measured, 'temporal', (m) => median(m.msPerStep), true),
+    },
+    stepsPerSecond: {
+      ours: best(measured, 'durable-tools', (m) => median(m.stepsPerSecond), false),
+      restate: best(measured, 'restate', (m) => median(m.stepsPerSecond), false),
+      dbos: best(measured, 'dbos', (m) => median(m.stepsPerSecond), false),
+      temporal: best(measured, 'temporal', (m) => median(m.stepsPerSecond), false),
+    },
+    duplicates: { ours: dup('durable-tools'), restate: dup('restate'), dbos: dup('dbos') },
+  };
+  console.log(formatPeersLine(summary));
+  return summary;
 }
 
-async function main(): Promise<void> {
-  const sizes = sizesFromArgs(process.argv.slice(2));
+/**
+ * One full run: every system started afresh (its own servers and scratch directory), warmed up, measured in
+ * interleaved rounds, crashed, stopped; prints its report and returns its last line's figures.
+ */
+async function fullRun(sizes: Sizes): Promise<PeersSummary> {
   const dir = mkdtempSync(join(tmpdir(), 'durable-tools-bench-peers-'));
   const ledger = await startPeerLedger();
   const ctx: PeerBenchContext = {
@@ -378,7 +389,23 @@ async function main(): Promise<void> {
     await ledger.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  report(measured, sizes, load);
+  return report(measured, sizes, load);
+}
+
+/**
+ * `--runs N` (default 1) full runs one after the other; with more than one, a last line of the median of each
+ * ratio over the runs (the judged figure: one run's ratios move more than most changes do).
+ */
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const sizes = sizesFromArgs(args);
+  const runs = countFlag(args, '--runs', 1) ?? 1;
+  const summaries: PeersSummary[] = [];
+  for (let i = 0; i < runs; i++) {
+    if (runs > 1) log(`full run ${i + 1}/${runs}`);
+    summaries.push(await fullRun(sizes));
+  }
+  if (runs > 1) console.log(formatMedianPeersLine(summaries));
 }
 
 if (require.main === module) {

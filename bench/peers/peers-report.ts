@@ -81,3 +81,37 @@ export function formatPeersLine(summary: PeersSummary): string {
 function countOf(n: number): string {
   return Number.isFinite(n) ? String(n) : '?';
 }
+
+/** The middle value (the mean of the two middle ones for an even count), ignoring NaN; NaN when none. */
+function middle(values: readonly number[]): number {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[half]! : (sorted[half - 1]! + sorted[half]!) / 2;
+}
+
+/**
+ * The judged line over several full runs (`--runs N`): `peers (median of N full runs): latency xA of restate, …;
+ * throughput …; duplicates D/R/B`. Each ratio is the median of that ratio over the runs (each run's own ratio,
+ * measured side by side in that run); duplicates are the most any run had, per system.
+ */
+export function formatMedianPeersLine(summaries: readonly PeersSummary[]): string {
+  const ratio = (pick: (s: PeersSummary) => [number, number]): string => {
+    const values = summaries.map((s) => {
+      const [ours, theirs] = pick(s);
+      return Number.isFinite(ours) && Number.isFinite(theirs) && theirs !== 0 ? ours / theirs : Number.NaN;
+    });
+    const m = middle(values);
+    return Number.isFinite(m) ? `x${m.toFixed(2)}` : 'x?';
+  };
+  const against = (of: 'msPerStep' | 'stepsPerSecond'): string =>
+    (['restate', 'dbos', 'temporal'] as const)
+      .map((peer) => `${ratio((s) => [s[of].ours, s[of][peer]])} of ${peer}`)
+      .join(', ');
+  const most = (who: 'ours' | 'restate' | 'dbos'): string =>
+    countOf(Math.max(...summaries.map((s) => s.duplicates[who])));
+  return (
+    `peers (median of ${summaries.length} full runs): latency ${against('msPerStep')}; ` +
+    `throughput ${against('stepsPerSecond')}; duplicates ${most('ours')}/${most('restate')}/${most('dbos')}`
+  );
+}

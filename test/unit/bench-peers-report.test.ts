@@ -1,4 +1,11 @@
-import { formatPeersLine, formatRatio, percentile, tallyLedger } from '../../bench/peers/peers-report';
+import {
+  formatMedianPeersLine,
+  formatPeersLine,
+  formatRatio,
+  percentile,
+  tallyLedger,
+  type PeersSummary,
+} from '../../bench/peers/peers-report';
 
 describe('the ledger tally of bench:peers', () => {
   test('a key with more than one effect is one duplicate, whatever the number of extra effects', () => {
@@ -63,5 +70,35 @@ describe('the figures of bench:peers', () => {
         duplicates: { ours: 0, restate: Number.NEGATIVE_INFINITY, dbos: Number.NEGATIVE_INFINITY },
       }),
     ).toMatch(/; duplicates 0\/\?\/\?$/);
+  });
+});
+
+describe('the judged line of several full bench:peers runs', () => {
+  const run = (ours: number, restate: number, dupOurs = 0): PeersSummary => ({
+    msPerStep: { ours, restate, dbos: 10, temporal: 20 },
+    stepsPerSecond: { ours: 100, restate: 200, dbos: 100, temporal: 50 },
+    duplicates: { ours: dupOurs, restate: 12, dbos: 30 },
+  });
+
+  test('each ratio is the median of that ratio over the runs, not a ratio of medians', () => {
+    // Ratios of latency to restate: 2.0, 1.2, 1.5 -> median 1.5 (a ratio of medians would give 6/5 = 1.2).
+    const line = formatMedianPeersLine([run(8, 4), run(6, 5), run(9, 6)]);
+    expect(line).toMatch(/^peers \(median of 3 full runs\): latency x1\.50 of restate, /);
+  });
+
+  test('duplicates are the most any run had, so one bad run is not hidden by the median', () => {
+    expect(formatMedianPeersLine([run(5, 5), run(5, 5, 2), run(5, 5)])).toMatch(/; duplicates 2\/12\/30$/);
+  });
+
+  test('a peer left out of every run reads x? and ?', () => {
+    const left: PeersSummary = {
+      msPerStep: { ours: 6, restate: Number.NaN, dbos: Number.NaN, temporal: 9 },
+      stepsPerSecond: { ours: 300, restate: Number.NaN, dbos: Number.NaN, temporal: 150 },
+      duplicates: { ours: 0, restate: Number.NEGATIVE_INFINITY, dbos: Number.NEGATIVE_INFINITY },
+    };
+    expect(formatMedianPeersLine([left, left])).toBe(
+      'peers (median of 2 full runs): latency x? of restate, x? of dbos, x0.67 of temporal; ' +
+        'throughput x? of restate, x? of dbos, x2.00 of temporal; duplicates 0/?/?',
+    );
   });
 });
