@@ -37,6 +37,8 @@ export interface ScaleContext {
   turns: number;
   /** `fastPath` of the engine's runs, set explicitly whatever the engine's default. */
   fastPath: boolean;
+  /** The runs of a load or approval phase arrive evenly over this long, ms (0: all at once). */
+  rampMs: number;
   dir: string;
   log(line: string): void;
 }
@@ -218,7 +220,7 @@ export async function loadPhase(
     performance.now(),
   ];
   const runIds = ids(`${sys.spec.label.replace(/\W+/g, '')}${round}`, n);
-  const { tracks, peak } = await driveRuns(runIds, driver, ctx.ledger, watch);
+  const { tracks, peak } = await driveRuns(runIds, driver, ctx.ledger, watch, ctx.rampMs);
   const [cpu1, server1, machine1, t1] = [
     sys.worker.cpuMs(),
     processCpuMs(sys.serverPid),
@@ -356,7 +358,7 @@ export async function approvalPhase(
     });
   };
   const [{ tracks }] = await Promise.all([
-    driveRuns(runIds, driver, ctx.ledger, { worker: sys.worker, log: ctx.log, label: 'approvals' }),
+    driveRuns(runIds, driver, ctx.ledger, { worker: sys.worker, log: ctx.log, label: 'approvals' }, ctx.rampMs),
     decide(),
   ]);
   const sticky = stickyBetween(sticky0, await stickyCounts(sys.worker));

@@ -1,6 +1,6 @@
 /**
- * Driving the runs of one phase of `npm run bench:scale`: starts them (at most {@link START_CONCURRENCY}
- * start calls at once), follows each run's steps at the ledger (the first effect of each key, in order; a
+ * Driving the runs of one phase of `npm run bench:scale`: starts them as they arrive (spread over a ramp, at most
+ * {@link START_CONCURRENCY} start calls at once), follows each run's steps at the ledger (the first effect of each key, in order; a
  * second effect under a key is a duplicate), awaits each result, and samples the worker's RSS against the
  * runs in flight once a second, logging progress every {@link PROGRESS_EVERY_MS}.
  */
@@ -68,20 +68,38 @@ export async function pool<T>(
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, lane));
 }
 
-/** Starts every run of `ids` and awaits them all; the tracks say what happened. */
+/**
+ * When run `index` of `count` arrives, ms after the phase's start: the arrivals spread evenly over `rampMs`
+ * (0: all at once).
+ */
+export function arrivalMs(index: number, count: number, rampMs: number): number {
+  return count > 1 && rampMs > 0 ? (index * rampMs) / count : 0;
+}
+
+/**
+ * Starts every run of `ids` and awaits them all; the tracks say what happened. `rampMs`: the runs arrive evenly
+ * over this long (an open-loop ramp, as users arrive), each run's time counted from its arrival even when the
+ * start calls lag behind; 0 starts them all at once.
+ */
 export async function driveRuns(
   ids: readonly string[],
   driver: RunDriver,
   ledger: PeerLedger,
   watch: { worker: ScaleWorkerProcess; log: (line: string) => void; label: string },
+  rampMs = 0,
 ): Promise<{ tracks: Map<string, RunTrack>; peak: PeakSample }> {
   const tracks = new Map<string, RunTrack>();
   const unsubscribe = followLedger(ledger, tracks);
   const results: Array<Promise<void>> = [];
   const sampler = sampleInFlight(tracks, driver.steps, ids.length, watch);
+  const t0 = performance.now();
+  const index = new Map(ids.map((id, i) => [id, i]));
   try {
     await pool(ids, START_CONCURRENCY, async (id) => {
-      const track: RunTrack = { id, startedAt: performance.now(), effectsAt: [], keys: new Set(), duplicates: 0 };
+      const arrival = t0 + arrivalMs(index.get(id)!, ids.length, rampMs);
+      const wait = arrival - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const track: RunTrack = { id, startedAt: arrival, effectsAt: [], keys: new Set(), duplicates: 0 };
       tracks.set(id, track);
       const settle = (ok: boolean, error?: string): void => {
         track.ok = ok;

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:scale [-- --runs N] [-- --rounds R] [-- --turns T] [-- --park-seconds S] [-- --seed K]
- * [-- --regular] [-- --slots N] [-- --compare-slots M] [-- --compare-fsync-in-commit] [-- --no-floor]
- * [-- --no-approvals]`: the engine where agents live. N agent runs at once (default 2,000) on one worker process, each of T turns (default 10) of a simulated model whose latency is drawn from 0.5–3 s (seeded,
+ * [-- --ramp-seconds A] [-- --regular] [-- --slots N] [-- --compare-slots M] [-- --compare-fsync-in-commit] [-- --no-floor]
+ * [-- --no-approvals]`: the engine where agents live. N agent runs at once (default 2,000; they arrive evenly over A seconds, default 10, so that their first turns do not all meet at the server) on one worker process, each of T turns (default 10) of a simulated model whose latency is drawn from 0.5–3 s (seeded,
  * bench/scale-model.ts) followed by a tool with effects (a POST to a local ledger under the call's key; the
  * ledger counts duplicates), then a final answer. The runs take the fast path (`fastPath: true`, set explicitly;
  * `--regular`: `fastPath: false`).
@@ -54,7 +54,7 @@ import {
 } from './scale-report';
 
 /** Defaults of a full run. */
-export const SCALE_BENCH = { runs: 2_000, rounds: 3, turns: 10, parkSeconds: 60, seed: 1 } as const;
+export const SCALE_BENCH = { runs: 2_000, rounds: 3, turns: 10, parkSeconds: 60, seed: 1, rampSeconds: 10 } as const;
 
 interface Options {
   runs: number;
@@ -62,6 +62,8 @@ interface Options {
   turns: number;
   parkSeconds: number;
   seed: number;
+  /** A phase's runs arrive evenly over this many seconds (0: all at once). */
+  rampSeconds: number;
   fastPath: boolean;
   /** Workflow task, activity and local activity slots of both workers (default: `tunedWorkerOptions()`'s). */
   slots?: number;
@@ -95,6 +97,7 @@ function optionsFromArgs(args: readonly string[]): Options {
     turns: intFlag(args, '--turns', 1, SCALE_BENCH.turns),
     parkSeconds: intFlag(args, '--park-seconds', 0, SCALE_BENCH.parkSeconds),
     seed: intFlag(args, '--seed', 0, SCALE_BENCH.seed),
+    rampSeconds: intFlag(args, '--ramp-seconds', 0, SCALE_BENCH.rampSeconds),
     fastPath: !args.includes('--regular'),
     ...(hasFlag(args, '--slots') ? { slots: intFlag(args, '--slots', 2, 0) } : {}),
     ...(hasFlag(args, '--compare-slots') ? { compareSlots: intFlag(args, '--compare-slots', 2, 0) } : {}),
@@ -144,7 +147,7 @@ async function main(): Promise<void> {
   const options = optionsFromArgs(process.argv.slice(2));
   const dir = mkdtempSync(join(tmpdir(), 'durable-tools-bench-scale-'));
   const ledger = await startPeerLedger();
-  const ctx: ScaleContext = { ...options, ledger, dir, log };
+  const ctx: ScaleContext = { ...options, rampMs: options.rampSeconds * 1000, ledger, dir, log };
   const records: SystemRecord[] = [];
   let approvals: ApprovalFigures | undefined;
   try {
@@ -174,7 +177,8 @@ async function main(): Promise<void> {
       approvals = await approvalPhase(ctx, engine.sys, options.runs, options.parkSeconds, engine.idleKb);
     }
     console.log(
-      `${options.runs} agent runs at once on one worker, ${options.turns} turns each (simulated model 0.5–3 s, ` +
+      `${options.runs} agent runs at once on one worker (arriving over ${options.rampSeconds} s), ` +
+        `${options.turns} turns each (simulated model 0.5–3 s, ` +
         `seed ${options.seed}; a tool POSTing to a ledger), fastPath: ${options.fastPath}, ` +
         `slots: ${options.slots ?? 'tunedWorkerOptions()'}, ${options.rounds} interleaved rounds`,
     );

@@ -12,6 +12,7 @@ import {
 } from '../../bench/scale-report';
 import { busyCoresBetween } from '../../bench/scale-machine-cpu';
 import { SIMULATED_MODEL_MS, simulatedModelMs } from '../../bench/scale-model';
+import { arrivalMs } from '../../bench/scale-runs';
 
 describe('the turns of a bench:scale run', () => {
   test('a turn runs from the previous effect, the first from the start, and the engine adds what the model did not sleep', () => {
@@ -164,5 +165,16 @@ describe('the rounds of bench:scale', () => {
         '60, 61, 60 MB; from the first batch to the last +5.0 MB RSS, +0.0 MB heap; stores 1.0, 2.0, 3.0 MB ' +
         '(+10.2 KB per run completed)',
     );
+  });
+});
+
+describe('the arrivals of a bench:scale phase', () => {
+  test('runs arrive evenly over the ramp, the first at once and none at its end', () => {
+    expect([0, 1, 2, 3].map((i) => arrivalMs(i, 4, 10_000))).toEqual([0, 2_500, 5_000, 7_500]);
+  });
+
+  test('without a ramp, or with one run, every run arrives at once', () => {
+    expect(arrivalMs(3, 4, 0)).toBe(0);
+    expect(arrivalMs(0, 1, 10_000)).toBe(0);
   });
 });
