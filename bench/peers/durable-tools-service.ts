@@ -42,6 +42,8 @@ export interface DurableToolsServiceConfig {
   groupCommit?: boolean;
   /** The SQLite key store's `synchronous` (default `FULL`; `NORMAL`: no fsync at a commit, only at checkpoints). */
   synchronous?: 'FULL' | 'NORMAL';
+  /** `false`: the key store's group commit fsyncs inside SQLite's commit, on the event loop (default: off it). */
+  syncOffEventLoop?: boolean;
   /**
    * Temporal's eager workflow start (`startAgentRun`'s `eagerStart`: the client on the worker's connection, the
    * first workflow task handed back in the start's answer). Default on; false: the first task waits for a poll.
@@ -121,6 +123,7 @@ async function main(): Promise<void> {
     path: config.storePath,
     ...(config.groupCommit === false ? { groupCommit: false } : {}),
     ...(config.synchronous ? { synchronous: config.synchronous } : {}),
+    ...(config.syncOffEventLoop === false ? { syncOffEventLoop: false } : {}),
   });
   const nativeConnection = await NativeConnection.connect({ address: config.address });
   const eager = config.eagerStart !== false;

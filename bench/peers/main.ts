@@ -312,6 +312,7 @@ async function fullRun(sizes: Sizes): Promise<PeersSummary> {
     const ungrouped = 'durable-tools fast path without group commit';
     const polled = 'durable-tools fast path without eager start';
     const unsynced = 'durable-tools fast path without fsync';
+    const inCommit = 'durable-tools fast path with fsync in commit';
     const named: Array<[string, () => Promise<PeerSystem>]> = [
       [regular, () => durableToolsSystem(ctx, { name: regular, runInput: { fastPath: false } })],
       [
@@ -334,6 +335,15 @@ async function fullRun(sizes: Sizes): Promise<PeersSummary> {
         () =>
           durableToolsSystem(ctx, { name: unsynced, runInput: { fastPath: true }, service: { synchronous: 'NORMAL' } }),
       ],
+      [
+        inCommit,
+        () =>
+          durableToolsSystem(ctx, {
+            name: inCommit,
+            runInput: { fastPath: true },
+            service: { syncOffEventLoop: false },
+          }),
+      ],
       ['restate', () => restateSystem(ctx, false)],
       ['restate (wal fsync off)', () => restateSystem(ctx, true)],
       ['dbos', () => dbosSystem(ctx, false)],
@@ -347,7 +357,7 @@ async function fullRun(sizes: Sizes): Promise<PeersSummary> {
     const only = process.env.PEERS_ONLY?.split(',')
       .map((name) => name.trim())
       .filter(Boolean);
-    const ablations = new Set([unchained, unfused, ungrouped, polled, unsynced]);
+    const ablations = new Set([unchained, unfused, ungrouped, polled, unsynced, inCommit]);
     const makers = named
       .filter(([name]) => (only ? only.includes(name) : !ablations.has(name)))
       .map(([, make]) => make);
