@@ -39,7 +39,8 @@ test('an insert made durable with the next commit is committed at once: another 
 });
 
 test('the connection is back to synchronous=FULL after such an insert, for the claims that follow', async () => {
-  const store = new SqliteIdempotencyStore({ path: pathOf() });
+  // A store that fsyncs inside SQLite's commits (the default syncs the WAL itself, below).
+  const store = new SqliteIdempotencyStore({ path: pathOf(), syncOffEventLoop: false });
   expect(synchronousOf(store)).toBe(2);
   await store.insertIfAbsent('k1', 'fp', 1, { durableWithNextCommit: true });
   expect(synchronousOf(store)).toBe(2);
@@ -51,7 +52,7 @@ test('the connection is back to synchronous=FULL after such an insert, for the c
 
 test('a completion made durable with the next commit is committed at once, and the next claim syncs again', async () => {
   const path = pathOf();
-  const store = new SqliteIdempotencyStore({ path });
+  const store = new SqliteIdempotencyStore({ path, syncOffEventLoop: false });
   const claim = await store.begin('wf/r1/1', 'fp', { owner: 'me' });
   if (claim.state !== 'started') throw new Error(`claim was ${claim.state}`);
   await store.complete('wf/r1/1', claim.token, { paid: 1 }, { durableWithNextCommit: true });
@@ -67,6 +68,26 @@ test('a completion made durable with the next commit is committed at once, and t
 test('a store opened with synchronous=NORMAL stays NORMAL', async () => {
   const store = new SqliteIdempotencyStore({ path: pathOf(), synchronous: 'NORMAL' });
   await store.insertIfAbsent('k1', 'fp', 1, { durableWithNextCommit: true });
+  expect(synchronousOf(store)).toBe(1);
+  await store.close();
+});
+
+test('a store that syncs the WAL itself keeps its connection at NORMAL, and its next claim waits for a WAL sync', async () => {
+  const store = new SqliteIdempotencyStore({ path: pathOf() });
+  const internals = store as unknown as { syncWal: () => Promise<void> };
+  const real = internals.syncWal.bind(store);
+  let syncs = 0;
+  internals.syncWal = () => {
+    syncs += 1;
+    return real();
+  };
+  expect(synchronousOf(store)).toBe(1);
+  await store.insertIfAbsent('wf/r1/turn/1', 'model-turn', { text: 'hi' }, { durableWithNextCommit: true });
+  expect(syncs).toBe(0);
+  expect(synchronousOf(store)).toBe(1);
+  const claim = await store.begin('wf/r1/1', 'fp', { owner: 'me' });
+  expect(claim.state).toBe('started');
+  expect(syncs).toBe(1);
   expect(synchronousOf(store)).toBe(1);
   await store.close();
 });
