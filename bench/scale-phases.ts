@@ -24,7 +24,7 @@ import {
   type StickyCounts,
   type TurnTime,
 } from './scale-report';
-import { driveRuns, pool, type RunDriver, type RunTrack } from './scale-runs';
+import { driveRuns, failureReasons, pool, type RunDriver, type RunTrack } from './scale-runs';
 import { busyCoresBetween, readMachineCpu } from './scale-machine-cpu';
 import { processCpuMs } from './peers/peer-systems';
 import { simulatedModelMs } from './scale-model';
@@ -125,7 +125,10 @@ export function runDriver(ctx: ScaleContext, sys: ScaleSystem, system: 'engine' 
           workflowId: id,
           args: [id, turns, 'local'],
         });
-        return async () => (await handle.result()) === turns;
+        return async () => {
+          const steps = await handle.result();
+          return steps === turns || `${String(steps)} steps`;
+        };
       },
     };
   }
@@ -138,7 +141,8 @@ export function runDriver(ctx: ScaleContext, sys: ScaleSystem, system: 'engine' 
       });
       return async () => {
         const result = (await handle.result()) as AgentRunResult;
-        return result.status === 'completed' && result.stepCount === turns;
+        if (result.status === 'completed' && result.stepCount === turns) return true;
+        return `${result.status} after ${result.stepCount} steps: ${result.reason ?? 'no reason'}`;
       };
     },
   };
@@ -235,6 +239,7 @@ export async function loadPhase(
       `sticky cache ${JSON.stringify(sticky)}`,
   );
   const tracked = [...tracks.values()];
+  for (const line of failureReasons(tracked)) ctx.log(`failed run: ${line}`);
   // SCALE_TURNS_FILE=<path>: every run's turns (wall and added ms, in order), one JSON line per run, to look into.
   const dump = process.env.SCALE_TURNS_FILE;
   if (dump)
@@ -336,7 +341,10 @@ export async function approvalPhase(
         taskQueue: sys.taskQueue,
         workflowId: id,
       });
-      return async () => ((await handle.result()) as AgentRunResult).status === 'completed';
+      return async () => {
+        const result = (await handle.result()) as AgentRunResult;
+        return result.status === 'completed' || `${result.status}: ${result.reason ?? 'no reason'}`;
+      };
     },
   };
   const decidedAt = new Map<string, number>();
@@ -363,6 +371,7 @@ export async function approvalPhase(
   ]);
   const sticky = stickyBetween(sticky0, await stickyCounts(sys.worker));
   const tracked = [...tracks.values()];
+  for (const line of failureReasons(tracked)) ctx.log(`failed run: ${line}`);
   return {
     runs: n,
     parkedSeconds: parkSeconds,

@@ -29,8 +29,11 @@ export interface RunTrack {
 
 /** How a phase starts one run and checks its result. */
 export interface RunDriver {
-  /** Starts run `id`; resolves with a function that awaits its result and says whether it is the expected one. */
-  start(id: string): Promise<() => Promise<boolean>>;
+  /**
+   * Starts run `id`; resolves with a function that awaits its result: `true` when it is the expected one, else
+   * what it was instead.
+   */
+  start(id: string): Promise<() => Promise<true | string>>;
   /** Effects a run makes before it counts as no longer in flight (its last step). */
   steps: number;
 }
@@ -110,7 +113,7 @@ export async function driveRuns(
         track.acceptedAt = performance.now();
         results.push(
           result().then(
-            (ok) => settle(ok, ok ? undefined : 'unexpected result'),
+            (outcome) => (outcome === true ? settle(true) : settle(false, outcome)),
             (e: unknown) => settle(false, String(e)),
           ),
         );
@@ -155,4 +158,18 @@ function sampleInFlight(
     );
   }, 1_000);
   return { peak, stop: () => clearInterval(timer) };
+}
+
+/** The failed runs' reasons, the most frequent first, each with its count: `3 × failed after 4 steps: …`. */
+export function failureReasons(tracks: Iterable<RunTrack>, most = 5): string[] {
+  const counts = new Map<string, number>();
+  for (const track of tracks) {
+    if (track.ok === true) continue;
+    const reason = (track.error ?? 'no result').slice(0, 300);
+    counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  }
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, most)
+    .map(([reason, n]) => `${n} × ${reason}`);
 }
