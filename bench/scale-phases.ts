@@ -9,8 +9,9 @@ import { appendFileSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { getPendingApprovals, approveStep, type PendingApproval } from '../src/client/approval-client';
-import { startAgentRun } from '../src/client/agent-run-client';
-import type { AgentRunInput, AgentRunResult } from '../src/contract/agent-run-types';
+import { startAgentRun, waitForAgentRun } from '../src/client/agent-run-client';
+import { retryTransientReads } from '../src/client/transient-read-retry';
+import type { AgentRunInput } from '../src/contract/agent-run-types';
 import { startDevServer } from '../src/dev-server/dev-server';
 import { percentile } from './peers/peers-report';
 import type { PeerLedger } from './peers/peer-ledger';
@@ -125,8 +126,10 @@ export function runDriver(ctx: ScaleContext, sys: ScaleSystem, system: 'engine' 
           workflowId: id,
           args: [id, turns, 'local'],
         });
+        // The floor's client reads its results with the engine's retry of transient read failures, so that both
+        // count runs, not reads (a server shedding load fails long polls while the runs go on).
         return async () => {
-          const steps = await handle.result();
+          const steps = await retryTransientReads(() => handle.result());
           return steps === turns || `${String(steps)} steps`;
         };
       },
@@ -140,7 +143,7 @@ export function runDriver(ctx: ScaleContext, sys: ScaleSystem, system: 'engine' 
         workflowId: id,
       });
       return async () => {
-        const result = (await handle.result()) as AgentRunResult;
+        const result = await waitForAgentRun(handle);
         if (result.status === 'completed' && result.stepCount === turns) return true;
         return `${result.status} after ${result.stepCount} steps: ${result.reason ?? 'no reason'}`;
       };
@@ -342,7 +345,7 @@ export async function approvalPhase(
         workflowId: id,
       });
       return async () => {
-        const result = (await handle.result()) as AgentRunResult;
+        const result = await waitForAgentRun(handle);
         return result.status === 'completed' || `${result.status}: ${result.reason ?? 'no reason'}`;
       };
     },

@@ -114,7 +114,7 @@ export async function driveRuns(
         results.push(
           result().then(
             (outcome) => (outcome === true ? settle(true) : settle(false, outcome)),
-            (e: unknown) => settle(false, String(e)),
+            (e: unknown) => settle(false, describeError(e)),
           ),
         );
       } catch (error) {
@@ -172,4 +172,11 @@ export function failureReasons(tracks: Iterable<RunTrack>, most = 5): string[] {
     .sort((a, b) => b[1] - a[1])
     .slice(0, most)
     .map(([reason, n]) => `${n} × ${reason}`);
+}
+
+/** An error as a failure reason: its message, and its cause's gRPC code and details when it has them. */
+function describeError(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; details?: unknown } } | undefined)?.cause;
+  const grpc = typeof cause?.code === 'number' ? ` (gRPC ${cause.code}: ${String(cause.details)})` : '';
+  return `${String(error)}${grpc}`;
 }

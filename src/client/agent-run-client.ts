@@ -31,6 +31,7 @@ import { withLiveProgress } from '../long-calls/live-progress';
 import { AgentRunStartError } from './agent-run-start-error';
 import { assertKnownRunInputFields } from './run-input-fields';
 import { agentRunStateOf } from './agent-run-state-of';
+import { retryTransientReads } from './transient-read-retry';
 
 /** The workflow type of an agent run. */
 export const AGENT_RUN_WORKFLOW = 'agentRun';
@@ -317,7 +318,9 @@ async function existingAgentRun(client: Client, workflowId: string): Promise<Age
  * Waits for an agent run to end and returns its result, whatever its outcome: a run that ended `failed`,
  * `compensated` or `compensation_failed` ends its workflow as Failed with the result in the failure's details,
  * and a `cancelled` run ends it as Cancelled (its result is then read with the `getRunState` query, which needs
- * a worker). Any other failure (the workflow was terminated, timed out, or failed in the engine) is rethrown.
+ * a worker). A read the server answers with a transient gRPC failure (a server shedding load: DEADLINE_EXCEEDED,
+ * RESOURCE_EXHAUSTED, UNAVAILABLE) is asked again, for up to 5 minutes of such failures in a row. Any other failure
+ * (the workflow was terminated, timed out, or failed in the engine) is rethrown.
  *
  * @example
  * ```ts
@@ -327,7 +330,7 @@ async function existingAgentRun(client: Client, workflowId: string): Promise<Age
  */
 export async function waitForAgentRun(handle: WorkflowHandle): Promise<AgentRunResult> {
   try {
-    return agentRunStateOf((await handle.result()) as AgentRunResult);
+    return agentRunStateOf((await retryTransientReads(() => handle.result())) as AgentRunResult);
   } catch (error) {
     const outcome = runResultOfFailure(error);
     if (outcome) return outcome;
