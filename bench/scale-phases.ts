@@ -270,7 +270,8 @@ export async function loadPhase(
       serverCores: (server1 - server0) / wallMs,
       serverCpuPerStepMs: (server1 - server0) / steps,
       peakInFlight: peak.inFlight,
-      meanTurnMs: turns.length > 0 ? turns.reduce((sum, t) => sum + t.wallMs, 0) / turns.length : Number.NaN,
+      meanTurnMs:
+        turns.length > 0 ? turns.reduce((sum, t) => sum + t.wallMs - t.addedMs, 0) / turns.length : Number.NaN,
       mainThreadCores: (threads1.main - threads0.main) / wallMs,
       threadsPerStepMs: {
         main: (threads1.main - threads0.main) / steps,

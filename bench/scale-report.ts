@@ -99,7 +99,10 @@ export interface PhaseCpu {
   serverCpuPerStepMs: number;
   /** The most runs in flight at once (sampled every second). */
   peakInFlight: number;
-  /** Mean wall time of a turn, ms: a run in flight makes a step every this long. */
+  /**
+   * The model's mean sleep per turn, ms: the pace of a run the engine adds nothing to (a saturated machine's
+   * turns are longer, and would flatter the runs one core carries).
+   */
   meanTurnMs: number;
   /** The worker's CPU per step by thread group, ms (bench/scale-worker-process.ts, `ThreadCpu`). */
   threadsPerStepMs?: { main: number; core: number; other: number };
@@ -143,7 +146,7 @@ export function formatBound(cpu: PhaseCpu, workerCpuPerStepMs: number): string {
     threads && threads.main > 0 ? `; the worker's main thread carries ~${f(cpu.meanTurnMs / threads.main)}` : '';
   return (
     `${where}; at ${f(perStep, 2)} ms of CPU per step (worker ${f(workerCpuPerStepMs, 2)}${byThread}, server ` +
-    `${f(cpu.serverCpuPerStepMs, 2)}) and a step every ${f(cpu.meanTurnMs)} ms per run, one core carries ~${f(runsPerCore)} ` +
+    `${f(cpu.serverCpuPerStepMs, 2)}) and a step every ${f(cpu.meanTurnMs)} ms per run (the model's pace), one core carries ~${f(runsPerCore)} ` +
     `runs in flight: ${SCALE_GOAL_RUNS} need ~${f(SCALE_GOAL_RUNS / runsPerCore, 1)} cores${mainCarries}`
   );
 }

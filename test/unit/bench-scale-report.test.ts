@@ -101,8 +101,8 @@ describe('where the bound of bench:scale is', () => {
   test('a machine at least 85% busy is the bound, split between the worker, the server and everything else', () => {
     expect(formatBound(cpu, 8.5)).toBe(
       "bound: CPU, the machine's 2 cores 95% busy (worker 1.30, Temporal server 0.45, everything else 0.15 cores) " +
-        'at 300 runs in flight; at 10.00 ms of CPU per step (worker 8.50, server 1.50) and a step every 2000 ms per ' +
-        'run, one core carries ~200 runs in flight: 2000 need ~10.0 cores',
+        "at 300 runs in flight; at 10.00 ms of CPU per step (worker 8.50, server 1.50) and a step every 2000 ms per run (the model's pace), " +
+        'one core carries ~200 runs in flight: 2000 need ~10.0 cores',
     );
   });
 
@@ -110,7 +110,7 @@ describe('where the bound of bench:scale is', () => {
     expect(formatBound({ ...cpu, busyCores: 0.8, workerCores: 0.5, serverCores: 0.2 }, 3)).toBe(
       "bound: not reached at 300 runs in flight (the machine's 2 cores 40% busy: worker 0.50, Temporal server 0.20, " +
         'everything else 0.10 cores); at 4.50 ms of CPU per step (worker 3.00, server 1.50) and a step every 2000 ms ' +
-        'per run, one core carries ~444 runs in flight: 2000 need ~4.5 cores',
+        "per run (the model's pace), one core carries ~444 runs in flight: 2000 need ~4.5 cores",
     );
   });
 
@@ -119,8 +119,8 @@ describe('where the bound of bench:scale is', () => {
     expect(formatBound({ ...cpu, busyCores: 1.2, mainThreadCores: 0.92, threadsPerStepMs }, 7)).toBe(
       "bound: the worker's main thread, 92% of a core, at 300 runs in flight (the machine's 2 cores 60% busy: " +
         'worker 1.30, Temporal server 0.45, everything else 0.00 cores); at 8.50 ms of CPU per step (worker 7.00 ' +
-        '(main thread 4.00, Temporal core 1.00, other threads 2.00), server 1.50) and a step every 2000 ms per run, ' +
-        "one core carries ~235 runs in flight: 2000 need ~8.5 cores; the worker's main thread carries ~500",
+        '(main thread 4.00, Temporal core 1.00, other threads 2.00), server 1.50) and a step every 2000 ms per run ' +
+        "(the model's pace), one core carries ~235 runs in flight: 2000 need ~8.5 cores; the worker's main thread carries ~500",
     );
   });
 
