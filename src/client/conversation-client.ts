@@ -13,6 +13,7 @@ import type {
 import type { AgentStreamEvent } from '../stores/streams/stream-events';
 import type { StreamStore } from '../stores/streams/stream-store';
 import type { agentConversation } from '../workflows/conversation';
+import { retryTransientReads } from './transient-read-retry';
 import { connectionSettingsFromEnv } from './connection-settings';
 
 /** The workflow type of a conversation. */
@@ -161,5 +162,5 @@ export async function getMessages(handle: ConversationHandle): Promise<Conversat
  */
 export async function closeConversation(handle: ConversationHandle): Promise<ConversationView> {
   await handle.executeUpdate(closeConversationUpdate);
-  return await handle.result();
+  return await retryTransientReads(() => handle.result());
 }

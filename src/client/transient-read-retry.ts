@@ -26,12 +26,17 @@ export function isTransientServiceError(error: unknown): boolean {
 
 /**
  * Runs `read` (a result's long poll), asking again after a transient failure ({@link isTransientServiceError})
- * with a capped, jittered backoff, for at most `budgetMs` of consecutive failures; any other error, or the last
- * transient one past the budget, is thrown as it is.
+ * with a capped, jittered backoff, for at most `budgetMs` of consecutive failures; any other error, the last
+ * transient one past the budget, or one after `signal` aborted, is thrown as it is.
  */
 export async function retryTransientReads<T>(
   read: () => Promise<T>,
-  options: { budgetMs?: number; sleep?: (ms: number) => Promise<void>; now?: () => number } = {},
+  options: {
+    budgetMs?: number;
+    signal?: AbortSignal;
+    sleep?: (ms: number) => Promise<void>;
+    now?: () => number;
+  } = {},
 ): Promise<T> {
   const budgetMs = options.budgetMs ?? TRANSIENT_READ_RETRY.budgetMs;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
@@ -41,7 +46,7 @@ export async function retryTransientReads<T>(
     try {
       return await read();
     } catch (error) {
-      if (!isTransientServiceError(error)) throw error;
+      if (!isTransientServiceError(error) || options.signal?.aborted) throw error;
       firstFailureAt ??= now();
       if (now() - firstFailureAt >= budgetMs) throw error;
       const cap = Math.min(TRANSIENT_READ_RETRY.maxDelayMs, TRANSIENT_READ_RETRY.initialDelayMs * 2 ** attempt);

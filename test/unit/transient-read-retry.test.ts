@@ -87,6 +87,22 @@ test('any other failure is thrown at once', async () => {
   expect(isTransientServiceError(new WorkflowFailedError('failed', undefined, 'NON_RETRYABLE_FAILURE'))).toBe(false);
 });
 
+test('a transient failure after the caller aborted is thrown at once', async () => {
+  const time = fakeTime();
+  const controller = new AbortController();
+  controller.abort();
+  const shed = serviceError(4);
+  await expect(
+    retryTransientReads(
+      async () => {
+        throw shed;
+      },
+      { now: time.now, sleep: time.sleep, signal: controller.signal },
+    ),
+  ).rejects.toBe(shed);
+  expect(time.delays).toEqual([]);
+});
+
 test('waitForAgentRun gets the result of a run whose first result read the server shed', async () => {
   let reads = 0;
   const handle = {

@@ -11,6 +11,7 @@ import {
   mcpCallerScope,
   SHARED_MCP_CALLER,
 } from './mcp-caller';
+import { retryTransientReads } from '../../client/transient-read-retry';
 import { callToolErrorOf, callToolResultOf } from './mcp-tool-call-result';
 
 export { MCP_CALL_WORKFLOW_PREFIX };
@@ -106,7 +107,9 @@ export async function toolCallResult(
   const handle = client.workflow.getHandle(workflowId);
   const withStructuredContent = (await handle.describe().catch(() => undefined))?.memo?.['structured'] === true;
   try {
-    const result = signal ? await client.withAbortSignal(signal, () => handle.result()) : await handle.result();
+    // A server shedding load fails the long poll while the call goes on: asked again (transient-read-retry.ts).
+    const read = signal ? () => client.withAbortSignal(signal, () => handle.result()) : () => handle.result();
+    const result = await retryTransientReads(read, signal ? { signal } : {});
     return callToolResultOf(result as McpToolCallResult, withStructuredContent);
   } catch (error) {
     const cause = (error as { cause?: unknown }).cause;
